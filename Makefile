@@ -1,0 +1,111 @@
+# Kiln: build, test and measure. `make test` sets up everything on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+CC ?= cc
+
+INC := -Imicroruntime/include
+CWARN := -std=c99 -Wall -Wextra -Werror -Wno-unused-parameter
+CDEFS := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+CFLAGS ?= -O2 -g
+MR_SRCS := $(sort $(wildcard microruntime/src/*.c))
+# The dlopen-free static library leaves out the shared-library loader.
+MR_NODL_SRCS := $(filter-out microruntime/src/module_dso.c,$(MR_SRCS))
+CTESTS := $(patsubst tests/c/%.c,%,$(sort $(wildcard tests/c/test_*.c)))
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+.PHONY: all runtime venv test ctest pytest test-asan ctest-asan ctest-valgrind lint size \
+        test-interop demo clean
+
+all: runtime
+
+# ---- the C runtime -----------------------------------------------------------
+runtime: build/libmicroruntime.a build/libmicroruntime_nodl.a build/libmicroruntime.so
+
+build/obj/%.o: microruntime/src/%.c $(wildcard microruntime/include/microruntime/*.h microruntime/src/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) -fPIC $(INC) -c $< -o $@
+
+build/obj_nodl/%.o: microruntime/src/%.c $(wildcard microruntime/include/microruntime/*.h microruntime/src/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) -DMR_NO_DLOPEN $(INC) -c $< -o $@
+
+build/obj_asan/%.o: microruntime/src/%.c $(wildcard microruntime/include/microruntime/*.h microruntime/src/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) -fPIC $(INC) -c $< -o $@
+
+build/libmicroruntime.a: $(patsubst microruntime/src/%.c,build/obj/%.o,$(MR_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+build/libmicroruntime_nodl.a: $(patsubst microruntime/src/%.c,build/obj_nodl/%.o,$(MR_NODL_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+build/libmicroruntime.so: $(patsubst microruntime/src/%.c,build/obj/%.o,$(MR_SRCS))
+	$(CC) -shared -o $@ $^ -ldl -lpthread -lm
+
+build/libmicroruntime_asan.a: $(patsubst microruntime/src/%.c,build/obj_asan/%.o,$(MR_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+# ---- C tests -------------------------------------------------------------------
+build/tests/%: tests/c/%.c tests/c/check.h build/libmicroruntime.a
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(INC) -Itests/c $< build/libmicroruntime.a -o $@ -rdynamic -ldl -lpthread -lm
+
+build/tests_asan/%: tests/c/%.c tests/c/check.h build/libmicroruntime_asan.a
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Itests/c $< build/libmicroruntime_asan.a -o $@ -rdynamic -ldl -lpthread -lm
+
+ctest: $(addprefix build/tests/,$(CTESTS))
+	@set -e; for t in $(CTESTS); do echo "== $$t"; build/tests/$$t; done
+
+ctest-asan: $(addprefix build/tests_asan/,$(CTESTS))
+	@set -e; for t in $(CTESTS); do echo "== $$t (asan+ubsan)"; \
+	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/tests_asan/$$t; done
+
+ctest-valgrind: $(addprefix build/tests/,$(CTESTS))
+	@set -e; for t in $(CTESTS); do echo "== $$t (valgrind)"; \
+	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect build/tests/$$t; done
+
+# ---- Python -------------------------------------------------------------------
+$(VENV)/.installed: pyproject.toml setup.py microruntime/build_ffi.py $(MR_SRCS)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[compiler,test]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+pytest: venv
+	$(PY) -m pytest tests
+
+test: ctest ctest-valgrind pytest
+
+# Python tests that drive the runtime, against an ASan/UBSan build of the extension.
+test-asan: ctest-asan venv
+	MR_SANITIZE=1 $(PY) microruntime/build_ffi.py --inplace-asan
+	LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+	  ASAN_OPTIONS=detect_leaks=0 MR_FFI_VARIANT=asan $(PY) -m pytest tests/microruntime -p no:cacheprovider
+
+lint: venv
+	$(PY) -m ruff check .
+	$(MAKE) -s runtime CFLAGS="-O2 -g"
+
+size:
+	@rm -rf build/size; mkdir -p build/size
+	@for f in $(MR_NODL_SRCS); do \
+	  $(CC) $(CWARN) $(CDEFS) -Os -DMR_NO_DLOPEN -ffunction-sections -fdata-sections $(INC) \
+	    -c $$f -o build/size/$$(basename $$f .c).o || exit 1; done
+	@ar rcs build/size/libmicroruntime_core.a build/size/*.o
+	@strip --strip-unneeded build/size/libmicroruntime_core.a
+	@size -t build/size/libmicroruntime_core.a | tail -1 | \
+	  awk '{printf "microruntime core (static, -Os, stripped): text %d bytes (%.1f KB); goal <= 24 KB\n", $$1, $$1/1024}'
+
+# Interop with Apache TVM 0.27 (large download; not part of `make test`).
+test-interop: venv
+	test -x .venv-tvm/bin/python || $(PYTHON) -m venv .venv-tvm
+	.venv-tvm/bin/pip install -q "apache-tvm==0.27.0.post1" -e ".[compiler,test]"
+	.venv-tvm/bin/python -m pytest tests/interop
+
+clean:
+	rm -rf build
