@@ -1,4 +1,10 @@
 """Kiln's compiler: tensor expressions and schedules, lowering, code generation and build.
 
-It runs offline, on a workstation, and produces libraries the microruntime loads.
+It runs offline, on a workstation, and produces libraries the microruntime loads:
+
+    from compiler import te, lower, build
 """
+from . import ir, te  # noqa: F401
+from .driver import build, lower  # noqa: F401
+from .errors import (BuildError, CompilerError, InternalError, ScheduleError,  # noqa: F401
+                     TargetError, UnsupportedOpError)

@@ -1,0 +1,30 @@
+"""The compiler's errors: a user's mistake raises a specific CompilerError subclass whose message
+names the thing and the fix; a broken invariant of the compiler itself raises InternalError."""
+
+
+class CompilerError(Exception):
+    """Base of every error caused by what the user asked for."""
+
+
+class ScheduleError(CompilerError):
+    """A schedule primitive was applied where it cannot be (names the stage and the axis)."""
+
+
+class TargetError(CompilerError):
+    """An unknown target, an unknown option, or a target that cannot build this module."""
+
+
+class UnsupportedOpError(CompilerError):
+    """A model or expression uses an operator the compiler does not support."""
+
+
+class BuildError(CompilerError):
+    """The host compiler or linker failed; the message carries its output."""
+
+
+class IRError(CompilerError):
+    """Malformed IR given by the user (wrong types, undefined variables, bad arguments)."""
+
+
+class InternalError(Exception):
+    """A compiler invariant does not hold: a bug in the compiler, not in the user's program."""

@@ -1,0 +1,134 @@
+"""Data types of the IR: a code (int, uint, float, bfloat, bool, handle), bits and vector lanes.
+
+`DType` is an immutable value: `DType.parse("float32x4")`, `str(d) == "float32x4"`. Every IR node
+that has a type carries a DType; Python strings are accepted wherever a dtype is expected and
+converted with `as_dtype`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Union
+
+from ..errors import IRError
+
+# DLPack type codes (the same numbers the runtime uses).
+INT, UINT, FLOAT, HANDLE, BFLOAT, BOOL = 0, 1, 2, 3, 4, 6
+
+_NAMES = {INT: "int", UINT: "uint", FLOAT: "float", HANDLE: "handle", BFLOAT: "bfloat", BOOL: "bool"}
+_PATTERN = re.compile(r"^(int|uint|float|bfloat|handle|bool)(\d*)(?:x(\d+))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class DType:
+    code: int
+    bits: int
+    lanes: int = 1
+
+    @staticmethod
+    def parse(text: str) -> "DType":
+        m = _PATTERN.match(text.strip())
+        if not m:
+            raise IRError(f"unknown dtype {text!r}; expected e.g. 'float32', 'int8', 'bool', "
+                          "'float16x4', 'handle'")
+        name, bits, lanes = m.group(1), m.group(2), m.group(3)
+        code = {v: k for k, v in _NAMES.items()}[name]
+        if name == "bool":
+            nbits = 1
+        elif name == "handle":
+            nbits = 64
+        elif bits:
+            nbits = int(bits)
+        else:
+            nbits = 32
+        if name == "bfloat" and nbits != 16:
+            raise IRError(f"unknown dtype {text!r}: bfloat only exists as bfloat16")
+        if name == "float" and nbits not in (16, 32, 64):
+            raise IRError(f"unknown dtype {text!r}: floats are 16, 32 or 64 bits")
+        if name in ("int", "uint") and nbits not in (1, 8, 16, 32, 64):
+            raise IRError(f"unknown dtype {text!r}: integers are 1, 8, 16, 32 or 64 bits")
+        return DType(code, nbits, int(lanes) if lanes else 1)
+
+    def __str__(self) -> str:
+        if self.code == BOOL:
+            base = "bool"
+        elif self.code == HANDLE:
+            base = "handle"
+        else:
+            base = f"{_NAMES[self.code]}{self.bits}"
+        return base if self.lanes == 1 else f"{base}x{self.lanes}"
+
+    def __repr__(self) -> str:
+        return f"DType({str(self)!r})"
+
+    # ---- queries ---------------------------------------------------------------------------
+    @property
+    def is_int(self) -> bool:
+        return self.code == INT
+
+    @property
+    def is_uint(self) -> bool:
+        return self.code == UINT
+
+    @property
+    def is_integer(self) -> bool:
+        """int or uint (not bool)."""
+        return self.code in (INT, UINT)
+
+    @property
+    def is_float(self) -> bool:
+        """float16/32/64 or bfloat16."""
+        return self.code in (FLOAT, BFLOAT)
+
+    @property
+    def is_bfloat(self) -> bool:
+        return self.code == BFLOAT
+
+    @property
+    def is_bool(self) -> bool:
+        return self.code == BOOL
+
+    @property
+    def is_handle(self) -> bool:
+        return self.code == HANDLE
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.lanes == 1
+
+    @property
+    def is_vector(self) -> bool:
+        return self.lanes > 1
+
+    @property
+    def bytes(self) -> int:
+        """Bytes of one element, all lanes, rounded up (bool takes a byte)."""
+        return (self.bits * self.lanes + 7) // 8
+
+    def with_lanes(self, lanes: int) -> "DType":
+        return DType(self.code, self.bits, lanes)
+
+    def element_of(self) -> "DType":
+        return DType(self.code, self.bits, 1)
+
+    def with_bits(self, bits: int) -> "DType":
+        return DType(self.code, bits, self.lanes)
+
+
+DTypeLike = Union[DType, str]
+
+
+def as_dtype(value: DTypeLike) -> DType:
+    """A DType from a DType or its name."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str):
+        return DType.parse(value)
+    raise IRError(f"expected a dtype (e.g. 'float32'), got {value!r}")
+
+
+int32 = DType(INT, 32)
+int64 = DType(INT, 64)
+float32 = DType(FLOAT, 32)
+boolean = DType(BOOL, 1)
+handle = DType(HANDLE, 64)

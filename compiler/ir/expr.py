@@ -1,0 +1,606 @@
+"""Expressions of the loop IR.
+
+Every node is an immutable value (a frozen, slotted dataclass). Identity matters: a `Var` is
+identified by the object, never by its name, so nodes compare and hash by identity; structural
+comparison is `compiler.ir.structural_equal`. Python operators build nodes (`a + 1`, `a < b`,
+`a // b` is floor division, `a % b` floor modulo, `a / b` truncating division for integers and
+true division for floats). `a == b` builds an EQ node that also works as `a.same_as(b)` in a
+boolean context, so nodes can be dictionary keys.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Tuple, Union
+
+from ..errors import IRError
+from .dtype import DType, DTypeLike, as_dtype, boolean, float32, int32, int64
+
+
+class Node:
+    """Base of every IR node (expressions, statements, buffers, functions)."""
+
+    __slots__ = ()
+
+    def same_as(self, other: Any) -> bool:
+        return self is other
+
+    __hash__ = object.__hash__
+
+    def __str__(self) -> str:
+        from .printer import to_text
+
+        return to_text(self)
+
+
+class PrimExpr(Node):
+    """A scalar (or vector) expression with a `dtype`."""
+
+    __slots__ = ()
+    dtype: DType
+
+    # Python operators build IR. Both operands are converted with `convert`.
+    def __add__(self, o):
+        return _binary(Add, self, o)
+
+    def __radd__(self, o):
+        return _binary(Add, o, self)
+
+    def __sub__(self, o):
+        return _binary(Sub, self, o)
+
+    def __rsub__(self, o):
+        return _binary(Sub, o, self)
+
+    def __mul__(self, o):
+        return _binary(Mul, self, o)
+
+    def __rmul__(self, o):
+        return _binary(Mul, o, self)
+
+    def __truediv__(self, o):
+        return _binary(Div, self, o)
+
+    def __rtruediv__(self, o):
+        return _binary(Div, o, self)
+
+    def __floordiv__(self, o):
+        return _binary(FloorDiv, self, o)
+
+    def __rfloordiv__(self, o):
+        return _binary(FloorDiv, o, self)
+
+    def __mod__(self, o):
+        return _binary(FloorMod, self, o)
+
+    def __rmod__(self, o):
+        return _binary(FloorMod, o, self)
+
+    def __neg__(self):
+        return _binary(Sub, make_const(self.dtype, 0), self)
+
+    def __lt__(self, o):
+        return _binary(LT, self, o)
+
+    def __le__(self, o):
+        return _binary(LE, self, o)
+
+    def __gt__(self, o):
+        return _binary(GT, self, o)
+
+    def __ge__(self, o):
+        return _binary(GE, self, o)
+
+    def __eq__(self, o):  # type: ignore[override]
+        return EqualOp(self, o)
+
+    def __ne__(self, o):  # type: ignore[override]
+        return NotEqualOp(self, o)
+
+    def __and__(self, o):
+        return logical_and(self, o)
+
+    def __or__(self, o):
+        return logical_or(self, o)
+
+    def __invert__(self):
+        return logical_not(self)
+
+    def __bool__(self) -> bool:
+        raise IRError(
+            f"cannot use the symbolic expression {self} as a Python bool; use "
+            "compiler.te.if_then_else / all / any, or compare with .same_as()")
+
+    __hash__ = Node.__hash__
+
+    def astype(self, dtype: DTypeLike) -> "PrimExpr":
+        return cast(dtype, self)
+
+    def equal(self, o) -> "PrimExpr":
+        """The EQ node (what `==` builds), as a plain expression."""
+        return _binary(EQ, self, o)
+
+
+# ---- leaves ---------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False, slots=True)
+class Var(PrimExpr):
+    """A variable; identified by the object. `name` is only for printing."""
+
+    name: str = "v"
+    dtype: DType = int32
+
+    def __post_init__(self):
+        object.__setattr__(self, "dtype", as_dtype(self.dtype))
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class SizeVar(Var):
+    """A variable known to be non-negative (a symbolic shape)."""
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class IntImm(PrimExpr):
+    dtype: DType
+    value: int
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class FloatImm(PrimExpr):
+    dtype: DType
+    value: float
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class StringImm(PrimExpr):
+    value: str
+    dtype: DType = field(default=DType(3, 64))
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Cast(PrimExpr):
+    dtype: DType
+    value: PrimExpr
+
+
+# ---- arithmetic and comparison --------------------------------------------------------------
+@dataclass(frozen=True, eq=False, slots=True)
+class BinaryOp(PrimExpr):
+    a: PrimExpr
+    b: PrimExpr
+    dtype: DType = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.dtype is None:
+            object.__setattr__(self, "dtype", self.result_dtype(self.a.dtype))
+
+    @staticmethod
+    def result_dtype(operand: DType) -> DType:
+        return operand
+
+
+class Add(BinaryOp):
+    __slots__ = ()
+
+
+class Sub(BinaryOp):
+    __slots__ = ()
+
+
+class Mul(BinaryOp):
+    __slots__ = ()
+
+
+class Div(BinaryOp):
+    """Truncating division for integers, true division for floats."""
+
+    __slots__ = ()
+
+
+class Mod(BinaryOp):
+    """Truncating remainder (C's %)."""
+
+    __slots__ = ()
+
+
+class FloorDiv(BinaryOp):
+    __slots__ = ()
+
+
+class FloorMod(BinaryOp):
+    __slots__ = ()
+
+
+class Min(BinaryOp):
+    __slots__ = ()
+
+
+class Max(BinaryOp):
+    __slots__ = ()
+
+
+class CmpOp(BinaryOp):
+    __slots__ = ()
+
+    @staticmethod
+    def result_dtype(operand: DType) -> DType:
+        return boolean.with_lanes(operand.lanes)
+
+
+class EQ(CmpOp):
+    __slots__ = ()
+
+
+class NE(CmpOp):
+    __slots__ = ()
+
+
+class LT(CmpOp):
+    __slots__ = ()
+
+
+class LE(CmpOp):
+    __slots__ = ()
+
+
+class GT(CmpOp):
+    __slots__ = ()
+
+
+class GE(CmpOp):
+    __slots__ = ()
+
+
+class And(BinaryOp):
+    __slots__ = ()
+
+
+class Or(BinaryOp):
+    __slots__ = ()
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Not(PrimExpr):
+    a: PrimExpr
+    dtype: DType = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.dtype is None:
+            object.__setattr__(self, "dtype", self.a.dtype)
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Select(PrimExpr):
+    """`true_value if condition else false_value`; both sides may be evaluated."""
+
+    condition: PrimExpr
+    true_value: PrimExpr
+    false_value: PrimExpr
+    dtype: DType = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.dtype is None:
+            object.__setattr__(self, "dtype", self.true_value.dtype)
+
+
+# ---- memory, vectors, calls -----------------------------------------------------------------
+@dataclass(frozen=True, eq=False, slots=True)
+class BufferLoad(PrimExpr):
+    """`buffer[indices]`. A Ramp index loads a vector."""
+
+    buffer: Any  # compiler.ir.buffer.Buffer
+    indices: Tuple[PrimExpr, ...]
+    dtype: DType = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.dtype is None:
+            lanes = max([i.dtype.lanes for i in self.indices] or [1])
+            object.__setattr__(self, "dtype", self.buffer.dtype.with_lanes(
+                self.buffer.dtype.lanes * lanes))
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Ramp(PrimExpr):
+    """The vector `[base, base + stride, ..., base + (lanes - 1) * stride]`."""
+
+    base: PrimExpr
+    stride: PrimExpr
+    lanes: int
+    dtype: DType = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.dtype is None:
+            object.__setattr__(self, "dtype", self.base.dtype.with_lanes(self.lanes))
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Broadcast(PrimExpr):
+    """`value` repeated in `lanes` lanes."""
+
+    value: PrimExpr
+    lanes: int
+    dtype: DType = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.dtype is None:
+            object.__setattr__(self, "dtype", self.value.dtype.with_lanes(self.lanes))
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Let(PrimExpr):
+    var: Var
+    value: PrimExpr
+    body: PrimExpr
+    dtype: DType = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.dtype is None:
+            object.__setattr__(self, "dtype", self.body.dtype)
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Call(PrimExpr):
+    """An intrinsic or external call: `op` names an entry of `compiler.ir.op` ("tir.exp", ...)."""
+
+    dtype: DType
+    op: str
+    args: Tuple[PrimExpr, ...]
+
+
+# ---- iteration and reduction (used by te and by loop bindings) ------------------------------
+@dataclass(frozen=True, eq=False, slots=True)
+class Range(Node):
+    """The half-open interval [min, min + extent)."""
+
+    min: PrimExpr
+    extent: PrimExpr
+
+    @staticmethod
+    def from_min_extent(min_value, extent) -> "Range":
+        return Range(convert(min_value), convert(extent))
+
+
+class IterKind:
+    DATA_PAR = "data_par"
+    REDUCE = "reduce"
+    THREAD = "thread"
+    ORDERED = "ordered"
+    OPAQUE = "opaque"
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class IterVar(Node):
+    """A loop axis: `var` ranges over `dom`. `thread_tag` ("blockIdx.x", ...) for thread axes."""
+
+    dom: Optional[Range]
+    var: Var
+    kind: str = IterKind.DATA_PAR
+    thread_tag: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.var.name
+
+    # An IterVar used in an expression stands for its variable.
+    def _as_expr(self) -> Var:
+        return self.var
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class CommReducer(Node):
+    """A commutative reducer: `result = combine(lhs, rhs)` with `identity` elements."""
+
+    lhs: Tuple[Var, ...]
+    rhs: Tuple[Var, ...]
+    result: Tuple[PrimExpr, ...]
+    identity: Tuple[PrimExpr, ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Reduce(PrimExpr):
+    """Reduction of `source[value_index]` over `axis` with `combiner`, where `condition` holds."""
+
+    combiner: CommReducer
+    source: Tuple[PrimExpr, ...]
+    axis: Tuple[IterVar, ...]
+    condition: PrimExpr
+    value_index: int = 0
+    init: Tuple[PrimExpr, ...] = ()
+    dtype: DType = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.dtype is None:
+            object.__setattr__(self, "dtype", self.source[self.value_index].dtype)
+
+
+# ---- EqualOp: `a == b` that is an EQ node and also a bool ------------------------------------
+class EqualOp(PrimExpr):
+    """Result of `a == b`: an EQ expression; in `if` it answers `a.same_as(b)`."""
+
+    __slots__ = ("a", "b", "dtype")
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+        self.dtype = boolean
+
+    def __bool__(self) -> bool:
+        return self.a is self.b
+
+    def asobject(self) -> PrimExpr:
+        return _binary(EQ, self.a, self.b)
+
+
+class NotEqualOp(PrimExpr):
+    """Result of `a != b`: an NE expression; in `if` it answers `not a.same_as(b)`."""
+
+    __slots__ = ("a", "b", "dtype")
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+        self.dtype = boolean
+
+    def __bool__(self) -> bool:
+        return self.a is not self.b
+
+    def asobject(self) -> PrimExpr:
+        return _binary(NE, self.a, self.b)
+
+
+# ---- construction helpers -------------------------------------------------------------------
+def make_const(dtype: DTypeLike, value) -> PrimExpr:
+    """A constant of `dtype` (a Broadcast for vector dtypes)."""
+    dtype = as_dtype(dtype)
+    if dtype.lanes > 1:
+        return Broadcast(make_const(dtype.element_of(), value), dtype.lanes)
+    if dtype.is_float:
+        return FloatImm(dtype, float(value))
+    if dtype.is_bool:
+        return IntImm(dtype, 1 if value else 0)
+    if dtype.is_integer:
+        value = int(value)
+        if dtype.is_uint and value < 0:
+            raise IRError(f"cannot make a {dtype} constant from the negative value {value}")
+        return IntImm(dtype, value)
+    raise IRError(f"cannot make a constant of dtype {dtype}")
+
+
+def const(value, dtype: Optional[DTypeLike] = None) -> PrimExpr:
+    """A constant; the dtype defaults to int32 for ints (int64 if it does not fit), float32 for
+    floats and bool for bools."""
+    if dtype is None:
+        if isinstance(value, bool):
+            dtype = boolean
+        elif isinstance(value, int):
+            dtype = int32 if -(2**31) <= value < 2**31 else int64
+        elif isinstance(value, float):
+            dtype = float32
+        else:
+            raise IRError(f"cannot make a constant from {value!r}")
+    return make_const(dtype, value)
+
+
+def convert(value) -> PrimExpr:
+    """A PrimExpr from an expression, an IterVar, a Python number, bool or string."""
+    if isinstance(value, (EqualOp, NotEqualOp)):
+        return value.asobject()
+    if isinstance(value, PrimExpr):
+        return value
+    if isinstance(value, IterVar):
+        return value.var
+    if hasattr(value, "_as_expr"):
+        return value._as_expr()
+    if isinstance(value, (bool, int, float)):
+        return const(value)
+    if isinstance(value, str):
+        return StringImm(value)
+    try:  # numpy scalars
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            return const(value.item(), str(value.dtype) if value.dtype != np.bool_ else "bool")
+    except ImportError:  # pragma: no cover
+        pass
+    raise IRError(f"cannot convert {value!r} ({type(value).__name__}) to an expression")
+
+
+def _match_python(value, other: PrimExpr) -> PrimExpr:
+    """A Python number as a constant of the other operand's (element) dtype where it fits."""
+    if isinstance(value, bool):
+        return make_const(other.dtype, value) if other.dtype.is_bool else const(value)
+    if isinstance(value, int):
+        if other.dtype.is_float or other.dtype.is_integer:
+            return make_const(other.dtype, value)
+        return const(value)
+    if isinstance(value, float):
+        if other.dtype.is_float:
+            return make_const(other.dtype, value)
+        return const(value)
+    return convert(value)
+
+
+def _unify(a: PrimExpr, b: PrimExpr):
+    """Binary operands with one dtype: numeric promotion, int→float, scalar→vector broadcast."""
+    ta, tb = a.dtype, b.dtype
+    if ta == tb:
+        return a, b
+    if ta.lanes != tb.lanes:
+        if ta.lanes == 1:
+            a = Broadcast(a, tb.lanes)
+        elif tb.lanes == 1:
+            b = Broadcast(b, ta.lanes)
+        else:
+            raise IRError(f"vector lanes differ: {ta} vs {tb}")
+        return _unify(a, b)
+    ea, eb = ta.element_of(), tb.element_of()
+    if ea.is_float and not eb.is_float:
+        return a, cast(ta, b)
+    if eb.is_float and not ea.is_float:
+        return cast(tb, a), b
+    if ea.code == eb.code or (ea.is_integer and eb.is_integer) or ea.is_bool or eb.is_bool:
+        wide = ta if ea.bits >= eb.bits else tb
+        if ea.is_float and eb.is_float and ea.code != eb.code:  # bfloat16 vs float16
+            wide = float32.with_lanes(ta.lanes)
+        return (a if a.dtype == wide else cast(wide, a)), (b if b.dtype == wide else cast(wide, b))
+    raise IRError(f"cannot combine operands of dtype {ta} and {tb}")
+
+
+def _binary(cls, a, b) -> PrimExpr:
+    if not isinstance(a, PrimExpr) or isinstance(a, (EqualOp, NotEqualOp)):
+        a = _match_python(a, convert(b)) if not isinstance(a, (EqualOp, NotEqualOp)) \
+            else a.asobject()
+    if not isinstance(b, PrimExpr) or isinstance(b, (EqualOp, NotEqualOp)):
+        b = _match_python(b, a) if not isinstance(b, (EqualOp, NotEqualOp)) else b.asobject()
+    a, b = _unify(a, b)
+    return cls(a, b)
+
+
+def cast(dtype: DTypeLike, value) -> PrimExpr:
+    dtype = as_dtype(dtype)
+    value = convert(value)
+    if value.dtype == dtype:
+        return value
+    if value.dtype.lanes == 1 and dtype.lanes > 1:
+        return Broadcast(cast(dtype.element_of(), value), dtype.lanes)
+    if isinstance(value, IntImm) and dtype.lanes == 1 and (dtype.is_integer or dtype.is_float):
+        return make_const(dtype, value.value)
+    return Cast(dtype, value)
+
+
+def logical_and(a, b) -> PrimExpr:
+    return And(_as_bool(a), _as_bool(b))
+
+
+def logical_or(a, b) -> PrimExpr:
+    return Or(_as_bool(a), _as_bool(b))
+
+
+def logical_not(a) -> PrimExpr:
+    return Not(_as_bool(a))
+
+
+def _as_bool(x) -> PrimExpr:
+    x = convert(x)
+    if not x.dtype.is_bool:
+        raise IRError(f"expected a boolean expression, got {x} of dtype {x.dtype}")
+    return x
+
+
+def is_const_int(e, value: Optional[int] = None) -> bool:
+    """Whether `e` is an integer constant (equal to `value` when given)."""
+    return isinstance(e, IntImm) and (value is None or e.value == value)
+
+
+ExprLike = Union[PrimExpr, int, float, bool]
+
+
+def _delegate_to_var(name):
+    def method(self, *args):
+        return getattr(self.var, name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+# An IterVar in an expression stands for its variable (`A[i, k]` with k a reduce axis).
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+              "__rmod__", "__neg__", "__lt__", "__le__", "__gt__", "__ge__", "equal", "astype"):
+    setattr(IterVar, _name, _delegate_to_var(_name))

@@ -1,0 +1,206 @@
+"""Visitors and mutators over the IR, driven by the nodes' dataclass fields.
+
+`IRVisitor.visit(node)` dispatches to `visit_<ClassName>` when defined, else visits every child
+field (expressions, statements, buffers, tuples of them). `IRMutator` does the same and rebuilds
+a node only when a child changed, so an untouched subtree is returned as the same object.
+Buffers are visited by `visit_buffer` (mutators may remap them); IterVar/Range/CommReducer are
+leaves unless a subclass handles them.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Dict, List, Optional
+
+from .buffer import Buffer
+from .expr import PrimExpr, Var
+from .function import PrimFunc
+from .stmt import Stmt
+
+_CHILD_TYPES = (PrimExpr, Stmt, Buffer)
+
+
+class IRVisitor:
+    """Read-only traversal. Override `visit_<ClassName>`; call `self.generic_visit(node)` to
+    continue into the children."""
+
+    def visit(self, node: Any) -> None:
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is not None:
+            method(node)
+        else:
+            self.generic_visit(node)
+
+    def visit_buffer(self, buffer: Buffer) -> None:
+        """Buffers' shapes and strides are not visited unless a subclass asks."""
+
+    def generic_visit(self, node: Any) -> None:
+        if isinstance(node, Buffer):
+            self.visit_buffer(node)
+            return
+        if not dataclasses.is_dataclass(node):
+            return
+        for f in dataclasses.fields(node):
+            self._visit_value(getattr(node, f.name))
+
+    def _visit_value(self, value: Any) -> None:
+        if isinstance(value, Buffer):
+            self.visit_buffer(value)
+        elif isinstance(value, (PrimExpr, Stmt)):
+            self.visit(value)
+        elif isinstance(value, tuple):
+            for v in value:
+                self._visit_value(v)
+
+
+class IRMutator:
+    """Rewriting traversal. Override `visit_<ClassName>` returning the new node; call
+    `self.generic_visit(node)` to rewrite the children first."""
+
+    def visit(self, node: Any) -> Any:
+        method = getattr(self, "visit_" + type(node).__name__, None)
+        if method is not None:
+            return method(node)
+        return self.generic_visit(node)
+
+    def visit_buffer(self, buffer: Buffer) -> Buffer:
+        return buffer
+
+    def generic_visit(self, node: Any) -> Any:
+        if isinstance(node, Buffer):
+            return self.visit_buffer(node)
+        if not dataclasses.is_dataclass(node):
+            return node
+        changes: Dict[str, Any] = {}
+        for f in dataclasses.fields(node):
+            old = getattr(node, f.name)
+            new = self._visit_value(old)
+            if new is not old:
+                changes[f.name] = new
+        if not changes:
+            return node
+        return rebuild(node, changes)
+
+    def _visit_value(self, value: Any) -> Any:
+        if isinstance(value, Buffer):
+            return self.visit_buffer(value)
+        if isinstance(value, (PrimExpr, Stmt)):
+            return self.visit(value)
+        if isinstance(value, tuple):
+            new = tuple(self._visit_value(v) for v in value)
+            if all(a is b for a, b in zip(new, value)):
+                return value
+            return new
+        return value
+
+    def visit_func(self, func: PrimFunc) -> PrimFunc:
+        body = self.visit(func.body)
+        return func if body is func.body else func.with_body(body)
+
+
+def rebuild(node: Any, changes: Dict[str, Any]) -> Any:
+    """A copy of `node` with some fields replaced; derived dtypes are recomputed for operators
+    whose dtype follows their operands."""
+    from .expr import BinaryOp, Broadcast, BufferLoad, Let, Not, Ramp, Select
+
+    kwargs = {f.name: changes.get(f.name, getattr(node, f.name)) for f in dataclasses.fields(node)}
+    if isinstance(node, (BinaryOp, Not, Select, Let, Ramp, Broadcast, BufferLoad)) \
+            and "dtype" not in changes:
+        kwargs["dtype"] = None
+    return type(node)(**kwargs)
+
+
+class _FuncVisitor(IRVisitor):
+    def __init__(self, fn: Callable[[Any], None]):
+        self.fn = fn
+
+    def visit(self, node: Any) -> None:
+        self.generic_visit(node)
+        self.fn(node)
+
+
+def post_order_visit(node: Any, fn: Callable[[Any], None]) -> None:
+    """Calls `fn` on every expression and statement under `node`, children first."""
+    _FuncVisitor(fn).visit(node)
+
+
+class _Substitute(IRMutator):
+    def __init__(self, vmap: Dict[Var, PrimExpr]):
+        self.vmap = vmap
+
+    def visit_Var(self, v: Var) -> PrimExpr:
+        return self.vmap.get(v, v)
+
+    visit_SizeVar = visit_Var
+
+
+def substitute(node: Any, vmap: Dict[Var, Any]) -> Any:
+    """`node` with every variable in `vmap` replaced (Vars keyed by identity)."""
+    if not vmap:
+        return node
+    from .expr import convert
+
+    return _Substitute({k: convert(v) for k, v in vmap.items()}).visit(node)
+
+
+def collect_vars(node: Any) -> List[Var]:
+    """Every distinct Var used under `node`, in first-use order."""
+    seen: Dict[int, Var] = {}
+
+    def fn(n):
+        if isinstance(n, Var) and id(n) not in seen:
+            seen[id(n)] = n
+
+    post_order_visit(node, fn)
+    return list(seen.values())
+
+
+def free_vars(stmt: Stmt, defined: Optional[List[Var]] = None) -> List[Var]:
+    """Vars used under `stmt` but not defined inside it (loop vars, lets, allocations), in
+    first-use order; Buffer data vars of loads/stores count as uses."""
+    from .expr import BufferLoad, Let
+    from .stmt import Allocate, BufferStore, For, LetStmt
+
+    bound = {id(v) for v in (defined or [])}
+    used: Dict[int, Var] = {}
+
+    class V(IRVisitor):
+        def visit_Var(self, v):
+            if id(v) not in bound and id(v) not in used:
+                used[id(v)] = v
+
+        visit_SizeVar = visit_Var
+
+        def _def(self, v):
+            bound.add(id(v))
+
+        def visit_For(self, s):
+            self._def(s.loop_var)
+            self.generic_visit(s)
+
+        def visit_LetStmt(self, s):
+            self.visit(s.value)
+            self._def(s.var)
+            self.visit(s.body)
+
+        def visit_Let(self, e):
+            self.visit(e.value)
+            self._def(e.var)
+            self.visit(e.body)
+
+        def visit_Allocate(self, s):
+            self._def(s.buffer.data)
+            for e in s.buffer.shape:
+                self.visit(e)
+            self.visit(s.body)
+
+        def visit_BufferLoad(self, e):
+            self.visit_Var(e.buffer.data)
+            self.generic_visit(e)
+
+        def visit_BufferStore(self, s):
+            self.visit_Var(s.buffer.data)
+            self.generic_visit(s)
+
+    V().visit(stmt)
+    _ = (BufferLoad, Let, Allocate, BufferStore, For, LetStmt)
+    return list(used.values())

@@ -1,0 +1,57 @@
+"""The intrinsics a `Call` may name, as data: name → (number of args or None if variadic, doc).
+
+Codegens implement every entry they can meet; lowering passes produce the "packed API" and
+"runtime service" entries. A Call to a name missing here is rejected by the verifier.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+# Elementwise math on floats (the codegen picks the f32/f64/f16 flavour from the dtype).
+MATH_UNARY = ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt",
+              "tanh", "sigmoid", "erf", "fabs", "floor", "ceil", "round", "trunc", "nearbyint",
+              "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+              "atanh", "isnan", "isinf", "isfinite")
+MATH_BINARY = ("pow", "atan2", "fmod", "copysign", "hypot", "ldexp")
+
+INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
+    **{f"tir.{n}": (1, f"elementwise {n}") for n in MATH_UNARY},
+    **{f"tir.{n}": (2, f"elementwise {n}") for n in MATH_BINARY},
+    "tir.abs": (1, "absolute value of an int or float"),
+    "tir.if_then_else": (3, "cond ? a : b, evaluating only the taken side"),
+    "tir.likely": (1, "branch hint; value unchanged"),
+    "tir.reinterpret": (1, "bit cast to the call's dtype"),
+    "tir.shift_left": (2, "a << b"),
+    "tir.shift_right": (2, "a >> b (arithmetic for signed)"),
+    "tir.bitwise_and": (2, "a & b"),
+    "tir.bitwise_or": (2, "a | b"),
+    "tir.bitwise_xor": (2, "a ^ b"),
+    "tir.bitwise_not": (1, "~a"),
+    # ---- packed API (after make_packed_api) --------------------------------------------------
+    "tir.any_type_index": (2, "(args, i) -> int32 type index of args[i]"),
+    "tir.any_int64": (2, "(args, i) -> args[i].v_int64"),
+    "tir.any_float64": (2, "(args, i) -> args[i].v_float64"),
+    "tir.any_handle": (2, "(args, i) -> args[i].v_ptr"),
+    "tir.any_tensor": (2, "(args, i) -> DLTensor* of args[i] (v_ptr + 24 for Tensor objects)"),
+    "tir.dltensor_get": (2, "(tensor, field: StringImm) -> field of a DLTensor; fields: data, "
+                            "ndim, dtype_code, dtype_bits, dtype_lanes, shape, strides, "
+                            "byte_offset, device_type, device_id"),
+    "tir.handle_is_null": (1, "(handle) -> bool"),
+    "tir.address_of": (1, "(BufferLoad) -> handle to that element"),
+    "tir.dtype_name": (3, "(code, bits, lanes) -> the dtype's name as a C string (for messages)"),
+    "tir.call_packed": (None, "(name: StringImm, args...) -> int32 status; calls a function "
+                              "found through the library context (imports, then globals)"),
+    # ---- runtime services --------------------------------------------------------------------
+    "tir.alloc_workspace": (5, "(device_type, device_id, nbytes, code_hint, bits_hint) -> handle"),
+    "tir.free_workspace": (3, "(device_type, device_id, ptr) -> int32"),
+    # ---- GPU ---------------------------------------------------------------------------------
+    "tir.storage_sync": (1, "barrier over a memory scope (StringImm 'shared' or 'global')"),
+}
+
+
+def is_intrinsic(name: str) -> bool:
+    return name in INTRINSICS
+
+
+def arity(name: str) -> Optional[int]:
+    return INTRINSICS[name][0]

@@ -1,0 +1,133 @@
+"""Statements of the loop IR. Immutable values, compared by identity (see expr.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Tuple, Union
+
+from .buffer import Buffer
+from .expr import IterVar, Node, PrimExpr, Var
+
+
+class Stmt(Node):
+    __slots__ = ()
+
+
+class ForKind:
+    SERIAL = "serial"
+    PARALLEL = "parallel"          # chunks run on the thread pool (TVMBackendParallelLaunch)
+    VECTORIZED = "vectorized"      # becomes Ramp/Broadcast vector code
+    UNROLLED = "unrolled"          # fully unrolled
+    THREAD_BINDING = "thread_binding"  # a GPU thread axis; `thread_binding` names it
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class For(Stmt):
+    loop_var: Var
+    min: PrimExpr
+    extent: PrimExpr
+    kind: str
+    body: Stmt
+    thread_binding: Optional[IterVar] = None
+    annotations: Tuple[Tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class While(Stmt):
+    condition: PrimExpr
+    body: Stmt
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class LetStmt(Stmt):
+    var: Var
+    value: PrimExpr
+    body: Stmt
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class AttrStmt(Stmt):
+    """An annotation `key = value` on `node` around `body` (pragmas, thread extents, ...)."""
+
+    node: Any
+    key: str
+    value: PrimExpr
+    body: Stmt
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class AssertStmt(Stmt):
+    """If `condition` is false, raise an error of `kind` ("TypeError", "ValueError", ...) whose
+    message is the concatenation of `message` parts (strings, or integer expressions printed in
+    decimal), and return -1 from the function."""
+
+    condition: PrimExpr
+    kind: str
+    message: Tuple[Union[str, PrimExpr], ...]
+    body: Stmt
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class BufferStore(Stmt):
+    buffer: Buffer
+    value: PrimExpr
+    indices: Tuple[PrimExpr, ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Allocate(Stmt):
+    """Allocate `buffer` (its data var becomes defined) for the extent of `body`."""
+
+    buffer: Buffer
+    body: Stmt
+    condition: Optional[PrimExpr] = None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class IfThenElse(Stmt):
+    condition: PrimExpr
+    then_case: Stmt
+    else_case: Optional[Stmt] = None
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class SeqStmt(Stmt):
+    seq: Tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Evaluate(Stmt):
+    """Evaluates an expression for its effect (a call); `Evaluate(0)` is a no-op."""
+
+    value: PrimExpr
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Return(Stmt):
+    """Returns `value` (an int32 status) from the function."""
+
+    value: PrimExpr
+
+
+def seq(*stmts: Optional[Stmt]) -> Stmt:
+    """A statement running `stmts` in order, flattening nested sequences and dropping None."""
+    flat = []
+    for s in stmts:
+        if s is None:
+            continue
+        if isinstance(s, SeqStmt):
+            flat.extend(s.seq)
+        else:
+            flat.append(s)
+    if len(flat) == 1:
+        return flat[0]
+    return SeqStmt(tuple(flat))
+
+
+def no_op() -> Stmt:
+    from .expr import make_const
+
+    return Evaluate(make_const("int32", 0))
+
+
+Attrs = Dict[str, Any]
+_ = field

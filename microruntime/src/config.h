@@ -1,0 +1,29 @@
+/* Limits of the microruntime, in one place. */
+#ifndef MR_CONFIG_H_
+#define MR_CONFIG_H_
+
+/* Tensors. */
+#define MR_MAX_NDIM 32
+#define MR_DATA_ALIGNMENT 64
+/* Errors: longer messages are truncated. */
+#define MR_MAX_ERROR_KIND 64
+#define MR_MAX_ERROR_MESSAGE 4096
+/* Names of functions, symbols, module kinds. */
+#define MR_MAX_NAME 512
+/* Global tables. */
+#define MR_MAX_GLOBAL_FUNCS 4096
+#define MR_MAX_SYSLIB_SYMBOLS 65536
+#define MR_MAX_CONTEXT_SYMBOLS 64
+#define MR_MAX_MODULE_LOADERS 64
+#define MR_MAX_DEVICE_TYPES 32
+#define MR_MAX_DEVICE_IDS 16
+/* Library blobs (__tvm_ffi__library_bin). */
+#define MR_MAX_BLOB_MODULES 1024
+/* Params files. */
+#define MR_MAX_PARAMS 1000000
+/* Threads. */
+#define MR_MAX_THREADS 256
+/* Workspace: nesting depth of live allocations per thread. */
+#define MR_MAX_WORKSPACE_DEPTH 1024
+
+#endif /* MR_CONFIG_H_ */

@@ -1,0 +1,157 @@
+/* The thread-local error slot ("raised error"), the TVMFFIError* C API, and
+ * Error objects (type 67). Kernels and the runtime both report through here. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct {
+  int raised;
+  char kind[MR_MAX_ERROR_KIND];
+  char message[MR_MAX_ERROR_MESSAGE];
+} mr_error_state_t;
+
+static MR_THREAD_LOCAL mr_error_state_t g_error;
+
+typedef struct {
+  TVMFFIObject header;
+  TVMFFIErrorCell cell;
+} mr_error_obj_t;
+
+static void copy_text(char* dst, size_t cap, const char* src, size_t n) {
+  if (n >= cap) n = cap - 1;
+  if (n) memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+static void set_kind(const char* kind) {
+  if (!kind || !*kind) kind = "RuntimeError";
+  copy_text(g_error.kind, sizeof(g_error.kind), kind, strlen(kind));
+  g_error.raised = 1;
+}
+
+const char* mr_last_error(void) { return g_error.message; }
+const char* mr_last_error_kind(void) { return g_error.kind; }
+
+int mr_error_set(const char* kind, const char* message) {
+  set_kind(kind);
+  if (!message) message = "";
+  copy_text(g_error.message, sizeof(g_error.message), message, strlen(message));
+  return -1;
+}
+
+int mr_error_setf(const char* kind, const char* fmt, ...) {
+  va_list ap;
+  set_kind(kind);
+  va_start(ap, fmt);
+  vsnprintf(g_error.message, sizeof(g_error.message), fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int mr_error_oom(const char* what) {
+  return mr_error_setf("MemoryError", "out of memory allocating %s", what);
+}
+
+void mr_error_clear(void) {
+  g_error.raised = 0;
+  g_error.kind[0] = '\0';
+  g_error.message[0] = '\0';
+}
+
+void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
+  (void)mr_error_set(kind, message);
+}
+
+void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t num_parts) {
+  size_t len = 0, cap = sizeof(g_error.message) - 1;
+  int32_t i;
+  set_kind(kind);
+  for (i = 0; parts && i < num_parts && len < cap; ++i) {
+    size_t n;
+    if (!parts[i]) continue;
+    n = strlen(parts[i]);
+    if (n > cap - len) n = cap - len;
+    memcpy(g_error.message + len, parts[i], n);
+    len += n;
+  }
+  g_error.message[len] = '\0';
+}
+
+static void error_deleter(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+static void error_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByteArray* backtrace,
+                                   int32_t mode) {
+  (void)self;
+  (void)backtrace;
+  (void)mode;
+}
+
+int TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* message,
+                      const TVMFFIByteArray* backtrace, TVMFFIObjectHandle* out) {
+  static const TVMFFIByteArray empty = {"", 0};
+  const TVMFFIByteArray* parts[3];
+  mr_error_obj_t* err;
+  TVMFFIByteArray* cells[3];
+  char* p;
+  size_t total = sizeof(mr_error_obj_t) + 3;
+  int i;
+  parts[0] = kind ? kind : &empty;
+  parts[1] = message ? message : &empty;
+  parts[2] = backtrace ? backtrace : &empty;
+  for (i = 0; i < 3; ++i) {
+    if (parts[i]->size > ((size_t)1 << 40)) return mr_error_set("ValueError", "error text too long");
+    total += parts[i]->size;
+  }
+  err = (mr_error_obj_t*)calloc(1, total);
+  if (!err) return mr_error_oom("an Error object");
+  mr_object_init(&err->header, kTVMFFIError, error_deleter);
+  cells[0] = &err->cell.kind;
+  cells[1] = &err->cell.message;
+  cells[2] = &err->cell.backtrace;
+  p = (char*)(err + 1);
+  for (i = 0; i < 3; ++i) {
+    if (parts[i]->size) memcpy(p, parts[i]->data, parts[i]->size);
+    p[parts[i]->size] = '\0';
+    cells[i]->data = p;
+    cells[i]->size = parts[i]->size;
+    p += parts[i]->size + 1;
+  }
+  err->cell.update_backtrace = error_update_backtrace;
+  *out = err;
+  return 0;
+}
+
+void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) {
+  TVMFFIObject* obj = (TVMFFIObject*)error;
+  if (!obj) return;
+  if (obj->type_index == kTVMFFIError) {
+    const TVMFFIErrorCell* cell = (const TVMFFIErrorCell*)(obj + 1);
+    char kind[MR_MAX_ERROR_KIND];
+    copy_text(kind, sizeof(kind), cell->kind.data, cell->kind.size);
+    set_kind(kind);
+    copy_text(g_error.message, sizeof(g_error.message), cell->message.data, cell->message.size);
+  } else {
+    (void)mr_error_set("RuntimeError", "an object that is not an Error was raised");
+  }
+  mr_object_release(obj);
+}
+
+void TVMFFIErrorMoveFromRaised(TVMFFIObjectHandle* out) {
+  TVMFFIByteArray kind, message;
+  TVMFFIObjectHandle err = NULL;
+  if (!out) return;
+  *out = NULL;
+  if (!g_error.raised) return;
+  kind.data = g_error.kind;
+  kind.size = strlen(g_error.kind);
+  message.data = g_error.message;
+  message.size = strlen(g_error.message);
+  if (TVMFFIErrorCreate(&kind, &message, NULL, &err) != 0) return;
+  mr_error_clear();
+  *out = err;
+}

@@ -1,0 +1,69 @@
+/* Declarations shared between the runtime's source files (not installed). */
+#ifndef MR_INTERNAL_H_
+#define MR_INTERNAL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "microruntime/microruntime.h"
+#include "platform.h"
+
+/* ---- error.c ---- */
+int mr_error_setf(const char* kind, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
+int mr_error_oom(const char* what);
+
+/* ---- object.c ---- */
+/* Fresh header: one strong and one (implicit) weak reference. */
+void mr_object_init(TVMFFIObject* obj, int32_t type_index, void (*deleter)(void*, int));
+/* Owned copy of a value (objects get a new reference; raw strings become Str). */
+int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out);
+/* Borrowed string view of a RawStr, SmallStr, ByteArrayPtr, Str or Bytes value. */
+int mr_any_get_str(const TVMFFIAny* value, const char** out_data, size_t* out_size);
+void mr_any_set_object(TVMFFIAny* out, TVMFFIObject* obj);
+
+/* ---- checked arithmetic ---- */
+static inline int mr_mul_overflow_u64(uint64_t a, uint64_t b, uint64_t* out) {
+  if (a != 0 && b > UINT64_MAX / a) return 1;
+  *out = a * b;
+  return 0;
+}
+static inline int mr_add_overflow_u64(uint64_t a, uint64_t b, uint64_t* out) {
+  if (b > UINT64_MAX - a) return 1;
+  *out = a + b;
+  return 0;
+}
+
+/* ---- device.c / device_cpu.c ---- */
+const mr_device_api_t* mr_device_cpu_api(void);
+const char* mr_device_type_name(int32_t device_type);
+
+/* ---- ndarray.c ---- */
+/* Elements of a shape, or -1 on overflow / negative dims. */
+int mr_shape_numel(int32_t ndim, const int64_t* shape, uint64_t* out_numel);
+int mr_tensor_is_compact(const DLTensor* t);
+
+/* ---- module.c / module_library.c / module_syslib.c ---- */
+typedef void* (*mr_symbol_lookup_t)(void* handle, const char* symbol);
+/* Creates a library module over a symbol table and finishes loading it: fills
+ * context slots (when fill_context_slots), builds imports from the library blob,
+ * and writes the library module into the library_ctx slot. *out_root is the
+ * root of the import tree (the library itself when there is no blob). */
+int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup, const char* prefix,
+                             int fill_context_slots, const char* origin,
+                             TVMFFIObject** out_root);
+/* Library-module symbol lookup honouring the prefix (prefixed name first). */
+void* mr_module_library_symbol(TVMFFIObject* module, const char* symbol);
+int mr_module_library_new(void* handle, mr_symbol_lookup_t lookup, const char* prefix,
+                          TVMFFIObject** out_module);
+void* mr_syslib_lookup(void* handle, const char* symbol);
+
+/* ---- function.c ---- */
+int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*deleter)(void*),
+                               TVMFFIObject** out_func);
+
+/* ---- registry.c ---- */
+/* Registers the runtime's own global functions once. */
+void mr_registry_ensure_builtins(void);
+
+#endif /* MR_INTERNAL_H_ */

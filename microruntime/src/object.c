@@ -1,0 +1,239 @@
+/* Object reference counting (strong count low 32 bits, weak count high 32
+ * bits, as in tvm-ffi) and the small value objects: Str 65, Bytes 66,
+ * Shape 69, Array 71. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MR_STRONG_ONE ((uint64_t)1)
+#define MR_WEAK_ONE ((uint64_t)1 << 32)
+
+void mr_object_init(TVMFFIObject* obj, int32_t type_index, void (*deleter)(void*, int)) {
+  obj->combined_ref_count = MR_STRONG_ONE | MR_WEAK_ONE;
+  obj->type_index = type_index;
+  obj->__padding = 0;
+  obj->deleter = deleter;
+}
+
+int TVMFFIObjectIncRef(TVMFFIObjectHandle handle) {
+  TVMFFIObject* obj = (TVMFFIObject*)handle;
+  if (obj) mr_atomic_add_u64(&obj->combined_ref_count, MR_STRONG_ONE);
+  return 0;
+}
+
+int TVMFFIObjectDecRef(TVMFFIObjectHandle handle) {
+  TVMFFIObject* obj = (TVMFFIObject*)handle;
+  uint64_t old;
+  if (!obj) return 0;
+  if (mr_atomic_load_u64(&obj->combined_ref_count) == (MR_STRONG_ONE | MR_WEAK_ONE)) {
+    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
+    return 0;
+  }
+  old = mr_atomic_sub_u64(&obj->combined_ref_count, MR_STRONG_ONE);
+  if ((old & 0xFFFFFFFFu) == 1) {
+    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
+    old = mr_atomic_sub_u64(&obj->combined_ref_count, MR_WEAK_ONE);
+    if ((old >> 32) == 1) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
+  }
+  return 0;
+}
+
+void mr_object_retain(TVMFFIObject* obj) { (void)TVMFFIObjectIncRef(obj); }
+void mr_object_release(TVMFFIObject* obj) { (void)TVMFFIObjectDecRef(obj); }
+int32_t mr_object_type_index(const TVMFFIObject* obj) { return obj ? obj->type_index : 0; }
+
+void mr_any_clear(TVMFFIAny* value) {
+  if (!value) return;
+  if (value->type_index >= kTVMFFIStaticObjectBegin) mr_object_release(value->v_obj);
+  value->type_index = kTVMFFINone;
+  value->zero_padding = 0;
+  value->v_int64 = 0;
+}
+
+void mr_any_set_object(TVMFFIAny* out, TVMFFIObject* obj) {
+  out->type_index = obj ? obj->type_index : kTVMFFINone;
+  out->zero_padding = 0;
+  out->v_obj = obj;
+}
+
+/* ---- Str / Bytes ---- */
+typedef struct {
+  TVMFFIObject header;
+  TVMFFIByteArray cell;
+} mr_bytes_obj_t;
+
+static void plain_deleter(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+static int bytes_like_create(int32_t type_index, const char* data, size_t size,
+                             TVMFFIObject** out) {
+  mr_bytes_obj_t* obj;
+  char* inline_data;
+  if (size > SIZE_MAX - sizeof(mr_bytes_obj_t) - 1) return mr_error_oom("a string");
+  if (size && !data) return mr_error_set("ValueError", "string data is NULL");
+  obj = (mr_bytes_obj_t*)malloc(sizeof(mr_bytes_obj_t) + size + 1);
+  if (!obj) return mr_error_oom("a string");
+  mr_object_init(&obj->header, type_index, plain_deleter);
+  inline_data = (char*)(obj + 1);
+  if (size) memcpy(inline_data, data, size);
+  inline_data[size] = '\0';
+  obj->cell.data = inline_data;
+  obj->cell.size = size;
+  *out = &obj->header;
+  return 0;
+}
+
+int mr_str_create(const char* data, size_t size, TVMFFIObject** out_str) {
+  return bytes_like_create(kTVMFFIStr, data, size, out_str);
+}
+
+int mr_bytes_create(const char* data, size_t size, TVMFFIObject** out_bytes) {
+  return bytes_like_create(kTVMFFIBytes, data, size, out_bytes);
+}
+
+const TVMFFIByteArray* mr_bytes_view(const TVMFFIObject* obj) {
+  if (!obj || (obj->type_index != kTVMFFIStr && obj->type_index != kTVMFFIBytes)) return NULL;
+  return (const TVMFFIByteArray*)(obj + 1);
+}
+
+int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
+  TVMFFIObject* obj;
+  if (!input || !out) return mr_error_set("ValueError", "NULL argument");
+  if (mr_str_create(input->data, input->size, &obj) != 0) return -1;
+  mr_any_set_object(out, obj);
+  return 0;
+}
+
+int TVMFFIBytesFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
+  TVMFFIObject* obj;
+  if (!input || !out) return mr_error_set("ValueError", "NULL argument");
+  if (mr_bytes_create(input->data, input->size, &obj) != 0) return -1;
+  mr_any_set_object(out, obj);
+  return 0;
+}
+
+/* ---- Shape ---- */
+typedef struct {
+  TVMFFIObject header;
+  TVMFFIShapeCell cell;
+} mr_shape_obj_t;
+
+int mr_shape_create(const int64_t* dims, size_t ndim, TVMFFIObject** out_shape) {
+  mr_shape_obj_t* obj;
+  int64_t* inline_dims;
+  if (ndim > ((size_t)1 << 32)) return mr_error_set("ValueError", "shape has too many dimensions");
+  if (ndim && !dims) return mr_error_set("ValueError", "shape dims are NULL");
+  obj = (mr_shape_obj_t*)malloc(sizeof(mr_shape_obj_t) + ndim * sizeof(int64_t));
+  if (!obj) return mr_error_oom("a Shape");
+  mr_object_init(&obj->header, kTVMFFIShape, plain_deleter);
+  inline_dims = (int64_t*)(obj + 1);
+  if (ndim) memcpy(inline_dims, dims, ndim * sizeof(int64_t));
+  obj->cell.data = inline_dims;
+  obj->cell.size = ndim;
+  *out_shape = &obj->header;
+  return 0;
+}
+
+const TVMFFIShapeCell* mr_shape_view(const TVMFFIObject* shape) {
+  if (!shape || shape->type_index != kTVMFFIShape) return NULL;
+  return (const TVMFFIShapeCell*)(shape + 1);
+}
+
+/* ---- values ---- */
+int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out) {
+  TVMFFIObject* obj;
+  switch (in->type_index) {
+    case kTVMFFIRawStr:
+      if (mr_str_create(in->v_c_str, strlen(in->v_c_str), &obj) != 0) return -1;
+      mr_any_set_object(out, obj);
+      return 0;
+    case kTVMFFIByteArrayPtr: {
+      const TVMFFIByteArray* ba = (const TVMFFIByteArray*)in->v_ptr;
+      if (mr_bytes_create(ba->data, ba->size, &obj) != 0) return -1;
+      mr_any_set_object(out, obj);
+      return 0;
+    }
+    case kTVMFFIObjectRValueRef:
+      return mr_error_set("TypeError", "cannot store an ObjectRValueRef value");
+    default:
+      *out = *in;
+      if (in->type_index >= kTVMFFIStaticObjectBegin) mr_object_retain(in->v_obj);
+      return 0;
+  }
+}
+
+int mr_any_get_str(const TVMFFIAny* v, const char** out_data, size_t* out_size) {
+  switch (v->type_index) {
+    case kTVMFFIRawStr:
+      *out_data = v->v_c_str;
+      *out_size = strlen(v->v_c_str);
+      return 0;
+    case kTVMFFISmallStr:
+    case kTVMFFISmallBytes:
+      *out_data = v->v_bytes;
+      *out_size = v->small_str_len;
+      return 0;
+    case kTVMFFIByteArrayPtr:
+      *out_data = ((const TVMFFIByteArray*)v->v_ptr)->data;
+      *out_size = ((const TVMFFIByteArray*)v->v_ptr)->size;
+      return 0;
+    case kTVMFFIStr:
+    case kTVMFFIBytes:
+      *out_data = mr_bytes_view(v->v_obj)->data;
+      *out_size = mr_bytes_view(v->v_obj)->size;
+      return 0;
+    default:
+      return mr_error_setf("TypeError", "expected a string, got a value of type index %d",
+                           (int)v->type_index);
+  }
+}
+
+/* ---- Array ---- */
+typedef struct {
+  TVMFFIObject header;
+  TVMFFISeqCell cell;
+} mr_array_obj_t;
+
+static void array_deleter(void* self, int flags) {
+  mr_array_obj_t* arr = (mr_array_obj_t*)self;
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    TVMFFIAny* items = (TVMFFIAny*)arr->cell.data;
+    int64_t i;
+    for (i = 0; i < arr->cell.size; ++i) mr_any_clear(&items[i]);
+    arr->cell.size = 0;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+int mr_array_create(const TVMFFIAny* items, int64_t size, TVMFFIObject** out_array) {
+  mr_array_obj_t* arr;
+  TVMFFIAny* data;
+  int64_t i;
+  if (size < 0 || (uint64_t)size > (SIZE_MAX - sizeof(mr_array_obj_t)) / sizeof(TVMFFIAny))
+    return mr_error_setf("ValueError", "invalid array size %lld", (long long)size);
+  if (size && !items) return mr_error_set("ValueError", "array items are NULL");
+  arr = (mr_array_obj_t*)malloc(sizeof(mr_array_obj_t) + (size_t)size * sizeof(TVMFFIAny));
+  if (!arr) return mr_error_oom("an Array");
+  mr_object_init(&arr->header, kTVMFFIArray, array_deleter);
+  data = (TVMFFIAny*)(arr + 1);
+  arr->cell.data = data;
+  arr->cell.size = 0;
+  arr->cell.capacity = size;
+  arr->cell.data_deleter = NULL;
+  for (i = 0; i < size; ++i) {
+    if (mr_any_copy(&items[i], &data[i]) != 0) {
+      mr_object_release(&arr->header);
+      return -1;
+    }
+    arr->cell.size = i + 1;
+  }
+  *out_array = &arr->header;
+  return 0;
+}
+
+const TVMFFISeqCell* mr_array_view(const TVMFFIObject* array) {
+  if (!array || array->type_index != kTVMFFIArray) return NULL;
+  return (const TVMFFISeqCell*)(array + 1);
+}

@@ -1,0 +1,77 @@
+/* POSIX implementations of platform.h: clocks, sleeping, aligned memory, and
+ * the number of physical cores (sysfs topology, else the affinity mask). */
+#define _GNU_SOURCE
+#include "platform.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+
+int64_t mr_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + (int64_t)ts.tv_nsec;
+}
+
+void mr_sleep_ms(int ms) {
+  struct timespec ts;
+  if (ms <= 0) return;
+  ts.tv_sec = ms / 1000;
+  ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+void* mr_aligned_alloc(size_t alignment, size_t nbytes) {
+  void* p = NULL;
+  if (nbytes == 0) nbytes = alignment;
+  if (posix_memalign(&p, alignment, nbytes) != 0) return NULL;
+  return p;
+}
+
+void mr_aligned_free(void* ptr) { free(ptr); }
+
+static int read_int_file(const char* path, long* out) {
+  FILE* f = fopen(path, "r");
+  int ok;
+  if (!f) return -1;
+  ok = fscanf(f, "%ld", out) == 1;
+  fclose(f);
+  return ok ? 0 : -1;
+}
+
+/* Counts unique (package, core) pairs among the CPUs this process may run on. */
+int mr_physical_cores(void) {
+  static long keys[MR_MAX_THREADS * 4];
+  int nkeys = 0, cpu, i, ncpu_set = 0;
+  cpu_set_t set;
+  char path[128];
+  long sys = sysconf(_SC_NPROCESSORS_ONLN);
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return sys > 0 ? (int)sys : 1;
+  for (cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    long core, pkg = 0, key;
+    if (!CPU_ISSET(cpu, &set)) continue;
+    ++ncpu_set;
+    snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+    if (read_int_file(path, &core) != 0) {
+      nkeys = -1;
+      continue;
+    }
+    snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
+             cpu);
+    (void)read_int_file(path, &pkg);
+    if (nkeys < 0) continue;
+    key = pkg * 1000003L + core;
+    for (i = 0; i < nkeys && keys[i] != key; ++i) {
+    }
+    if (i == nkeys && nkeys < (int)(sizeof(keys) / sizeof(keys[0]))) keys[nkeys++] = key;
+  }
+  if (nkeys > 0) return nkeys;
+  if (ncpu_set > 0) return ncpu_set;
+  return sys > 0 ? (int)sys : 1;
+}
