@@ -13,6 +13,10 @@ MR_SRCS := $(sort $(wildcard microruntime/src/*.c))
 # The dlopen-free static library leaves out the shared-library loader.
 MR_NODL_SRCS := $(filter-out microruntime/src/module_dso.c,$(MR_SRCS))
 CTESTS := $(patsubst tests/c/%.c,%,$(sort $(wildcard tests/c/test_*.c)))
+# Hand-written ABI kernels that the module tests dlopen.
+FIXTURES := $(patsubst tests/c/fixtures/%.c,build/tests/fixtures/%.so,$(sort $(wildcard tests/c/fixtures/*.c)))
+# Only MR_DLL symbols leave the shared library.
+MR_VIS := -fvisibility=hidden
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all runtime venv test ctest pytest test-asan ctest-asan ctest-valgrind lint size \
@@ -25,15 +29,15 @@ runtime: build/libmicroruntime.a build/libmicroruntime_nodl.a build/libmicrorunt
 
 build/obj/%.o: microruntime/src/%.c $(wildcard microruntime/include/microruntime/*.h microruntime/src/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) -fPIC $(INC) -c $< -o $@
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(MR_VIS) -fPIC $(INC) -c $< -o $@
 
 build/obj_nodl/%.o: microruntime/src/%.c $(wildcard microruntime/include/microruntime/*.h microruntime/src/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) -DMR_NO_DLOPEN $(INC) -c $< -o $@
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(MR_VIS) -DMR_NO_DLOPEN $(INC) -c $< -o $@
 
 build/obj_asan/%.o: microruntime/src/%.c $(wildcard microruntime/include/microruntime/*.h microruntime/src/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) -fPIC $(INC) -c $< -o $@
+	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(MR_VIS) -fPIC $(INC) -c $< -o $@
 
 build/libmicroruntime.a: $(patsubst microruntime/src/%.c,build/obj/%.o,$(MR_SRCS))
 	@rm -f $@; ar rcs $@ $^
@@ -56,14 +60,18 @@ build/tests_asan/%: tests/c/%.c tests/c/check.h build/libmicroruntime_asan.a
 	@mkdir -p $(@D)
 	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Itests/c $< build/libmicroruntime_asan.a -o $@ -rdynamic -ldl -lpthread -lm
 
-ctest: $(addprefix build/tests/,$(CTESTS))
+build/tests/fixtures/%.so: tests/c/fixtures/%.c $(wildcard microruntime/include/microruntime/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) -O2 -shared -fPIC $(INC) $< -o $@
+
+ctest: $(addprefix build/tests/,$(CTESTS)) $(FIXTURES)
 	@set -e; for t in $(CTESTS); do echo "== $$t"; build/tests/$$t; done
 
-ctest-asan: $(addprefix build/tests_asan/,$(CTESTS))
+ctest-asan: $(addprefix build/tests_asan/,$(CTESTS)) $(FIXTURES)
 	@set -e; for t in $(CTESTS); do echo "== $$t (asan+ubsan)"; \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/tests_asan/$$t; done
 
-ctest-valgrind: $(addprefix build/tests/,$(CTESTS))
+ctest-valgrind: $(addprefix build/tests/,$(CTESTS)) $(FIXTURES)
 	@set -e; for t in $(CTESTS); do echo "== $$t (valgrind)"; \
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect build/tests/$$t; done
 
@@ -94,12 +102,14 @@ lint: venv
 size:
 	@rm -rf build/size; mkdir -p build/size
 	@for f in $(MR_NODL_SRCS); do \
-	  $(CC) $(CWARN) $(CDEFS) -Os -DMR_NO_DLOPEN -ffunction-sections -fdata-sections $(INC) \
+	  $(CC) $(CWARN) $(CDEFS) -Os -DMR_NO_DLOPEN -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables $(INC) \
 	    -c $$f -o build/size/$$(basename $$f .c).o || exit 1; done
 	@ar rcs build/size/libmicroruntime_core.a build/size/*.o
 	@strip --strip-unneeded build/size/libmicroruntime_core.a
 	@size -t build/size/libmicroruntime_core.a | tail -1 | \
-	  awk '{printf "microruntime core (static, -Os, stripped): text %d bytes (%.1f KB); goal <= 24 KB\n", $$1, $$1/1024}'
+	  awk '{printf "microruntime core (static, -Os, no unwind tables, stripped): text %d bytes (%.1f KB); goal <= 24 KB\n", $$1, $$1/1024}'
+	@size -A build/size/*.o | awk '$$1 ~ /^\.text/ {c+=$$2} $$1 ~ /^\.rodata/ {r+=$$2} $$1 ~ /^\.eh_frame/ {e+=$$2} \
+	  END {printf "  of which: code %d, read-only data (messages) %d, unwind tables (.eh_frame) %d\n", c, r, e}'
 
 # Interop with Apache TVM 0.27 (large download; not part of `make test`).
 test-interop: venv

@@ -15,6 +15,7 @@
 #define MR_MAX_SYSLIB_SYMBOLS 65536
 #define MR_MAX_CONTEXT_SYMBOLS 64
 #define MR_MAX_MODULE_LOADERS 64
+#define MR_MAX_MODULE_KIND 64
 #define MR_MAX_DEVICE_TYPES 32
 #define MR_MAX_DEVICE_IDS 16
 /* Library blobs (__tvm_ffi__library_bin). */

@@ -46,7 +46,7 @@ static int read_int_file(const char* path, long* out) {
 
 /* Counts unique (package, core) pairs among the CPUs this process may run on. */
 int mr_physical_cores(void) {
-  static long keys[MR_MAX_THREADS * 4];
+  long keys[MR_MAX_THREADS * 4];
   int nkeys = 0, cpu, i, ncpu_set = 0;
   cpu_set_t set;
   char path[128];

@@ -161,6 +161,15 @@ MR_DLL int mr_module_implements(TVMFFIObject* module, const char* name, int quer
 /* Name of the function __tvm_ffi_main forwards to is not recoverable from a
  * .so; the entry function is get_function("main"). */
 
+/* A module of another kind, whose functions come from `get_function`
+ * (*out_func a new reference, or NULL when it has no such function). `deleter`
+ * (may be NULL) releases `self` when the module is freed. Functions returned
+ * by get_function are not cached by the module. */
+typedef int (*mr_module_get_function_t)(void* self, const char* name, TVMFFIObject** out_func);
+MR_DLL int mr_module_create(const char* type_key, void* self,
+                            mr_module_get_function_t get_function, void (*deleter)(void* self),
+                            TVMFFIObject** out_module);
+
 /* Kinds of module other than libraries ("GraphExecutorFactory", device code, ...)
  * are created from a payload by a loader registered under their kind. */
 typedef int (*mr_module_loader_t)(const char* data, size_t size, TVMFFIObject** out_module);

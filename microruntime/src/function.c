@@ -1,0 +1,70 @@
+/* Function objects (type 68): a TVMFFIFunctionCell whose safe_call receives
+ * the Function itself, forwarding to the user's callback with its `self`. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+typedef struct {
+  TVMFFIObject header;
+  TVMFFIFunctionCell cell;
+  TVMFFISafeCallType call;
+  void* self;
+  void (*self_deleter)(void* self);
+} mr_function_obj_t;
+
+static int function_trampoline(void* handle, const TVMFFIAny* args, int32_t num_args,
+                               TVMFFIAny* result) {
+  mr_function_obj_t* f = (mr_function_obj_t*)handle;
+  return f->call(f->self, args, num_args, result);
+}
+
+static void function_deleter(void* obj, int flags) {
+  mr_function_obj_t* f = (mr_function_obj_t*)obj;
+  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && f->self_deleter) {
+    f->self_deleter(f->self);
+    f->self_deleter = NULL;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(obj);
+}
+
+int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*deleter)(void*),
+                               TVMFFIObject** out_func) {
+  mr_function_obj_t* f;
+  if (!call) return mr_error_set("ValueError", "function callback is NULL");
+  f = (mr_function_obj_t*)malloc(sizeof(*f));
+  if (!f) return mr_error_oom("a Function");
+  mr_object_init(&f->header, kTVMFFIFunction, function_deleter);
+  f->cell.safe_call = function_trampoline;
+  f->cell.cpp_call = NULL;
+  f->call = call;
+  f->self = self;
+  f->self_deleter = deleter;
+  *out_func = &f->header;
+  return 0;
+}
+
+int TVMFFIFunctionCreate(void* self, TVMFFISafeCallType safe_call, void (*deleter)(void* self),
+                         TVMFFIObjectHandle* out) {
+  TVMFFIObject* f = NULL;
+  if (mr_function_create_closure(self, safe_call, deleter, &f) != 0) return -1;
+  *out = f;
+  return 0;
+}
+
+int mr_function_from_symbol(TVMFFISafeCallType symbol, TVMFFIObject** out_func) {
+  return mr_function_create_closure(NULL, symbol, NULL, out_func);
+}
+
+int TVMFFIFunctionCall(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
+                       TVMFFIAny* result) {
+  TVMFFIObject* obj = (TVMFFIObject*)func;
+  const TVMFFIFunctionCell* cell;
+  if (!obj || obj->type_index != kTVMFFIFunction)
+    return mr_error_set("TypeError", "called object is not a Function");
+  cell = (const TVMFFIFunctionCell*)(obj + 1);
+  return cell->safe_call(func, args, num_args, result);
+}
+
+int mr_function_call(TVMFFIObject* func, TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  return TVMFFIFunctionCall(func, args, num_args, result);
+}

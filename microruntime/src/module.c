@@ -1,0 +1,375 @@
+/* Module objects (type 73): library modules (symbol lookup), loader-made
+ * modules (a get_function callback), imports, the function cache, module
+ * loaders by kind, and the environment services kernels call
+ * (TVMFFIEnvModLookupFromImports, TVMFFIHandleInitOnce). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "module.h"
+
+static mr_mutex_t g_module_mutex = MR_MUTEX_INIT;
+
+static char* dup_str(const char* s) {
+  size_t n = strlen(s);
+  char* d = (char*)malloc(n + 1);
+  if (d) memcpy(d, s, n + 1);
+  return d;
+}
+
+static void module_deleter(void* obj, int flags) {
+  mr_module_obj_t* m = (mr_module_obj_t*)obj;
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    int64_t i;
+    size_t j;
+    for (i = 0; i < m->num_imports; ++i) mr_object_release(m->imports[i]);
+    for (j = 0; j < m->cache_count; ++j) {
+      mr_object_release(m->cache[j].func);
+      free(m->cache[j].name);
+    }
+    if (m->self_deleter) m->self_deleter(m->self);
+    free(m->imports);
+    free(m->cache);
+    free(m->type_key);
+    free(m->prefix);
+    m->imports = NULL;
+    m->cache = NULL;
+    m->num_imports = 0;
+    m->cache_count = 0;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(obj);
+}
+
+static int module_alloc(const char* type_key, mr_module_obj_t** out) {
+  mr_module_obj_t* m = (mr_module_obj_t*)calloc(1, sizeof(*m));
+  if (!m) return mr_error_oom("a Module");
+  m->type_key = dup_str(type_key);
+  if (!m->type_key) {
+    free(m);
+    return mr_error_oom("a Module");
+  }
+  mr_object_init(&m->header, kTVMFFIModule, module_deleter);
+  *out = m;
+  return 0;
+}
+
+int mr_module_create(const char* type_key, void* self, mr_module_get_function_t get_function,
+                     void (*deleter)(void* self), TVMFFIObject** out_module) {
+  mr_module_obj_t* m;
+  if (!type_key || !get_function)
+    return mr_error_set("ValueError", "module type key and get_function are required");
+  if (module_alloc(type_key, &m) != 0) return -1;
+  m->self = self;
+  m->get_function = get_function;
+  m->self_deleter = deleter;
+  *out_module = &m->header;
+  return 0;
+}
+
+int mr_module_library_new(void* handle, mr_symbol_lookup_t lookup, const char* prefix,
+                          TVMFFIObject** out_module) {
+  mr_module_obj_t* m;
+  if (module_alloc("library", &m) != 0) return -1;
+  m->lib_handle = handle;
+  m->lookup = lookup;
+  m->prefix = dup_str(prefix ? prefix : "");
+  if (!m->prefix) {
+    mr_object_release(&m->header);
+    return mr_error_oom("a Module");
+  }
+  *out_module = &m->header;
+  return 0;
+}
+
+void* mr_module_library_symbol(TVMFFIObject* module, const char* symbol) {
+  mr_module_obj_t* m = mr_module_cast(module);
+  char buf[2 * MR_MAX_NAME];
+  void* p;
+  if (!m || !m->lookup) return NULL;
+  if (m->prefix[0] && snprintf(buf, sizeof(buf), "%s%s", m->prefix, symbol) < (int)sizeof(buf)) {
+    p = m->lookup(m->lib_handle, buf);
+    if (p) return p;
+  }
+  return m->lookup(m->lib_handle, symbol);
+}
+
+/* Caller holds the module mutex. */
+static TVMFFIObject* cache_find(mr_module_obj_t* m, const char* name, int from_env) {
+  size_t i;
+  for (i = 0; i < m->cache_count; ++i)
+    if (m->cache[i].from_env == from_env && strcmp(m->cache[i].name, name) == 0)
+      return m->cache[i].func;
+  return NULL;
+}
+
+/* Adds `func` (borrowed) to the cache; returns the cached function (which may
+ * be another thread's) or NULL when out of memory. */
+static TVMFFIObject* cache_insert(mr_module_obj_t* m, const char* name, TVMFFIObject* func,
+                                  int from_env) {
+  TVMFFIObject* hit;
+  char* copy;
+  mr_mutex_lock(&g_module_mutex);
+  hit = cache_find(m, name, from_env);
+  if (hit) goto done;
+  if (m->cache_count == m->cache_cap) {
+    size_t cap = m->cache_cap ? m->cache_cap * 2 : 8;
+    mr_module_cache_entry_t* grown =
+        (mr_module_cache_entry_t*)realloc(m->cache, cap * sizeof(*grown));
+    if (!grown) goto done;
+    m->cache = grown;
+    m->cache_cap = cap;
+  }
+  copy = dup_str(name);
+  if (!copy) goto done;
+  mr_object_retain(func);
+  m->cache[m->cache_count].name = copy;
+  m->cache[m->cache_count].func = func;
+  m->cache[m->cache_count].from_env = from_env;
+  ++m->cache_count;
+  hit = func;
+done:
+  mr_mutex_unlock(&g_module_mutex);
+  return hit;
+}
+
+static void* library_function_symbol(mr_module_obj_t* m, const char* name) {
+  char buf[2 * MR_MAX_NAME];
+  void* p = NULL;
+  if (m->prefix[0] &&
+      snprintf(buf, sizeof(buf), "__tvm_ffi_%s%s", m->prefix, name) < (int)sizeof(buf))
+    p = m->lookup(m->lib_handle, buf);
+  if (!p && snprintf(buf, sizeof(buf), "__tvm_ffi_%s", name) < (int)sizeof(buf))
+    p = m->lookup(m->lib_handle, buf);
+  return p;
+}
+
+/* *out is a new reference or NULL. */
+static int own_function(mr_module_obj_t* m, const char* name, TVMFFIObject** out) {
+  TVMFFIObject *f = NULL, *cached;
+  TVMFFISafeCallType fn;
+  void* sym;
+  if (!m->lookup) {
+    if (m->get_function(m->self, name, &f) != 0) return -1;
+    *out = f;
+    return 0;
+  }
+  mr_mutex_lock(&g_module_mutex);
+  cached = cache_find(m, name, 0);
+  if (cached) mr_object_retain(cached);
+  mr_mutex_unlock(&g_module_mutex);
+  if (cached) {
+    *out = cached;
+    return 0;
+  }
+  sym = library_function_symbol(m, name);
+  if (!sym) {
+    *out = NULL;
+    return 0;
+  }
+  memcpy(&fn, &sym, sizeof(fn));
+  if (mr_function_from_symbol(fn, &f) != 0) return -1;
+  cached = cache_insert(m, name, f, 0);
+  if (cached && cached != f) {
+    mr_object_retain(cached);
+    mr_object_release(f);
+    f = cached;
+  }
+  *out = f;
+  return 0;
+}
+
+static int get_function(mr_module_obj_t* m, const char* name, int query_imports,
+                        TVMFFIObject** out) {
+  TVMFFIObject* f = NULL;
+  int64_t i;
+  if (own_function(m, name, &f) != 0) return -1;
+  /* Imports are added while a module is assembled, before lookups start. */
+  for (i = 0; !f && query_imports && i < m->num_imports; ++i)
+    if (get_function((mr_module_obj_t*)m->imports[i], name, 1, &f) != 0) return -1;
+  *out = f;
+  return 0;
+}
+
+int mr_module_get_function(TVMFFIObject* module, const char* name, int query_imports,
+                           TVMFFIObject** out_func) {
+  mr_module_obj_t* m = mr_module_cast(module);
+  if (!m) return mr_error_set("TypeError", "get_function: not a Module");
+  if (!name) return mr_error_set("ValueError", "get_function: name is NULL");
+  if (strlen(name) >= MR_MAX_NAME)
+    return mr_error_setf("ValueError", "function name longer than %d bytes", MR_MAX_NAME - 1);
+  return get_function(m, name, query_imports, out_func);
+}
+
+int mr_module_implements(TVMFFIObject* module, const char* name, int query_imports) {
+  TVMFFIObject* f = NULL;
+  if (mr_module_get_function(module, name, query_imports, &f) != 0) {
+    mr_error_clear();
+    return 0;
+  }
+  mr_object_release(f);
+  return f != NULL;
+}
+
+static int reaches(mr_module_obj_t* from, mr_module_obj_t* target, int depth) {
+  int64_t i;
+  if (from == target) return 1;
+  if (depth > MR_MAX_BLOB_MODULES) return 1;
+  for (i = 0; i < from->num_imports; ++i)
+    if (reaches((mr_module_obj_t*)from->imports[i], target, depth + 1)) return 1;
+  return 0;
+}
+
+int mr_module_import(TVMFFIObject* module, TVMFFIObject* imported) {
+  mr_module_obj_t *m = mr_module_cast(module), *im = mr_module_cast(imported);
+  int status = 0;
+  if (!m || !im) return mr_error_set("TypeError", "import: not a Module");
+  mr_mutex_lock(&g_module_mutex);
+  if (reaches(im, m, 0)) {
+    status = mr_error_set("ValueError", "import would create a cycle of modules");
+  } else if (m->num_imports == m->cap_imports) {
+    int64_t cap = m->cap_imports ? m->cap_imports * 2 : 4;
+    TVMFFIObject** grown = (TVMFFIObject**)realloc(m->imports, (size_t)cap * sizeof(*grown));
+    if (!grown)
+      status = mr_error_oom("module imports");
+    else {
+      m->imports = grown;
+      m->cap_imports = cap;
+    }
+  }
+  if (status == 0) {
+    mr_object_retain(imported);
+    m->imports[m->num_imports++] = imported;
+  }
+  mr_mutex_unlock(&g_module_mutex);
+  return status;
+}
+
+const char* mr_module_type_key(TVMFFIObject* module) {
+  mr_module_obj_t* m = mr_module_cast(module);
+  return m ? m->type_key : NULL;
+}
+
+int64_t mr_module_num_imports(TVMFFIObject* module) {
+  mr_module_obj_t* m = mr_module_cast(module);
+  return m ? m->num_imports : 0;
+}
+
+TVMFFIObject* mr_module_import_at(TVMFFIObject* module, int64_t index) {
+  mr_module_obj_t* m = mr_module_cast(module);
+  if (!m || index < 0 || index >= m->num_imports) return NULL;
+  return m->imports[index];
+}
+
+/* ---- loaders by kind ---- */
+static struct {
+  char kind[MR_MAX_MODULE_KIND];
+  mr_module_loader_t loader;
+} g_loaders[MR_MAX_MODULE_LOADERS];
+static int g_num_loaders;
+
+int mr_module_loader_register(const char* kind, mr_module_loader_t loader) {
+  int i, status = 0;
+  if (!kind || !loader || strlen(kind) >= MR_MAX_MODULE_KIND)
+    return mr_error_set("ValueError", "loader kind or function invalid");
+  mr_mutex_lock(&g_module_mutex);
+  for (i = 0; i < g_num_loaders && strcmp(g_loaders[i].kind, kind) != 0; ++i) {
+  }
+  if (i == MR_MAX_MODULE_LOADERS) {
+    status = mr_error_set("RuntimeError", "too many module loaders");
+  } else {
+    strcpy(g_loaders[i].kind, kind);
+    g_loaders[i].loader = loader;
+    if (i == g_num_loaders) ++g_num_loaders;
+  }
+  mr_mutex_unlock(&g_module_mutex);
+  return status;
+}
+
+int mr_module_load_from_bytes(const char* kind, const char* data, size_t size,
+                              TVMFFIObject** out_module) {
+  mr_module_loader_t loader = NULL;
+  char name[MR_MAX_NAME + 32];
+  TVMFFIObject *f = NULL, *bytes = NULL;
+  TVMFFIAny arg, result;
+  int i, status;
+  mr_mutex_lock(&g_module_mutex);
+  for (i = 0; i < g_num_loaders; ++i)
+    if (strcmp(g_loaders[i].kind, kind) == 0) loader = g_loaders[i].loader;
+  mr_mutex_unlock(&g_module_mutex);
+  if (loader) return loader(data, size, out_module);
+  /* A loader may also be a global function, as in TVM. */
+  snprintf(name, sizeof(name), "ffi.Module.load_from_bytes.%s", kind);
+  if (mr_registry_get(name, &f) != 0)
+    return mr_error_setf("RuntimeError",
+                         "no loader registered for module kind '%s' (register one with "
+                         "mr_module_loader_register or the global '%s')",
+                         kind, name);
+  memset(&result, 0, sizeof(result));
+  status = mr_bytes_create(data, size, &bytes);
+  if (status == 0) {
+    mr_any_set_object(&arg, bytes);
+    status = mr_function_call(f, &arg, 1, &result);
+  }
+  if (status == 0 && result.type_index != kTVMFFIModule) {
+    status = mr_error_setf("TypeError", "loader '%s' did not return a Module", name);
+    mr_any_clear(&result);
+  }
+  if (status == 0) *out_module = result.v_obj;
+  mr_object_release(bytes);
+  mr_object_release(f);
+  return status;
+}
+
+/* ---- services for generated code ---- */
+int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* func_name,
+                                  TVMFFIObjectHandle* out) {
+  mr_module_obj_t* m = mr_module_cast((TVMFFIObject*)library_ctx);
+  TVMFFIObject *f = NULL, *cached;
+  int64_t i;
+  if (!m) return mr_error_set("RuntimeError", "library context is not a Module");
+  if (!func_name || strlen(func_name) >= MR_MAX_NAME)
+    return mr_error_set("ValueError", "function name is NULL or too long");
+  mr_mutex_lock(&g_module_mutex);
+  cached = cache_find(m, func_name, 1);
+  mr_mutex_unlock(&g_module_mutex);
+  if (cached) {
+    *out = cached;
+    return 0;
+  }
+  for (i = 0; !f && i < m->num_imports; ++i)
+    if (get_function((mr_module_obj_t*)m->imports[i], func_name, 1, &f) != 0) return -1;
+  if (!f && mr_registry_get(func_name, &f) != 0)
+    return mr_error_setf("RuntimeError",
+                         "cannot find function '%s' in the imported modules or global registry",
+                         func_name);
+  cached = cache_insert(m, func_name, f, 1);
+  mr_object_release(f);
+  if (!cached) return mr_error_oom("the module function cache");
+  *out = cached;
+  return 0;
+}
+
+static pthread_mutex_t g_init_once_mutex;
+static pthread_once_t g_init_once_mutex_once = PTHREAD_ONCE_INIT;
+
+static void init_once_mutex(void) {
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&g_init_once_mutex, &attr);
+  pthread_mutexattr_destroy(&attr);
+}
+
+int TVMFFIHandleInitOnce(void** handle_addr, int (*init)(void** result)) {
+  int status = 0;
+  void* result = NULL;
+  if (!handle_addr || !init) return mr_error_set("ValueError", "HandleInitOnce: NULL argument");
+  pthread_once(&g_init_once_mutex_once, init_once_mutex);
+  pthread_mutex_lock(&g_init_once_mutex);
+  if (*handle_addr == NULL) {
+    status = init(&result);
+    if (status == 0) *handle_addr = result;
+  }
+  pthread_mutex_unlock(&g_init_once_mutex);
+  return status;
+}

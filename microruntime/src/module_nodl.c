@@ -1,0 +1,13 @@
+/* mr_module_load for builds without dynamic loading (MR_NO_DLOPEN), where
+ * module_dso.c is left out. Empty otherwise. */
+#include "internal.h"
+
+#ifdef MR_NO_DLOPEN
+int mr_module_load(const char* path, TVMFFIObject** out_module) {
+  (void)out_module;
+  return mr_error_setf("RuntimeError", "cannot load '%s': runtime built without dynamic loading",
+                       path ? path : "(null)");
+}
+#else
+typedef int mr_module_nodl_unused_t;
+#endif

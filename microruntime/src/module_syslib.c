@@ -1,0 +1,114 @@
+/* The system library: a process-wide symbol table filled by
+ * TVMFFIEnvModRegisterSystemLibSymbol (usually from static constructors of
+ * linked kernels), and one library Module per prefix over it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "module.h"
+
+typedef struct {
+  char* name;
+  void* symbol;
+} mr_syslib_symbol_t;
+
+static mr_mutex_t g_syslib_mutex = MR_MUTEX_INIT;
+static mr_syslib_symbol_t* g_symbols;
+static size_t g_num_symbols, g_cap_symbols;
+
+static struct {
+  char* prefix;
+  TVMFFIObject* module;
+} g_syslibs[16];
+static int g_num_syslibs;
+
+int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol) {
+  size_t i, n;
+  char* copy;
+  int status = 0;
+  if (!name || (n = strlen(name)) >= MR_MAX_NAME)
+    return mr_error_set("ValueError", "system library symbol name is NULL or too long");
+  mr_mutex_lock(&g_syslib_mutex);
+  for (i = 0; i < g_num_symbols && strcmp(g_symbols[i].name, name) != 0; ++i) {
+  }
+  if (i < g_num_symbols) {
+    g_symbols[i].symbol = symbol;
+    goto done;
+  }
+  if (g_num_symbols >= MR_MAX_SYSLIB_SYMBOLS) {
+    status = mr_error_set("RuntimeError", "too many system library symbols");
+    goto done;
+  }
+  if (g_num_symbols == g_cap_symbols) {
+    size_t cap = g_cap_symbols ? g_cap_symbols * 2 : 64;
+    mr_syslib_symbol_t* grown = (mr_syslib_symbol_t*)realloc(g_symbols, cap * sizeof(*grown));
+    if (!grown) {
+      status = mr_error_oom("the system library table");
+      goto done;
+    }
+    g_symbols = grown;
+    g_cap_symbols = cap;
+  }
+  copy = (char*)malloc(n + 1);
+  if (!copy) {
+    status = mr_error_oom("the system library table");
+    goto done;
+  }
+  memcpy(copy, name, n + 1);
+  g_symbols[g_num_symbols].name = copy;
+  g_symbols[g_num_symbols].symbol = symbol;
+  ++g_num_symbols;
+done:
+  mr_mutex_unlock(&g_syslib_mutex);
+  return status;
+}
+
+void* mr_syslib_lookup(void* handle, const char* symbol) {
+  void* p = NULL;
+  size_t i;
+  (void)handle;
+  mr_mutex_lock(&g_syslib_mutex);
+  for (i = 0; i < g_num_symbols; ++i)
+    if (strcmp(g_symbols[i].name, symbol) == 0) {
+      p = g_symbols[i].symbol;
+      break;
+    }
+  mr_mutex_unlock(&g_syslib_mutex);
+  return p;
+}
+
+static mr_mutex_t g_syslib_create_mutex = MR_MUTEX_INIT;
+
+int mr_module_system_lib(const char* prefix, TVMFFIObject** out_module) {
+  TVMFFIObject* mod = NULL;
+  char* copy;
+  int i, status = 0;
+  if (!prefix) prefix = "";
+  if (strlen(prefix) >= MR_MAX_NAME) return mr_error_set("ValueError", "prefix too long");
+  mr_mutex_lock(&g_syslib_create_mutex);
+  for (i = 0; i < g_num_syslibs; ++i)
+    if (strcmp(g_syslibs[i].prefix, prefix) == 0) mod = g_syslibs[i].module;
+  if (!mod) {
+    if (g_num_syslibs == (int)(sizeof(g_syslibs) / sizeof(g_syslibs[0]))) {
+      status = mr_error_set("RuntimeError", "too many system library prefixes");
+    } else if (!(copy = (char*)malloc(strlen(prefix) + 1))) {
+      status = mr_error_oom("a system library");
+    } else {
+      status = mr_module_library_create(NULL, mr_syslib_lookup, prefix, 0, "system library",
+                                        &mod);
+      if (status == 0) {
+        strcpy(copy, prefix);
+        g_syslibs[g_num_syslibs].prefix = copy;
+        g_syslibs[g_num_syslibs].module = mod; /* the table keeps this reference */
+        ++g_num_syslibs;
+      } else {
+        free(copy);
+      }
+    }
+  }
+  if (status == 0) {
+    mr_object_retain(mod);
+    *out_module = mod;
+  }
+  mr_mutex_unlock(&g_syslib_create_mutex);
+  return status;
+}

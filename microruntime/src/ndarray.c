@@ -1,0 +1,324 @@
+/* Tensors (type 70): the 24-byte object header followed by a DLTensor, with
+ * shape and strides stored inline. Data is owned (device allocation), borrowed
+ * from a base tensor (views), or owned through a DLPack managed tensor. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum { MR_TENSOR_OWNED, MR_TENSOR_VIEW, MR_TENSOR_DLPACK, MR_TENSOR_DLPACK_VERSIONED };
+
+typedef struct {
+  TVMFFIObject header;
+  DLTensor dl; /* at offset 24 */
+  int kind;
+  void* owner; /* base Tensor object (view) or managed tensor (DLPack) */
+} mr_tensor_obj_t;
+
+int mr_shape_numel(int32_t ndim, const int64_t* shape, uint64_t* out_numel) {
+  uint64_t n = 1;
+  int32_t i;
+  for (i = 0; i < ndim; ++i) {
+    if (shape[i] < 0 || mr_mul_overflow_u64(n, (uint64_t)shape[i], &n)) return -1;
+  }
+  *out_numel = n;
+  return 0;
+}
+
+size_t mr_tensor_nbytes(const DLTensor* t) {
+  uint64_t n, bytes;
+  if (mr_shape_numel(t->ndim, t->shape, &n) != 0) return 0;
+  if (mr_mul_overflow_u64(n, mr_dtype_bytes(t->dtype), &bytes) || bytes > SIZE_MAX) return 0;
+  return (size_t)bytes;
+}
+
+int mr_tensor_is_compact(const DLTensor* t) {
+  int64_t expected = 1;
+  int32_t i;
+  if (!t->strides) return 1;
+  for (i = t->ndim - 1; i >= 0; --i) {
+    if (t->shape[i] != 1 && t->strides[i] != expected) return 0;
+    expected *= t->shape[i];
+  }
+  return 1;
+}
+
+static void tensor_deleter(void* self, int flags) {
+  mr_tensor_obj_t* t = (mr_tensor_obj_t*)self;
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    switch (t->kind) {
+      case MR_TENSOR_OWNED: {
+        const mr_device_api_t* api = mr_device_api_get(t->dl.device.device_type);
+        if (api && t->dl.data) (void)api->free_data(t->dl.device, t->dl.data);
+        break;
+      }
+      case MR_TENSOR_VIEW:
+        mr_object_release((TVMFFIObject*)t->owner);
+        break;
+      case MR_TENSOR_DLPACK: {
+        DLManagedTensor* m = (DLManagedTensor*)t->owner;
+        if (m->deleter) m->deleter(m);
+        break;
+      }
+      default: {
+        DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)t->owner;
+        if (m->deleter) m->deleter(m);
+        break;
+      }
+    }
+    t->owner = NULL;
+    t->dl.data = NULL;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+/* Allocates the object with inline compact shape/strides; data left NULL. */
+static int tensor_alloc(int32_t ndim, const int64_t* shape, DLDataType dtype, DLDevice dev,
+                        mr_tensor_obj_t** out) {
+  mr_tensor_obj_t* t;
+  int64_t *s, stride = 1;
+  uint64_t numel;
+  int32_t i;
+  if (ndim < 0 || ndim > MR_MAX_NDIM)
+    return mr_error_setf("ValueError", "ndim %d out of range [0, %d]", (int)ndim, MR_MAX_NDIM);
+  if (ndim && !shape) return mr_error_set("ValueError", "shape is NULL");
+  if (mr_shape_numel(ndim, shape, &numel) != 0)
+    return mr_error_set("ValueError", "shape has a negative dimension or too many elements");
+  if (dtype.lanes == 0 || dtype.bits == 0)
+    return mr_error_set("ValueError", "dtype has zero bits or zero lanes");
+  t = (mr_tensor_obj_t*)calloc(1, sizeof(*t) + 2 * (size_t)ndim * sizeof(int64_t));
+  if (!t) return mr_error_oom("a Tensor");
+  mr_object_init(&t->header, kTVMFFITensor, tensor_deleter);
+  s = (int64_t*)(t + 1);
+  for (i = ndim - 1; i >= 0; --i) {
+    s[i] = shape[i];
+    s[ndim + i] = stride;
+    stride *= shape[i];
+  }
+  t->dl.device = dev;
+  t->dl.ndim = ndim;
+  t->dl.dtype = dtype;
+  t->dl.shape = ndim ? s : NULL;
+  t->dl.strides = ndim ? s + ndim : NULL;
+  t->dl.byte_offset = 0;
+  *out = t;
+  return 0;
+}
+
+int mr_tensor_create(int32_t ndim, const int64_t* shape, DLDataType dtype, DLDevice dev,
+                     TVMFFIObject** out_tensor) {
+  const mr_device_api_t* api;
+  mr_tensor_obj_t* t;
+  uint64_t numel = 0, nbytes = 0;
+  void* data = NULL;
+  if (tensor_alloc(ndim, shape, dtype, dev, &t) != 0) return -1;
+  api = mr_device_api_get(dev.device_type);
+  if (!api) goto fail;
+  (void)mr_shape_numel(ndim, shape, &numel);
+  if (mr_mul_overflow_u64(numel, mr_dtype_bytes(dtype), &nbytes) || nbytes > SIZE_MAX) {
+    mr_error_set("ValueError", "tensor too large");
+    goto fail;
+  }
+  if (api->alloc_data(dev, (size_t)nbytes, MR_DATA_ALIGNMENT, dtype, &data) != 0) goto fail;
+  t->dl.data = data;
+  t->kind = MR_TENSOR_OWNED;
+  *out_tensor = &t->header;
+  return 0;
+fail:
+  free(t);
+  return -1;
+}
+
+DLTensor* mr_tensor_dl(TVMFFIObject* tensor) {
+  if (!tensor || tensor->type_index != kTVMFFITensor) return NULL;
+  return (DLTensor*)((char*)tensor + sizeof(TVMFFIObject));
+}
+
+static int device_has_pointer_arithmetic(int32_t device_type) {
+  return device_type == kDLCPU || device_type == kDLCUDA || device_type == kDLCUDAHost ||
+         device_type == kDLCUDAManaged || device_type == kDLROCM || device_type == kDLROCMHost;
+}
+
+int mr_tensor_view(TVMFFIObject* base, int32_t ndim, const int64_t* shape, DLDataType dtype,
+                   uint64_t byte_offset, TVMFFIObject** out_tensor) {
+  DLTensor* b = mr_tensor_dl(base);
+  mr_tensor_obj_t* t;
+  uint64_t need;
+  size_t base_bytes;
+  if (!b) return mr_error_set("TypeError", "view base is not a Tensor");
+  if (!mr_tensor_is_compact(b))
+    return mr_error_set("ValueError", "cannot create a view of a non-compact tensor");
+  if (tensor_alloc(ndim, shape, dtype, b->device, &t) != 0) return -1;
+  base_bytes = mr_tensor_nbytes(b);
+  if (mr_add_overflow_u64(mr_tensor_nbytes(&t->dl), byte_offset, &need) || need > base_bytes) {
+    mr_error_setf("ValueError",
+                  "view of %zu bytes at offset %llu does not fit in a base of %zu bytes",
+                  mr_tensor_nbytes(&t->dl), (unsigned long long)byte_offset, base_bytes);
+    free(t);
+    return -1;
+  }
+  if (device_has_pointer_arithmetic(b->device.device_type)) {
+    t->dl.data = (char*)b->data + b->byte_offset + byte_offset;
+  } else {
+    t->dl.data = b->data;
+    t->dl.byte_offset = b->byte_offset + byte_offset;
+  }
+  t->kind = MR_TENSOR_VIEW;
+  t->owner = base;
+  mr_object_retain(base);
+  *out_tensor = &t->header;
+  return 0;
+}
+
+/* ---- copies ---- */
+static int same_layout(const DLTensor* a, const DLTensor* b) {
+  int32_t i;
+  if (a->ndim != b->ndim || a->dtype.code != b->dtype.code || a->dtype.bits != b->dtype.bits ||
+      a->dtype.lanes != b->dtype.lanes)
+    return 0;
+  for (i = 0; i < a->ndim; ++i)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+int mr_tensor_copy(const DLTensor* from, DLTensor* to, void* stream) {
+  const mr_device_api_t* api;
+  DLDevice dev;
+  if (!from || !to) return mr_error_set("ValueError", "copy: tensor is NULL");
+  if (!same_layout(from, to))
+    return mr_error_set("ValueError", "copy: tensors differ in shape or dtype");
+  if (!mr_tensor_is_compact(from) || !mr_tensor_is_compact(to))
+    return mr_error_set("ValueError", "copy: only compact tensors can be copied");
+  if (mr_tensor_nbytes(from) == 0) return 0;
+  if (from->device.device_type != kDLCPU && to->device.device_type != kDLCPU &&
+      from->device.device_type != to->device.device_type)
+    return mr_error_setf("ValueError", "copy: cannot copy from %s to %s directly",
+                         mr_device_type_name(from->device.device_type),
+                         mr_device_type_name(to->device.device_type));
+  dev = from->device.device_type != kDLCPU ? from->device : to->device;
+  api = mr_device_api_get(dev.device_type);
+  if (!api) return -1;
+  return api->copy_data(from, to, dev, stream);
+}
+
+static void host_twin(const DLTensor* t, void* data, DLTensor* out) {
+  *out = *t;
+  out->data = data;
+  out->device.device_type = kDLCPU;
+  out->device.device_id = 0;
+  out->strides = NULL;
+  out->byte_offset = 0;
+}
+
+int mr_tensor_copy_from_bytes(DLTensor* to, const void* data, size_t nbytes) {
+  DLTensor host;
+  if (!to) return mr_error_set("ValueError", "copy: tensor is NULL");
+  if (nbytes != mr_tensor_nbytes(to))
+    return mr_error_setf("ValueError", "copy: tensor holds %zu bytes but %zu bytes were given",
+                         mr_tensor_nbytes(to), nbytes);
+  host_twin(to, (void*)data, &host);
+  return mr_tensor_copy(&host, to, NULL);
+}
+
+int mr_tensor_copy_to_bytes(const DLTensor* from, void* data, size_t nbytes) {
+  DLTensor host;
+  if (!from) return mr_error_set("ValueError", "copy: tensor is NULL");
+  if (nbytes != mr_tensor_nbytes(from))
+    return mr_error_setf("ValueError", "copy: tensor holds %zu bytes but the buffer has %zu",
+                         mr_tensor_nbytes(from), nbytes);
+  host_twin(from, data, &host);
+  return mr_tensor_copy(from, &host, NULL);
+}
+
+/* ---- DLPack import ---- */
+static int wrap_dltensor(const DLTensor* dl, int kind, void* owner, TVMFFIObject** out) {
+  mr_tensor_obj_t* t;
+  if (dl->ndim < 0 || dl->ndim > MR_MAX_NDIM)
+    return mr_error_setf("ValueError", "DLPack tensor ndim %d out of range [0, %d]",
+                         (int)dl->ndim, MR_MAX_NDIM);
+  if (dl->ndim && !dl->shape) return mr_error_set("ValueError", "DLPack tensor has no shape");
+  t = (mr_tensor_obj_t*)calloc(1, sizeof(*t));
+  if (!t) return mr_error_oom("a Tensor");
+  mr_object_init(&t->header, kTVMFFITensor, tensor_deleter);
+  t->dl = *dl;
+  t->kind = kind;
+  t->owner = owner;
+  *out = &t->header;
+  return 0;
+}
+
+int mr_tensor_from_dlpack(DLManagedTensor* managed, TVMFFIObject** out_tensor) {
+  if (!managed) return mr_error_set("ValueError", "DLPack tensor is NULL");
+  return wrap_dltensor(&managed->dl_tensor, MR_TENSOR_DLPACK, managed, out_tensor);
+}
+
+int mr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* managed,
+                                    TVMFFIObject** out_tensor) {
+  if (!managed) return mr_error_set("ValueError", "DLPack tensor is NULL");
+  if (managed->version.major != DLPACK_MAJOR_VERSION)
+    return mr_error_setf("ValueError", "DLPack major version %u is not supported (expected %d)",
+                         (unsigned)managed->version.major, DLPACK_MAJOR_VERSION);
+  return wrap_dltensor(&managed->dl_tensor, MR_TENSOR_DLPACK_VERSIONED, managed, out_tensor);
+}
+
+/* ---- DLPack export: the managed struct holds a reference to the tensor ---- */
+typedef struct {
+  DLManagedTensor managed;
+  int64_t strides[MR_MAX_NDIM];
+} mr_export_t;
+
+typedef struct {
+  DLManagedTensorVersioned managed;
+  int64_t strides[MR_MAX_NDIM];
+} mr_export_versioned_t;
+
+static void export_deleter(DLManagedTensor* self) {
+  mr_object_release((TVMFFIObject*)self->manager_ctx);
+  free(self);
+}
+
+static void export_versioned_deleter(DLManagedTensorVersioned* self) {
+  mr_object_release((TVMFFIObject*)self->manager_ctx);
+  free(self);
+}
+
+static void fill_export(TVMFFIObject* tensor, DLTensor* out, int64_t* strides) {
+  int32_t i;
+  int64_t s = 1;
+  *out = *mr_tensor_dl(tensor);
+  if (!out->strides && out->ndim > 0) {
+    for (i = out->ndim - 1; i >= 0; --i) {
+      strides[i] = s;
+      s *= out->shape[i];
+    }
+    out->strides = strides;
+  }
+  mr_object_retain(tensor);
+}
+
+int mr_tensor_to_dlpack(TVMFFIObject* tensor, DLManagedTensor** out_managed) {
+  mr_export_t* e;
+  if (!mr_tensor_dl(tensor)) return mr_error_set("TypeError", "to_dlpack: not a Tensor");
+  e = (mr_export_t*)calloc(1, sizeof(*e));
+  if (!e) return mr_error_oom("a DLPack tensor");
+  fill_export(tensor, &e->managed.dl_tensor, e->strides);
+  e->managed.manager_ctx = tensor;
+  e->managed.deleter = export_deleter;
+  *out_managed = &e->managed;
+  return 0;
+}
+
+int mr_tensor_to_dlpack_versioned(TVMFFIObject* tensor, DLManagedTensorVersioned** out_managed) {
+  mr_export_versioned_t* e;
+  if (!mr_tensor_dl(tensor)) return mr_error_set("TypeError", "to_dlpack: not a Tensor");
+  e = (mr_export_versioned_t*)calloc(1, sizeof(*e));
+  if (!e) return mr_error_oom("a DLPack tensor");
+  fill_export(tensor, &e->managed.dl_tensor, e->strides);
+  e->managed.version.major = DLPACK_MAJOR_VERSION;
+  e->managed.version.minor = DLPACK_MINOR_VERSION;
+  e->managed.manager_ctx = tensor;
+  e->managed.deleter = export_versioned_deleter;
+  e->managed.flags = 0;
+  *out_managed = &e->managed;
+  return 0;
+}

@@ -1,0 +1,181 @@
+/* TVMBackendParallelLaunch / TVMBackendParallelBarrier on a pthread pool,
+ * created on first use. N workers in all: the calling thread runs task 0 and
+ * N-1 pool threads run the others. N comes from MR_NUM_THREADS, else
+ * TVM_NUM_THREADS, else the number of physical cores. A launch from inside a
+ * task runs serially as one task. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct {
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;
+  int count;
+  unsigned generation;
+} mr_barrier_t;
+
+static struct {
+  pthread_mutex_t mutex;
+  pthread_cond_t work_cond, done_cond;
+  int num_threads;
+  unsigned long generation;
+  FTVMParallelLambda f;
+  void* cdata;
+  TVMParallelGroupEnv env;
+  mr_barrier_t barrier;
+  int pending;
+  int status, error_from_worker;
+  char error_kind[MR_MAX_ERROR_KIND];
+  char error_message[MR_MAX_ERROR_MESSAGE];
+} g_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, 0,
+            NULL, NULL, {NULL, 0},
+            {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0}, 0, 0, 0, {0}, {0}};
+
+static pthread_mutex_t g_launch_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t g_threads[MR_MAX_THREADS];
+static int g_shutdown;
+static pthread_once_t g_pool_once = PTHREAD_ONCE_INIT;
+static MR_THREAD_LOCAL int g_in_task;
+
+static int env_threads(const char* name) {
+  const char* v = getenv(name);
+  long n;
+  if (!v || !*v) return 0;
+  n = strtol(v, NULL, 10);
+  if (n <= 0) return 0;
+  return n > MR_MAX_THREADS ? MR_MAX_THREADS : (int)n;
+}
+
+/* Runs tasks first, first + N, ... of the current job. */
+static int run_tasks(int first, int num_workers) {
+  int t, status = 0;
+  g_in_task = 1;
+  for (t = first; t < g_pool.env.num_task && status == 0; t += num_workers)
+    status = g_pool.f(t, &g_pool.env, g_pool.cdata);
+  g_in_task = 0;
+  return status;
+}
+
+static void record_status(int status, int from_worker) {
+  if (status == 0 || g_pool.status != 0) return;
+  g_pool.status = status;
+  g_pool.error_from_worker = from_worker;
+  if (from_worker) {
+    strncpy(g_pool.error_kind, mr_last_error_kind(), sizeof(g_pool.error_kind) - 1);
+    strncpy(g_pool.error_message, mr_last_error(), sizeof(g_pool.error_message) - 1);
+  }
+}
+
+static void* worker_main(void* arg) {
+  int index = (int)(intptr_t)arg, status;
+  unsigned long seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&g_pool.mutex);
+    while (g_pool.generation == seen) pthread_cond_wait(&g_pool.work_cond, &g_pool.mutex);
+    seen = g_pool.generation;
+    pthread_mutex_unlock(&g_pool.mutex);
+    if (g_shutdown) return NULL;
+    status = run_tasks(index, g_pool.num_threads);
+    pthread_mutex_lock(&g_pool.mutex);
+    record_status(status, 1);
+    if (--g_pool.pending == 0) pthread_cond_signal(&g_pool.done_cond);
+    pthread_mutex_unlock(&g_pool.mutex);
+  }
+  return NULL;
+}
+
+/* At process exit the workers are woken and joined, so that no thread is
+ * left running inside the runtime while it is torn down. */
+static void pool_shutdown(void) {
+  int i;
+  /* exit() from inside a parallel task (launch in progress): leave the pool alone. */
+  if (pthread_mutex_trylock(&g_launch_mutex) != 0) return;
+  pthread_mutex_lock(&g_pool.mutex);
+  g_shutdown = 1;
+  ++g_pool.generation;
+  pthread_cond_broadcast(&g_pool.work_cond);
+  pthread_mutex_unlock(&g_pool.mutex);
+  for (i = 1; i < g_pool.num_threads; ++i)
+    if (!pthread_equal(g_threads[i], pthread_self())) pthread_join(g_threads[i], NULL);
+  g_pool.num_threads = 1;
+  pthread_mutex_unlock(&g_launch_mutex);
+}
+
+static void pool_init(void) {
+  int n = env_threads("MR_NUM_THREADS"), i;
+  if (n == 0) n = env_threads("TVM_NUM_THREADS");
+  if (n == 0) n = mr_physical_cores();
+  if (n > MR_MAX_THREADS) n = MR_MAX_THREADS;
+  for (i = 1; i < n; ++i)
+    if (pthread_create(&g_threads[i], NULL, worker_main, (void*)(intptr_t)i) != 0) break;
+  g_pool.num_threads = i < 1 ? 1 : i;
+  if (g_pool.num_threads > 1) atexit(pool_shutdown);
+}
+
+int mr_num_threads(void) {
+  pthread_once(&g_pool_once, pool_init);
+  return g_pool.num_threads;
+}
+
+int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
+  int n = mr_num_threads(), status;
+  if (!flambda) return mr_error_set("ValueError", "parallel launch of a NULL function");
+  if (num_task < 0) return mr_error_setf("ValueError", "invalid num_task %d", num_task);
+  if (num_task == 0) num_task = n;
+  if (g_in_task || n == 1 || num_task == 1) {
+    TVMParallelGroupEnv env;
+    int was_in_task = g_in_task;
+    env.sync_handle = NULL;
+    env.num_task = 1;
+    g_in_task = 1;
+    status = flambda(0, &env, cdata);
+    g_in_task = was_in_task;
+    return status;
+  }
+  pthread_mutex_lock(&g_launch_mutex);
+  pthread_mutex_lock(&g_pool.mutex);
+  g_pool.f = flambda;
+  g_pool.cdata = cdata;
+  g_pool.env.sync_handle = &g_pool.barrier;
+  g_pool.env.num_task = num_task;
+  g_pool.barrier.count = 0;
+  g_pool.pending = n - 1;
+  g_pool.status = 0;
+  g_pool.error_from_worker = 0;
+  ++g_pool.generation;
+  pthread_cond_broadcast(&g_pool.work_cond);
+  pthread_mutex_unlock(&g_pool.mutex);
+  status = run_tasks(0, n);
+  pthread_mutex_lock(&g_pool.mutex);
+  record_status(status, 0);
+  while (g_pool.pending > 0) pthread_cond_wait(&g_pool.done_cond, &g_pool.mutex);
+  status = g_pool.status;
+  if (status != 0 && g_pool.error_from_worker)
+    mr_error_set(g_pool.error_kind, g_pool.error_message);
+  pthread_mutex_unlock(&g_pool.mutex);
+  pthread_mutex_unlock(&g_launch_mutex);
+  return status;
+}
+
+int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv) {
+  mr_barrier_t* b;
+  unsigned gen;
+  (void)task_id;
+  if (!penv || !penv->sync_handle || penv->num_task <= 1) return 0;
+  if (penv->num_task > g_pool.num_threads)
+    return mr_error_setf("RuntimeError", "barrier over %d tasks but only %d threads",
+                         (int)penv->num_task, g_pool.num_threads);
+  b = (mr_barrier_t*)penv->sync_handle;
+  pthread_mutex_lock(&b->mutex);
+  gen = b->generation;
+  if (++b->count == penv->num_task) {
+    b->count = 0;
+    ++b->generation;
+    pthread_cond_broadcast(&b->cond);
+  } else {
+    while (gen == b->generation) pthread_cond_wait(&b->cond, &b->mutex);
+  }
+  pthread_mutex_unlock(&b->mutex);
+  return 0;
+}

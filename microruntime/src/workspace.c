@@ -1,0 +1,141 @@
+/* TVMBackendAllocWorkspace / TVMBackendFreeWorkspace. On CPU: a thread-local
+ * LIFO stack of 64-byte aligned blocks; the block at each depth is kept and
+ * reused (grown when too small). Other devices go through their device API. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct {
+  void* ptr;
+  size_t size;
+} mr_ws_block_t;
+
+typedef struct {
+  mr_ws_block_t* blocks; /* blocks[0..depth) are in use; the rest are cached */
+  size_t depth, count, cap;
+} mr_ws_pool_t;
+
+static pthread_key_t g_ws_key;
+static pthread_once_t g_ws_once = PTHREAD_ONCE_INIT;
+
+static void pool_destroy(void* p) {
+  mr_ws_pool_t* pool = (mr_ws_pool_t*)p;
+  size_t i;
+  for (i = 0; i < pool->count; ++i) mr_aligned_free(pool->blocks[i].ptr);
+  free(pool->blocks);
+  free(pool);
+}
+
+static void ws_key_init(void) { (void)pthread_key_create(&g_ws_key, pool_destroy); }
+
+static mr_ws_pool_t* get_pool(void) {
+  mr_ws_pool_t* pool;
+  pthread_once(&g_ws_once, ws_key_init);
+  pool = (mr_ws_pool_t*)pthread_getspecific(g_ws_key);
+  if (!pool) {
+    pool = (mr_ws_pool_t*)calloc(1, sizeof(*pool));
+    if (pool && pthread_setspecific(g_ws_key, pool) != 0) {
+      free(pool);
+      pool = NULL;
+    }
+  }
+  return pool;
+}
+
+static void* cpu_alloc(uint64_t nbytes) {
+  mr_ws_pool_t* pool = get_pool();
+  mr_ws_block_t* b;
+  if (!pool) {
+    mr_error_oom("the workspace pool");
+    return NULL;
+  }
+  if (nbytes > SIZE_MAX - MR_DATA_ALIGNMENT) {
+    mr_error_setf("MemoryError", "workspace of %llu bytes is too large",
+                  (unsigned long long)nbytes);
+    return NULL;
+  }
+  if (pool->depth >= MR_MAX_WORKSPACE_DEPTH) {
+    mr_error_set("RuntimeError", "too many live workspace allocations on this thread");
+    return NULL;
+  }
+  if (pool->depth == pool->count) {
+    if (pool->count == pool->cap) {
+      size_t cap = pool->cap ? pool->cap * 2 : 8;
+      mr_ws_block_t* grown = (mr_ws_block_t*)realloc(pool->blocks, cap * sizeof(*grown));
+      if (!grown) {
+        mr_error_oom("the workspace pool");
+        return NULL;
+      }
+      pool->blocks = grown;
+      pool->cap = cap;
+    }
+    pool->blocks[pool->count].ptr = NULL;
+    pool->blocks[pool->count].size = 0;
+    ++pool->count;
+  }
+  b = &pool->blocks[pool->depth];
+  if (b->size < nbytes || !b->ptr) {
+    /* Round up to whole 4 KB pages so that slowly growing requests reuse blocks. */
+    size_t size = ((size_t)nbytes + 4095) & ~(size_t)4095;
+    void* p = mr_aligned_alloc(MR_DATA_ALIGNMENT, size ? size : MR_DATA_ALIGNMENT);
+    if (!p) {
+      mr_error_setf("MemoryError", "cannot allocate a workspace of %llu bytes",
+                    (unsigned long long)nbytes);
+      return NULL;
+    }
+    mr_aligned_free(b->ptr);
+    b->ptr = p;
+    b->size = size;
+  }
+  ++pool->depth;
+  return b->ptr;
+}
+
+static int cpu_free(void* ptr) {
+  mr_ws_pool_t* pool = get_pool();
+  if (!pool || pool->depth == 0)
+    return mr_error_set("RuntimeError", "workspace freed but none is allocated on this thread");
+  if (pool->blocks[pool->depth - 1].ptr != ptr)
+    return mr_error_set("RuntimeError",
+                        "workspace freed out of order (frees must be LIFO per thread)");
+  --pool->depth;
+  return 0;
+}
+
+void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
+                               int dtype_code_hint, int dtype_bits_hint) {
+  const mr_device_api_t* api;
+  DLDevice dev;
+  DLDataType hint;
+  void* p = NULL;
+  if (device_type == kDLCPU) return cpu_alloc(nbytes);
+  api = mr_device_api_get(device_type);
+  if (!api) return NULL;
+  if (nbytes > SIZE_MAX) {
+    mr_error_set("MemoryError", "workspace too large");
+    return NULL;
+  }
+  dev.device_type = device_type;
+  dev.device_id = device_id;
+  hint.code = (uint8_t)dtype_code_hint;
+  hint.bits = (uint8_t)dtype_bits_hint;
+  hint.lanes = 1;
+  if (api->alloc_workspace) {
+    p = api->alloc_workspace(dev, (size_t)nbytes, hint);
+  } else if (api->alloc_data(dev, (size_t)nbytes, MR_DATA_ALIGNMENT, hint, &p) != 0) {
+    p = NULL;
+  }
+  return p;
+}
+
+int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
+  const mr_device_api_t* api;
+  DLDevice dev;
+  if (device_type == kDLCPU) return cpu_free(ptr);
+  api = mr_device_api_get(device_type);
+  if (!api) return -1;
+  dev.device_type = device_type;
+  dev.device_id = device_id;
+  return api->free_workspace ? api->free_workspace(dev, ptr) : api->free_data(dev, ptr);
+}

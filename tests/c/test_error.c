@@ -1,0 +1,61 @@
+/* Thread-local error slot, CStrParts concatenation, Error objects. */
+#include <pthread.h>
+
+#include "check.h"
+
+static void* other_thread(void* arg) {
+  (void)arg;
+  mr_error_set("TypeError", "from another thread");
+  return NULL;
+}
+
+int main(void) {
+  const char* parts[] = {"Mismatched ", NULL, "A", ".dtype on argument #", "0"};
+  TVMFFIObjectHandle err = NULL;
+  TVMFFIByteArray kind = {"ValueError", 10}, msg = {"bad value", 9};
+  const TVMFFIErrorCell* cell;
+  pthread_t t;
+
+  CHECK(mr_error_set(NULL, "plain") == -1);
+  CHECK(strcmp(mr_last_error_kind(), "RuntimeError") == 0);
+  CHECK(strcmp(mr_last_error(), "plain") == 0);
+
+  TVMFFIErrorSetRaisedFromCStrParts("TypeError", parts, 5);
+  CHECK(strcmp(mr_last_error(), "Mismatched A.dtype on argument #0") == 0);
+  CHECK(strcmp(mr_last_error_kind(), "TypeError") == 0);
+
+  /* Errors are per thread. */
+  pthread_create(&t, NULL, other_thread, NULL);
+  pthread_join(t, NULL);
+  CHECK(strcmp(mr_last_error_kind(), "TypeError") == 0);
+  CHECK(strcmp(mr_last_error(), "Mismatched A.dtype on argument #0") == 0);
+
+  /* Move the raised error out as an Error object (67). */
+  TVMFFIErrorMoveFromRaised(&err);
+  CHECK(err != NULL);
+  CHECK(mr_object_type_index((TVMFFIObject*)err) == kTVMFFIError);
+  cell = (const TVMFFIErrorCell*)((char*)err + 24);
+  CHECK(cell->kind.size == 9 && memcmp(cell->kind.data, "TypeError", 9) == 0);
+  CHECK(strcmp(cell->message.data, "Mismatched A.dtype on argument #0") == 0);
+  CHECK(mr_last_error()[0] == '\0');
+  mr_object_release((TVMFFIObject*)err);
+  TVMFFIErrorMoveFromRaised(&err); /* nothing raised now: NULL */
+  CHECK(err == NULL);
+
+  /* SetRaised takes ownership of an Error object. */
+  CHECK_OK(TVMFFIErrorCreate(&kind, &msg, NULL, &err));
+  TVMFFIErrorSetRaised(err);
+  CHECK(strcmp(mr_last_error_kind(), "ValueError") == 0);
+  CHECK(strcmp(mr_last_error(), "bad value") == 0);
+
+  /* Long messages are truncated, not overflowed. */
+  {
+    static char big[10000];
+    memset(big, 'x', sizeof(big) - 1);
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", big);
+    CHECK(strlen(mr_last_error()) > 1000 && strlen(mr_last_error()) < sizeof(big) - 1);
+  }
+  mr_error_clear();
+  CHECK(mr_last_error()[0] == '\0');
+  return CHECK_RESULT();
+}

@@ -1,0 +1,141 @@
+/* Tensors: layout, alignment, strides, views, copies with size checks, DLPack
+ * import/export of both versions with deleters, devices without a backend. */
+#include <stdlib.h>
+
+#include "check.h"
+
+static int legacy_deleted = 0, versioned_deleted = 0;
+static int64_t g_shape[2] = {2, 2};
+static float g_data[4] = {1, 2, 3, 4};
+
+static void legacy_deleter(DLManagedTensor* self) {
+  ++legacy_deleted;
+  free(self);
+}
+static void versioned_deleter(DLManagedTensorVersioned* self) {
+  ++versioned_deleted;
+  free(self);
+}
+
+int main(void) {
+  DLDevice cpu = {kDLCPU, 0}, cuda = {kDLCUDA, 0};
+  DLDataType f32 = {kDLFloat, 32, 1};
+  int64_t shape[3] = {2, 3, 4}, vshape[1] = {6};
+  TVMFFIObject *t, *t2, *v, *imp;
+  DLTensor* dl;
+  float host[24], back[24];
+  int i;
+  TVMFFIAny attr;
+
+  CHECK_OK(mr_tensor_create(3, shape, f32, cpu, &t));
+  dl = mr_tensor_dl(t);
+  CHECK((char*)dl == (char*)t + 24);
+  CHECK(mr_object_type_index(t) == kTVMFFITensor);
+  CHECK(((uintptr_t)dl->data % 64) == 0);
+  CHECK(dl->ndim == 3 && dl->shape[2] == 4 && dl->byte_offset == 0);
+  CHECK(dl->strides && dl->strides[0] == 12 && dl->strides[1] == 4 && dl->strides[2] == 1);
+  CHECK(mr_tensor_nbytes(dl) == 96);
+
+  for (i = 0; i < 24; ++i) host[i] = (float)i;
+  CHECK_OK(mr_tensor_copy_from_bytes(dl, host, sizeof(host)));
+  CHECK_FAIL(mr_tensor_copy_from_bytes(dl, host, 10), "96 bytes");
+  CHECK_OK(mr_tensor_create(3, shape, f32, cpu, &t2));
+  CHECK_OK(mr_tensor_copy(dl, mr_tensor_dl(t2), NULL));
+  CHECK_OK(mr_tensor_copy_to_bytes(mr_tensor_dl(t2), back, sizeof(back)));
+  CHECK(memcmp(host, back, sizeof(host)) == 0);
+  CHECK_FAIL(mr_tensor_copy_to_bytes(dl, back, 4), "buffer has 4");
+
+  /* Views: share memory, keep the base alive, must fit. */
+  CHECK_OK(mr_tensor_view(t, 1, vshape, f32, 24, &v));
+  CHECK(mr_tensor_dl(v)->data == (char*)dl->data + 24);
+  CHECK(((float*)mr_tensor_dl(v)->data)[0] == 6.0f);
+  CHECK_FAIL(mr_tensor_view(t, 1, vshape, f32, 80, &imp), "does not fit");
+  mr_object_release(t);
+  CHECK(((float*)mr_tensor_dl(v)->data)[5] == 11.0f); /* base still alive */
+  {
+    int64_t other[2] = {3, 2};
+    TVMFFIObject* t3;
+    CHECK_OK(mr_tensor_create(2, other, f32, cpu, &t3));
+    CHECK_FAIL(mr_tensor_copy(mr_tensor_dl(v), mr_tensor_dl(t3), NULL), "differ");
+    mr_object_release(t3);
+  }
+  mr_object_release(v);
+
+  /* Bad arguments. */
+  {
+    int64_t neg[1] = {-1};
+    int64_t big[33];
+    for (i = 0; i < 33; ++i) big[i] = 1;
+    CHECK_FAIL(mr_tensor_create(1, neg, f32, cpu, &imp), "negative");
+    CHECK_FAIL(mr_tensor_create(33, big, f32, cpu, &imp), "ndim 33");
+    CHECK_FAIL(mr_tensor_create(1, vshape, f32, cuda, &imp), "no backend for device 'cuda'");
+  }
+  CHECK_OK(mr_device_get_attr(cpu, kMrDevExist, &attr));
+  CHECK(attr.type_index == kTVMFFIInt && attr.v_int64 == 1);
+  CHECK_OK(mr_device_get_attr(cpu, kMrDevDeviceName, &attr));
+  CHECK(attr.type_index == kTVMFFINone);
+  CHECK_OK(mr_device_get_attr(cuda, kMrDevExist, &attr));
+  CHECK(attr.type_index == kTVMFFIInt && attr.v_int64 == 0);
+  CHECK(mr_device_api_get(kDLOpenCL) == NULL && strstr(mr_last_error(), "opencl"));
+
+  /* DLPack import (legacy): the deleter runs when the tensor dies. */
+  {
+    DLManagedTensor* m = (DLManagedTensor*)calloc(1, sizeof(*m));
+    m->dl_tensor.data = g_data;
+    m->dl_tensor.device = cpu;
+    m->dl_tensor.ndim = 2;
+    m->dl_tensor.dtype = f32;
+    m->dl_tensor.shape = g_shape;
+    m->deleter = legacy_deleter;
+    CHECK_OK(mr_tensor_from_dlpack(m, &imp));
+    CHECK(mr_tensor_dl(imp)->data == g_data && mr_tensor_dl(imp)->shape[1] == 2);
+    CHECK(legacy_deleted == 0);
+    mr_object_release(imp);
+    CHECK(legacy_deleted == 1);
+  }
+  /* DLPack import (versioned), and a rejected major version. */
+  {
+    DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)calloc(1, sizeof(*m));
+    m->version.major = 1;
+    m->version.minor = 0;
+    m->dl_tensor.data = g_data;
+    m->dl_tensor.device = cpu;
+    m->dl_tensor.ndim = 2;
+    m->dl_tensor.dtype = f32;
+    m->dl_tensor.shape = g_shape;
+    m->deleter = versioned_deleter;
+    m->version.major = 2;
+    CHECK_FAIL(mr_tensor_from_dlpack_versioned(m, &imp), "major version 2");
+    m->version.major = 1;
+    CHECK_OK(mr_tensor_from_dlpack_versioned(m, &imp));
+    CHECK(((float*)mr_tensor_dl(imp)->data)[3] == 4.0f);
+    mr_object_release(imp);
+    CHECK(versioned_deleted == 1);
+  }
+  /* Export both versions; round trip back in; the tensor lives until both deleters ran. */
+  {
+    DLManagedTensor* m;
+    DLManagedTensorVersioned* mv;
+    TVMFFIObject *back1, *back2;
+    CHECK_OK(mr_tensor_create(3, shape, f32, cpu, &t));
+    CHECK_OK(mr_tensor_copy_from_bytes(mr_tensor_dl(t), host, sizeof(host)));
+    CHECK_OK(mr_tensor_to_dlpack(t, &m));
+    CHECK_OK(mr_tensor_to_dlpack_versioned(t, &mv));
+    CHECK(mv->version.major == DLPACK_MAJOR_VERSION && mv->flags == 0);
+    CHECK(m->dl_tensor.data == mr_tensor_dl(t)->data && mv->dl_tensor.ndim == 3);
+    CHECK((t->combined_ref_count & 0xFFFFFFFFu) == 3);
+    mr_object_release(t);
+    CHECK_OK(mr_tensor_from_dlpack(m, &back1));
+    CHECK_OK(mr_tensor_from_dlpack_versioned(mv, &back2));
+    CHECK(((float*)mr_tensor_dl(back1)->data)[23] == 23.0f);
+    CHECK(((float*)mr_tensor_dl(back2)->data)[1] == 1.0f);
+    mr_object_release(back1);
+    mr_object_release(back2); /* last reference: the original tensor is freed */
+  }
+  /* A scalar (ndim 0) tensor. */
+  CHECK_OK(mr_tensor_create(0, NULL, f32, cpu, &t));
+  CHECK(mr_tensor_nbytes(mr_tensor_dl(t)) == 4 && mr_tensor_dl(t)->data != NULL);
+  mr_object_release(t);
+  mr_object_release(t2);
+  return CHECK_RESULT();
+}
