@@ -20,7 +20,7 @@ MR_VIS := -fvisibility=hidden
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all runtime venv test ctest pytest test-asan ctest-asan ctest-valgrind lint size \
-        test-interop demo clean
+        test-interop demo apps clean
 
 all: runtime
 
@@ -76,7 +76,8 @@ ctest-valgrind: $(addprefix build/tests/,$(CTESTS)) $(FIXTURES)
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect build/tests/$$t; done
 
 # ---- Python -------------------------------------------------------------------
-$(VENV)/.installed: pyproject.toml setup.py microruntime/build_ffi.py $(MR_SRCS)
+$(VENV)/.installed: pyproject.toml setup.py microruntime/build_ffi.py microruntime/py_fastcall.c \
+    $(MR_SRCS) $(wildcard microruntime/src/*.h microruntime/include/microruntime/*.h)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[compiler,test]"
@@ -91,7 +92,7 @@ test: ctest ctest-valgrind pytest
 
 # Python tests that drive the runtime, against an ASan/UBSan build of the extension.
 test-asan: ctest-asan venv
-	MR_SANITIZE=1 $(PY) microruntime/build_ffi.py --inplace-asan
+	$(PY) microruntime/build_ffi.py --inplace-asan
 	LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0 MR_FFI_VARIANT=asan $(PY) -m pytest tests/microruntime -p no:cacheprovider
 
@@ -119,3 +120,10 @@ test-interop: venv
 
 clean:
 	rm -rf build
+
+# ---- demo and apps (compile kernels, export them, run them from Python and from C) ----------
+demo: venv runtime
+	$(PY) apps/demo/run_demo.py
+
+apps: venv runtime
+	$(MAKE) -C apps/system_lib_deploy PYTHON=$(abspath $(PY)) run

@@ -1,0 +1,221 @@
+"""Python values <-> TVMFFIAny (the 16-byte value of the TVM-FFI ABI).
+
+`fill_any` writes a Python value into an argument slot as a borrowed view (objects it had to
+create are appended to `temps`, which the caller keeps alive until the call returned);
+`take_any` converts an owned result and leaves the slot None; `borrow_any` converts a borrowed
+argument (a Python callback's), taking its own reference to objects.
+"""
+import numpy as np
+
+from ._loader import ffi, lib
+from .base import check_call, make_error
+from .device import Device
+from .dtype import DataType
+from .ndarray import NDArray, NDArrayView, numpy_argument
+from .object import WRAPPERS, Object, ObjectGeneric, ShapeTuple
+
+# TVMFFITypeIndex values.
+NONE, INT, BOOL, FLOAT, OPAQUE_PTR, DATA_TYPE, DEVICE, DLTENSOR_PTR = 0, 1, 2, 3, 4, 5, 6, 7
+RAW_STR, BYTE_ARRAY_PTR, SMALL_STR, SMALL_BYTES = 8, 9, 11, 12
+OBJECT, STR, BYTES, ERROR, FUNCTION, SHAPE, TENSOR, ARRAY, MAP, MODULE = range(64, 74)
+
+_new_obj_out = ffi.new
+
+
+def _created(status, out, temps):
+    check_call(status)
+    handle = out[0]
+    temps.append(Object(handle))
+    return handle
+
+
+def _str_object(data, temps, maker):
+    out = _new_obj_out("TVMFFIObject**")
+    return _created(maker(data, len(data), out), out, temps)
+
+
+def _shape_object(shape, temps):
+    dims = ffi.new("int64_t[]", list(shape))
+    out = _new_obj_out("TVMFFIObject**")
+    return _created(lib.mr_shape_create(dims, len(shape), out), out, temps)
+
+
+def _array_object(items, temps):
+    n = len(items)
+    slots = ffi.new("TVMFFIAny[]", max(n, 1))
+    for i, item in enumerate(items):
+        fill_any(slots + i, item, temps)
+    out = _new_obj_out("TVMFFIObject**")
+    return _created(lib.mr_array_create(slots, n, out), out, temps)
+
+
+def fill_any(slot, value, temps):
+    """Writes `value` into `slot` (TVMFFIAny*) as a borrowed view.
+
+    Every object this creates is appended to `temps`, which must outlive the call.
+    """
+    words = ffi.cast("int64_t*", slot)
+    words[1] = 0
+    if value is None:
+        words[0] = NONE
+    elif isinstance(value, bool) or isinstance(value, np.bool_):
+        words[0] = BOOL
+        words[1] = 1 if value else 0
+    elif isinstance(value, (int, np.integer)):
+        words[0] = INT
+        words[1] = int(value)
+    elif isinstance(value, (float, np.floating)):
+        words[0] = FLOAT
+        ffi.cast("double*", slot)[1] = float(value)
+    elif isinstance(value, NDArrayView):
+        words[0] = DLTENSOR_PTR
+        slot.v_ptr = value._dl
+    elif isinstance(value, NDArray):
+        words[0] = TENSOR
+        words[1] = value._addr
+    elif isinstance(value, Object):
+        if value._handle is None:
+            raise TypeError(f"{type(value).__name__} has no runtime object and cannot be "
+                            "passed to a function")
+        words[0] = lib.mr_object_type_index(value._handle)
+        slot.v_obj = value._handle
+    elif isinstance(value, DataType):
+        words[0] = DATA_TYPE
+        words[1] = value.packed
+    elif isinstance(value, str):
+        words[0] = STR
+        slot.v_obj = _str_object(value.encode("utf-8"), temps, lib.mr_str_create)
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        words[0] = BYTES
+        slot.v_obj = _str_object(bytes(value), temps, lib.mr_bytes_create)
+    elif isinstance(value, Device):
+        words[0] = DEVICE
+        words[1] = value.packed
+    elif isinstance(value, ShapeTuple):
+        words[0] = SHAPE
+        slot.v_obj = _shape_object(value, temps)
+    elif isinstance(value, (list, tuple)):
+        words[0] = ARRAY
+        slot.v_obj = _array_object(value, temps)
+    elif isinstance(value, np.ndarray):
+        nd = numpy_argument(value, temps)
+        temps.append(nd)
+        fill_any(slot, nd, temps)
+    elif isinstance(value, ObjectGeneric):
+        obj = value.asobject()
+        temps.append(obj)
+        fill_any(slot, obj, temps)
+    elif isinstance(value, ffi.CData) and ffi.typeof(value).kind == "pointer":
+        words[0] = OPAQUE_PTR
+        slot.v_ptr = value
+    elif callable(value):
+        from .callback import convert_func
+
+        func = convert_func(value)
+        temps.append(func)
+        fill_any(slot, func, temps)
+    else:
+        raise TypeError(f"cannot pass a value of type {type(value).__name__} to a "
+                        "runtime function")
+
+
+def set_owned_any(slot, value):
+    """Writes `value` into a result slot, which then owns a reference to any object."""
+    temps = []
+    fill_any(slot, value, temps)
+    if slot.type_index >= OBJECT:
+        lib.mr_object_retain(slot.v_obj)
+    elif slot.type_index == DLTENSOR_PTR:
+        raise TypeError("a tensor view cannot be returned; return an NDArray")
+
+
+def _bytes_view(obj):
+    view = lib.mr_bytes_view(obj)
+    return ffi.unpack(view.data, view.size)
+
+
+def wrap_object(type_index, obj):
+    """The Python value for an owned object reference `obj` (the reference moves into it)."""
+    if type_index == STR or type_index == BYTES:
+        try:
+            data = _bytes_view(obj)
+        finally:
+            lib.mr_object_release(obj)
+        return data.decode("utf-8", "replace") if type_index == STR else data
+    if type_index == SHAPE:
+        try:
+            cell = lib.mr_shape_view(obj)
+            return ShapeTuple(ffi.unpack(cell.data, cell.size))
+        finally:
+            lib.mr_object_release(obj)
+    if type_index == ARRAY:
+        try:
+            cell = lib.mr_array_view(obj)
+            items = ffi.cast("TVMFFIAny*", cell.data)
+            return [borrow_any(items + i) for i in range(cell.size)]
+        finally:
+            lib.mr_object_release(obj)
+    if type_index == ERROR:
+        try:
+            cell = ffi.cast("TVMFFIErrorCell*", ffi.cast("char*", obj) + 24)
+            kind = ffi.unpack(cell.kind.data, cell.kind.size).decode("utf-8", "replace")
+            msg = ffi.unpack(cell.message.data, cell.message.size).decode("utf-8", "replace")
+            return make_error(kind, msg)
+        finally:
+            lib.mr_object_release(obj)
+    return WRAPPERS.get(type_index, Object)(obj)
+
+
+def _any_to_py(a, owned):
+    t = a.type_index
+    if t == NONE:
+        return None
+    if t == INT:
+        return a.v_int64
+    if t == FLOAT:
+        return a.v_float64
+    if t == BOOL:
+        return a.v_int64 != 0
+    if t >= OBJECT:
+        obj = a.v_obj
+        if not owned:
+            lib.mr_object_retain(obj)
+        return wrap_object(t, obj)
+    if t == OPAQUE_PTR:
+        return None if a.v_ptr == ffi.NULL else a.v_ptr
+    if t == DATA_TYPE:
+        d = a.v_dtype
+        return DataType.from_code(d.code, d.bits, d.lanes)
+    if t == DEVICE:
+        return Device(a.v_device.device_type, a.v_device.device_id)
+    if t == DLTENSOR_PTR:
+        return NDArrayView(ffi.cast("DLTensor*", a.v_ptr))
+    if t == RAW_STR:
+        return ffi.string(a.v_c_str).decode("utf-8", "replace")
+    if t == SMALL_STR or t == SMALL_BYTES:
+        data = ffi.unpack(a.v_bytes, a.small_str_len)
+        return data.decode("utf-8", "replace") if t == SMALL_STR else data
+    if t == BYTE_ARRAY_PTR:
+        ba = ffi.cast("TVMFFIByteArray*", a.v_ptr)
+        return ffi.unpack(ba.data, ba.size)
+    raise TypeError(f"cannot convert a value of type index {t} to Python")
+
+
+def take_any(slot):
+    """Converts the owned value in `slot` (TVMFFIAny*); the slot is left None."""
+    try:
+        return _any_to_py(slot, True)
+    finally:
+        ffi.cast("int64_t*", slot)[0] = NONE
+
+
+def borrow_any(slot):
+    """Converts a borrowed value (TVMFFIAny*); objects get a reference of their own."""
+    return _any_to_py(slot, False)
+
+
+def convert_callable(value):
+    """A PackedFunc for a PackedFunc or a Python callable."""
+    from .callback import convert_func
+
+    return convert_func(value)

@@ -1,0 +1,241 @@
+"""Module: a runtime module (a loaded library, the system library, or what the compiler built).
+
+The compiler (which imports microruntime, never the reverse) attaches to modules it builds:
+`_exporter` (callable(module, file_name, **kwargs), used by export_library), `_sources`
+(dict fmt -> text, used by get_source/save), `_format` and `_dso_exportable`.
+"""
+import os
+import shutil
+
+from ._loader import ffi, lib
+from .base import c_str, check_call, last_error
+from .device import Device
+from .object import WRAPPERS, Object
+from .packed_func import PackedFunc, get_global_func
+
+
+class Module(Object):
+    """A runtime Module: `mod["name"](*args)` calls one of its functions."""
+
+    def __init__(self, handle, type_key=None):
+        Object.__init__(self, handle)
+        self._type_key = type_key
+        self._funcs = {}
+        self._exporter = None
+        self._sources = {}
+        self._format = None
+        self._dso_exportable = None
+        self._path = None  # the shared library file it was loaded from
+        self._keep = None
+
+    # ---- functions ---------------------------------------------------------------------
+    def get_function(self, name, query_imports=False):
+        """The function `name` (AttributeError when the module has none)."""
+        if not isinstance(name, str):
+            raise TypeError(f"function name must be a str, not {type(name).__name__}")
+        if self._handle is None:
+            raise AttributeError(f"Module[{self.type_key}] cannot run functions; it has no "
+                                 f"function {name!r} to call")
+        out = ffi.new("TVMFFIObject**")
+        check_call(lib.mr_module_get_function(self._handle, c_str(name), int(query_imports), out))
+        if out[0] == ffi.NULL:
+            raise AttributeError(f"Module[{self.type_key}] has no function {name!r}")
+        return PackedFunc(out[0])
+
+    def __getitem__(self, name):
+        func = self._funcs.get(name)
+        if func is None:
+            func = self._funcs[name] = self.get_function(name)
+        return func
+
+    def __call__(self, *args):
+        return self.entry_func(*args)
+
+    @property
+    def entry_func(self):
+        """The entry function (`__tvm_ffi_main`), i.e. get_function("main")."""
+        return self["main"]
+
+    def implements_function(self, name, query_imports=False):
+        """Whether the module defines function `name`."""
+        if self._handle is None:
+            return name in (self._keep or {}).get("func_names", ())
+        status = lib.mr_module_implements(self._handle, c_str(name), int(query_imports))
+        if status < 0:
+            raise last_error()
+        return status != 0
+
+    # ---- attributes --------------------------------------------------------------------
+    @property
+    def type_key(self):
+        if self._type_key is None:
+            key = lib.mr_module_type_key(self._handle)
+            self._type_key = ffi.string(key).decode() if key != ffi.NULL else ""
+        return self._type_key
+
+    kind = type_key
+
+    @property
+    def format(self):
+        if self._format is not None:
+            return self._format
+        return "so" if self._path else ""
+
+    @property
+    def is_dso_exportable(self):
+        if self._dso_exportable is not None:
+            return bool(self._dso_exportable)
+        return self.type_key in ("llvm", "c", "static_library")
+
+    @property
+    def imported_modules(self):
+        if self._handle is None:
+            return []
+        out = []
+        for i in range(lib.mr_module_num_imports(self._handle)):
+            handle = lib.mr_module_import_at(self._handle, i)
+            lib.mr_object_retain(handle)
+            out.append(Module(handle))
+        return out
+
+    def import_module(self, module):
+        """Adds `module` to this module's imports."""
+        if not isinstance(module, Module) or module._handle is None:
+            raise TypeError("import_module expects a runtime Module")
+        check_call(lib.mr_module_import(self._handle, module._handle))
+
+    # ---- source, save, export ----------------------------------------------------------
+    def get_source(self, fmt=""):
+        """The module's source in format `fmt` ("" = its first), if the compiler attached it."""
+        if fmt in self._sources:
+            return self._sources[fmt]
+        if fmt == "" and self._sources:
+            return next(iter(self._sources.values()))
+        have = ", ".join(sorted(self._sources)) or "none"
+        raise ValueError(f"Module[{self.type_key}] has no source in format {fmt!r} "
+                         f"(available: {have})")
+
+    def save(self, file_name, fmt=""):
+        """Saves the module's source (or, for a loaded library, the library) to a file."""
+        fmt = fmt or os.path.splitext(file_name)[1].lstrip(".")
+        if fmt in self._sources:
+            with open(file_name, "w") as f:
+                f.write(self._sources[fmt])
+        elif self._path is not None and fmt in ("so", "dll", "dylib"):
+            shutil.copyfile(self._path, file_name)
+        else:
+            raise ValueError(f"Module[{self.type_key}] cannot be saved in format {fmt!r}")
+
+    def export_library(self, file_name, fcompile=None, addons=None, workspace_dir=None,
+                       **kwargs):
+        """Exports the module (and its imports) as one library file."""
+        file_name = os.fspath(file_name)
+        if self._exporter is not None:
+            return self._exporter(self, file_name, fcompile=fcompile, addons=addons,
+                                  workspace_dir=workspace_dir, **kwargs)
+        if self._keep is not None and "static_path" in self._keep:
+            from .linker import export_static
+
+            return export_static(self._keep["static_path"], file_name)
+        if self._path is not None:
+            if not file_name.endswith((".so", ".dll", ".dylib")):
+                raise ValueError(f"a module loaded from {self._path!r} can only be exported "
+                                 f"as a shared library (.so), not {file_name!r}")
+            shutil.copyfile(self._path, file_name)
+            return None
+        raise RuntimeError(f"Module[{self.type_key}] cannot be exported: export_library works "
+                           "for modules built by the compiler and for loaded libraries")
+
+    # ---- timing ------------------------------------------------------------------------
+    def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0,
+                       limit_zero_time_iterations=100, cooldown_interval_ms=0,
+                       repeats_to_cooldown=1, cache_flush_bytes=0, f_preproc=""):
+        """A callable that times `func_name` and returns a BenchmarkResult (TVM semantics)."""
+        from .profiling import time_evaluator
+
+        func = self.get_function(func_name, query_imports=True)
+        preproc = None
+        if f_preproc:
+            try:
+                preproc = self.get_function(f_preproc, query_imports=True)
+            except AttributeError:
+                preproc = get_global_func(f_preproc)
+        return time_evaluator(func, dev, number=number, repeat=repeat,
+                              min_repeat_ms=min_repeat_ms,
+                              limit_zero_time_iterations=limit_zero_time_iterations,
+                              cooldown_interval_ms=cooldown_interval_ms,
+                              repeats_to_cooldown=repeats_to_cooldown,
+                              cache_flush_bytes=cache_flush_bytes, f_preproc=preproc)
+
+    def __repr__(self):
+        return f"Module({self.type_key}, {self._handle})"
+
+
+WRAPPERS[73] = Module
+
+
+def _load_shared(path):
+    out = ffi.new("TVMFFIObject**")
+    check_call(lib.mr_module_load(c_str(path), out))
+    mod = Module(out[0])
+    mod._path = path
+    return mod
+
+
+def load_module(path, fmt=""):
+    """Loads a module from a file: a shared library, or a `.o`/`.tar` linked into one first."""
+    from .linker import link_shared
+
+    path = os.path.abspath(os.fspath(path))
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"cannot load module: no such file {path!r}")
+    fmt = fmt or (path.rsplit(".", 1)[-1] if "." in os.path.basename(path) else "")
+    if fmt in ("so", "dll", "dylib", "dso"):
+        return _load_shared(path)
+    if fmt in ("o", "obj", "tar"):
+        tmpdir, so_path = link_shared(path)
+        mod = _load_shared(so_path)
+        mod._keep = {"tmpdir": tmpdir}
+        return mod
+    loader = get_global_func(f"ffi.Module.load_from_file.{fmt}", allow_missing=True)
+    if loader is None:
+        raise ValueError(f"cannot load module {path!r}: unknown format {fmt!r} "
+                         "(expected .so, .o or .tar)")
+    return loader(path, fmt)
+
+
+def system_lib(prefix=""):
+    """The process-wide system library module for `prefix` (functions linked in statically)."""
+    out = ffi.new("TVMFFIObject**")
+    check_call(lib.mr_module_system_lib(c_str(prefix), out))
+    return Module(out[0])
+
+
+def load_static_library(path, func_names):
+    """A module for the object file `path` implementing `func_names`; it is not relinked or
+    loaded, only exported (export_library) into another library."""
+    path = os.path.abspath(os.fspath(path))
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"cannot load static library: no such file {path!r}")
+    mod = Module(None, type_key="static_library")
+    mod._keep = {"static_path": path, "func_names": tuple(func_names)}
+    mod._dso_exportable = True
+    return mod
+
+
+def enabled(target):
+    """Whether the runtime can run code for `target` ("llvm", "cuda", "opencl -device=..")."""
+    from .device import DEVICE_TYPE_OF_NAME
+
+    name = str(target).split()[0] if str(target).strip() else ""
+    if name in ("cpu", "llvm", "c", "stackvm"):
+        return True
+    dev_type = DEVICE_TYPE_OF_NAME.get(name)
+    if dev_type is None:
+        return False
+    return Device(dev_type)._has_backend()
+
+
+def num_threads():
+    """The number of threads the runtime's thread pool uses."""
+    return lib.mr_num_threads()

@@ -1,0 +1,59 @@
+import numpy as np
+import pytest
+
+import microruntime as mr
+from microruntime import nd
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "float16", "int64", "uint8", "bool"])
+def test_numpy_to_ndarray_zero_copy(dtype):
+    src = np.zeros((4, 3), dtype)
+    arr = mr.from_dlpack(src)
+    assert arr.shape == (4, 3) and arr.dtype == dtype
+    src[1, 2] = 1
+    assert arr.numpy()[1, 2] == 1
+    arr.copyfrom(np.ones((4, 3), dtype))
+    assert src.all()
+
+
+def test_ndarray_to_numpy_zero_copy():
+    arr = nd.array(np.arange(6, dtype="float32"))
+    view = np.from_dlpack(arr)
+    assert view.dtype == np.float32 and view.shape == (6,)
+    view[0] = 42
+    assert arr.numpy()[0] == 42
+    arr.copyfrom(np.full(6, 7, "float32"))
+    assert (view == 7).all()
+    del arr  # the view keeps the memory alive
+    assert view.sum() == 42
+
+
+def test_capsules_both_versions():
+    arr = nd.array(np.arange(3, dtype="int32"))
+    legacy = arr.__dlpack__()
+    versioned = arr.__dlpack__(max_version=(1, 0))
+    assert "dltensor" in repr(legacy) and "dltensor_versioned" in repr(versioned)
+    assert arr.__dlpack_device__() == (1, 0)
+    a = nd.from_dlpack(legacy)
+    b = nd.from_dlpack(versioned)
+    np.testing.assert_array_equal(a.numpy(), [0, 1, 2])
+    np.testing.assert_array_equal(b.numpy(), [0, 1, 2])
+    assert a._dl.data == arr._dl.data == b._dl.data
+    with pytest.raises(ValueError, match="used already"):
+        nd.from_dlpack(legacy)
+    # unconsumed capsules are freed by their destructor
+    for _ in range(100):
+        arr.__dlpack__()
+        arr.__dlpack__(max_version=(1, 1))
+
+
+def test_round_trip_through_numpy_and_back():
+    arr = nd.array(np.arange(4, dtype="float64"))
+    again = mr.from_dlpack(np.from_dlpack(arr))
+    assert again._dl.data == arr._dl.data
+    assert mr.from_dlpack(arr) is arr
+
+
+def test_from_dlpack_rejects_non_producers():
+    with pytest.raises(TypeError, match="does not support DLPack"):
+        mr.from_dlpack([1, 2, 3])

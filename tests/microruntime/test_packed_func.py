@@ -1,0 +1,206 @@
+import threading
+
+import numpy as np
+import pytest
+
+import microruntime as mr
+from microruntime import nd
+
+
+@pytest.fixture(scope="module")
+def echo():
+    mr.register_func("test.echo", lambda *args: args[0] if len(args) == 1 else list(args),
+                     override=True)
+    return mr.get_global_func("test.echo")
+
+
+@pytest.mark.parametrize("value", [
+    0, 1, -7, 2**62, -(2**63), 1.5, -0.0, float("inf"), True, False, None, "", "hi",
+    "a longer string with ünïcödé", b"", b"\x00\x01bytes\xff", mr.DataType("float16x4"),
+    mr.DataType("bool"), mr.cpu(0), mr.cuda(3), mr.ShapeTuple([2, 3, 4]), mr.ShapeTuple([]),
+])
+def test_scalar_round_trips(echo, value):
+    out = echo(value)
+    assert type(out) is type(value) or (isinstance(value, mr.ShapeTuple) and
+                                         isinstance(out, mr.ShapeTuple))
+    assert out == value
+
+
+def test_string_and_container_round_trips(echo):
+    assert echo(mr.String("abc")) == "abc"
+    assert echo([1, 2.5, "x", [True, None]]) == [1, 2.5, "x", [True, None]]
+    assert echo((1, 2)) == [1, 2]
+    assert echo([]) == []
+    assert echo(1, "a", 2.0) == [1, "a", 2.0]
+    assert echo(np.int32(5)) == 5 and echo(np.float32(0.5)) == 0.5 and echo(np.bool_(1)) is True
+
+
+def test_ndarray_and_numpy_arguments(echo):
+    a = nd.array(np.arange(4, dtype="float32"))
+    out = echo(a)
+    assert isinstance(out, mr.NDArray) and out.same_as(a)
+    out = echo(np.arange(3, dtype="int8"))
+    assert isinstance(out, mr.NDArray) and out.dtype == "int8"
+    np.testing.assert_array_equal(out.numpy(), [0, 1, 2])
+    out = echo([a, a])
+    assert all(x.same_as(a) for x in out)
+
+
+def test_functions_and_modules_cross(echo):
+    f = echo(lambda x: x + 1)
+    assert isinstance(f, mr.PackedFunc) and f(41) == 42
+    g = mr.get_global_func("test.echo")
+    assert echo(g)(7) == 7
+
+
+def test_callbacks_calling_each_other_through_c():
+    @mr.register_func("test.square", override=True)
+    def square(x):
+        return x * x
+
+    @mr.register_func("test.sum_of_squares", override=True)
+    def sum_of_squares(*xs):
+        sq = mr.get_global_func("test.square")
+        return sum(sq(x) for x in xs)
+
+    assert square(3) == 9  # the decorator returns the Python function
+    assert mr.get_global_func("test.sum_of_squares")(1, 2, 3) == 14
+    assert mr.get_global_func("test.sum_of_squares")(0.5) == 0.25
+
+    def apply(f, x):
+        return f(x)
+
+    apply_c = mr.convert(apply)
+    assert apply_c(lambda v: v * 10, 4) == 40
+    assert apply_c(mr.get_global_func("test.square"), 5) == 25
+
+
+def test_ndarray_mutation_in_callback():
+    def fill(t, value):
+        assert isinstance(t, mr.NDArray)
+        t.copyfrom(np.full(t.shape, value, dtype=t.dtype.numpy_dtype()))
+
+    f = mr.convert(fill)
+    a = nd.empty((3,), "float32")
+    f(a, 2.5)
+    np.testing.assert_array_equal(a.numpy(), [2.5, 2.5, 2.5])
+    b = np.zeros(5, "int32")
+    f(b, 3)  # a numpy argument: the result lands in it whether zero-copy or copied
+    np.testing.assert_array_equal(b, 3)
+
+
+def test_register_forms_and_registry():
+    @mr.register_func
+    def kiln_test_decorated(x):
+        return x - 1
+
+    assert mr.get_global_func("kiln_test_decorated")(1) == 0
+    mr.register_func("test.plain", lambda: "plain", override=True)
+    assert mr.get_global_func("test.plain")() == "plain"
+    assert "test.plain" in mr.list_global_func_names()
+    with pytest.raises(Exception, match="test.plain"):
+        mr.register_func("test.plain", lambda: 1)
+    mr.register_func("test.plain", lambda: "again", override=True)
+    assert mr.get_global_func("test.plain")() == "again"
+    assert mr.get_global_func("test.no_such_function", allow_missing=True) is None
+    with pytest.raises(ValueError, match="test.no_such_function"):
+        mr.get_global_func("test.no_such_function")
+    mr.remove_global_func("test.plain")
+    assert mr.get_global_func("test.plain", allow_missing=True) is None
+
+
+class CustomError(Exception):
+    pass
+
+
+@pytest.mark.parametrize("exc", [ValueError("bad value"), TypeError("bad type"),
+                                 IndexError("out"), KeyError("k"), AttributeError("attr"),
+                                 RuntimeError("rt"), ZeroDivisionError("div"),
+                                 CustomError("mine")])
+def test_python_exceptions_cross_c(exc):
+    def raiser():
+        raise exc
+
+    f = mr.convert(raiser)
+    with pytest.raises(type(exc)) as info:
+        f()
+    assert info.value is exc
+
+    # through two levels of C: Python -> C -> Python -> C -> Python
+    outer = mr.convert(lambda g: g())
+    with pytest.raises(type(exc)):
+        outer(f)
+
+
+def test_exception_kind_reconstructed_from_message():
+    def raiser():
+        raise KeyError("missing key")
+
+    def catcher():
+        try:
+            mr.convert(raiser)()
+        except KeyError as e:
+            raise ValueError(f"wrapped: {e}") from e
+
+    with pytest.raises(ValueError, match="wrapped: 'missing key'"):
+        mr.convert(catcher)()
+
+
+def test_bad_arguments():
+    f = mr.convert(lambda *a: None)
+    with pytest.raises(TypeError, match="cannot pass a value of type object"):
+        f(object())
+    with pytest.raises(OverflowError):
+        f(2**64)
+    with pytest.raises(TypeError):
+        f({"a": 1})
+    assert f() is None
+
+
+def test_many_arguments_and_reentrancy(echo):
+    count = mr.convert(lambda *a: len(a))
+    assert count(*range(100)) == 100
+    assert count() == 0
+    nested = mr.convert(lambda n: 0 if n == 0 else 1 + nested_c(n - 1))
+    nested_c = nested
+    assert nested(20) == 20
+
+
+def test_threads_share_a_function():
+    add = mr.convert(lambda a, b: a + b)
+    errors = []
+
+    def worker(k):
+        try:
+            for i in range(300):
+                assert add(i, k) == i + k
+        except BaseException as e:  # noqa: B036
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_convert_and_objects():
+    arr = mr.convert([1, 2, 3])
+    assert isinstance(arr, mr.Array) and len(arr) == 3 and arr[1] == 2 and arr[-1] == 3
+    assert arr == [1, 2, 3] and list(arr) == [1, 2, 3]
+    with pytest.raises(IndexError):
+        arr[3]
+    assert mr.convert_to_object("s") == "s" and isinstance(mr.convert("s"), mr.String)
+    assert isinstance(mr.convert(lambda: 1), mr.PackedFunc)
+
+    class Gen(mr.ObjectGeneric):
+        def asobject(self):
+            return mr.convert([7])
+
+    assert mr.convert(Gen()) == [7]
+    assert mr.convert(lambda x: x)(Gen()) == [7]
+    c = mr.const(3)
+    assert c.dtype == "int32" and c.numpy() == 3
+    assert mr.const(2.0).dtype == "float32" and mr.const(True).dtype == "bool"
+    assert mr.const(1, "int8").dtype == "int8" and mr.const(2**40).dtype == "int64"
