@@ -1,0 +1,16 @@
+"""Tensor expressions and schedules, after TVM's classic `te` API:
+
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    C = te.compute(A.shape, lambda i: A[i] * 2, name="C")
+    s = te.create_schedule(C.op)
+    xo, xi = s[C].split(C.op.axis[0], factor=4)
+"""
+from ..ir.expr import IterVar, Range, Var  # noqa: F401
+from .intrin import *  # noqa: F401,F403
+from .intrin import abs, all, any, if_then_else, max_value, min_value, power, select  # noqa: F401
+from .operation import compute, const, placeholder, reduce_axis, size_var, thread_axis, var  # noqa: F401
+from .reduction import comm_reducer, max, min, sum  # noqa: F401
+from .schedule import Schedule, create_schedule  # noqa: F401
+from .stage import Stage  # noqa: F401
+from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorLoad  # noqa: F401

@@ -1,0 +1,113 @@
+"""Bound inference: the range of every axis of every stage.
+
+Stages are visited consumers first. A stage's root ranges are the union of the regions its
+consumers read, where the consumers' loops enclosing the stage's attach point (compute_at) are
+fixed to their current value and every other loop ranges fully; an output or argument stage
+covers its whole shape. Derived axes (split, fuse) follow from the roots (`pass_down`).
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set
+
+from ..errors import ScheduleError
+from ..ir import expr as E
+from ..tir.arith_shim import can_prove, eval_region, relax, simplify
+from .iter_relation import pass_down, pass_up_ranges
+from .stage import Stage
+from .tensor import tensor_loads
+
+
+class Bounds:
+    """`dom[iv]` for every axis; `loop_ranges[var]` = inclusive (lo, hi) of each loop var."""
+
+    def __init__(self):
+        self.dom: Dict[E.IterVar, E.Range] = {}
+        self.loop_ranges: Dict[E.Var, tuple] = {}
+
+
+def fixed_vars(stage: Stage) -> List[E.Var]:
+    """Loop variables of the loops that enclose `stage`'s attach point."""
+    out: List[E.Var] = []
+    while stage.attach_type == "scope":
+        parent, axis = stage.attach_stage, stage.attach_ivar
+        leaves = parent.leaf_iter_vars
+        out += [iv.var for iv in leaves[:leaves.index(axis) + 1]]
+        stage = parent
+    return out
+
+
+def infer_bounds(sch, bodies: Dict[Stage, tuple], full: Set[Stage]) -> Bounds:
+    """`bodies`: each computed stage's expressions after inlining; `full`: stages that must
+    cover their whole shape (arguments and outputs)."""
+    b = Bounds()
+    computed = [s for s in sch.stages if s in bodies]
+    for stage in reversed(computed):
+        reads = [(c, ld) for c in computed for body in bodies[c] for ld in tensor_loads(body)
+                 if sch.stage_map.get(ld.tensor.op) is stage]
+        roots = list(stage.op.axis)
+        if stage in full or not reads:
+            ranges = [iv.dom for iv in roots]
+        else:
+            ranges = _needed(stage, roots, reads, b)
+        for iv, r in zip(roots, ranges):
+            b.dom[iv] = r
+        for iv in stage.op.reduce_axis:
+            b.dom[iv] = iv.dom
+        pass_down(stage.relations, b.dom)
+        for iv in stage.leaf_iter_vars:
+            ext = b.dom[iv].extent
+            b.loop_ranges[iv.var] = (E.const(0), simplify(ext - 1))
+    return b
+
+
+def _needed(stage: Stage, roots, reads, b: Bounds) -> List[E.Range]:
+    fixed = fixed_vars(stage)
+    fixed_ids = {id(v) for v in fixed}
+    relaxable = {v: r for v, r in b.loop_ranges.items() if id(v) not in fixed_ids}
+    lo: List[Optional[E.PrimExpr]] = [None] * len(roots)
+    hi: List[Optional[E.PrimExpr]] = [None] * len(roots)
+    unknown = [False] * len(roots)
+    root_ranges_cache = {}
+    for consumer, load in reads:
+        if consumer not in root_ranges_cache:
+            root_ranges_cache[consumer] = _consumer_root_ranges(consumer, fixed_ids, b)
+        var_ranges = root_ranges_cache[consumer]
+        for d, reg in enumerate(eval_region(load.indices, var_ranges)):
+            bounds = None if reg is None else relax(reg.min, relaxable), \
+                None if reg is None else relax(simplify(reg.min + reg.extent - 1), relaxable)
+            if reg is None or bounds[0] is None or bounds[1] is None:
+                unknown[d] = True
+                continue
+            lo[d] = bounds[0][0] if lo[d] is None else _pick(E.Min, lo[d], bounds[0][0])
+            hi[d] = bounds[1][1] if hi[d] is None else _pick(E.Max, hi[d], bounds[1][1])
+    out = []
+    for d, iv in enumerate(roots):
+        if unknown[d] or lo[d] is None:
+            out.append(iv.dom)
+        else:
+            out.append(E.Range(lo[d], simplify(hi[d] - lo[d] + 1)))
+    return out
+
+
+def _pick(op, a, b):
+    if can_prove(a <= b):
+        return a if op is E.Min else b
+    if can_prove(b <= a):
+        return b if op is E.Min else a
+    return simplify(op(a, b))
+
+
+def _consumer_root_ranges(consumer: Stage, fixed_ids, b: Bounds) -> Dict[E.Var, E.Range]:
+    """Ranges of the consumer's root axis variables (what its body's indices are written in)."""
+    leaf = {}
+    for iv in consumer.leaf_iter_vars:
+        leaf[iv] = E.Range(iv.var, E.const(1)) if id(iv.var) in fixed_ids \
+            else E.Range(E.const(0), b.dom[iv].extent)
+    rng = pass_up_ranges(consumer.relations, b.dom, leaf)
+    out = {}
+    for iv in list(consumer.op.axis) + list(consumer.op.reduce_axis):
+        r = rng.get(iv)
+        if r is None:
+            raise ScheduleError(f"stage '{consumer.name}': axis '{iv.name}' has no loop")
+        out[iv.var] = E.Range(simplify(b.dom[iv].min + r.min), r.extent)
+    return out

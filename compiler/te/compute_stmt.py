@@ -1,0 +1,123 @@
+"""The loop nest of one stage: loops from its leaf axes (outermost first), root values from the
+split/fuse relations, bound guards, the stores, and for reductions an init nest followed by the
+update nest.
+
+Reductions: the init goes right before the outermost loop that comes from a reduction axis;
+the data-parallel loops inside that point are repeated (with fresh variables) around the init.
+Guards: a root axis whose value may leave its declared domain (non-divisible split, a
+compute_at region larger than the tensor) gets an `if value < extent` around the store.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List
+
+from ..errors import ScheduleError
+from ..ir import expr as E
+from ..ir.functor import substitute
+from ..ir.stmt import AttrStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, Stmt, seq
+from ..tir.arith_shim import relax, simplify
+from .bound import Bounds
+from .iter_relation import pass_up_values
+from .stage import Stage
+
+
+def _guards(stage: Stage, rootval: Dict[E.Var, E.PrimExpr], bounds: Bounds):
+    data, red = [], []
+    for iv in list(stage.op.axis) + list(stage.op.reduce_axis):
+        v, dom = rootval[iv.var], iv.dom
+        r = relax(v, bounds.loop_ranges)
+        conds = []
+        if r is None or not _le(dom.min, r[0]):
+            conds.append(v >= dom.min)
+        if r is None or not _le(r[1], simplify(dom.min + dom.extent - 1)):
+            conds.append(v < simplify(dom.min + dom.extent))
+        (red if iv.kind == E.IterKind.REDUCE else data).extend(conds)
+    return data, red
+
+
+def _le(a, b) -> bool:
+    from ..tir.arith_shim import can_prove
+
+    return can_prove(a <= b)
+
+
+def _guard(body: Stmt, conds: List[E.PrimExpr]) -> Stmt:
+    conds = [c for c in (simplify(c) for c in conds) if not E.is_const_int(c, 1)]
+    if not conds:
+        return body
+    cond = conds[0]
+    for c in conds[1:]:
+        cond = E.logical_and(cond, c)
+    return IfThenElse(cond, body)
+
+
+def make_stage_stmt(stage: Stage, exprs: tuple, bounds: Bounds, resolve: Callable,
+                    attach: Callable[[Stage, E.IterVar, Stmt], Stmt]) -> Stmt:
+    """`resolve(tensor) -> (buffer, offsets)` for any tensor read or written; `attach(stage,
+    leaf, body)` wraps a loop body with the stages computed at that loop."""
+    dom = bounds.dom
+    leaves = stage.leaf_iter_vars
+    values = {iv: iv.var for iv in leaves}
+    pass_up_values(stage.relations, dom, values)
+    roots = list(stage.op.axis) + list(stage.op.reduce_axis)
+    rootval = {iv.var: simplify(dom[iv].min + values[iv]) for iv in roots}
+    data_guards, red_guards = _guards(stage, rootval, bounds)
+
+    from .inline import to_buffer_loads
+
+    exprs = [to_buffer_loads(substitute(e, rootval), resolve) for e in exprs]
+    targets = []
+    for t in stage.op.outputs:
+        buf, offsets = resolve(t)
+        idx = tuple(simplify(rootval[ax.var] - o) for ax, o in zip(stage.op.axis, offsets))
+        targets.append((buf, idx))
+
+    def loops(ivs, body, with_attach=True):
+        for iv in reversed(ivs):
+            if with_attach:
+                body = attach(stage, iv, body)
+            body = _make_for(stage, iv, dom[iv].extent, body)
+        return body
+
+    if not stage.op.reduce_axis:
+        stores = seq(*[BufferStore(b, e, i) for (b, i), e in zip(targets, exprs)])
+        return loops(leaves, _guard(stores, data_guards))
+
+    red = exprs[0]
+    comb = red.combiner
+    init_vals = red.init or comb.identity
+    init = seq(*[BufferStore(b, v, i) for (b, i), v in zip(targets, init_vals)])
+    olds = [E.BufferLoad(b, i) for b, i in targets]
+    vmap = {**dict(zip(comb.lhs, olds)), **dict(zip(comb.rhs, red.source))}
+    news = [substitute(r, vmap) for r in comb.result]
+    if len(news) == 1:
+        update = BufferStore(targets[0][0], news[0], targets[0][1])
+    else:
+        temps = [E.Var(f"{stage.name}.v{k}", n.dtype) for k, n in enumerate(news)]
+        update = seq(*[BufferStore(b, t, i) for (b, i), t in zip(targets, temps)])
+        for t, n in reversed(list(zip(temps, news))):
+            update = LetStmt(t, n, update)
+    cond = [] if E.is_const_int(red.condition, 1) else [red.condition]
+    update = _guard(update, data_guards + red_guards + cond)
+
+    p = next(k for k, iv in enumerate(leaves) if iv.kind == E.IterKind.REDUCE)
+    init_ivs = [iv for iv in leaves[p:] if iv.kind != E.IterKind.REDUCE]
+    fresh = {iv.var: E.Var(iv.var.name + ".init", iv.var.dtype) for iv in init_ivs}
+    init_nest = substitute(loops(init_ivs, _guard(init, data_guards), with_attach=False), fresh)
+    inner = seq(init_nest, loops(leaves[p:], update))
+    return loops(leaves[:p], inner)
+
+
+def _make_for(stage: Stage, iv: E.IterVar, extent: E.PrimExpr, body: Stmt) -> Stmt:
+    attr = stage.iter_attrs.get(iv)
+    kind = attr.kind if attr else ForKind.SERIAL
+    thread = attr.thread if attr else None
+    if kind == ForKind.VECTORIZED and not isinstance(extent, E.IntImm):
+        raise ScheduleError(f"vectorize on stage '{stage.name}': axis '{iv.name}' has the "
+                            f"non-constant extent {extent}; split it by a constant factor and "
+                            "vectorize the inner axis")
+    loop: Stmt = For(iv.var, E.const(0, iv.var.dtype.element_of().__str__()), extent, kind,
+                     body, thread)
+    for key, value in reversed(attr.pragmas if attr else []):
+        loop = AttrStmt(iv, f"pragma_{key}", value, loop)
+    return loop

@@ -1,0 +1,108 @@
+"""How a stage's leaf loops derive from its root axes: Split and Fuse relations, and the two
+directions of message passing over them.
+
+Convention: a root axis ranges over [min, min + extent) (min from bound inference); every derived
+axis (split outer/inner, fused) starts at 0. `pass_down` gives derived ranges from root ranges;
+`pass_up_values` gives root values from leaf loop values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Union
+
+from ..ir import expr as E
+from ..tir.arith_shim import simplify
+
+
+@dataclass(eq=False)
+class Split:
+    parent: E.IterVar
+    outer: E.IterVar
+    inner: E.IterVar
+    factor: Optional[E.PrimExpr]
+    nparts: Optional[E.PrimExpr]
+
+
+@dataclass(eq=False)
+class Fuse:
+    outer: E.IterVar
+    inner: E.IterVar
+    fused: E.IterVar
+
+
+Relation = Union[Split, Fuse]
+
+
+def _ceildiv(a, b):
+    return simplify(E.FloorDiv(simplify(a + b - 1), b))
+
+
+def pass_down(relations: List[Relation], dom: Dict[E.IterVar, E.Range]) -> None:
+    """Fill `dom` for derived axes from the ranges of their parents (in relation order)."""
+    zero = E.const(0)
+    for r in relations:
+        if isinstance(r, Split):
+            ext = dom[r.parent].extent
+            if r.factor is not None:
+                dom[r.outer] = E.Range(zero, _ceildiv(ext, r.factor))
+                dom[r.inner] = E.Range(zero, r.factor)
+            else:
+                dom[r.outer] = E.Range(zero, r.nparts)
+                dom[r.inner] = E.Range(zero, _ceildiv(ext, r.nparts))
+        else:
+            dom[r.fused] = E.Range(zero, simplify(dom[r.outer].extent * dom[r.inner].extent))
+
+
+def split_factor(r: Split, dom: Dict[E.IterVar, E.Range]) -> E.PrimExpr:
+    return r.factor if r.factor is not None else dom[r.inner].extent
+
+
+def pass_up_values(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
+                   values: Dict[E.IterVar, E.PrimExpr]) -> None:
+    """Given `values` of the leaf axes (loop variables or constants), fill the values of every
+    axis above them, up to the roots. A root's value includes its range's min."""
+    for r in reversed(relations):
+        if isinstance(r, Split):
+            v = values[r.outer] * split_factor(r, dom) + values[r.inner]
+            values[r.parent] = simplify(v)
+        else:
+            ext = dom[r.inner].extent
+            values[r.outer] = simplify(E.FloorDiv(values[r.fused], ext))
+            values[r.inner] = simplify(E.FloorMod(values[r.fused], ext))
+
+
+def pass_up_ranges(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
+                   leaf: Dict[E.IterVar, E.Range]) -> Dict[E.IterVar, E.Range]:
+    """Ranges of every axis from ranges of the leaves (a leaf fixed to a point has extent 1).
+    Offsets are relative: a root's result must still be shifted by its own min."""
+    from ..tir.arith_shim import eval_region
+
+    rng = dict(leaf)
+    for r in reversed(relations):
+        if isinstance(r, Split):
+            o, i = rng[r.outer], rng[r.inner]
+            full_o, full_i = _is_full(o, dom[r.outer]), _is_full(i, dom[r.inner])
+            if full_o and full_i:
+                rng[r.parent] = E.Range(E.const(0), dom[r.parent].extent)
+            else:
+                vo, vi = E.Var("o"), E.Var("i")
+                rng[r.parent] = eval_region([vo * split_factor(r, dom) + vi],
+                                            {vo: o, vi: i})[0] or \
+                    E.Range(E.const(0), dom[r.parent].extent)
+        else:
+            f = rng[r.fused]
+            if not E.is_const_int(f.extent, 1):
+                rng[r.outer] = E.Range(E.const(0), dom[r.outer].extent)
+                rng[r.inner] = E.Range(E.const(0), dom[r.inner].extent)
+            else:
+                ext = dom[r.inner].extent
+                rng[r.outer] = E.Range(simplify(E.FloorDiv(f.min, ext)), E.const(1))
+                rng[r.inner] = E.Range(simplify(E.FloorMod(f.min, ext)), E.const(1))
+    return rng
+
+
+def _is_full(r: E.Range, full: E.Range) -> bool:
+    if not E.is_const_int(r.min, 0):
+        return False
+    a, b = r.extent, full.extent
+    return a is b or (isinstance(a, E.IntImm) and isinstance(b, E.IntImm) and a.value == b.value)

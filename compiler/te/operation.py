@@ -1,0 +1,91 @@
+"""Declaring tensors: placeholder, compute, reduce_axis, thread_axis and variables."""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Dict, Optional
+
+from ..errors import IRError
+from ..ir import expr as E
+from ..ir.dtype import DTypeLike, as_dtype
+from .tensor import ComputeOp, PlaceholderOp, Tensor
+
+
+def _shape(shape) -> tuple:
+    if not isinstance(shape, (list, tuple)):
+        shape = (shape,)
+    return tuple(E.convert(s) for s in shape)
+
+
+def var(name: str = "v", dtype: DTypeLike = "int32") -> E.Var:
+    return E.Var(name, as_dtype(dtype))
+
+
+def size_var(name: str = "n", dtype: DTypeLike = "int32") -> E.SizeVar:
+    """A variable known to be non-negative (a symbolic size)."""
+    return E.SizeVar(name, as_dtype(dtype))
+
+
+def const(value, dtype: Optional[DTypeLike] = None) -> E.PrimExpr:
+    return E.const(value, dtype)
+
+
+def placeholder(shape, dtype: DTypeLike = "float32", name: str = "placeholder") -> Tensor:
+    """An input tensor of `shape` (ints or symbolic Vars)."""
+    return PlaceholderOp(name, _shape(shape), as_dtype(dtype)).output(0)
+
+
+def _range(dom) -> E.Range:
+    if isinstance(dom, E.Range):
+        return dom
+    if isinstance(dom, (tuple, list)):
+        if len(dom) != 2:
+            raise IRError(f"a domain is (min, max_exclusive), got {dom!r}")
+        lo, hi = E.convert(dom[0]), E.convert(dom[1])
+        return E.Range(lo, hi - lo if not E.is_const_int(lo, 0) else hi)
+    return E.Range(E.const(0), E.convert(dom))
+
+
+def reduce_axis(dom, name: str = "rv") -> E.IterVar:
+    """A reduction axis over `dom` (an extent, a (min, max) pair or a Range)."""
+    return E.IterVar(_range(dom), E.Var(name), E.IterKind.REDUCE)
+
+
+def thread_axis(tag: str = "", name: str = "", dom=None) -> E.IterVar:
+    """A GPU thread axis ("blockIdx.x", "threadIdx.y", "vthread", ...) for `Stage.bind`."""
+    if isinstance(dom, str) and not tag:
+        tag, dom = dom, None
+    if not tag:
+        raise IRError("thread_axis needs a tag such as 'threadIdx.x' or 'blockIdx.x'")
+    return E.IterVar(None if dom is None else _range(dom), E.Var(name or tag), E.IterKind.THREAD,
+                     tag)
+
+
+def _arg_names(fcompute: Callable, ndim: int) -> list:
+    try:
+        params = list(inspect.signature(fcompute).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    if params and all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params):
+        if len(params) != ndim:
+            raise IRError(f"compute: fcompute takes {len(params)} indices but the shape has "
+                          f"{ndim} dimensions")
+        return [p.name for p in params]
+    return [f"i{k}" for k in range(ndim)] if ndim != 1 else ["i"]
+
+
+def compute(shape, fcompute: Callable, name: str = "compute", tag: str = "",
+            attrs: Optional[Dict[str, Any]] = None):
+    """A tensor whose element at index `i...` is `fcompute(i...)`. If fcompute returns a tuple
+    the operation has several outputs (a list of Tensors is returned)."""
+    shape = _shape(shape)
+    names = _arg_names(fcompute, len(shape))
+    axis = tuple(E.IterVar(E.Range(E.make_const(s.dtype, 0), s), E.Var(n, s.dtype))
+                 for n, s in zip(names, shape))
+    body = fcompute(*[iv.var for iv in axis])
+    multi = isinstance(body, (tuple, list))
+    bodies = tuple(E.convert(b) for b in (body if multi else (body,)))
+    if not bodies:
+        raise IRError(f"compute {name}: fcompute returned no value")
+    op = ComputeOp(name, tag, attrs, axis, bodies)
+    return list(op.outputs) if multi else op.output(0)
+

@@ -1,0 +1,155 @@
+"""Schedule → PrimFunc: inline, bind arguments to buffers, infer bounds, allocate intermediate
+tensors and emit every stage's loop nest where it is attached.
+
+The body uses multi-dimensional BufferLoad/BufferStore. Argument tensors are bound through the
+function's buffer_map; every other computed tensor gets an `Allocate` in its stage's scope
+("global" unless set_scope/cache_*), sized by the region bound inference found, at the root of
+the function or inside the loop it is computed at.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from ..errors import ScheduleError
+from ..ir import expr as E
+from ..ir.buffer import Buffer, decl_buffer
+from ..ir.dtype import handle
+from ..ir.function import PrimFunc
+from ..ir.stmt import Allocate, Stmt, seq
+from ..tir.arith_shim import relax, simplify
+from .bound import infer_bounds
+from .compute_stmt import make_stage_stmt
+from .inline import inline_bodies
+from .stage import Stage
+from .tensor import Tensor
+
+
+class _Lowering:
+    def __init__(self, sch, args: Sequence, binds: Optional[Dict]):
+        self.sch = sch
+        self.binds = dict(binds or {})
+        self.storage: Dict[Tuple[int, int], Tuple[Buffer, tuple]] = {}
+        self.params: List[E.Var] = []
+        self.buffer_map: List[Tuple[E.Var, Buffer]] = []
+        self.arg_stages = set()
+        for a in args:
+            self._bind_arg(a)
+
+    def _bind_arg(self, a):
+        if isinstance(a, Tensor):
+            buf = self.binds.get(a) or decl_buffer(a.shape, a.dtype, a.name)
+            st = self.sch.stage_map.get(a.op)
+            if st is None:
+                raise ScheduleError(f"argument '{a.name}' is not a tensor of this schedule")
+            self.storage[(id(st), a.value_index)] = (buf, (E.const(0),) * a.ndim)
+            self.arg_stages.add(st)
+            param = E.Var(a.name, handle)
+            self.params.append(param)
+            self.buffer_map.append((param, buf))
+        elif isinstance(a, Buffer):
+            param = E.Var(a.name, handle)
+            self.params.append(param)
+            self.buffer_map.append((param, a))
+        elif isinstance(a, E.Var):
+            self.params.append(a)
+        else:
+            raise ScheduleError(f"lower: argument {a!r} is not a Tensor, Buffer or Var")
+
+    def resolve(self, t: Tensor):
+        st = self.sch.stage_map.get(t.op)
+        key = (id(st), t.value_index)
+        if key not in self.storage:
+            if st is None or st.is_placeholder:
+                raise ScheduleError(f"placeholder '{t.name}' is read but is not in lower()'s "
+                                    "args; pass it as an argument")
+            raise ScheduleError(f"tensor '{t.name}' has no storage (internal ordering issue)")
+        return self.storage[key]
+
+    def run(self, name: str) -> PrimFunc:
+        sch = self.sch
+        self.bodies = bodies = inline_bodies(sch)
+        for st in sch.stages:
+            if st.attach_type == "inline" and st in self.arg_stages:
+                raise ScheduleError(f"compute_inline on stage '{st.name}': it is an argument "
+                                    "of the function, so it must be computed")
+            if st.attach_type == "scope" and st.attach_stage.attach_type == "inline":
+                raise ScheduleError(f"compute_at on stage '{st.name}': its parent stage "
+                                    f"'{st.attach_stage.name}' was inlined")
+        computed = {st: bodies[st] for st in sch.stages
+                    if not st.is_placeholder and st.attach_type != "inline"}
+        self._check_attach(computed)
+        full = {st for st in computed if st in self.arg_stages or st.is_output}
+        self.bounds = infer_bounds(sch, computed, full)
+        self.attached: Dict[Tuple[int, int], List[Stage]] = {}
+        for st in computed:
+            if st.attach_type == "scope":
+                self.attached.setdefault((id(st.attach_stage), id(st.attach_ivar)), []).append(st)
+        self.allocs: Dict[Stage, List[Buffer]] = {}
+        for st in computed:
+            self.allocs[st] = self._allocate(st)
+        body = seq(*[self._emit(st) for st in computed if st.attach_type == "root"])
+        for st in reversed([s for s in computed if s.attach_type == "root"]):
+            for buf in reversed(self.allocs[st]):
+                body = Allocate(buf, body)
+        return PrimFunc(tuple(self.params), body, tuple(self.buffer_map),
+                        {"global_symbol": name, "tir.noalias": True})
+
+    def _check_attach(self, computed):
+        from .tensor import tensor_loads
+
+        for st in computed:
+            if st.attach_type != "scope":
+                continue
+            parent = st.attach_stage
+            reads = [ld for b in self.bodies.get(parent, ()) for ld in tensor_loads(b)
+                     if self.sch.stage_map.get(ld.tensor.op) is st]
+            if not reads:
+                raise ScheduleError(f"compute_at on stage '{st.name}': stage '{parent.name}' "
+                                    f"does not read it at axis '{st.attach_ivar.name}'")
+
+    def _allocate(self, st: Stage) -> List[Buffer]:
+        dom = self.bounds.dom
+        bufs = []
+        for t in st.op.outputs:
+            key = (id(st), t.value_index)
+            if key in self.storage:
+                continue
+            shape, mins = [], []
+            for iv in st.op.axis:
+                r = dom[iv]
+                ext = r.extent
+                if any(v in self.bounds.loop_ranges for v in _vars(ext)):
+                    hi = relax(ext, self.bounds.loop_ranges)
+                    ext = iv.dom.extent if hi is None else hi[1]
+                shape.append(simplify(ext))
+                mins.append(r.min)
+            buf = decl_buffer(shape, t.dtype, t.name, scope=st.scope)
+            self.storage[key] = (buf, tuple(mins))
+            bufs.append(buf)
+        return bufs
+
+    def _emit(self, st: Stage) -> Stmt:
+        return make_stage_stmt(st, self.bodies[st], self.bounds, self.resolve, self._attach)
+
+    def _attach(self, parent: Stage, iv: E.IterVar, body: Stmt) -> Stmt:
+        stages = self.attached.get((id(parent), id(iv)), [])
+        if not stages:
+            return body
+        body = seq(*[self._emit(s) for s in stages], body)
+        for s in reversed(stages):
+            for buf in reversed(self.allocs[s]):
+                body = Allocate(buf, body)
+        return body
+
+
+def _vars(e):
+    from ..ir.functor import collect_vars
+
+    return collect_vars(e)
+
+
+def schedule_to_primfunc(sch, args: Sequence, name: str = "main",
+                         binds: Optional[Dict] = None) -> PrimFunc:
+    """The PrimFunc computing `sch` with `args` as parameters (multi-dimensional accesses)."""
+    return _Lowering(sch, args, binds).run(name)
+

@@ -1,0 +1,209 @@
+"""A Stage: how one operation's loops are laid out (split, fuse, reorder, tile, annotate,
+bind, attach). Every mistake raises ScheduleError naming the stage and the axis.
+
+Vectorize: allowed on any leaf axis here; lowering raises ScheduleError if that loop's extent
+is not a constant after bound inference (split by a constant factor first), as TVM does.
+Bind: the loop becomes `For(kind=THREAD_BINDING, thread_binding=<the thread IterVar>)`.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+from ..errors import ScheduleError
+from ..ir import expr as E
+from ..ir.stmt import ForKind
+from .iter_relation import Fuse, Relation, Split
+
+
+class IterAttr:
+    """Annotations of one leaf axis."""
+
+    def __init__(self):
+        self.kind: str = ForKind.SERIAL
+        self.thread: Optional[E.IterVar] = None
+        self.pragmas: List[tuple] = []
+
+
+class Stage:
+    def __init__(self, op, schedule):
+        self.op = op
+        self.origin_op = op
+        self.schedule = schedule
+        self.all_iter_vars: List[E.IterVar] = list(getattr(op, "axis", ())) + \
+            list(getattr(op, "reduce_axis", ()))
+        self.leaf_iter_vars: List[E.IterVar] = list(self.all_iter_vars)
+        self.relations: List[Relation] = []
+        self.iter_attrs: Dict[E.IterVar, IterAttr] = {}
+        self.attach_type = "root"  # "root", "inline", "scope"
+        self.attach_stage: Optional["Stage"] = None
+        self.attach_ivar: Optional[E.IterVar] = None
+        self.scope = "global"
+        self.is_output = False
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    @property
+    def is_placeholder(self) -> bool:
+        return not hasattr(self.op, "body")
+
+    def __repr__(self) -> str:
+        return f"stage({self.name})"
+
+    # ---- checks ------------------------------------------------------------------------------
+    def _fail(self, prim: str, msg: str):
+        raise ScheduleError(f"{prim} on stage '{self.name}': {msg}")
+
+    def _axis_name(self, iv) -> str:
+        return getattr(iv, "name", repr(iv))
+
+    def _leaf(self, prim: str, iv) -> E.IterVar:
+        if not isinstance(iv, E.IterVar):
+            self._fail(prim, f"{iv!r} is not an axis (IterVar)")
+        if iv in self.leaf_iter_vars:
+            return iv
+        if iv in self.all_iter_vars:
+            self._fail(prim, f"axis '{iv.name}' is not a leaf axis any more (it was already "
+                             "split or fused); use the axes that split/fuse returned")
+        self._fail(prim, f"axis '{iv.name}' does not belong to this stage (it belongs to "
+                         "another stage's loops)")
+
+    def _check_compute(self, prim: str):
+        if self.is_placeholder:
+            self._fail(prim, "a placeholder has no loops to schedule")
+
+    def _attr(self, iv) -> IterAttr:
+        if iv not in self.iter_attrs:
+            self.iter_attrs[iv] = IterAttr()
+        return self.iter_attrs[iv]
+
+    # ---- loop structure ----------------------------------------------------------------------
+    def split(self, parent, factor=None, nparts=None):
+        """Split `parent` into (outer, inner): by inner extent `factor` or outer extent
+        `nparts`."""
+        self._check_compute("split")
+        parent = self._leaf("split", parent)
+        if (factor is None) == (nparts is None):
+            self._fail("split", f"give exactly one of factor= and nparts= for axis "
+                                f"'{parent.name}'")
+        amount = E.convert(factor if factor is not None else nparts)
+        if isinstance(amount, E.IntImm) and amount.value <= 0:
+            self._fail("split", f"the factor for axis '{parent.name}' must be positive, got "
+                                f"{amount.value}")
+        outer = E.IterVar(None, E.Var(parent.name + ".outer", parent.var.dtype), parent.kind)
+        inner = E.IterVar(None, E.Var(parent.name + ".inner", parent.var.dtype), parent.kind)
+        self.relations.append(Split(parent, outer, inner,
+                                    amount if factor is not None else None,
+                                    amount if nparts is not None else None))
+        pos = self.leaf_iter_vars.index(parent)
+        self.leaf_iter_vars[pos:pos + 1] = [outer, inner]
+        self.all_iter_vars += [outer, inner]
+        return outer, inner
+
+    def fuse(self, *axes):
+        """Fuse adjacent leaf axes (outermost first) into one."""
+        self._check_compute("fuse")
+        if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
+            axes = tuple(axes[0])
+        if not axes:
+            self._fail("fuse", "give at least one axis")
+        axes = [self._leaf("fuse", a) for a in axes]
+        pos = [self.leaf_iter_vars.index(a) for a in axes]
+        for (a, pa), (b, pb) in zip(zip(axes, pos), zip(axes[1:], pos[1:])):
+            if pb != pa + 1:
+                self._fail("fuse", f"axes '{a.name}' and '{b.name}' are not adjacent in the "
+                                   "loop order (reorder them first, outer axis first)")
+            if (a.kind == E.IterKind.REDUCE) != (b.kind == E.IterKind.REDUCE):
+                self._fail("fuse", f"cannot fuse the reduction axis and the data axis "
+                                   f"'{a.name}', '{b.name}'")
+        fused = axes[0]
+        for b in axes[1:]:
+            new = E.IterVar(None, E.Var(f"{fused.name}.{b.name}.fused", fused.var.dtype),
+                            fused.kind)
+            self.relations.append(Fuse(fused, b, new))
+            p = self.leaf_iter_vars.index(fused)
+            self.leaf_iter_vars[p:p + 2] = [new]
+            self.all_iter_vars.append(new)
+            fused = new
+        return fused
+
+    def reorder(self, *axes):
+        """Put the given leaf axes in this order, in the positions they occupy now."""
+        self._check_compute("reorder")
+        if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
+            axes = tuple(axes[0])
+        axes = [self._leaf("reorder", a) for a in axes]
+        if len(set(map(id, axes))) != len(axes):
+            self._fail("reorder", "an axis is given twice: "
+                                  + ", ".join(f"'{a.name}'" for a in axes))
+        pos = sorted(self.leaf_iter_vars.index(a) for a in axes)
+        for p, a in zip(pos, axes):
+            self.leaf_iter_vars[p] = a
+
+    def tile(self, x_parent, y_parent, x_factor, y_factor):
+        """Split two axes and reorder to (x.outer, y.outer, x.inner, y.inner)."""
+        xo, xi = self.split(x_parent, factor=x_factor)
+        yo, yi = self.split(y_parent, factor=y_factor)
+        self.reorder(xo, yo, xi, yi)
+        return xo, yo, xi, yi
+
+    # ---- annotations -------------------------------------------------------------------------
+    def _annotate(self, prim: str, iv, kind: str):
+        iv = self._leaf(prim, iv)
+        if kind != ForKind.SERIAL and iv.kind == E.IterKind.REDUCE and kind == ForKind.PARALLEL:
+            self._fail(prim, f"cannot run the reduction axis '{iv.name}' in parallel")
+        self._attr(iv).kind = kind
+
+    def parallel(self, iv):
+        self._annotate("parallel", iv, ForKind.PARALLEL)
+
+    def vectorize(self, iv):
+        self._annotate("vectorize", iv, ForKind.VECTORIZED)
+
+    def unroll(self, iv):
+        self._annotate("unroll", iv, ForKind.UNROLLED)
+
+    def bind(self, iv, thread_iv):
+        iv = self._leaf("bind", iv)
+        if not isinstance(thread_iv, E.IterVar) or not thread_iv.thread_tag:
+            self._fail("bind", f"axis '{iv.name}' must be bound to te.thread_axis(...)")
+        attr = self._attr(iv)
+        attr.kind, attr.thread = ForKind.THREAD_BINDING, thread_iv
+
+    def pragma(self, iv, key: str, value=1):
+        iv = self._leaf("pragma", iv)
+        self._attr(iv).pragmas.append((key, E.convert(value)))
+
+    # ---- attachment and storage --------------------------------------------------------------
+    def compute_at(self, parent: "Stage", axis):
+        """Compute this stage inside `parent`'s loop `axis`, only the region that loop needs."""
+        self._check_compute("compute_at")
+        if not isinstance(parent, Stage):
+            self._fail("compute_at", "the first argument must be a stage (s[T])")
+        if parent is self:
+            self._fail("compute_at", "a stage cannot be computed at itself")
+        if not isinstance(axis, E.IterVar) or axis not in parent.leaf_iter_vars:
+            name = getattr(axis, "name", repr(axis))
+            self._fail("compute_at", f"axis '{name}' is not a leaf axis of stage "
+                                     f"'{parent.name}'")
+        if not self.schedule.reads_transitively(parent, self):
+            self._fail("compute_at", f"stage '{parent.name}' does not consume '{self.name}', "
+                                     f"so '{self.name}' cannot be computed at its axis "
+                                     f"'{axis.name}'")
+        self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, axis
+
+    def compute_inline(self):
+        """Substitute this stage's expression into its consumers (no loops of its own)."""
+        self._check_compute("compute_inline")
+        if self.op.reduce_axis:
+            self._fail("compute_inline", "cannot inline a reduction; compute it in its own "
+                                         "stage (compute_at or root)")
+        self.attach_type, self.attach_stage, self.attach_ivar = "inline", None, None
+
+    def compute_root(self):
+        self._check_compute("compute_root")
+        self.attach_type, self.attach_stage, self.attach_ivar = "root", None, None
+
+    def set_scope(self, scope: str):
+        self.scope = scope

@@ -1,0 +1,161 @@
+"""Tensors and the operations that produce them (placeholder, compute).
+
+A `Tensor` is output `value_index` of an `Operation`; `T[i, j]` (or `T(i, j)`) builds a
+`TensorLoad` expression, which lowering turns into a BufferLoad on the tensor's buffer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..errors import IRError
+from ..ir import expr as E
+from ..ir.dtype import DType
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class TensorLoad(E.PrimExpr):
+    """`tensor[indices]` inside a compute body (before lowering)."""
+
+    tensor: Any
+    indices: Tuple[E.PrimExpr, ...]
+    dtype: DType = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self):
+        if self.dtype is None:
+            object.__setattr__(self, "dtype", self.tensor.dtype)
+
+    def __repr__(self) -> str:
+        return f"{self.tensor.name}[{', '.join(str(i) for i in self.indices)}]"
+
+
+class Tensor:
+    """Output `value_index` of `op`, of `shape` and `dtype`."""
+
+    __slots__ = ("op", "value_index", "shape", "dtype", "name")
+
+    def __init__(self, op: "Operation", value_index: int, shape, dtype: DType, name: str):
+        self.op, self.value_index, self.shape, self.dtype = op, value_index, shape, dtype
+        self.name = name
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __getitem__(self, indices) -> TensorLoad:
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        if len(indices) != self.ndim:
+            raise IRError(f"tensor {self.name} has {self.ndim} dimensions but is indexed with "
+                          f"{len(indices)} indices")
+        return TensorLoad(self, tuple(E.convert(i) for i in indices))
+
+    def __call__(self, *indices) -> TensorLoad:
+        return self[tuple(indices)]
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.name}, shape={[str(s) for s in self.shape]}, {self.dtype})"
+
+    def __hash__(self) -> int:
+        return hash((id(self.op), self.value_index))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Tensor) and other.op is self.op \
+            and other.value_index == self.value_index
+
+
+class Operation:
+    """Base of operations. `outputs` are its tensors; `input_tensors()` those it reads."""
+
+    name: str
+    outputs: List[Tensor]
+
+    def output(self, i: int) -> Tensor:
+        return self.outputs[i]
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.outputs)
+
+    def input_tensors(self) -> List[Tensor]:
+        return []
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name})"
+
+
+class PlaceholderOp(Operation):
+    def __init__(self, name: str, shape, dtype: DType):
+        self.name, self.shape, self.dtype = name, shape, dtype
+        self.axis: Tuple[E.IterVar, ...] = ()
+        self.reduce_axis: Tuple[E.IterVar, ...] = ()
+        self.outputs = [Tensor(self, 0, shape, dtype, name)]
+
+
+class ComputeOp(Operation):
+    """`outputs[k][axis] = body[k]`; the bodies may be Reduce nodes over `reduce_axis`."""
+
+    def __init__(self, name: str, tag: str, attrs: Optional[Dict[str, Any]],
+                 axis: Tuple[E.IterVar, ...], body: Tuple[E.PrimExpr, ...]):
+        self.name, self.tag, self.attrs = name, tag, dict(attrs or {})
+        self.axis, self.body = tuple(axis), tuple(body)
+        self.reduce_axis = _reduce_axes(name, self.body)
+        shape = tuple(iv.dom.extent for iv in self.axis)
+        names = [name] if len(body) == 1 else [f"{name}.v{i}" for i in range(len(body))]
+        self.outputs = [Tensor(self, i, shape, b.dtype, names[i]) for i, b in enumerate(body)]
+
+    @property
+    def shape(self):
+        return self.outputs[0].shape
+
+    def input_tensors(self) -> List[Tensor]:
+        found: List[Tensor] = []
+        for b in self.body:
+            for load in tensor_loads(b):
+                if load.tensor not in found:
+                    found.append(load.tensor)
+        return found
+
+
+def _reduce_axes(name: str, body: Tuple[E.PrimExpr, ...]) -> Tuple[E.IterVar, ...]:
+    reduces = [b for b in body if isinstance(b, E.Reduce)]
+    if not reduces:
+        for b in body:
+            _no_nested_reduce(name, b)
+        return ()
+    if len(reduces) != len(body):
+        raise IRError(f"compute {name}: either every output is a reduction or none is")
+    first = reduces[0]
+    for r in reduces[1:]:
+        if r.combiner is not first.combiner or len(r.axis) != len(first.axis) \
+                or any(a is not b for a, b in zip(r.axis, first.axis)):
+            raise IRError(f"compute {name}: the outputs' reductions must share the reducer "
+                          "and the axes")
+    for s in first.source:
+        _no_nested_reduce(name, s)
+    return tuple(first.axis)
+
+
+def _no_nested_reduce(name: str, e: E.PrimExpr) -> None:
+    from ..ir.functor import post_order_visit
+
+    def check(n):
+        if isinstance(n, E.Reduce):
+            raise IRError(f"compute {name}: a reduction (te.sum, ...) must be the whole body, "
+                          "not part of an expression; compute it in its own stage")
+
+    post_order_visit(e, check)
+
+
+def tensor_loads(e: Any) -> List[TensorLoad]:
+    """Every TensorLoad under `e` (Reduce sources and conditions are children)."""
+    from ..ir.functor import post_order_visit
+
+    out: List[TensorLoad] = []
+
+    def fn(n):
+        if isinstance(n, TensorLoad):
+            out.append(n)
+
+    post_order_visit(e, fn)
+    return out

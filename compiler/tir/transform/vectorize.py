@@ -1,0 +1,112 @@
+"""vectorize: a VECTORIZED loop of constant extent L becomes one vector statement.
+
+Before: For loops of kind VECTORIZED (starting at `min`, extent L constant).
+After: no VECTORIZED loop remains. Where the body is a sequence of stores whose indices are
+contiguous or strided in the loop variable, the loop variable becomes `Ramp(min, 1, L)`, loads
+and stores take Ramp indices (L-lane values), and loop-invariant scalars are `Broadcast`. A body
+that is not of that form (branches, nested loops, lets, stores not indexed by the loop variable,
+gathers, lazy if_then_else on a vector condition) stays a SERIAL loop.
+"""
+from __future__ import annotations
+
+from ...ir import expr as E
+from ...ir.function import IRModule, PrimFunc
+from ...ir.functor import IRMutator, collect_vars, substitute
+from ...ir.stmt import BufferStore, For, ForKind, SeqStmt
+from ..arith_shim import simplify as _simplify
+from .common import map_funcs
+
+
+class _CannotVectorize(Exception):
+    pass
+
+
+def _depends(e, var) -> bool:
+    return any(v is var for v in collect_vars(e))
+
+
+def _bcast(e, lanes):
+    return e if e.dtype.lanes == lanes else E.Broadcast(e, lanes)
+
+
+class _Vectorizer:
+    def __init__(self, var: E.Var, start: E.PrimExpr, lanes: int):
+        self.var, self.lanes = var, lanes
+        self.ramp = E.Ramp(start, E.make_const(start.dtype, 1), lanes)
+
+    def stmt(self, s):
+        if isinstance(s, SeqStmt):
+            return SeqStmt(tuple(self.stmt(x) for x in s.seq))
+        if not isinstance(s, BufferStore) or len(s.indices) != 1:
+            raise _CannotVectorize()
+        idx = self.expr(s.indices[0])
+        if not isinstance(idx, E.Ramp):
+            raise _CannotVectorize()
+        value = _bcast(self.expr(s.value), self.lanes)
+        return BufferStore(s.buffer, value, (idx,))
+
+    def expr(self, e):
+        if not _depends(e, self.var):
+            return e
+        if e.dtype.lanes != 1:
+            raise _CannotVectorize()
+        if e is self.var:
+            return self.ramp
+        if isinstance(e, E.BinaryOp):
+            return self.binary(e, self.expr(e.a), self.expr(e.b))
+        if isinstance(e, E.BufferLoad):
+            idx = [self.expr(i) for i in e.indices]
+            if any(i.dtype.lanes != 1 and not isinstance(i, E.Ramp) for i in idx):
+                raise _CannotVectorize()
+            return E.BufferLoad(e.buffer, tuple(idx))
+        if isinstance(e, E.Cast):
+            return E.Cast(e.dtype.with_lanes(self.lanes), _bcast(self.expr(e.value), self.lanes))
+        if isinstance(e, E.Not):
+            return E.Not(self.expr(e.a))
+        if isinstance(e, E.Select):
+            parts = [_bcast(self.expr(x), self.lanes)
+                     for x in (e.condition, e.true_value, e.false_value)]
+            return E.Select(*parts)
+        if isinstance(e, E.Call) and e.op != "tir.if_then_else":
+            args = tuple(_bcast(self.expr(a), self.lanes) for a in e.args)
+            return E.Call(e.dtype.with_lanes(self.lanes), e.op, args)
+        raise _CannotVectorize()
+
+    def binary(self, e, a, b):
+        ra, rb = isinstance(a, E.Ramp), isinstance(b, E.Ramp)
+        sa, sb = a.dtype.lanes == 1, b.dtype.lanes == 1
+        if isinstance(e, (E.Add, E.Sub)) and (ra or rb) and (ra or sa) and (rb or sb):
+            op = E.Add if isinstance(e, E.Add) else E.Sub
+            base_a, st_a = (a.base, a.stride) if ra else (a, E.make_const(a.dtype, 0))
+            base_b, st_b = (b.base, b.stride) if rb else (b, E.make_const(b.dtype, 0))
+            return E.Ramp(_simplify(op(base_a, base_b)), _simplify(op(st_a, st_b)), self.lanes)
+        if isinstance(e, E.Mul) and ((ra and sb) or (rb and sa)):
+            r, s = (a, b) if ra else (b, a)
+            return E.Ramp(_simplify(r.base * s), _simplify(r.stride * s), self.lanes)
+        a, b = _bcast(a, self.lanes), _bcast(b, self.lanes)
+        return type(e)(a, b)
+
+
+class _Vectorize(IRMutator):
+    def visit_For(self, s):
+        s = self.generic_visit(s)
+        if s.kind != ForKind.VECTORIZED:
+            return s
+        serial = For(s.loop_var, s.min, s.extent, ForKind.SERIAL, s.body, s.thread_binding,
+                     s.annotations)
+        if not isinstance(s.extent, E.IntImm) or s.extent.value < 1:
+            return serial
+        if s.extent.value == 1:
+            return substitute(s.body, {s.loop_var: s.min})
+        try:
+            return _Vectorizer(s.loop_var, s.min, s.extent.value).stmt(s.body)
+        except _CannotVectorize:
+            return serial
+
+
+def _vectorize_func(f: PrimFunc) -> PrimFunc:
+    return _Vectorize().visit_func(f)
+
+
+def vectorize(mod: IRModule) -> IRModule:
+    return map_funcs(mod, _vectorize_func)

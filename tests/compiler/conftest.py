@@ -1,0 +1,19 @@
+"""Tests of the compiler run the IR verifier after every pass."""
+import os
+
+os.environ["COMPILER_VERIFY"] = "1"
+
+import pytest  # noqa: E402
+
+
+def _targets():
+    from compiler.codegen import host_codegen_available
+
+    return ["c"] + (["llvm"] if host_codegen_available("llvm") else [])
+
+
+@pytest.fixture(params=_targets())
+def target(request):
+    """Every build test runs on each available host target: "c", and "llvm" when
+    compiler.codegen.llvm imports."""
+    return request.param

@@ -1,0 +1,57 @@
+import pytest
+
+from compiler import lower, te
+from compiler.errors import ScheduleError
+
+
+def test_fuse_reduce_with_data_axis():
+    A = te.placeholder((4, 4), name="A")
+    k = te.reduce_axis((0, 4), "k")
+    R = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="R")
+    s = te.create_schedule(R.op)
+    with pytest.raises(ScheduleError, match=r"fuse on stage 'R': cannot fuse the reduction"):
+        s[R].fuse(R.op.axis[0], k)
+
+
+def test_parallel_reduce_axis():
+    A = te.placeholder((4, 4), name="A")
+    k = te.reduce_axis((0, 4), "k")
+    R = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="R")
+    s = te.create_schedule(R.op)
+    with pytest.raises(ScheduleError, match=r"parallel on stage 'R'.*'k'"):
+        s[R].parallel(k)
+
+
+def test_placeholder_missing_from_args(ew):
+    A, B, s = ew
+    with pytest.raises(ScheduleError, match=r"placeholder 'A' is read but is not in"):
+        lower(s, [B])
+
+
+def test_cache_write_after_split(ew):
+    A, B, s = ew
+    s[B].split(B.op.axis[0], factor=2)
+    with pytest.raises(ScheduleError, match=r"cache_write on stage 'B' must come before"):
+        s.cache_write(B, "local")
+
+
+def test_reorder_duplicate_axis(ew):
+    A, B, s = ew
+    i, _ = B.op.axis
+    with pytest.raises(ScheduleError, match=r"reorder on stage 'B': an axis is given twice"):
+        s[B].reorder(i, i)
+
+
+def test_split_needs_factor(ew):
+    A, B, s = ew
+    with pytest.raises(ScheduleError, match=r"split on stage 'B': give exactly one of"):
+        s[B].split(B.op.axis[0])
+
+
+def test_inline_an_output_argument():
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    s[B].compute_inline()
+    with pytest.raises(ScheduleError, match=r"compute_inline on stage 'B': it is an argument"):
+        lower(s, [A, B])

@@ -1,0 +1,124 @@
+"""Every schedule primitive changes the loop nest as expected and keeps the values."""
+import numpy as np
+import pytest
+
+from compiler import te
+from compiler.ir import For, ForKind, post_order_visit
+
+
+def _elementwise(m=6, n=8):
+    A = te.placeholder((m, n), name="A")
+    B = te.compute((m, n), lambda i, j: A[i, j] * 2.0 + 1.0, name="B")
+    return A, B, te.create_schedule(B.op)
+
+
+def _check(run, s, A, B, rng):
+    a = rng.random(tuple(int(x.value) for x in A.shape), dtype="float32")
+    b = np.zeros_like(a)
+    text = run(s, [A, B], [a, b])
+    np.testing.assert_allclose(b, a * 2 + 1, rtol=1e-6)
+    return text
+
+
+def _loops(text):
+    return [line.strip() for line in text.splitlines() if line.strip().startswith("for ")]
+
+
+def test_axes_and_leaf_iter_vars():
+    A, B, s = _elementwise()
+    i, j = s[B].op.axis
+    assert [iv.name for iv in s[B].leaf_iter_vars] == ["i", "j"]
+    xo, xi = s[B].split(i, factor=2)
+    assert [iv.name for iv in s[B].leaf_iter_vars] == ["i.outer", "i.inner", "j"]
+    assert s[B].op.reduce_axis == ()
+
+
+def test_split_factor_and_nparts(run, rng):
+    A, B, s = _elementwise()
+    s[B].split(B.op.axis[0], factor=3)
+    s[B].split(B.op.axis[1], nparts=2)
+    text = _check(run, s, A, B, rng)
+    assert _loops(text) == ["for i.outer in range(2):", "for i.inner in range(3):",
+                            "for j.outer in range(2):", "for j.inner in range(4):"]
+
+
+def test_fuse(run, rng):
+    A, B, s = _elementwise()
+    f = s[B].fuse(*B.op.axis)
+    assert f.name == "i.j.fused"
+    text = _check(run, s, A, B, rng)
+    assert _loops(text) == ["for i.j.fused in range(48):"]
+
+
+def test_reorder(run, rng):
+    A, B, s = _elementwise()
+    i, j = B.op.axis
+    s[B].reorder(j, i)
+    assert _loops(_check(run, s, A, B, rng)) == ["for j in range(8):", "for i in range(6):"]
+
+
+def test_tile(run, rng):
+    A, B, s = _elementwise()
+    xo, yo, xi, yi = s[B].tile(*B.op.axis, 3, 4)
+    assert [iv.name for iv in s[B].leaf_iter_vars] == ["i.outer", "j.outer", "i.inner", "j.inner"]
+    _check(run, s, A, B, rng)
+
+
+@pytest.mark.parametrize("prim, marker", [("parallel", "# parallel"), ("unroll", None),
+                                          ("vectorize", "ramp(")])
+def test_annotations(run, rng, prim, marker):
+    A, B, s = _elementwise()
+    i, j = B.op.axis
+    getattr(s[B], prim)(j if prim != "parallel" else i)
+    text = _check(run, s, A, B, rng)
+    if prim == "unroll":
+        assert "for j" not in text and text.count("B_1[") == 8
+    else:
+        assert marker in text
+
+
+def test_bind_gives_thread_binding_loops():
+    from compiler import lower
+
+    A, B, s = _elementwise()
+    bx, tx = te.thread_axis("blockIdx.x"), te.thread_axis("threadIdx.x")
+    s[B].bind(B.op.axis[0], bx)
+    s[B].bind(B.op.axis[1], tx)
+    mod = lower(s, [A, B], name="f")
+    loops = []
+    post_order_visit(mod["f"].body, lambda n: loops.append(n) if isinstance(n, For) else None)
+    assert {lp.kind for lp in loops} == {ForKind.THREAD_BINDING}
+    assert sorted(lp.thread_binding.thread_tag for lp in loops) == ["blockIdx.x", "threadIdx.x"]
+    assert "# thread_binding threadIdx.x" in str(mod)
+
+
+def test_pragma(run, rng):
+    A, B, s = _elementwise()
+    s[B].pragma(B.op.axis[0], "auto_unroll_max_step", 16)
+    text = _check(run, s, A, B, rng)
+    assert "with attr(i, 'pragma_auto_unroll_max_step', 16):" in text
+
+
+def test_compute_inline(run, rng):
+    A = te.placeholder((5, 3), name="A")
+    T = te.compute((5, 3), lambda i, j: A[i, j] + 1.0, name="T")
+    B = te.compute((5, 3), lambda i, j: te.exp(T[i, j]), name="B")
+    s = te.create_schedule(B.op)
+    s[T].compute_inline()
+    a, b = rng.random((5, 3), dtype="float32"), np.zeros((5, 3), "float32")
+    text = run(s, [A, B], [a, b])
+    assert "allocate" not in text and "tir.exp(A_1[" in text
+    np.testing.assert_allclose(b, np.exp(a + 1), rtol=1e-6)
+
+
+def test_compute_root_undoes_compute_at(run, rng):
+    A = te.placeholder((8,), name="A")
+    T = te.compute((8,), lambda i: A[i] + 1.0, name="T")
+    B = te.compute((8,), lambda i: T[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    s[T].compute_at(s[B], B.op.axis[0])
+    s[T].compute_root()
+    a, b = rng.random(8, dtype="float32"), np.zeros(8, "float32")
+    text = run(s, [A, B], [a, b])
+    assert text.index("T = allocate([8]") < text.index("for i")
+    np.testing.assert_allclose(b, (a + 1) * 2, rtol=1e-6)
