@@ -12,3 +12,6 @@ from .functor import (IRMutator, IRVisitor, collect_vars, free_vars, post_order_
 from .printer import to_text
 from .stmt import (Allocate, AssertStmt, AttrStmt, BufferStore, Evaluate, For, ForKind,
                    IfThenElse, LetStmt, Return, SeqStmt, Stmt, While, no_op, seq)
+from .structural_equal import (ObjectPath, ObjectPathPair, assert_structural_equal,
+                               structural_equal, structural_hash)
+from .verifier import verify

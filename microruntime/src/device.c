@@ -30,7 +30,7 @@ const char* mr_device_type_name(int32_t device_type) {
 
 int mr_device_api_register(int32_t device_type, const mr_device_api_t* api) {
   if (device_type <= 0 || device_type >= MR_MAX_DEVICE_TYPES)
-    return mr_error_setf("ValueError", "invalid device type %d", (int)device_type);
+    return mr_value_error("invalid device type %d", (int)device_type);
   mr_mutex_lock(&g_device_mutex);
   g_apis[device_type] = api;
   mr_mutex_unlock(&g_device_mutex);
@@ -86,7 +86,7 @@ int mr_device_stream_sync(DLDevice dev, void* stream) {
 static int stream_slot_check(int32_t device_type, int32_t device_id) {
   if (device_type < 0 || device_type >= MR_MAX_DEVICE_TYPES || device_id < 0 ||
       device_id >= MR_MAX_DEVICE_IDS)
-    return mr_error_setf("ValueError", "device (%d, %d) out of range for streams",
+    return mr_value_error("device (%d, %d) out of range for streams",
                          (int)device_type, (int)device_id);
   return 0;
 }

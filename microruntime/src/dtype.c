@@ -33,7 +33,7 @@ int mr_dtype_parse(const char* text, DLDataType* out_dtype) {
   size_t i;
   unsigned long bits, lanes = 1;
   int n;
-  if (!text) return mr_error_set("ValueError", "dtype string is NULL");
+  if (!text) return mr_value_error("dtype string is NULL");
   if (strcmp(text, "bool") == 0) {
     t.code = kDLBool, t.bits = 8, t.lanes = 1;
     *out_dtype = t;
@@ -63,7 +63,7 @@ int mr_dtype_parse(const char* text, DLDataType* out_dtype) {
     *out_dtype = t;
     return 0;
   }
-  return mr_error_setf("ValueError", "cannot parse dtype '%s'", text);
+  return mr_value_error("cannot parse dtype '%s'", text);
 }
 
 int mr_dtype_format(DLDataType dtype, char* buf, size_t buf_size) {
@@ -86,7 +86,7 @@ int mr_dtype_format(DLDataType dtype, char* buf, size_t buf_size) {
   }
   len = strlen(tmp);
   if (!buf || len + 1 > buf_size)
-    return mr_error_setf("ValueError", "buffer of %zu bytes too small for dtype '%s'", buf_size,
+    return mr_value_error("buffer of %zu bytes too small for dtype '%s'", buf_size,
                          tmp);
   memcpy(buf, tmp, len + 1);
   return 0;

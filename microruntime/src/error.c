@@ -42,11 +42,24 @@ int mr_error_set(const char* kind, const char* message) {
   return -1;
 }
 
+int mr_error_setv(const char* kind, const char* fmt, va_list ap) {
+  set_kind(kind);
+  vsnprintf(g_error.message, sizeof(g_error.message), fmt, ap);
+  return -1;
+}
+
 int mr_error_setf(const char* kind, const char* fmt, ...) {
   va_list ap;
-  set_kind(kind);
   va_start(ap, fmt);
-  vsnprintf(g_error.message, sizeof(g_error.message), fmt, ap);
+  mr_error_setv(kind, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int mr_value_error(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  mr_error_setv("ValueError", fmt, ap);
   va_end(ap);
   return -1;
 }

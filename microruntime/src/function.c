@@ -30,7 +30,7 @@ static void function_deleter(void* obj, int flags) {
 int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*deleter)(void*),
                                TVMFFIObject** out_func) {
   mr_function_obj_t* f;
-  if (!call) return mr_error_set("ValueError", "function callback is NULL");
+  if (!call) return mr_value_error("function callback is NULL");
   f = (mr_function_obj_t*)malloc(sizeof(*f));
   if (!f) return mr_error_oom("a Function");
   mr_object_init(&f->header, kTVMFFIFunction, function_deleter);

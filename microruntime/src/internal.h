@@ -2,6 +2,7 @@
 #ifndef MR_INTERNAL_H_
 #define MR_INTERNAL_H_
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,6 +12,9 @@
 
 /* ---- error.c ---- */
 int mr_error_setf(const char* kind, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
+int mr_error_setv(const char* kind, const char* fmt, va_list ap);
+/* mr_error_setf("ValueError", ...), the most common kind. */
+int mr_value_error(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 int mr_error_oom(const char* what);
 
 /* ---- object.c ---- */
@@ -33,6 +37,21 @@ static inline int mr_add_overflow_u64(uint64_t a, uint64_t b, uint64_t* out) {
   *out = a + b;
   return 0;
 }
+
+/* ---- reader.c: bounds-checked reading of params files and library blobs ---- */
+typedef struct {
+  const unsigned char* p;
+  uint64_t size, pos;
+  const char* what; /* names the data in errors: "params", "lib.so: library blob" */
+} mr_reader_t;
+/* ValueError "<what>: <message> at offset <at>". */
+int mr_reader_fail(const mr_reader_t* r, uint64_t at, const char* fmt, ...) MR_PRINTF_LIKE(3, 4);
+/* Fails unless n more bytes are left. */
+int mr_reader_need(const mr_reader_t* r, uint64_t n, const char* field);
+/* An unsigned little-endian integer of nbytes (<= 8). */
+int mr_read_le(mr_reader_t* r, int nbytes, const char* field, uint64_t* out);
+/* A u64 length, then that many bytes; *out points into the data. */
+int mr_read_bytes(mr_reader_t* r, const char* field, const char** out, uint64_t* out_len);
 
 /* ---- device.c / device_cpu.c ---- */
 const mr_device_api_t* mr_device_cpu_api(void);

@@ -57,7 +57,7 @@ int mr_module_create(const char* type_key, void* self, mr_module_get_function_t 
                      void (*deleter)(void* self), TVMFFIObject** out_module) {
   mr_module_obj_t* m;
   if (!type_key || !get_function)
-    return mr_error_set("ValueError", "module type key and get_function are required");
+    return mr_value_error("module type key and get_function are required");
   if (module_alloc(type_key, &m) != 0) return -1;
   m->self = self;
   m->get_function = get_function;
@@ -194,9 +194,9 @@ int mr_module_get_function(TVMFFIObject* module, const char* name, int query_imp
                            TVMFFIObject** out_func) {
   mr_module_obj_t* m = mr_module_cast(module);
   if (!m) return mr_error_set("TypeError", "get_function: not a Module");
-  if (!name) return mr_error_set("ValueError", "get_function: name is NULL");
+  if (!name) return mr_value_error("get_function: name is NULL");
   if (strlen(name) >= MR_MAX_NAME)
-    return mr_error_setf("ValueError", "function name longer than %d bytes", MR_MAX_NAME - 1);
+    return mr_value_error("function name longer than %d bytes", MR_MAX_NAME - 1);
   return get_function(m, name, query_imports, out_func);
 }
 
@@ -225,7 +225,7 @@ int mr_module_import(TVMFFIObject* module, TVMFFIObject* imported) {
   if (!m || !im) return mr_error_set("TypeError", "import: not a Module");
   mr_mutex_lock(&g_module_mutex);
   if (reaches(im, m, 0)) {
-    status = mr_error_set("ValueError", "import would create a cycle of modules");
+    status = mr_value_error("import would create a cycle of modules");
   } else if (m->num_imports == m->cap_imports) {
     int64_t cap = m->cap_imports ? m->cap_imports * 2 : 4;
     TVMFFIObject** grown = (TVMFFIObject**)realloc(m->imports, (size_t)cap * sizeof(*grown));
@@ -270,7 +270,7 @@ static int g_num_loaders;
 int mr_module_loader_register(const char* kind, mr_module_loader_t loader) {
   int i, status = 0;
   if (!kind || !loader || strlen(kind) >= MR_MAX_MODULE_KIND)
-    return mr_error_set("ValueError", "loader kind or function invalid");
+    return mr_value_error("loader kind or function invalid");
   mr_mutex_lock(&g_module_mutex);
   for (i = 0; i < g_num_loaders && strcmp(g_loaders[i].kind, kind) != 0; ++i) {
   }
@@ -328,7 +328,7 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
   int64_t i;
   if (!m) return mr_error_set("RuntimeError", "library context is not a Module");
   if (!func_name || strlen(func_name) >= MR_MAX_NAME)
-    return mr_error_set("ValueError", "function name is NULL or too long");
+    return mr_value_error("function name is NULL or too long");
   mr_mutex_lock(&g_module_mutex);
   cached = cache_find(m, func_name, 1);
   mr_mutex_unlock(&g_module_mutex);
@@ -363,7 +363,7 @@ static void init_once_mutex(void) {
 int TVMFFIHandleInitOnce(void** handle_addr, int (*init)(void** result)) {
   int status = 0;
   void* result = NULL;
-  if (!handle_addr || !init) return mr_error_set("ValueError", "HandleInitOnce: NULL argument");
+  if (!handle_addr || !init) return mr_value_error("HandleInitOnce: NULL argument");
   pthread_once(&g_init_once_mutex_once, init_once_mutex);
   pthread_mutex_lock(&g_init_once_mutex);
   if (*handle_addr == NULL) {

@@ -10,7 +10,7 @@ static void* dso_lookup(void* handle, const char* symbol) { return dlsym(handle,
 int mr_module_load(const char* path, TVMFFIObject** out_module) {
   void* handle;
   const char* err;
-  if (!path) return mr_error_set("ValueError", "module path is NULL");
+  if (!path) return mr_value_error("module path is NULL");
   handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
   if (!handle) {
     err = dlerror();

@@ -30,7 +30,7 @@ static mr_mutex_t g_context_mutex = MR_MUTEX_INIT;
 /* `name` must stay valid for the life of the process (it usually is a literal). */
 int TVMFFIEnvModRegisterContextSymbol(const char* name, void* symbol) {
   int i, status = 0;
-  if (!name) return mr_error_set("ValueError", "context symbol name is NULL");
+  if (!name) return mr_value_error("context symbol name is NULL");
   mr_mutex_lock(&g_context_mutex);
   for (i = 0; i < g_num_context && strcmp(g_context[i].name, name) != 0; ++i) {
   }
@@ -66,7 +66,7 @@ static int read_u64(mr_reader_t* r, const char* field, uint64_t* out) {
   uint64_t v = 0;
   int i;
   if (r->size - r->pos < 8)
-    return mr_error_setf("ValueError", "%s: library blob truncated reading %s at offset %llu",
+    return mr_value_error("%s: library blob truncated reading %s at offset %llu",
                          r->origin, field, (unsigned long long)r->pos);
   for (i = 7; i >= 0; --i) v = (v << 8) | r->p[r->pos + (uint64_t)i];
   r->pos += 8;
@@ -79,7 +79,7 @@ static int read_bytes(mr_reader_t* r, const char* field, const char** out, uint6
   uint64_t n;
   if (read_u64(r, field, &n) != 0) return -1;
   if (n > r->size - r->pos)
-    return mr_error_setf("ValueError", "%s: library blob %s of %llu bytes at offset %llu overruns",
+    return mr_value_error("%s: library blob %s of %llu bytes at offset %llu overruns",
                          r->origin, field, (unsigned long long)n, (unsigned long long)r->pos);
   *out = (const char*)r->p + r->pos;
   *out_len = n;
@@ -93,7 +93,7 @@ static int read_vec(mr_reader_t* r, const char* field, uint64_t max, uint64_t** 
   uint64_t* v;
   if (read_u64(r, field, &n) != 0) return -1;
   if (n > max || n > (r->size - r->pos) / 8)
-    return mr_error_setf("ValueError", "%s: library blob %s count %llu invalid at offset %llu",
+    return mr_value_error("%s: library blob %s count %llu invalid at offset %llu",
                          r->origin, field, (unsigned long long)n, (unsigned long long)r->pos);
   v = (uint64_t*)malloc((n ? n : 1) * sizeof(uint64_t));
   if (!v) return mr_error_oom("the library blob");
@@ -110,15 +110,15 @@ static int check_tree(const uint64_t* indptr, uint64_t n, const uint64_t* childr
   uint64_t *stack, *iter, i;
   int status = 0;
   if (indptr[0] != 0 || indptr[n] != nchildren)
-    return mr_error_setf("ValueError", "%s: library blob import tree indptr is inconsistent",
+    return mr_value_error("%s: library blob import tree indptr is inconsistent",
                          origin);
   for (i = 0; i < n; ++i)
     if (indptr[i] > indptr[i + 1])
-      return mr_error_setf("ValueError", "%s: library blob indptr decreases at %llu", origin,
+      return mr_value_error("%s: library blob indptr decreases at %llu", origin,
                            (unsigned long long)i);
   for (i = 0; i < nchildren; ++i)
     if (children[i] >= n)
-      return mr_error_setf("ValueError", "%s: library blob child %llu out of range (%llu modules)",
+      return mr_value_error("%s: library blob child %llu out of range (%llu modules)",
                            origin, (unsigned long long)children[i], (unsigned long long)n);
   /* Iterative DFS; state 1 = on stack, 2 = done. */
   state = (unsigned char*)calloc(n, 1);
@@ -142,7 +142,7 @@ static int check_tree(const uint64_t* indptr, uint64_t n, const uint64_t* childr
       } else {
         uint64_t c = children[iter[u]++];
         if (state[c] == 1)
-          status = mr_error_setf("ValueError", "%s: library blob import tree has a cycle", origin);
+          status = mr_value_error("%s: library blob import tree has a cycle", origin);
         else if (state[c] == 0) {
           state[c] = 1;
           iter[c] = indptr[c];
@@ -171,14 +171,14 @@ static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* o
   r.origin = origin;
   if (read_u64(&r, "nbytes", &r.size) != 0) return -1;
   if (mr_add_overflow_u64(r.size, 8, &r.size))
-    return mr_error_setf("ValueError", "%s: library blob size invalid", origin);
+    return mr_value_error("%s: library blob size invalid", origin);
   if (read_vec(&r, "import_tree_indptr", MR_MAX_BLOB_MODULES + 1, &indptr, &n_indptr) != 0)
     goto done;
   if (read_vec(&r, "import_tree_children", (uint64_t)MR_MAX_BLOB_MODULES * MR_MAX_BLOB_MODULES,
                &children, &n_children) != 0)
     goto done;
   if (n_indptr < 2) {
-    mr_error_setf("ValueError", "%s: library blob has no modules", origin);
+    mr_value_error("%s: library blob has no modules", origin);
     goto done;
   }
   n = n_indptr - 1;
@@ -194,7 +194,7 @@ static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* o
     char kind_buf[MR_MAX_NAME];
     if (read_bytes(&r, "module kind", &kind, &kind_len) != 0) goto done;
     if (kind_len == 0 || kind_len >= sizeof(kind_buf) || memchr(kind, 0, kind_len)) {
-      mr_error_setf("ValueError", "%s: library blob module %llu has an invalid kind", origin,
+      mr_value_error("%s: library blob module %llu has an invalid kind", origin,
                     (unsigned long long)i);
       goto done;
     }
@@ -216,7 +216,7 @@ static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* o
     }
   }
   if (r.pos != r.size) {
-    mr_error_setf("ValueError", "%s: library blob has %llu trailing bytes", origin,
+    mr_value_error("%s: library blob has %llu trailing bytes", origin,
                   (unsigned long long)(r.size - r.pos));
     goto done;
   }

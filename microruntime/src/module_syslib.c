@@ -26,7 +26,7 @@ int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol) {
   char* copy;
   int status = 0;
   if (!name || (n = strlen(name)) >= MR_MAX_NAME)
-    return mr_error_set("ValueError", "system library symbol name is NULL or too long");
+    return mr_value_error("system library symbol name is NULL or too long");
   mr_mutex_lock(&g_syslib_mutex);
   for (i = 0; i < g_num_symbols && strcmp(g_symbols[i].name, name) != 0; ++i) {
   }
@@ -83,7 +83,7 @@ int mr_module_system_lib(const char* prefix, TVMFFIObject** out_module) {
   char* copy;
   int i, status = 0;
   if (!prefix) prefix = "";
-  if (strlen(prefix) >= MR_MAX_NAME) return mr_error_set("ValueError", "prefix too long");
+  if (strlen(prefix) >= MR_MAX_NAME) return mr_value_error("prefix too long");
   mr_mutex_lock(&g_syslib_create_mutex);
   for (i = 0; i < g_num_syslibs; ++i)
     if (strcmp(g_syslibs[i].prefix, prefix) == 0) mod = g_syslibs[i].module;

@@ -80,12 +80,12 @@ static int tensor_alloc(int32_t ndim, const int64_t* shape, DLDataType dtype, DL
   uint64_t numel;
   int32_t i;
   if (ndim < 0 || ndim > MR_MAX_NDIM)
-    return mr_error_setf("ValueError", "ndim %d out of range [0, %d]", (int)ndim, MR_MAX_NDIM);
-  if (ndim && !shape) return mr_error_set("ValueError", "shape is NULL");
+    return mr_value_error("ndim %d out of range [0, %d]", (int)ndim, MR_MAX_NDIM);
+  if (ndim && !shape) return mr_value_error("shape is NULL");
   if (mr_shape_numel(ndim, shape, &numel) != 0)
-    return mr_error_set("ValueError", "shape has a negative dimension or too many elements");
+    return mr_value_error("shape has a negative dimension or too many elements");
   if (dtype.lanes == 0 || dtype.bits == 0)
-    return mr_error_set("ValueError", "dtype has zero bits or zero lanes");
+    return mr_value_error("dtype has zero bits or zero lanes");
   t = (mr_tensor_obj_t*)calloc(1, sizeof(*t) + 2 * (size_t)ndim * sizeof(int64_t));
   if (!t) return mr_error_oom("a Tensor");
   mr_object_init(&t->header, kTVMFFITensor, tensor_deleter);
@@ -116,7 +116,7 @@ int mr_tensor_create(int32_t ndim, const int64_t* shape, DLDataType dtype, DLDev
   if (!api) goto fail;
   (void)mr_shape_numel(ndim, shape, &numel);
   if (mr_mul_overflow_u64(numel, mr_dtype_bytes(dtype), &nbytes) || nbytes > SIZE_MAX) {
-    mr_error_set("ValueError", "tensor too large");
+    mr_value_error("tensor too large");
     goto fail;
   }
   if (api->alloc_data(dev, (size_t)nbytes, MR_DATA_ALIGNMENT, dtype, &data) != 0) goto fail;
@@ -147,12 +147,11 @@ int mr_tensor_view(TVMFFIObject* base, int32_t ndim, const int64_t* shape, DLDat
   size_t base_bytes;
   if (!b) return mr_error_set("TypeError", "view base is not a Tensor");
   if (!mr_tensor_is_compact(b))
-    return mr_error_set("ValueError", "cannot create a view of a non-compact tensor");
+    return mr_value_error("cannot create a view of a non-compact tensor");
   if (tensor_alloc(ndim, shape, dtype, b->device, &t) != 0) return -1;
   base_bytes = mr_tensor_nbytes(b);
   if (mr_add_overflow_u64(mr_tensor_nbytes(&t->dl), byte_offset, &need) || need > base_bytes) {
-    mr_error_setf("ValueError",
-                  "view of %zu bytes at offset %llu does not fit in a base of %zu bytes",
+    mr_value_error("view of %zu bytes at offset %llu does not fit in a base of %zu bytes",
                   mr_tensor_nbytes(&t->dl), (unsigned long long)byte_offset, base_bytes);
     free(t);
     return -1;
@@ -184,15 +183,15 @@ static int same_layout(const DLTensor* a, const DLTensor* b) {
 int mr_tensor_copy(const DLTensor* from, DLTensor* to, void* stream) {
   const mr_device_api_t* api;
   DLDevice dev;
-  if (!from || !to) return mr_error_set("ValueError", "copy: tensor is NULL");
+  if (!from || !to) return mr_value_error("copy: tensor is NULL");
   if (!same_layout(from, to))
-    return mr_error_set("ValueError", "copy: tensors differ in shape or dtype");
+    return mr_value_error("copy: tensors differ in shape or dtype");
   if (!mr_tensor_is_compact(from) || !mr_tensor_is_compact(to))
-    return mr_error_set("ValueError", "copy: only compact tensors can be copied");
+    return mr_value_error("copy: only compact tensors can be copied");
   if (mr_tensor_nbytes(from) == 0) return 0;
   if (from->device.device_type != kDLCPU && to->device.device_type != kDLCPU &&
       from->device.device_type != to->device.device_type)
-    return mr_error_setf("ValueError", "copy: cannot copy from %s to %s directly",
+    return mr_value_error("copy: cannot copy from %s to %s directly",
                          mr_device_type_name(from->device.device_type),
                          mr_device_type_name(to->device.device_type));
   dev = from->device.device_type != kDLCPU ? from->device : to->device;
@@ -212,9 +211,9 @@ static void host_twin(const DLTensor* t, void* data, DLTensor* out) {
 
 int mr_tensor_copy_from_bytes(DLTensor* to, const void* data, size_t nbytes) {
   DLTensor host;
-  if (!to) return mr_error_set("ValueError", "copy: tensor is NULL");
+  if (!to) return mr_value_error("copy: tensor is NULL");
   if (nbytes != mr_tensor_nbytes(to))
-    return mr_error_setf("ValueError", "copy: tensor holds %zu bytes but %zu bytes were given",
+    return mr_value_error("copy: tensor holds %zu bytes but %zu bytes were given",
                          mr_tensor_nbytes(to), nbytes);
   host_twin(to, (void*)data, &host);
   return mr_tensor_copy(&host, to, NULL);
@@ -222,9 +221,9 @@ int mr_tensor_copy_from_bytes(DLTensor* to, const void* data, size_t nbytes) {
 
 int mr_tensor_copy_to_bytes(const DLTensor* from, void* data, size_t nbytes) {
   DLTensor host;
-  if (!from) return mr_error_set("ValueError", "copy: tensor is NULL");
+  if (!from) return mr_value_error("copy: tensor is NULL");
   if (nbytes != mr_tensor_nbytes(from))
-    return mr_error_setf("ValueError", "copy: tensor holds %zu bytes but the buffer has %zu",
+    return mr_value_error("copy: tensor holds %zu bytes but the buffer has %zu",
                          mr_tensor_nbytes(from), nbytes);
   host_twin(from, data, &host);
   return mr_tensor_copy(from, &host, NULL);
@@ -234,9 +233,9 @@ int mr_tensor_copy_to_bytes(const DLTensor* from, void* data, size_t nbytes) {
 static int wrap_dltensor(const DLTensor* dl, int kind, void* owner, TVMFFIObject** out) {
   mr_tensor_obj_t* t;
   if (dl->ndim < 0 || dl->ndim > MR_MAX_NDIM)
-    return mr_error_setf("ValueError", "DLPack tensor ndim %d out of range [0, %d]",
+    return mr_value_error("DLPack tensor ndim %d out of range [0, %d]",
                          (int)dl->ndim, MR_MAX_NDIM);
-  if (dl->ndim && !dl->shape) return mr_error_set("ValueError", "DLPack tensor has no shape");
+  if (dl->ndim && !dl->shape) return mr_value_error("DLPack tensor has no shape");
   t = (mr_tensor_obj_t*)calloc(1, sizeof(*t));
   if (!t) return mr_error_oom("a Tensor");
   mr_object_init(&t->header, kTVMFFITensor, tensor_deleter);
@@ -248,15 +247,15 @@ static int wrap_dltensor(const DLTensor* dl, int kind, void* owner, TVMFFIObject
 }
 
 int mr_tensor_from_dlpack(DLManagedTensor* managed, TVMFFIObject** out_tensor) {
-  if (!managed) return mr_error_set("ValueError", "DLPack tensor is NULL");
+  if (!managed) return mr_value_error("DLPack tensor is NULL");
   return wrap_dltensor(&managed->dl_tensor, MR_TENSOR_DLPACK, managed, out_tensor);
 }
 
 int mr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* managed,
                                     TVMFFIObject** out_tensor) {
-  if (!managed) return mr_error_set("ValueError", "DLPack tensor is NULL");
+  if (!managed) return mr_value_error("DLPack tensor is NULL");
   if (managed->version.major != DLPACK_MAJOR_VERSION)
-    return mr_error_setf("ValueError", "DLPack major version %u is not supported (expected %d)",
+    return mr_value_error("DLPack major version %u is not supported (expected %d)",
                          (unsigned)managed->version.major, DLPACK_MAJOR_VERSION);
   return wrap_dltensor(&managed->dl_tensor, MR_TENSOR_DLPACK_VERSIONED, managed, out_tensor);
 }

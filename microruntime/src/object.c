@@ -72,7 +72,7 @@ static int bytes_like_create(int32_t type_index, const char* data, size_t size,
   mr_bytes_obj_t* obj;
   char* inline_data;
   if (size > SIZE_MAX - sizeof(mr_bytes_obj_t) - 1) return mr_error_oom("a string");
-  if (size && !data) return mr_error_set("ValueError", "string data is NULL");
+  if (size && !data) return mr_value_error("string data is NULL");
   obj = (mr_bytes_obj_t*)malloc(sizeof(mr_bytes_obj_t) + size + 1);
   if (!obj) return mr_error_oom("a string");
   mr_object_init(&obj->header, type_index, plain_deleter);
@@ -100,7 +100,7 @@ const TVMFFIByteArray* mr_bytes_view(const TVMFFIObject* obj) {
 
 int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
   TVMFFIObject* obj;
-  if (!input || !out) return mr_error_set("ValueError", "NULL argument");
+  if (!input || !out) return mr_value_error("NULL argument");
   if (mr_str_create(input->data, input->size, &obj) != 0) return -1;
   mr_any_set_object(out, obj);
   return 0;
@@ -108,7 +108,7 @@ int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
 
 int TVMFFIBytesFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
   TVMFFIObject* obj;
-  if (!input || !out) return mr_error_set("ValueError", "NULL argument");
+  if (!input || !out) return mr_value_error("NULL argument");
   if (mr_bytes_create(input->data, input->size, &obj) != 0) return -1;
   mr_any_set_object(out, obj);
   return 0;
@@ -123,8 +123,8 @@ typedef struct {
 int mr_shape_create(const int64_t* dims, size_t ndim, TVMFFIObject** out_shape) {
   mr_shape_obj_t* obj;
   int64_t* inline_dims;
-  if (ndim > ((size_t)1 << 32)) return mr_error_set("ValueError", "shape has too many dimensions");
-  if (ndim && !dims) return mr_error_set("ValueError", "shape dims are NULL");
+  if (ndim > ((size_t)1 << 32)) return mr_value_error("shape has too many dimensions");
+  if (ndim && !dims) return mr_value_error("shape dims are NULL");
   obj = (mr_shape_obj_t*)malloc(sizeof(mr_shape_obj_t) + ndim * sizeof(int64_t));
   if (!obj) return mr_error_oom("a Shape");
   mr_object_init(&obj->header, kTVMFFIShape, plain_deleter);
@@ -212,8 +212,8 @@ int mr_array_create(const TVMFFIAny* items, int64_t size, TVMFFIObject** out_arr
   TVMFFIAny* data;
   int64_t i;
   if (size < 0 || (uint64_t)size > (SIZE_MAX - sizeof(mr_array_obj_t)) / sizeof(TVMFFIAny))
-    return mr_error_setf("ValueError", "invalid array size %lld", (long long)size);
-  if (size && !items) return mr_error_set("ValueError", "array items are NULL");
+    return mr_value_error("invalid array size %lld", (long long)size);
+  if (size && !items) return mr_value_error("array items are NULL");
   arr = (mr_array_obj_t*)malloc(sizeof(mr_array_obj_t) + (size_t)size * sizeof(TVMFFIAny));
   if (!arr) return mr_error_oom("an Array");
   mr_object_init(&arr->header, kTVMFFIArray, array_deleter);

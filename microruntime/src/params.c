@@ -38,15 +38,15 @@ static unsigned char* put_le(unsigned char* p, uint64_t v, int nbytes) {
 static int tensor_record_size(const DLTensor* t, uint64_t* out_data, uint64_t* out_total) {
   uint64_t numel, data, total;
   if (t->dtype.lanes != 1)
-    return mr_error_set("ValueError", "params: vector dtypes (lanes > 1) cannot be saved");
+    return mr_value_error("params: vector dtypes (lanes > 1) cannot be saved");
   if (t->ndim < 0 || t->ndim > MR_MAX_NDIM || mr_shape_numel(t->ndim, t->shape, &numel) != 0 ||
       mr_mul_overflow_u64(numel, ((uint64_t)t->dtype.bits + 7) / 8, &data))
-    return mr_error_set("ValueError", "params: tensor shape is invalid");
+    return mr_value_error("params: tensor shape is invalid");
   if (!mr_tensor_is_compact(t))
-    return mr_error_set("ValueError", "params: only compact tensors can be saved");
+    return mr_value_error("params: only compact tensors can be saved");
   total = 16 + 8 + 4 + 4 + 8 * (uint64_t)t->ndim + 8;
   if (mr_add_overflow_u64(total, data, &total))
-    return mr_error_set("ValueError", "params: tensor too large");
+    return mr_value_error("params: tensor too large");
   *out_data = data;
   *out_total = total;
   return 0;
@@ -60,7 +60,7 @@ int mr_params_save(const char* const* names, TVMFFIObject* const* tensors, int64
   int32_t d;
   int status = -1;
   if (count < 0 || (count > 0 && (!names || !tensors)))
-    return mr_error_set("ValueError", "params: invalid names/tensors");
+    return mr_value_error("params: invalid names/tensors");
   for (i = 0; i < count; ++i) {
     if (!names[i] || !mr_tensor_dl(tensors[i]))
       return mr_error_setf("TypeError", "params: entry %lld is not a (name, Tensor) pair",
@@ -68,7 +68,7 @@ int mr_params_save(const char* const* names, TVMFFIObject* const* tensors, int64
     if (tensor_record_size(mr_tensor_dl(tensors[i]), &data, &rec) != 0) return -1;
     if (mr_add_overflow_u64(total, 8 + strlen(names[i]), &total) ||
         mr_add_overflow_u64(total, rec, &total) || total > SIZE_MAX)
-      return mr_error_set("ValueError", "params: dict too large");
+      return mr_value_error("params: dict too large");
   }
   buf = (unsigned char*)malloc(total ? (size_t)total : 1);
   if (!buf) return mr_error_oom("a params blob");
@@ -113,8 +113,7 @@ typedef struct {
 
 static int need(mr_params_reader_t* r, uint64_t n, const char* field) {
   if (n > r->size - r->pos)
-    return mr_error_setf("ValueError",
-                         "params: truncated reading %s at offset %zu (need %llu bytes, %zu left)",
+    return mr_value_error("params: truncated reading %s at offset %zu (need %llu bytes, %zu left)",
                          field, r->pos, (unsigned long long)n, r->size - r->pos);
   return 0;
 }
@@ -134,7 +133,7 @@ static int expect_u64(mr_params_reader_t* r, uint64_t expected, const char* fiel
   size_t at = r->pos;
   if (get_le(r, 8, field, &v) != 0) return -1;
   if (v != expected)
-    return mr_error_setf("ValueError", "params: bad %s 0x%016llx at offset %zu, expected 0x%016llx",
+    return mr_value_error("params: bad %s 0x%016llx at offset %zu, expected 0x%016llx",
                          field, (unsigned long long)v, at, (unsigned long long)expected);
   return 0;
 }
@@ -153,7 +152,7 @@ static int read_tensor(mr_params_reader_t* r, TVMFFIObject** out) {
   at = r->pos;
   if (get_le(r, 4, "ndim", &ndim) != 0) return -1;
   if (ndim > MR_MAX_NDIM)
-    return mr_error_setf("ValueError", "params: ndim %lld at offset %zu exceeds %d",
+    return mr_value_error("params: ndim %lld at offset %zu exceeds %d",
                          (long long)(int32_t)ndim, at, MR_MAX_NDIM);
   at = r->pos;
   if (get_le(r, 1, "dtype code", &v) != 0) return -1;
@@ -163,7 +162,7 @@ static int read_tensor(mr_params_reader_t* r, TVMFFIObject** out) {
   if (get_le(r, 2, "dtype lanes", &v) != 0) return -1;
   dtype.lanes = (uint16_t)v;
   if (dtype.code > 17 || dtype.bits == 0 || dtype.lanes != 1)
-    return mr_error_setf("ValueError", "params: invalid dtype (code %u, bits %u, lanes %u) at "
+    return mr_value_error("params: invalid dtype (code %u, bits %u, lanes %u) at "
                          "offset %zu", (unsigned)dtype.code, (unsigned)dtype.bits,
                          (unsigned)dtype.lanes, at);
   for (d = 0; d < ndim; ++d) {
@@ -171,15 +170,14 @@ static int read_tensor(mr_params_reader_t* r, TVMFFIObject** out) {
     if (get_le(r, 8, "shape", &v) != 0) return -1;
     shape[d] = (int64_t)v;
     if (shape[d] < 0 || mr_mul_overflow_u64(numel, v, &numel))
-      return mr_error_setf("ValueError", "params: invalid shape dimension %lld at offset %zu",
+      return mr_value_error("params: invalid shape dimension %lld at offset %zu",
                            (long long)shape[d], at);
   }
   at = r->pos;
   if (get_le(r, 8, "data_byte_size", &data_size) != 0) return -1;
   if (mr_mul_overflow_u64(numel, ((uint64_t)dtype.bits + 7) / 8, &expected) ||
       data_size != expected)
-    return mr_error_setf("ValueError",
-                         "params: data_byte_size %llu at offset %zu does not match the shape "
+    return mr_value_error("params: data_byte_size %llu at offset %zu does not match the shape "
                          "and dtype",
                          (unsigned long long)data_size, at);
   if (need(r, data_size, "tensor data") != 0) return -1;
@@ -209,7 +207,7 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
   TVMFFIObject *names_arr = NULL, *tensors_arr = NULL, *obj;
   int status = -1;
   size_t at;
-  if (!data && size) return mr_error_set("ValueError", "params: data is NULL");
+  if (!data && size) return mr_value_error("params: data is NULL");
   r.p = (const unsigned char*)data;
   r.size = size;
   r.pos = 0;
@@ -218,7 +216,7 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
   at = r.pos;
   if (get_le(&r, 8, "name count", &count) != 0) goto done;
   if (count > MR_MAX_PARAMS || count > (r.size - r.pos) / 8) {
-    mr_error_setf("ValueError", "params: name count %llu at offset %zu exceeds the data",
+    mr_value_error("params: name count %llu at offset %zu exceeds the data",
                   (unsigned long long)count, at);
     count = 0;
     goto done;
@@ -239,7 +237,7 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
   at = r.pos;
   if (get_le(&r, 8, "tensor count", &count2) != 0) goto done;
   if (count2 != count) {
-    mr_error_setf("ValueError", "params: tensor count %llu at offset %zu differs from %llu names",
+    mr_value_error("params: tensor count %llu at offset %zu differs from %llu names",
                   (unsigned long long)count2, at, (unsigned long long)count);
     goto done;
   }
@@ -248,7 +246,7 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
     mr_any_set_object(&tensors[i], obj);
   }
   if (r.pos != r.size) {
-    mr_error_setf("ValueError", "params: %zu trailing bytes at offset %zu", r.size - r.pos, r.pos);
+    mr_value_error("params: %zu trailing bytes at offset %zu", r.size - r.pos, r.pos);
     goto done;
   }
   if (mr_array_create(names, (int64_t)count, &names_arr) != 0) goto done;

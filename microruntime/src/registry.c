@@ -30,12 +30,12 @@ static int registry_set(const char* name, size_t len, TVMFFIObject* func, int ov
   if (!func || func->type_index != kTVMFFIFunction)
     return mr_error_set("TypeError", "only Functions can be registered");
   if (len == 0 || len >= MR_MAX_NAME)
-    return mr_error_setf("ValueError", "invalid global function name length %zu", len);
+    return mr_value_error("invalid global function name length %zu", len);
   mr_mutex_lock(&g_registry_mutex);
   e = find(name, len);
   if (e) {
     if (!override) {
-      status = mr_error_setf("ValueError", "global function '%.*s' is already registered",
+      status = mr_value_error("global function '%.*s' is already registered",
                              (int)len, name);
     } else {
       mr_object_retain(func);
@@ -87,14 +87,14 @@ static TVMFFIObject* registry_lookup(const char* name, size_t len) {
 }
 
 int mr_registry_set(const char* name, TVMFFIObject* func, int override) {
-  if (!name) return mr_error_set("ValueError", "name is NULL");
+  if (!name) return mr_value_error("name is NULL");
   mr_registry_ensure_builtins();
   return registry_set(name, strlen(name), func, override);
 }
 
 int mr_registry_get(const char* name, TVMFFIObject** out_func) {
   TVMFFIObject* f;
-  if (!name) return mr_error_set("ValueError", "name is NULL");
+  if (!name) return mr_value_error("name is NULL");
   f = registry_lookup(name, strlen(name));
   if (!f) return mr_error_setf("KeyError", "global function '%s' is not registered", name);
   *out_func = f;
@@ -104,7 +104,7 @@ int mr_registry_get(const char* name, TVMFFIObject** out_func) {
 int mr_registry_remove(const char* name) {
   mr_registry_entry_t* e;
   TVMFFIObject* f = NULL;
-  if (!name) return mr_error_set("ValueError", "name is NULL");
+  if (!name) return mr_value_error("name is NULL");
   mr_mutex_lock(&g_registry_mutex);
   e = find(name, strlen(name));
   if (e) {
@@ -141,13 +141,13 @@ int mr_registry_list(TVMFFIObject** out_names) {
 }
 
 int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f, int override) {
-  if (!name) return mr_error_set("ValueError", "name is NULL");
+  if (!name) return mr_value_error("name is NULL");
   mr_registry_ensure_builtins();
   return registry_set(name->data, name->size, (TVMFFIObject*)f, override);
 }
 
 int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out) {
-  if (!name) return mr_error_set("ValueError", "name is NULL");
+  if (!name) return mr_value_error("name is NULL");
   *out = registry_lookup(name->data, name->size);
   return 0;
 }
@@ -161,7 +161,7 @@ static int builtin_system_lib(void* self, const TVMFFIAny* args, int32_t n, TVMF
   (void)self;
   if (n > 1) return mr_error_set("TypeError", "ffi.SystemLib takes at most 1 argument");
   if (n == 1 && mr_any_get_str(&args[0], &prefix, &len) != 0) return -1;
-  if (len >= sizeof(buf)) return mr_error_set("ValueError", "system library prefix too long");
+  if (len >= sizeof(buf)) return mr_value_error("system library prefix too long");
   memcpy(buf, prefix, len);
   buf[len] = '\0';
   if (mr_module_system_lib(buf, &mod) != 0) return -1;
@@ -179,7 +179,7 @@ static int builtin_module_get_function(void* self, const TVMFFIAny* args, int32_
   if (n < 2 || n > 3 || args[0].type_index != kTVMFFIModule)
     return mr_error_set("TypeError", "ffi.ModuleGetFunction(module, name, query_imports)");
   if (mr_any_get_str(&args[1], &name, &len) != 0) return -1;
-  if (len >= sizeof(buf)) return mr_error_set("ValueError", "function name too long");
+  if (len >= sizeof(buf)) return mr_value_error("function name too long");
   memcpy(buf, name, len);
   buf[len] = '\0';
   if (mr_module_get_function(args[0].v_obj, buf, n == 3 ? (int)args[2].v_int64 : 0, &f) != 0)

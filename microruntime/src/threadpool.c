@@ -120,8 +120,8 @@ int mr_num_threads(void) {
 
 int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
   int n = mr_num_threads(), status;
-  if (!flambda) return mr_error_set("ValueError", "parallel launch of a NULL function");
-  if (num_task < 0) return mr_error_setf("ValueError", "invalid num_task %d", num_task);
+  if (!flambda) return mr_value_error("parallel launch of a NULL function");
+  if (num_task < 0) return mr_value_error("invalid num_task %d", num_task);
   if (num_task == 0) num_task = n;
   if (g_in_task || n == 1 || num_task == 1) {
     TVMParallelGroupEnv env;

@@ -81,8 +81,7 @@ int mr_time_evaluator(TVMFFIObject* func, DLDevice dev, int number, int repeat,
       (preproc && preproc->type_index != kTVMFFIFunction))
     return mr_error_set("TypeError", "time_evaluator: func and preproc must be Functions");
   if (number <= 0 || repeat <= 0 || min_repeat_ms < 0)
-    return mr_error_setf("ValueError",
-                         "time_evaluator: number (%d) and repeat (%d) must be positive", number,
+    return mr_value_error("time_evaluator: number (%d) and repeat (%d) must be positive", number,
                          repeat);
   if (!mr_device_api_get(dev.device_type)) return -1;
   t = (mr_timer_t*)calloc(1, sizeof(*t));

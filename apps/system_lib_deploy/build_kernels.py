@@ -1,0 +1,53 @@
+"""Builds the kernels of system_lib_deploy into a static system library.
+
+    python build_kernels.py build/kernels.a [target]      (target defaults to "c")
+
+`vadd` (float32, symbolic length) and `mm` (64x64 float32 matmul: split, reorder, vectorize,
+parallel) are built into one IRModule with `--system-lib` and exported as `.a`.
+"""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+import compiler  # noqa: E402
+from compiler import te  # noqa: E402
+from compiler.ir import IRModule  # noqa: E402
+
+
+def vadd():
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.placeholder((n,), name="B")
+    C = te.compute((n,), lambda i: A[i] + B[i], name="C")
+    return compiler.lower(te.create_schedule(C.op), [A, B, C], name="vadd")
+
+
+def mm(size=64):
+    A = te.placeholder((size, size), name="A")
+    B = te.placeholder((size, size), name="B")
+    k = te.reduce_axis((0, size), name="k")
+    C = te.compute((size, size), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    i, j = s[C].op.axis
+    io, ii = s[C].split(i, factor=16)
+    jo, ji = s[C].split(j, factor=8)
+    s[C].reorder(io, jo, k, ii, ji)
+    s[C].vectorize(ji)
+    s[C].parallel(io)
+    return compiler.lower(s, [A, B, C], name="mm")
+
+
+def main(out: str, target: str = "c") -> None:
+    funcs = {}
+    for mod in (vadd(), mm()):
+        funcs.update(mod.functions)
+    lib = compiler.build(IRModule(funcs), target=f"{target} --system-lib")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    lib.export_library(out)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -1,0 +1,280 @@
+"""The simplifier: one fixed-point driver running the rule tables of rules.py.
+
+`simplify(node, bounds)` simplifies an expression, a statement, a PrimFunc or an IRModule.
+`bounds` maps Vars to inclusive `(lo, hi)` pairs (ints or expressions) or to `Range`s; loop
+variables inside statements get their loop's range automatically.
+
+The driver works bottom-up: children first, then the rules of the node's class in table order;
+when one fires, the new node's children are simplified and its rules tried again, until no rule
+applies. Results are memoised per scope of bounds.
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.function import IRModule, PrimFunc
+from ..ir.functor import IRMutator, rebuild, substitute
+from .interval import IntBound, bound_of_normalized, normalize_ranges
+from .keys import KeyCache
+from .rules import rules_by_class
+
+_RULES = rules_by_class()
+_MAX_STEPS = 64
+_LEAVES = (E.Var, E.IntImm, E.FloatImm, E.StringImm)
+
+
+class Context:
+    """What the rules may ask: structural equality and bounds of expressions."""
+
+    def __init__(self, bounds: Optional[Dict[Any, Any]] = None):
+        self.keys = KeyCache()
+        self.ranges = normalize_ranges(bounds)
+        self.memo: Dict[int, Tuple[Any, Any]] = {}
+
+    # ---- scopes ----------------------------------------------------------------------------
+    def bind(self, var: E.Var, lo, hi) -> Optional[Tuple]:
+        """Give `var` the inclusive range [lo, hi]; returns what to pass to `unbind`."""
+        old = self.ranges.get(var)
+        self.ranges.update(normalize_ranges({var: (lo, hi)}))
+        self.memo.clear()
+        return old
+
+    def unbind(self, var: E.Var, old: Optional[Tuple]) -> None:
+        if old is None:
+            self.ranges.pop(var, None)
+        else:
+            self.ranges[var] = old
+        self.memo.clear()
+
+    # ---- queries used by rule guards -------------------------------------------------------
+    def simplify(self, e: E.PrimExpr) -> E.PrimExpr:
+        return _expr(E.convert(e), self)
+
+    def int_bound(self, e: E.PrimExpr) -> IntBound:
+        """Integer bounds of `e` under the current ranges (symbolic ranges are used too)."""
+        e = self.simplify(e)
+        if isinstance(e, E.IntImm):
+            return IntBound(e.value, e.value)
+        lo, hi = bound_of_normalized(e, self.ranges, symbolic=False)
+        if (lo is None or hi is None) and self.ranges and _has_symbolic(self.ranges):
+            slo, shi = bound_of_normalized(e, self.ranges, symbolic=True)
+            if lo is None and slo is not None:
+                lo = slo if isinstance(slo, int) else bound_of_normalized(slo, {}, False)[0]
+            if hi is None and shi is not None:
+                hi = shi if isinstance(shi, int) else bound_of_normalized(shi, {}, False)[1]
+        return IntBound(lo, hi)
+
+    def le(self, a, b) -> bool:
+        """Provably a <= b."""
+        hi = self.int_bound(E._binary(E.Sub, a, b)).hi
+        return hi is not None and hi <= 0
+
+    def lt(self, a, b) -> bool:
+        """Provably a < b."""
+        hi = self.int_bound(E._binary(E.Sub, a, b)).hi
+        return hi is not None and hi < 0
+
+    def ge0(self, e) -> bool:
+        """Provably e >= 0."""
+        lo = self.int_bound(e).lo
+        return lo is not None and lo >= 0
+
+
+def _has_symbolic(ranges) -> bool:
+    return any(not (x is None or isinstance(x, int)) for r in ranges.values() for x in r)
+
+
+# ---- expressions ----------------------------------------------------------------------------
+def _expr(e: E.PrimExpr, ctx: Context) -> E.PrimExpr:
+    if isinstance(e, _LEAVES):
+        return e
+    hit = ctx.memo.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    out = _rewrite(_children(e, ctx), ctx)
+    ctx.memo[id(e)] = (e, out)
+    ctx.memo[id(out)] = (out, out)
+    return out
+
+
+def _children(e: Any, ctx: Context) -> Any:
+    """`e` with its expression children simplified."""
+    if isinstance(e, (E.EqualOp, E.NotEqualOp)):
+        e = e.asobject()
+    if isinstance(e, _LEAVES) or not dataclasses.is_dataclass(e):
+        return e
+    if isinstance(e, E.Reduce):
+        return _reduce(e, ctx)
+    changes = {}
+    for f in dataclasses.fields(e):
+        old = getattr(e, f.name)
+        if isinstance(old, E.PrimExpr):
+            new = _expr(old, ctx)
+        elif isinstance(old, tuple) and old and all(isinstance(v, E.PrimExpr) for v in old):
+            new = tuple(_expr(v, ctx) for v in old)
+            new = old if all(a is b for a, b in zip(new, old)) else new
+        else:
+            continue
+        if new is not old:
+            changes[f.name] = new
+    return rebuild(e, changes) if changes else e
+
+
+def _reduce(e: E.Reduce, ctx: Context) -> E.Reduce:
+    """A reduction's source and condition, simplified with its axes' ranges."""
+    saved = [(iv.var, ctx.bind(iv.var, iv.dom.min, iv.dom.min + iv.dom.extent - 1))
+             for iv in e.axis if iv.dom is not None]
+    try:
+        source = tuple(_expr(s, ctx) for s in e.source)
+        cond = _expr(e.condition, ctx)
+    finally:
+        for var, old in reversed(saved):
+            ctx.unbind(var, old)
+    if all(a is b for a, b in zip(source, e.source)) and cond is e.condition:
+        return e
+    return dataclasses.replace(e, source=source, condition=cond)
+
+
+def _rewrite(e: E.PrimExpr, ctx: Context) -> E.PrimExpr:
+    for _ in range(_MAX_STEPS):
+        for rule in _RULES.get(type(e), ()):
+            new = rule.apply(e, ctx, ctx.keys.equal)
+            if new is None or new is e or ctx.keys.equal(new, e):
+                continue
+            e = _children(new, ctx)
+            break
+        else:
+            return e
+    return e
+
+
+def simplify_expr(e, ctx: Optional[Context] = None) -> E.PrimExpr:
+    """One bottom-up pass of the driver over an expression (no bounds unless `ctx` has them)."""
+    return _expr(E.convert(e), ctx if ctx is not None else Context())
+
+
+# ---- statements -----------------------------------------------------------------------------
+class _StmtSimplifier(IRMutator):
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    def visit(self, node: Any) -> Any:
+        if isinstance(node, E.PrimExpr):
+            return _fixed_point(node, self.ctx)
+        return super().visit(node)
+
+    def visit_For(self, s: S.For) -> S.Stmt:
+        lo, extent = self.visit(s.min), self.visit(s.extent)
+        is_thread = s.thread_binding is not None or s.kind == S.ForKind.THREAD_BINDING
+        if isinstance(extent, E.IntImm) and extent.value <= 0 and not is_thread:
+            return S.no_op()
+        if E.is_const_int(extent, 1) and not is_thread:
+            return self.visit(substitute(s.body, {s.loop_var: lo}))
+        old = self.ctx.bind(s.loop_var, lo, E._binary(E.Sub, E._binary(E.Add, lo, extent), 1))
+        try:
+            body = self.visit(s.body)
+        finally:
+            self.ctx.unbind(s.loop_var, old)
+        if lo is s.min and extent is s.extent and body is s.body:
+            return s
+        return dataclasses.replace(s, min=lo, extent=extent, body=body)
+
+    def visit_LetStmt(self, s: S.LetStmt) -> S.Stmt:
+        value = self.visit(s.value)
+        if isinstance(value, (E.IntImm, E.FloatImm, E.Var)):
+            return self.visit(substitute(s.body, {s.var: value}))
+        old = None
+        if value.dtype.is_integer and value.dtype.lanes == 1:
+            lo, hi = self.ctx.int_bound(value)
+            old = self.ctx.bind(s.var, lo, hi)
+        try:
+            body = self.visit(s.body)
+        finally:
+            if old is not None or s.var in self.ctx.ranges:
+                self.ctx.unbind(s.var, old)
+        if value is s.value and body is s.body:
+            return s
+        return S.LetStmt(s.var, value, body)
+
+    def visit_AttrStmt(self, s: S.AttrStmt) -> S.Stmt:
+        value = self.visit(s.value)
+        iv = s.node
+        bound = s.key in ("thread_extent", "virtual_thread") and isinstance(iv, E.IterVar)
+        old = self.ctx.bind(iv.var, 0, E._binary(E.Sub, value, 1)) if bound else None
+        try:
+            body = self.visit(s.body)
+        finally:
+            if bound:
+                self.ctx.unbind(iv.var, old)
+        if value is s.value and body is s.body:
+            return s
+        return S.AttrStmt(s.node, s.key, value, body)
+
+    def visit_IfThenElse(self, s: S.IfThenElse) -> S.Stmt:
+        cond = self.visit(s.condition)
+        if isinstance(cond, E.IntImm):
+            if cond.value:
+                return self.visit(s.then_case)
+            return self.visit(s.else_case) if s.else_case is not None else S.no_op()
+        then = self.visit(s.then_case)
+        other = self.visit(s.else_case) if s.else_case is not None else None
+        if cond is s.condition and then is s.then_case and other is s.else_case:
+            return s
+        return S.IfThenElse(cond, then, other)
+
+    def visit_AssertStmt(self, s: S.AssertStmt) -> S.Stmt:
+        cond = self.visit(s.condition)
+        if E.is_const_int(cond, 1):
+            return self.visit(s.body)
+        return self.generic_visit(s)
+
+    def visit_SeqStmt(self, s: S.SeqStmt) -> S.Stmt:
+        kids: List[S.Stmt] = [self.visit(x) for x in s.seq]
+        if all(a is b for a, b in zip(kids, s.seq)):
+            return s
+        kept = [k for k in kids if not _is_no_op(k)]
+        return S.seq(*kept) if kept else S.no_op()
+
+
+def _is_no_op(s: S.Stmt) -> bool:
+    return isinstance(s, S.Evaluate) and isinstance(s.value, E.IntImm)
+
+
+def _fixed_point(e: E.PrimExpr, ctx: Context) -> E.PrimExpr:
+    """Driver passes until the expression no longer changes (makes simplify idempotent)."""
+    for _ in range(4):
+        out = _expr(e, ctx)
+        if out is e or ctx.keys.equal(out, e):
+            return out
+        e = out
+    return e
+
+
+def simplify_stmt(stmt: S.Stmt, bounds: Optional[Dict[Any, Any]] = None) -> S.Stmt:
+    """Every expression simplified; `if True`/`if False` resolved, loops of extent 0 dropped,
+    loops of extent 1 replaced by their body with the loop variable set to the loop's min."""
+    _allow_deep_trees()
+    return _StmtSimplifier(Context(bounds)).visit(stmt)
+
+
+def _allow_deep_trees() -> None:
+    """Long sums are deep trees and the driver recurses on them."""
+    if sys.getrecursionlimit() < 20000:
+        sys.setrecursionlimit(20000)
+
+
+def simplify(node: Any, bounds: Optional[Dict[Any, Any]] = None) -> Any:
+    """Simplify an expression, statement, PrimFunc or IRModule (see the module docstring)."""
+    _allow_deep_trees()
+    if isinstance(node, IRModule):
+        return node.with_functions({k: simplify(f, bounds) for k, f in node.items()})
+    if isinstance(node, PrimFunc):
+        body = simplify_stmt(node.body, bounds)
+        return node if body is node.body else node.with_body(body)
+    if isinstance(node, S.Stmt):
+        return simplify_stmt(node, bounds)
+    return _fixed_point(E.convert(node), Context(bounds))

@@ -1,0 +1,126 @@
+"""`build(...)`: lower if needed, run the host passes, generate host code, link a shared library
+and load it into the microruntime, callable at once (`m["test_add"](a, b, c)`), as `tvm.build`.
+
+The host passes (one flat list, run through the pipeline's runner):
+    make_packed_api -> lower_workspace -> lower_intrin -> annotate_entry
+Their output (the "packed form") is the input of every host codegen; see
+compiler/tir/transform/make_packed_api.py and compiler/codegen/__init__.py.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Dict
+
+from .codegen import HostArtifact, codegen_host, host_codegen_available
+from .contrib.cc import create_shared
+from .errors import TargetError
+from .ir.function import IRModule, PrimFunc
+from .target import Target
+from .target.kinds import HOST_KINDS
+from .tir.pipeline import run_passes
+from .tir.transform.annotate_entry import annotate_entry
+from .tir.transform.lower_intrin import lower_intrin
+from .tir.transform.lower_workspace import lower_workspace
+from .tir.transform.make_packed_api import make_packed_api
+
+HOST_PASSES = [
+    make_packed_api,   # TVM-FFI safe-call signature: unpack and check every argument
+    lower_workspace,   # temporaries > 1 KiB (or dynamic) -> TVMBackendAllocWorkspace/Free
+    lower_intrin,      # portable rewrites of intrinsics (sigmoid, rsqrt, pow-2 floordiv, ...)
+    annotate_entry,    # mark the single function of a module as `main`
+]
+
+
+def build(inputs, args=None, target=None, target_host=None, runtime=None,
+          name: str = "default_function", binds=None):
+    """Builds a Schedule (with `args`), PrimFunc, IRModule or {target: IRModule} into a loaded
+    microruntime Module. `runtime` is accepted for API compatibility and unused."""
+    del runtime
+    mods = _as_target_modules(inputs, args, target, name, binds)
+    if len(mods) != 1:
+        raise TargetError("building several targets into one module is not supported yet; "
+                          f"got {', '.join(str(t) for t in mods)}")
+    (tgt, mod), = mods.items()
+    tgt = _host_target(tgt, target_host)
+    packed = host_passes(mod, tgt)
+    workdir = tempfile.mkdtemp(prefix="kiln_build_")
+    artifact = codegen_host(packed, tgt, workdir)
+    return load_artifact(artifact, tgt, workdir, packed)
+
+
+def host_passes(mod: IRModule, target: Target) -> IRModule:
+    """The packed form of `mod` for `target` (functions get attr "target")."""
+    funcs = {}
+    for gname, func in mod.items():
+        if "global_symbol" not in func.attrs:
+            func = func.with_attr("global_symbol", gname)
+        funcs[gname] = func.with_attr("target", target)
+    mod = mod.with_functions(funcs)
+    prefix = target.system_lib_prefix
+    if prefix is not None and "system_lib_prefix" not in mod.attrs:
+        mod = mod.with_attr("system_lib_prefix", prefix)
+    return run_passes(mod, HOST_PASSES)
+
+
+def load_artifact(artifact: HostArtifact, target: Target, workdir: str, mod: IRModule):
+    """Links the object into a .so, loads it and attaches what export_library/get_source need."""
+    import microruntime
+
+    from .export import make_exporter
+
+    so_path = create_shared(os.path.join(workdir, "lib.so"), [artifact.object_file])
+    module = microruntime.load_module(so_path)
+    module._sources = dict(artifact.sources)
+    module._format = "c" if target.kind == "c" else "ll"
+    module._dso_exportable = True
+    module._exporter = make_exporter(artifact, target, mod)
+    return module
+
+
+# ---- inputs and targets ---------------------------------------------------------------------
+def _default_target() -> Target:
+    current = Target.current()
+    if current is not None:
+        return current
+    return Target("llvm" if host_codegen_available("llvm") else "c")
+
+
+def _as_module(inp, args, name, binds) -> IRModule:
+    if isinstance(inp, IRModule):
+        return inp
+    if isinstance(inp, PrimFunc):
+        func = inp if "global_symbol" in inp.attrs else inp.with_attr("global_symbol", name)
+        return IRModule({func.attrs["global_symbol"]: func})
+    from .lower import lower
+
+    return lower(inp, args, name=name, binds=binds)
+
+
+def _as_target_modules(inputs, args, target, name, binds) -> Dict[Target, IRModule]:
+    if isinstance(inputs, dict):
+        out = {}
+        for tgt, mod in inputs.items():
+            if not isinstance(mod, IRModule):
+                raise TargetError(f"build({{target: module}}) needs IRModules, got "
+                                  f"{type(mod).__name__} for {tgt!r}")
+            out[Target(tgt)] = mod
+        return out
+    tgt = Target(target) if target is not None else _default_target()
+    return {tgt: _as_module(inputs, args, name, binds)}
+
+
+def _host_target(target: Target, target_host) -> Target:
+    if target.kind not in HOST_KINDS:
+        raise TargetError(f"target {target.kind!r} is not supported yet by build; device "
+                          f"code generation is not implemented, use one of {HOST_KINDS}")
+    if target.kind == "llvm" and not host_codegen_available("llvm"):
+        raise TargetError("target 'llvm' is not available: compiler.codegen.llvm cannot be "
+                          "imported (is llvmlite installed?); use target 'c'")
+    if target_host is not None:
+        host = Target(target_host)
+        if host.kind != target.kind:
+            raise TargetError(f"target_host {host.kind!r} differs from the CPU target "
+                              f"{target.kind!r}; for a CPU target the host is the target")
+    return target
+

@@ -1,0 +1,208 @@
+"""Host C codegen: packed-form PrimFuncs -> one C99 file (rendered from codegen_templates/c/)
+-> a position-independent object compiled with the system C compiler.
+
+`codegen_host(mod, target, workdir)` implements the host-codegen interface of
+compiler/codegen/__init__.py. `generate_c(mod, target)` returns the C text alone (golden tests).
+Parallel loops are outlined into task functions launched with TVMBackendParallelLaunch
+(num_task 0 = all workers); workspace and parallel services go through the context slots
+described in compiler/codegen/__init__.py.
+"""
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Set
+
+from ..contrib.cc import compile_source
+from ..errors import InternalError, UnsupportedOpError
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.functor import free_vars, post_order_visit
+from . import HostArtifact, system_lib_entry_symbol
+from .c_family import CFamilyPrinter
+from .templates import render
+
+_DLTENSOR_FIELDS = {"data": "data", "ndim": "ndim", "dtype_code": "dtype.code",
+                    "dtype_bits": "dtype.bits", "dtype_lanes": "dtype.lanes", "shape": "shape",
+                    "strides": "strides", "byte_offset": "byte_offset",
+                    "device_type": "device.device_type", "device_id": "device.device_id"}
+# File-scope names a function body must not shadow.
+_RESERVED = {"kiln_parts", "closure", "task_id", "penv", "cdata", "num_task", "extent", "chunk",
+             "begin", "end"}
+_ANY_FIELDS = {"tir.any_int64": "u.v_int64", "tir.any_float64": "u.v_float64",
+               "tir.any_handle": "u.v_ptr"}
+
+# name, return type, parameter types, wrapper, fallback when no runtime provides it
+_SERVICES = {
+    "alloc": ("TVMBackendAllocWorkspace", "void*", ["int", "int", "uint64_t", "int", "int"],
+              "kiln_alloc_workspace", "return NULL;"),
+    "free": ("TVMBackendFreeWorkspace", "int", ["int", "int", "void*"],
+             "kiln_free_workspace", "return -1;"),
+    "parallel": ("TVMBackendParallelLaunch", "int", ["FTVMParallelLambda", "void*", "int"],
+                 "kiln_parallel_launch",
+                 "{ TVMParallelGroupEnv env; env.sync_handle = NULL; env.num_task = 1; "
+                 "return a0(0, &env, a1); }"),
+}
+
+
+class CHostPrinter(CFamilyPrinter):
+    """The host dialect: packed-API intrinsics, runtime services, outlined parallel loops."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.symbol = name  # the global symbol; names the outlined task functions
+        self.services: Set[str] = set()
+        self.lambdas: List[str] = []
+        self.in_parallel = False
+
+    def call_extra(self, e: E.Call) -> str:
+        op, args = e.op, e.args
+        if op == "tir.any_type_index":
+            return f"{self.expr(args[0])}[{self.expr(args[1])}].type_index"
+        if op in _ANY_FIELDS:
+            return f"{self.expr(args[0])}[{self.expr(args[1])}].{_ANY_FIELDS[op]}"
+        if op == "tir.any_tensor":
+            return f"((void*)kiln_any_tensor(&{self.expr(args[0])}[{self.expr(args[1])}]))"
+        if op == "tir.dltensor_get":
+            field = _DLTENSOR_FIELDS.get(getattr(args[1], "value", None))
+            if field is None:
+                raise InternalError(f"tir.dltensor_get of unknown field {args[1]}")
+            value = f"((DLTensor*){self.expr(args[0])})->{field}"
+            return value if e.dtype.is_handle else f"(({self.value_type(e.dtype)}){value})"
+        if op == "tir.alloc_workspace":
+            self.services.add("alloc")
+            dt, dev, nbytes, code, bits = (self.expr(a) for a in args)
+            return f"kiln_alloc_workspace({dt}, {dev}, (uint64_t)({nbytes}), {code}, {bits})"
+        if op == "tir.free_workspace":
+            self.services.add("free")
+            return f"kiln_free_workspace({', '.join(self.expr(a) for a in args)})"
+        if op == "tir.dtype_name":
+            raise InternalError("tir.dtype_name may only appear in AssertStmt messages")
+        raise UnsupportedOpError(f"the C host codegen does not implement {op!r}")
+
+    # ---- parallel loops ----------------------------------------------------------------------
+    def for_parallel(self, s: S.For) -> None:
+        if self.in_parallel:  # nested parallel loops run serially inside their task
+            self.serial_loop(s.loop_var, s.min, s.extent, s.body)
+            return
+        self.services.add("parallel")
+        name = f"{self.symbol}_compute_{len(self.lambdas)}"
+        captured = _captured_vars(s)
+        fields = [(self.decl_type(v), self.local_type(v), self.name_of(v)) for v in captured]
+        saved = (self.lines, self.level)
+        self.lines, self.level, self.in_parallel = [], 2, True
+        self.stmt(s.body)
+        body = self.text()
+        self.lines, self.level = saved
+        self.in_parallel = False
+        loop_type = self.value_type(s.loop_var.dtype)
+        self.lambdas.append(render("c/parallel_lambda.c.j2", name=name, fields=fields,
+                                   loop_type=loop_type, loop_var=self.name_of(s.loop_var),
+                                   start=self.expr(s.min), extent=self.expr(s.extent),
+                                   body=body))
+        closure = self.fresh("kiln_closure")
+        values = ", ".join(f for _, _, f in fields) or "0"
+        self.emit(f"{name}_closure {closure} = {{{values}}};")
+        self.emit(f"if (kiln_parallel_launch({name}, &{closure}, 0) != 0) {{")
+        self.level += 1
+        message = f"a task of a parallel loop in {self.symbol} failed"
+        self.emit(f"const char* kiln_parts[1] = {{\"{message}\"}};")
+        self.emit(self.raise_error("RuntimeError", "kiln_parts", 1))
+        self.emit("return -1;")
+        self.level -= 1
+        self.emit("}")
+
+    def local_type(self, var: E.Var) -> str:
+        decl = self.decl_type(var)
+        return f"{decl} {self.restrict}" if decl.endswith("*") and decl != "void*" else decl
+
+    def decl_type(self, var: E.Var) -> str:
+        if var.dtype.lanes > 1:
+            raise UnsupportedOpError(f"parallel loop captures the vector {var.name}; compute it "
+                                     "inside the loop")
+        if var.dtype.is_handle and id(var) in self.pointer_types:
+            return self.storage_type(self.pointer_types[id(var)]) + "*"
+        return self.value_type(var.dtype)
+
+
+def _captured_vars(loop: S.For) -> List[E.Var]:
+    """Free variables of a loop, including those in the elem_offset of buffers it touches."""
+    found: Dict[int, E.Var] = {id(v): v for v in free_vars(loop)}
+
+    def visit(node) -> None:
+        buffer = getattr(node, "buffer", None)
+        if isinstance(node, (E.BufferLoad, S.BufferStore)) and buffer is not None:
+            for v in free_vars(S.Evaluate(buffer.elem_offset)):
+                found.setdefault(id(v), v)
+
+    post_order_visit(loop, visit)
+    return list(found.values())
+
+
+# ---- the file ---------------------------------------------------------------------------------
+def _service_decls(names: Set[str], system_lib: bool):
+    out = []
+    for key in ("alloc", "free", "parallel"):
+        if key not in names:
+            continue
+        name, ret, params, wrapper, fallback = _SERVICES[key]
+        out.append({"name": name, "ret": ret, "params": ", ".join(params), "wrapper": wrapper,
+                    "params_named": ", ".join(f"{p} a{i}" for i, p in enumerate(params)),
+                    "args": ", ".join(f"a{i}" for i in range(len(params))),
+                    "fallback": fallback})
+    return out
+
+
+def function_symbol(name: str, func, prefix) -> str:
+    return "__tvm_ffi_" + (prefix or "") + func.attrs.get("global_symbol", name)
+
+
+def generate_c(mod, target) -> str:
+    """The C source of a packed-form IRModule for `target`."""
+    prefix = mod.attrs.get("system_lib_prefix")
+    system_lib = prefix is not None
+    functions, helpers, services, symbols, entry = [], set(), set(), [], None
+    for name, func in mod.items():
+        if func.attrs.get("calling_conv") != "packed":
+            raise InternalError(f"{name} is not in packed form; run make_packed_api first")
+        symbol = function_symbol(name, func, prefix)
+        printer = CHostPrinter(func.attrs.get("global_symbol", name))
+        printer.taken.update(_RESERVED)
+        params = [printer.name_of(p) for p in func.params]
+        printer.print_body(func.body)
+        text = render("c/function.c.j2", symbol=symbol, params=params, body=printer.text())
+        functions.append({"text": text, "lambdas": printer.lambdas})
+        helpers |= printer.helpers
+        services |= printer.services
+        symbols.append(symbol)
+        if func.attrs.get("tir.is_entry_func"):
+            entry = symbol
+    typed = sorted(tuple(h.split(":")) for h in helpers if h.count(":") == 1)
+    bitcasts = sorted(tuple(h.split(":")[1:]) for h in helpers if h.startswith("bitcast:"))
+    return render("c/module.c.j2", target=str(target), helpers=helpers, typed_helpers=typed,
+                  bitcasts=bitcasts, services=_service_decls(services, system_lib),
+                  functions=functions, entry=entry, system_lib=system_lib,
+                  prefix=prefix or "", symbols=symbols,
+                  entry_symbol=system_lib_entry_symbol(prefix or ""))
+
+
+def compile_flags(target) -> List[str]:
+    """cc flags that honour the target's options."""
+    flags = [f"-O{target.get('opt-level', 2)}", "-ftree-vectorize", "-fno-math-errno"]
+    cpu = target.get("mcpu") or target.get("march")
+    if cpu:
+        flags.append(f"-march={cpu}")
+    for attr in target.get("mattr") or []:
+        feature = attr.lstrip("+-")
+        flags.append(f"-mno-{feature}" if attr.startswith("-") else f"-m{feature}")
+    if target.get("fast-math"):
+        flags.append("-ffast-math")
+    return flags
+
+
+def codegen_host(mod, target, workdir: str) -> HostArtifact:
+    source = generate_c(mod, target)
+    path = os.path.join(workdir, "host.c")
+    with open(path, "w") as f:
+        f.write(source)
+    obj = compile_source(path, os.path.join(workdir, "host.o"), compile_flags(target))
+    return HostArtifact(object_file=obj, sources={"c": source})

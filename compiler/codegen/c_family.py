@@ -1,0 +1,224 @@
+"""The C-family printer: statements over the expression printer of c_family_expr.py.
+
+One mapping from IR statements to C-like text for every C dialect (host C now; CUDA, OpenCL and
+Metal later override the hooks marked "dialect": parallel loops, error raising, allocation).
+Statements print flat: a LetStmt / AssertStmt chain stays at one indentation level.
+"""
+from __future__ import annotations
+
+from typing import Any, List
+
+from ..errors import UnsupportedOpError
+from ..ir import expr as E
+from ..ir import stmt as S
+from ..ir.functor import post_order_visit
+from .c_family_expr import CExprPrinter
+
+
+class CFamilyPrinter(CExprPrinter):
+    """Prints one function body; `print_body(stmt)` fills `self.lines`."""
+
+    restrict = "restrict"
+
+    # ---- entry -------------------------------------------------------------------------------
+    def prepare(self, body: S.Stmt) -> None:
+        """Records, for each handle Var used as buffer data, the element type it points to, so
+        pointers are declared typed (`float* restrict A`) instead of `void*`."""
+        seen: dict = {}
+
+        def visit(node: Any) -> None:
+            buffer = getattr(node, "buffer", None)
+            if isinstance(node, (E.BufferLoad, S.BufferStore, S.Allocate)) and buffer is not None:
+                key = id(buffer.data)
+                storage = self.storage_type(buffer.dtype)
+                if key not in seen:
+                    seen[key] = (storage, buffer.dtype.element_of())
+                elif seen[key] and seen[key][0] != storage:
+                    seen[key] = None
+
+        post_order_visit(body, visit)
+        self.pointer_types = {k: v[1] for k, v in seen.items() if v}
+
+    def print_body(self, body: S.Stmt) -> None:
+        self.prepare(body)
+        self.stmt(body)
+
+    def block(self, body: S.Stmt) -> None:
+        self.level += 1
+        self.stmt(body)
+        self.level -= 1
+
+    def stmt(self, s: S.Stmt) -> None:
+        # LetStmt / AssertStmt chains (long in packed prologues) print iteratively, flat.
+        while isinstance(s, (S.LetStmt, S.AssertStmt)):
+            if isinstance(s, S.LetStmt):
+                self.let_head(s)
+            else:
+                self.assert_head(s)
+            s = s.body
+        method = getattr(self, "stmt_" + type(s).__name__, None)
+        if method is None:
+            raise UnsupportedOpError(f"C codegen cannot print the statement {type(s).__name__}")
+        method(s)
+
+    # ---- statements --------------------------------------------------------------------------
+    def stmt_SeqStmt(self, s: S.SeqStmt) -> None:
+        for item in s.seq:
+            self.stmt(item)
+
+    def stmt_Evaluate(self, s: S.Evaluate) -> None:
+        if isinstance(s.value, (E.IntImm, E.FloatImm)):
+            return
+        self.emit(f"{self.expr(s.value)};")
+
+    def stmt_Return(self, s: S.Return) -> None:
+        self.emit(f"return {self.expr(s.value)};")
+
+    def stmt_AttrStmt(self, s: S.AttrStmt) -> None:
+        self.stmt(s.body)
+
+    def let_head(self, s: S.LetStmt) -> None:
+        var = s.var
+        if var.dtype.lanes > 1:
+            self.declare_vector(var, s.value)
+        elif var.dtype.is_handle and id(var) in self.pointer_types:
+            elem = self.storage_type(self.pointer_types[id(var)])
+            self.emit(f"{elem}* {self.restrict} {self.name_of(var)} = "
+                      f"({elem}*)({self.expr(s.value)});")
+        else:
+            self.emit(f"{self.value_type(var.dtype)} {self.name_of(var)} = {self.expr(s.value)};")
+
+    def declare_vector(self, var: E.Var, value: E.PrimExpr) -> None:
+        lanes = var.dtype.lanes
+        name = self.name_of(var)
+        self.emit(f"{self.value_type(var.dtype.element_of())} {name}[{lanes}];")
+        self.lane_loop(lanes, lambda: self.emit(f"{name}[{self.lane}] = {self.expr(value)};"))
+        self.vector_vars.add(id(var))
+
+    def lane_loop(self, lanes: int, body) -> None:
+        outer, self.lane = self.lane, self.fresh("lane")
+        self.emit(f"for (int32_t {self.lane} = 0; {self.lane} < {lanes}; ++{self.lane}) {{")
+        self.level += 1
+        body()
+        self.level -= 1
+        self.emit("}")
+        self.lane = outer
+
+    def assert_head(self, s: S.AssertStmt) -> None:
+        self.emit(f"if (!{self.expr(s.condition)}) {{")
+        self.level += 1
+        parts: List[str] = []
+        for part in s.message:
+            if isinstance(part, str):
+                parts.append(self.expr(E.StringImm(part)))
+            else:
+                parts.append(self.message_part(part))
+        self.emit(f"const char* kiln_parts[{len(parts)}] = {{{', '.join(parts)}}};")
+        self.emit(self.raise_error(s.kind, "kiln_parts", len(parts)))
+        self.emit("return -1;")
+        self.level -= 1
+        self.emit("}")
+
+    def message_part(self, part: E.PrimExpr) -> str:
+        """A `const char*` for a non-literal message part; declares a scratch buffer."""
+        buf = self.fresh("kiln_msg")
+        if isinstance(part, E.Call) and part.op == "tir.dtype_name":
+            self.helpers.add("dtype_name")
+            self.emit(f"char {buf}[32];")
+            code, bits, lanes = (self.expr(a) for a in part.args)
+            return f"kiln_dtype_name({buf}, {code}, {bits}, {lanes})"
+        if part.dtype.is_handle:
+            return f"(const char*)({self.expr(part)})"
+        self.helpers.add("i64_to_str")
+        self.emit(f"char {buf}[24];")
+        return f"kiln_i64_to_str({buf}, (int64_t)({self.expr(part)}))"
+
+    def raise_error(self, kind: str, parts: str, n: int) -> str:
+        """The statement that records an error of `kind` from message parts (dialect)."""
+        return f"TVMFFIErrorSetRaisedFromCStrParts(\"{kind}\", {parts}, {n});"
+
+    def stmt_BufferStore(self, s: S.BufferStore) -> None:
+        lanes = max([s.value.dtype.lanes] + [i.dtype.lanes for i in s.indices])
+        if lanes == 1:
+            value = self.stored_value(s.buffer, self.expr(s.value))
+            self.emit(f"{self.element(s.buffer, s.indices)} = {value};")
+            return
+        if self._reads_other_lanes(s):
+            # Vector semantics read every lane before writing any: stage through a temporary.
+            tmp = self.fresh("kiln_vec")
+            self.emit(f"{self.value_type(s.value.dtype.element_of())} {tmp}[{lanes}];")
+            self.lane_loop(lanes, lambda: self.emit(
+                f"{tmp}[{self.lane}] = {self.expr(s.value)};"))
+            self.lane_loop(lanes, lambda: self.emit(
+                f"{self.element(s.buffer, s.indices)} = "
+                f"{self.stored_value(s.buffer, f'{tmp}[{self.lane}]')};"))
+            return
+        self.lane_loop(lanes, lambda: self.emit(
+            f"{self.element(s.buffer, s.indices)} = "
+            f"{self.stored_value(s.buffer, self.expr(s.value))};"))
+
+    def _reads_other_lanes(self, s: S.BufferStore) -> bool:
+        """Whether the stored value loads the stored memory at other indices than the store
+        (then lane-by-lane execution could read a lane already written)."""
+        loads: List[E.BufferLoad] = []
+        post_order_visit(s.value, lambda n: loads.append(n) if isinstance(n, E.BufferLoad)
+                         and n.buffer.data is s.buffer.data else None)
+        if not loads:
+            return False
+        outer, self.lane = self.lane, "l"
+        try:
+            target = [self.expr(i) for i in s.indices]
+            return any([self.expr(i) for i in load.indices] != target for load in loads)
+        finally:
+            self.lane = outer
+
+    def stmt_For(self, s: S.For) -> None:
+        if s.kind == S.ForKind.PARALLEL:
+            self.for_parallel(s)
+            return
+        if s.kind == S.ForKind.THREAD_BINDING:
+            raise UnsupportedOpError(f"loop {s.loop_var.name} is bound to a GPU thread axis; "
+                                     "the C host codegen cannot run it")
+        if s.kind == S.ForKind.UNROLLED and isinstance(s.extent, E.IntImm):
+            self.emit(f"#pragma GCC unroll {s.extent.value}")
+        self.serial_loop(s.loop_var, s.min, s.extent, s.body)
+
+    def serial_loop(self, var: E.Var, start, extent, body: S.Stmt) -> None:
+        name = self.name_of(var)
+        begin = self.expr(start)
+        if isinstance(start, E.IntImm) and start.value == 0:
+            end = self.expr(extent)
+        else:
+            end = f"({begin} + {self.expr(extent)})"
+        self.emit(f"for ({self.value_type(var.dtype)} {name} = {begin}; {name} < {end}; "
+                  f"++{name}) {{")
+        self.block(body)
+        self.emit("}")
+
+    def for_parallel(self, s: S.For) -> None:
+        """A parallel loop (dialect); the base prints it serially."""
+        self.serial_loop(s.loop_var, s.min, s.extent, s.body)
+
+    def stmt_IfThenElse(self, s: S.IfThenElse) -> None:
+        self.emit(f"if ({self.expr(s.condition)}) {{")
+        self.block(s.then_case)
+        if s.else_case is not None:
+            self.emit("} else {")
+            self.block(s.else_case)
+        self.emit("}")
+
+    def stmt_While(self, s: S.While) -> None:
+        self.emit(f"while ({self.expr(s.condition)}) {{")
+        self.block(s.body)
+        self.emit("}")
+
+    def stmt_Allocate(self, s: S.Allocate) -> None:
+        """A stack allocation (lower_workspace left only small constant ones) (dialect)."""
+        buf = s.buffer
+        size = None
+        for extent in buf.shape:
+            size = extent if size is None else size * extent
+        count = self.expr(size) if size is not None else "1"
+        self.pointer_types[id(buf.data)] = buf.dtype.element_of()
+        self.emit(f"{self.storage_type(buf.dtype)} {self.name_of(buf.data)}[{count}];")
+        self.stmt(s.body)

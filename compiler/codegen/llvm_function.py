@@ -1,0 +1,220 @@
+"""Statements of the loop IR → LLVM, and `FunctionEmitter`, which builds one function.
+
+`emit_packed_function(ctx, func, symbol)` defines `int32 __tvm_ffi_<symbol>(void* self, const
+TVMFFIAny* args, int32 num_args, TVMFFIAny* result)` from a PrimFunc in packed form (see
+compiler/tir/transform/make_packed_api.py). Stack memory (small Allocates, closures, message
+buffers) is allocated in the entry block, so loops do not grow the stack.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from functools import reduce
+
+from llvmlite import ir
+
+from .. import ir as kir
+from ..errors import InternalError
+from .llvm_expr import ExprEmitter
+from .llvm_intrin import IntrinEmitter
+from .llvm_packed import PackedEmitter
+from .llvm_parallel import ParallelEmitter
+from .llvm_types import I32, I64, PTR, SAFE_CALL, ModuleContext, memory_type, opaque
+
+MAX_STACK_ALLOCA = 1024  # bytes; larger Allocates use the workspace (as TVM's kMaxStackAlloca)
+
+
+class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter):
+    def __init__(self, ctx: ModuleContext, fn: ir.Function, name: str, in_parallel=False):
+        self.ctx, self.fn, self.name, self.in_parallel = ctx, fn, name, in_parallel
+        self.vars = {}
+        self.entry = fn.append_basic_block("entry")
+        self.entry_builder = ir.IRBuilder(self.entry)
+        self.b = ir.IRBuilder(fn.append_basic_block("body"))
+
+    # ---- helpers ---------------------------------------------------------------------------
+    def entry_alloca(self, ty: ir.Type, align: int) -> ir.AllocaInstr:
+        slot = self.entry_builder.alloca(ty)
+        slot.align = align
+        return opaque(slot)
+
+    @contextmanager
+    def bound(self, var, value):
+        old = self.vars.get(id(var))
+        self.vars[id(var)] = value
+        try:
+            yield
+        finally:
+            if old is None:
+                del self.vars[id(var)]
+            else:
+                self.vars[id(var)] = old
+
+    def finish(self) -> None:
+        """Closes the function: the entry block falls into the body; an open end returns 0."""
+        self.entry_builder.branch(self.fn.blocks[1])
+        if not self.b.block.is_terminated:
+            self.b.ret(ir.Constant(I32, 0))
+
+    def loop(self, begin, end, body, signed=True) -> None:
+        """`for (i = begin; i < end; ++i) body(i)` with `i` a phi."""
+        pre = self.b.block
+        header = self.fn.append_basic_block("for_begin")
+        block = self.fn.append_basic_block("for_body")
+        exit_block = self.fn.append_basic_block("for_end")
+        self.b.branch(header)
+        self.b.position_at_end(header)
+        i = self.b.phi(begin.type)
+        i.add_incoming(begin, pre)
+        cmp = self.b.icmp_signed if signed else self.b.icmp_unsigned
+        self.b.cbranch(cmp("<", i, end), block, exit_block)
+        self.b.position_at_end(block)
+        body(i)
+        if not self.b.block.is_terminated:
+            nxt = self.b.add(i, ir.Constant(i.type, 1))
+            i.add_incoming(nxt, self.b.block)
+            self.b.branch(header)
+        self.b.position_at_end(exit_block)
+
+    # ---- statements ------------------------------------------------------------------------
+    def stmt(self, s) -> None:
+        method = getattr(self, "stmt_" + type(s).__name__, None)
+        if method is None:
+            raise InternalError(f"llvm codegen: no rule for statement {type(s).__name__}")
+        method(s)
+
+    def stmt_SeqStmt(self, s):
+        for child in s.seq:
+            self.stmt(child)
+
+    def stmt_LetStmt(self, s):
+        if self.ctx.noalias and _distinct_memory(s.value):
+            self.ctx.mark_distinct(s.var)
+        value = self.expr(s.value)
+        with self.bound(s.var, value):
+            self.stmt(s.body)
+
+    def stmt_AttrStmt(self, s):
+        self.stmt(s.body)
+
+    def stmt_Evaluate(self, s):
+        if not isinstance(s.value, (kir.IntImm, kir.FloatImm)):
+            self.expr(s.value)
+
+    def stmt_BufferStore(self, s):
+        self.store(s)
+
+    def stmt_Return(self, s):
+        value = self.expr(s.value)
+        if value.type != I32:
+            value = self._fit(value, True, kir.DType(0, 32))
+        self.b.ret(value)
+        self.b.position_at_end(self.fn.append_basic_block("after_return"))
+
+    def stmt_AssertStmt(self, s):
+        ok = self.fn.append_basic_block("assert_ok")
+        fail = self.fn.append_basic_block("assert_fail")
+        self.b.cbranch(self.expr(s.condition), ok, fail)
+        self.b.position_at_end(fail)
+        self.raise_error(s.kind, s.message)
+        self.b.position_at_end(ok)
+        self.stmt(s.body)
+
+    def stmt_IfThenElse(self, s):
+        cond = self.expr(s.condition)
+        if s.else_case is None:
+            with self.b.if_then(cond):
+                self.stmt(s.then_case)
+            return
+        with self.b.if_else(cond) as (then, otherwise):
+            with then:
+                self.stmt(s.then_case)
+            with otherwise:
+                self.stmt(s.else_case)
+
+    def stmt_While(self, s):
+        head = self.fn.append_basic_block("while_cond")
+        body = self.fn.append_basic_block("while_body")
+        done = self.fn.append_basic_block("while_end")
+        self.b.branch(head)
+        self.b.position_at_end(head)
+        self.b.cbranch(self.expr(s.condition), body, done)
+        self.b.position_at_end(body)
+        self.stmt(s.body)
+        if not self.b.block.is_terminated:
+            self.b.branch(head)
+        self.b.position_at_end(done)
+
+    def stmt_For(self, s):
+        if s.kind == kir.ForKind.PARALLEL and not self.in_parallel:
+            self.parallel_for(s)
+            return
+        if s.kind == kir.ForKind.THREAD_BINDING:
+            raise InternalError(f"llvm codegen: thread-bound loop {s.loop_var.name} in host code")
+        lo, extent = self.expr(s.min), self.expr(s.extent)
+        signed = not s.loop_var.dtype.is_uint
+
+        def body(i):
+            with self.bound(s.loop_var, self.b.add(lo, i)):
+                self.stmt(s.body)
+
+        self.loop(ir.Constant(extent.type, 0), extent, body, signed)
+
+    def stmt_Allocate(self, s):
+        buf = s.buffer
+        elem = memory_type(buf.dtype)
+        nbytes = buf.dtype.bytes
+        if all(isinstance(d, kir.IntImm) for d in buf.shape):
+            count = reduce(lambda a, d: a * d.value, buf.shape, 1)
+            if count * nbytes <= MAX_STACK_ALLOCA:
+                self.ctx.mark_distinct(buf.data)
+                slot = self.entry_alloca(ir.ArrayType(elem, max(count, 1)),
+                                         align=min(max(buf.data_alignment, nbytes), 64))
+                with self.bound(buf.data, slot):
+                    self.stmt(s.body)
+                return
+        count = reduce(lambda a, d: a * kir.cast("int64", d), buf.shape, kir.const(1, "int64"))
+        self.ctx.mark_distinct(buf.data)
+        size = self.b.mul(self.expr(count), ir.Constant(I64, nbytes))
+        dtype = buf.dtype
+        ptr = self.call_service("TVMBackendAllocWorkspace", [
+            ir.Constant(I32, 1), ir.Constant(I32, 0), size, ir.Constant(I32, dtype.code),
+            ir.Constant(I32, dtype.bits)])
+        null = self.b.icmp_unsigned("==", ptr, ir.Constant(PTR, None))
+        with self.b.if_then(null, likely=False):
+            self.raise_error("RuntimeError", (f"cannot allocate the workspace {buf.name} in "
+                                              f"{self.name}",))
+        with self.bound(buf.data, ptr):
+            self.stmt(s.body)
+        if not self.b.block.is_terminated:
+            self.call_service("TVMBackendFreeWorkspace", [ir.Constant(I32, 1),
+                                                          ir.Constant(I32, 0), ptr])
+
+
+def emit_packed_function(ctx: ModuleContext, func, symbol: str) -> ir.Function:
+    """Defines `__tvm_ffi_<symbol>` from `func` (packed form)."""
+    params = func.params
+    kinds = [p.dtype for p in params]
+    if len(params) != 4 or not (kinds[0].is_handle and kinds[1].is_handle and kinds[3].is_handle):
+        raise InternalError(f"llvm codegen: function {symbol} is not in packed form (params "
+                            f"{[str(k) for k in kinds]}); run make_packed_api first")
+    fn = ir.Function(ctx.module, SAFE_CALL, "__tvm_ffi_" + symbol)
+    fn.attributes.add("nounwind")
+    for arg, p in zip(fn.args, params):
+        arg.name = p.name
+    ctx.noalias = bool(func.attrs.get("tir.noalias", True))
+    emitter = FunctionEmitter(ctx, fn, symbol)
+    for arg, p in zip(fn.args, params):
+        emitter.vars[id(p)] = arg
+    emitter.stmt(func.body)
+    emitter.finish()
+    return fn
+
+
+
+def _distinct_memory(value) -> bool:
+    """Whether a handle bound to `value` is a tensor argument's data or a fresh workspace."""
+    if not isinstance(value, kir.Call):
+        return False
+    if value.op == "tir.alloc_workspace":
+        return True
+    return value.op == "tir.dltensor_get" and getattr(value.args[1], "value", None) == "data"

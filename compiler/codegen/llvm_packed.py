@@ -1,0 +1,142 @@
+"""Runtime-facing pieces of the LLVM host codegen: calls to runtime services, raising errors
+from AssertStmt, and `tir.call_packed`.
+
+Services are reached as the C target reaches them (compiler/codegen/__init__.py): in a shared
+library through weak `void* __<Service>` context slots the loader fills after dlopen; in a
+system library by direct calls. `TVMFFIErrorSetRaisedFromCStrParts` is always a direct call.
+"""
+from __future__ import annotations
+
+from typing import List
+
+from llvmlite import ir
+
+from ..errors import InternalError
+from ..ir import PrimExpr, StringImm
+from ..ir.dtype import DType
+from .llvm_types import ANY, I8, I32, I64, PTR, SERVICES, global_variable
+
+# Services reached through context slots outside system-lib mode (the loader fills them).
+CONTEXT_SLOTS = ("TVMBackendAllocWorkspace", "TVMBackendFreeWorkspace", "TVMBackendParallelLaunch",
+                 "TVMBackendParallelBarrier", "TVMFFIFunctionCall", "TVMFFIEnvModLookupFromImports")
+# TVMFFIAny type indices for call_packed arguments.
+INT, BOOL, FLOAT, DLTENSOR_PTR, RAW_STR = 1, 2, 3, 7, 8
+
+
+class PackedEmitter:
+    """Runtime half of the function emitter."""
+
+    def call_service(self, name: str, args: List[ir.Value]) -> ir.Value:
+        ret, arg_types = SERVICES[name]
+        if self.ctx.system_lib or name not in CONTEXT_SLOTS:
+            return self.b.call(self.ctx.declare(name), args)
+        slot = self.ctx.module.globals.get("__" + name)
+        if slot is None:
+            slot = global_variable(self.ctx.module, PTR, "__" + name)
+            slot.linkage = "weak"
+            slot.initializer = ir.Constant(PTR, None)
+        fn = self.b.load(slot, typ=ir.FunctionType(ret, arg_types).as_pointer(), align=8)
+        return self.b.call(fn, args)
+
+    # ---- errors ----------------------------------------------------------------------------
+    def raise_error(self, kind: str, message) -> None:
+        """Records `kind: ''.join(message)` through TVMFFIErrorSetRaisedFromCStrParts and
+        returns -1 from the function being emitted."""
+        parts = [self._message_part(p) for p in message]
+        array = self.entry_alloca(ir.ArrayType(PTR, max(len(parts), 1)), align=8)
+        for i, p in enumerate(parts):
+            slot = self.b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, i)], inbounds=True,
+                              source_etype=array.allocated_type)
+            self.b.store(p, slot, align=8)
+        self.b.call(self.ctx.declare("TVMFFIErrorSetRaisedFromCStrParts"),
+                    [self.ctx.cstring(kind), array, ir.Constant(I32, len(parts))])
+        self.b.ret(ir.Constant(I32, -1))
+
+    def _message_part(self, part) -> ir.Value:
+        if isinstance(part, str):
+            return self.ctx.cstring(part)
+        if not isinstance(part, PrimExpr):
+            raise InternalError(f"llvm codegen: message part {part!r} is not a str or expression")
+        if isinstance(part, StringImm) or part.dtype.is_handle:
+            return self.expr(part)
+        value = self.expr(part)  # printed as the C target prints it: (int64_t)value
+        if part.dtype.is_float:
+            value = self.cast(value, part.dtype, DType(0, 64))
+        elif value.type != I64:
+            value = self.b.zext(value, I64) if part.dtype.is_uint or part.dtype.is_bool \
+                else self.b.sext(value, I64)
+        buf = self.entry_alloca(ir.ArrayType(I8, 24), align=8)
+        self.b.call(self.ctx.declare("snprintf"),
+                    [buf, ir.Constant(I64, 24), self.ctx.cstring("%lld"), value])
+        return buf
+
+    # ---- call_packed -----------------------------------------------------------------------
+    def call_packed(self, e) -> ir.Value:
+        """`tir.call_packed(name, args...)`: the function is looked up once through the library
+        context (imports, then globals) and cached. A failure returns its status from the
+        calling function at once (as TVM's CPU codegen does); the value is the status, 0."""
+        if not e.args or not isinstance(e.args[0], StringImm):
+            raise InternalError(f"llvm codegen: {e} needs the function name as a StringImm")
+        name, args = e.args[0].value, e.args[1:]
+        stack = self.entry_alloca(ir.ArrayType(ANY, len(args) + 1), align=8)
+        for i, a in enumerate(args):
+            self._store_any(stack, i, a)
+        self._store_any(stack, len(args), None)
+        cache = global_variable(self.ctx.module, PTR, self.ctx.unique(f"__packed.{name}"))
+        cache.linkage = "internal"
+        cache.initializer = ir.Constant(PTR, None)
+        lookup = self.fn.append_basic_block("packed_lookup")
+        call = self.fn.append_basic_block("packed_call")
+        done = self.fn.append_basic_block("packed_done")
+        null = self.b.icmp_unsigned("==", self.b.load(cache, typ=PTR, align=8),
+                                    ir.Constant(PTR, None))
+        self.b.cbranch(null, lookup, call)
+        self.b.position_at_end(lookup)
+        ctx_value = self.b.load(self.ctx.library_ctx(), typ=PTR, align=8)
+        rc_lookup = self.call_service("TVMFFIEnvModLookupFromImports",
+                                      [ctx_value, self.ctx.cstring(name), cache])
+        self.b.cbranch(self.b.icmp_signed("==", rc_lookup, ir.Constant(I32, 0)), call, done)
+        self.b.position_at_end(call)
+        handle = self.b.load(cache, typ=PTR, align=8)
+        result = self._any_slot(stack, len(args))
+        rc_call = self.call_service("TVMFFIFunctionCall",
+                                    [handle, stack, ir.Constant(I32, len(args)), result])
+        self.b.branch(done)
+        self.b.position_at_end(done)
+        rc = self.b.phi(I32)
+        rc.add_incoming(rc_lookup, lookup)
+        rc.add_incoming(rc_call, call)
+        with self.b.if_then(self.b.icmp_signed("!=", rc, ir.Constant(I32, 0)), likely=False):
+            self.b.ret(rc)  # the callee (or the lookup) recorded the error; pass it on
+        return self._fit(rc, True, e.dtype)
+
+    def _any_slot(self, stack, i):
+        return self.b.gep(stack, [ir.Constant(I32, 0), ir.Constant(I32, i)], inbounds=True,
+                          source_etype=stack.allocated_type)
+
+    def _store_any(self, stack, i, arg) -> None:
+        slot = self._any_slot(stack, i)
+        field = [self.b.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True,
+                            source_etype=ANY) for k in range(3)]
+        if arg is None:
+            index, payload = 0, None
+        elif isinstance(arg, StringImm):
+            index, payload = RAW_STR, self.ctx.cstring(arg.value)
+        else:
+            dt = arg.dtype
+            value = self.expr(arg)
+            if dt.is_handle:
+                index, payload = DLTENSOR_PTR, value
+            elif dt.is_float:
+                index, payload = FLOAT, self.cast(value, dt, DType(2, 64))
+            elif dt.is_bool:
+                index, payload = BOOL, self.b.zext(value, I64)
+            else:
+                index = INT
+                payload = value if value.type == I64 else (
+                    self.b.sext(value, I64) if dt.is_int else self.b.zext(value, I64))
+        self.b.store(ir.Constant(I32, index), field[0], align=8)
+        self.b.store(ir.Constant(I32, 0), field[1], align=4)
+        self.b.store(ir.Constant(I64, 0), field[2], align=8)
+        if payload is not None:
+            self.b.store(payload, field[2], align=8)

@@ -1,0 +1,23 @@
+"""The Jinja environment over codegen_templates/ (one folder per language). Templates lay out
+files, kernel frames and signatures; expressions are printed by the codegens, never here."""
+from __future__ import annotations
+
+import functools
+import os
+
+TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "codegen_templates")
+
+
+@functools.lru_cache(maxsize=1)
+def environment():
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                              undefined=jinja2.StrictUndefined, autoescape=False)
+
+
+def render(template: str, **context) -> str:
+    """Renders `template` (e.g. "c/module.c.j2") with `context`."""
+    return environment().get_template(template).render(**context)

@@ -1,0 +1,110 @@
+"""Drive the system C compiler, archiver and linker (like tvm.contrib.cc).
+
+    create_shared("lib.so", ["a.o", "b.o"], options=["-O2"])   # cc -shared -fPIC ...
+    create_staticlib("lib.a", ["a.o"])                          # ar rcs
+    compile_source("k.c", "k.o", options=["-march=native"])     # cc -c -fPIC -std=c99 -O2
+    fcompile = cross_compiler("aarch64-linux-gnu-", options=["-static-libgcc"])
+
+`cc` defaults to $CC, else "cc"; `ar` to $AR, else "ar". Failures raise BuildError carrying the
+command and its output.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from typing import Callable, List, Optional, Sequence, Union
+
+from ..errors import BuildError
+
+__all__ = ["get_cc", "compile_source", "create_shared", "create_staticlib", "cross_compiler",
+           "run_command"]
+
+
+def get_cc() -> str:
+    return os.environ.get("CC") or "cc"
+
+
+def _listify(options: Union[None, str, Sequence[str]]) -> List[str]:
+    if options is None:
+        return []
+    if isinstance(options, str):
+        return shlex.split(options)
+    return [str(o) for o in options]
+
+
+def run_command(cmd: List[str], cwd: Optional[str] = None) -> str:
+    """Runs `cmd`; returns its output or raises BuildError with the command line and output."""
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, check=False)
+    except OSError as err:
+        raise BuildError(f"cannot run {cmd[0]!r} ({err}); install a C toolchain or set CC") \
+            from err
+    if proc.returncode != 0:
+        raise BuildError(f"command failed with status {proc.returncode}:\n  "
+                         f"{shlex.join(cmd)}\n{proc.stdout}")
+    return proc.stdout
+
+
+def compile_source(source: str, output: str, options=None, cc: Optional[str] = None) -> str:
+    """Compiles one C file into a position-independent object; returns `output`."""
+    cmd = _listify(cc or get_cc()) + ["-c", "-fPIC", "-std=c99", "-O2"] + _listify(options) + \
+        [source, "-o", output]
+    run_command(cmd)
+    return output
+
+
+def create_shared(output: str, objects: Union[str, Sequence[str]], options=None,
+                  cc: Optional[str] = None, cwd: Optional[str] = None) -> str:
+    """Links objects (and sources) into a shared library; returns `output`."""
+    objs = [objects] if isinstance(objects, str) else list(objects)
+    cmd = _listify(cc or get_cc()) + ["-shared", "-fPIC", "-o", output] + objs + \
+        _listify(options)
+    run_command(cmd, cwd=cwd)
+    return output
+
+
+create_shared.output_format = "so"  # type: ignore[attr-defined]
+
+
+def create_staticlib(output: str, objects: Union[str, Sequence[str]],
+                     ar: Optional[str] = None) -> str:
+    """Archives objects into a static library (replacing any old one); returns `output`."""
+    objs = [objects] if isinstance(objects, str) else list(objects)
+    if os.path.exists(output):
+        os.remove(output)
+    run_command(_listify(ar or os.environ.get("AR") or "ar") + ["rcs", output] + objs)
+    return output
+
+
+create_staticlib.output_format = "a"  # type: ignore[attr-defined]
+
+
+def cross_compiler(compile_func: Union[str, Callable], options=None,
+                   output_format: Optional[str] = None,
+                   get_target_triple: Optional[Callable[[], str]] = None,
+                   add_files: Optional[Sequence[str]] = None) -> Callable:
+    """An fcompile for export_library that uses another compiler or extra options.
+
+    `compile_func` is a callable like create_shared, a compiler command ("clang --target=..."),
+    or a cross prefix ending in "-" ("aarch64-linux-gnu-" means "aarch64-linux-gnu-gcc").
+    """
+    base_options = _listify(options)
+    extra_files = list(add_files or [])
+    if isinstance(compile_func, str):
+        cc = compile_func + "gcc" if compile_func.endswith("-") else compile_func
+
+        def base(output, objects, options=None, cc_=cc):
+            return create_shared(output, objects, options, cc=cc_)
+    else:
+        base = compile_func
+
+    def fcompile(output, objects, options=None, **kwargs):
+        objs = [objects] if isinstance(objects, str) else list(objects)
+        return base(output, objs + extra_files, base_options + _listify(options), **kwargs)
+
+    fcompile.output_format = output_format or getattr(base, "output_format", "so")
+    if get_target_triple is not None:
+        fcompile.get_target_triple = get_target_triple
+    return fcompile

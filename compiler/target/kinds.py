@@ -1,0 +1,88 @@
+"""The target kinds and the options each accepts, as data.
+
+An option has a value type: `bool` (a flag: `-fast-math` alone means true), `int`, `str`, or
+`list` (comma-separated: `-mattr=+avx2,+fma`). Every kind also takes the COMMON options.
+`keys` are the kind's default dispatch keys (what schedules and strategies match on).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Tuple
+
+COMMON = {
+    "keys": list,
+    "device": str,
+    "model": str,
+    "tag": str,
+    "libs": list,
+    "opt-level": int,
+    "system-lib": bool,
+    "system-lib-prefix": str,
+    "link-params": bool,
+}
+
+_CPU = {
+    "mcpu": str,
+    "mtriple": str,
+    "mattr": list,
+    "mabi": str,
+    "mfloat-abi": str,
+    "march": str,
+    "num-cores": int,
+    "fast-math": bool,
+    "fast-math-nnan": bool,
+    "fast-math-ninf": bool,
+    "fast-math-nsz": bool,
+    "fast-math-arcp": bool,
+    "fast-math-contract": bool,
+    "fast-math-reassoc": bool,
+}
+
+_GPU = {
+    "max_num_threads": int,
+    "thread_warp_size": int,
+    "max_shared_memory_per_block": int,
+    "max_threads_per_block": int,
+}
+
+
+@dataclass(frozen=True)
+class TargetKind:
+    name: str
+    device_type: int                      # DLPack device type the kind's kernels run on
+    keys: Tuple[str, ...]
+    options: Dict[str, type] = field(default_factory=dict)
+    defaults: Dict[str, object] = field(default_factory=dict)
+
+
+KINDS: Dict[str, TargetKind] = {
+    k.name: k for k in (
+        TargetKind("c", 1, ("cpu",), {**COMMON, **_CPU}),
+        TargetKind("llvm", 1, ("cpu",), {**COMMON, **_CPU}),
+        TargetKind("cuda", 2, ("cuda", "gpu"),
+                   {**COMMON, **_GPU, "arch": str, "mcpu": str, "mtriple": str,
+                    "registers_per_block": int},
+                   {"max_num_threads": 1024, "thread_warp_size": 32}),
+        TargetKind("nvptx", 2, ("cuda", "gpu"),
+                   {**COMMON, **_GPU, "mcpu": str, "mtriple": str},
+                   {"max_num_threads": 1024, "thread_warp_size": 32,
+                    "mtriple": "nvptx64-nvidia-cuda"}),
+        TargetKind("opencl", 4, ("opencl", "gpu"), {**COMMON, **_GPU},
+                   {"max_num_threads": 256, "thread_warp_size": 1}),
+        TargetKind("metal", 8, ("metal", "gpu"),
+                   {**COMMON, **_GPU, "max_function_args": int},
+                   {"max_num_threads": 256, "thread_warp_size": 16,
+                    "max_function_args": 31}),
+        TargetKind("vulkan", 7, ("vulkan", "gpu"),
+                   {**COMMON, **_GPU, "supports_float16": bool, "supports_int8": bool,
+                    "supports_int16": bool, "supports_int64": bool, "supports_float64": bool,
+                    "mtriple": str},
+                   {"max_num_threads": 256, "thread_warp_size": 1}),
+    )
+}
+
+# Names TVM users write that mean one of the kinds above.
+ALIASES = {"cpu": "llvm", "ptx": "nvptx"}
+
+# Kinds whose host code we generate; the others need a host target.
+HOST_KINDS = ("c", "llvm")

@@ -1,0 +1,223 @@
+"""`Target`: what to generate code for, parsed from a string or a dict, as in TVM.
+
+    Target("llvm -mcpu=znver4 -mattr=+avx2 --system-lib")
+    Target({"kind": "cuda", "arch": "sm_80"}, host="llvm")
+    with Target("c"):
+        Target.current()          # -> Target("c -keys=cpu")
+
+Options are `-name=value` or `--name=value`; a bare `-flag` sets a boolean option. Unknown kinds
+and options raise TargetError naming them and listing what is valid. `str(target)` is canonical:
+kind, then `-keys=...`, then the other set options in sorted order, so
+`Target(str(t)) == t`.
+"""
+from __future__ import annotations
+
+import shlex
+import threading
+from typing import Any, Dict, List, Optional, Union
+
+from ..errors import TargetError
+from .kinds import ALIASES, KINDS, TargetKind
+
+TargetLike = Union["Target", str, Dict[str, Any]]
+
+_STACK = threading.local()
+
+
+def _stack() -> List["Target"]:
+    if not hasattr(_STACK, "items"):
+        _STACK.items = []
+    return _STACK.items
+
+
+class Target:
+    """A parsed target: `kind` (str), `attrs` (option name -> value), `keys`, `host`."""
+
+    __slots__ = ("kind", "attrs", "host")
+
+    def __init__(self, target: TargetLike, host: Optional[TargetLike] = None):
+        if isinstance(target, Target):
+            self.kind, self.attrs = target.kind, dict(target.attrs)
+            host = host if host is not None else target.host
+        elif isinstance(target, str):
+            self.kind, self.attrs = _parse_string(target)
+        elif isinstance(target, dict):
+            target = dict(target)
+            if host is None and "host" in target:
+                host = target.pop("host")
+            self.kind, self.attrs = _parse_dict(target)
+        else:
+            raise TargetError(f"a target is a string, a dict or a Target, not {target!r}")
+        self.host: Optional[Target] = Target(host) if host is not None else None
+        if self.host is not None and self.host.kind not in ("c", "llvm"):
+            raise TargetError(f"target host {self.host.kind!r} cannot run host code; use "
+                              "'llvm' or 'c'")
+
+    # ---- queries -----------------------------------------------------------------------------
+    @property
+    def kind_info(self) -> TargetKind:
+        return KINDS[self.kind]
+
+    @property
+    def keys(self) -> List[str]:
+        return list(self.attrs.get("keys") or KINDS[self.kind].keys)
+
+    @property
+    def device_type(self) -> int:
+        return KINDS[self.kind].device_type
+
+    @property
+    def system_lib(self) -> bool:
+        return bool(self.attrs.get("system-lib")) or "system-lib-prefix" in self.attrs
+
+    @property
+    def system_lib_prefix(self) -> Optional[str]:
+        """The system-lib prefix ("" by default) or None when not building a system library."""
+        return self.attrs.get("system-lib-prefix", "") if self.system_lib else None
+
+    @property
+    def mcpu(self) -> Optional[str]:
+        return self.attrs.get("mcpu")
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name in self.attrs:
+            return self.attrs[name]
+        return KINDS[self.kind].defaults.get(name, default)
+
+    def with_host(self, host: Optional[TargetLike]) -> "Target":
+        return Target(self, host=host) if host is not None else Target(self)
+
+    def export(self) -> Dict[str, Any]:
+        """The dict form (accepted back by Target)."""
+        out: Dict[str, Any] = {"kind": self.kind, "keys": self.keys, **self.attrs}
+        if self.host is not None:
+            out["host"] = self.host.export()
+        return out
+
+    # ---- value semantics ---------------------------------------------------------------------
+    def __str__(self) -> str:
+        parts = [self.kind, "-keys=" + ",".join(self.keys)]
+        for name in sorted(self.attrs):
+            if name == "keys":
+                continue
+            value = self.attrs[name]
+            dash = "--" if name.startswith("system-lib") else "-"
+            if isinstance(value, bool):
+                if value:
+                    parts.append(f"{dash}{name}")
+            elif isinstance(value, (list, tuple)):
+                parts.append(f"{dash}{name}=" + ",".join(str(v) for v in value))
+            else:
+                parts.append(f"{dash}{name}={value}")
+        return " ".join(shlex.quote(p) if " " in p else p for p in parts)
+
+    def __repr__(self) -> str:
+        host = f", host={str(self.host)!r}" if self.host is not None else ""
+        return f"Target({str(self)!r}{host})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            other = Target(other)
+        return isinstance(other, Target) and str(self) == str(other) and \
+            str(self.host) == str(other.host)
+
+    def __hash__(self) -> int:
+        return hash((str(self), str(self.host)))
+
+    # ---- context -----------------------------------------------------------------------------
+    def __enter__(self) -> "Target":
+        _stack().append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _stack().pop()
+
+    @staticmethod
+    def current(allow_none: bool = True) -> Optional["Target"]:
+        """The innermost target of enclosing `with Target(...)` blocks."""
+        stack = _stack()
+        if stack:
+            return stack[-1]
+        if not allow_none:
+            raise TargetError("no target is set: pass target=... or use `with Target(...)`")
+        return None
+
+    @staticmethod
+    def list_kinds() -> List[str]:
+        return sorted(KINDS)
+
+
+# ---- parsing --------------------------------------------------------------------------------
+def _kind(name: str) -> str:
+    name = ALIASES.get(name, name)
+    if name not in KINDS:
+        raise TargetError(f"unknown target kind {name!r}; valid kinds: "
+                          f"{', '.join(sorted(KINDS))}")
+    return name
+
+
+def _convert(kind: str, name: str, value: Any) -> Any:
+    options = KINDS[kind].options
+    if name not in options:
+        raise TargetError(f"unknown option {name!r} for target kind {kind!r}; valid options: "
+                          f"{', '.join(sorted(options))}")
+    typ = options[name]
+    try:
+        if typ is bool:
+            if isinstance(value, str):
+                if value.lower() not in ("1", "0", "true", "false"):
+                    raise ValueError(value)
+                return value.lower() in ("1", "true")
+            return bool(value)
+        if typ is int:
+            return int(value)
+        if typ is list:
+            if isinstance(value, str):
+                return [v for v in value.split(",") if v]
+            return [str(v) for v in value]
+        return str(value)
+    except (TypeError, ValueError) as err:
+        raise TargetError(f"option {name!r} of target {kind!r} takes a {typ.__name__}, got "
+                          f"{value!r}") from err
+
+
+def _parse_string(text: str):
+    words = shlex.split(text.strip())
+    if not words:
+        raise TargetError("empty target string; valid kinds: " + ", ".join(sorted(KINDS)))
+    kind = _kind(words[0])
+    attrs: Dict[str, Any] = {}
+    for word in words[1:]:
+        if not word.startswith("-"):
+            raise TargetError(f"cannot parse {word!r} in target {text!r}: options look like "
+                              "-name=value or -flag")
+        name, eq, value = word.lstrip("-").partition("=")
+        if not eq:
+            if KINDS[kind].options.get(name) not in (bool, None):
+                raise TargetError(f"option {name!r} of target {kind!r} needs a value: "
+                                  f"-{name}=...")
+            value = True
+        attrs[name] = _convert(kind, name, value)
+    return kind, attrs
+
+
+def _parse_dict(spec: Dict[str, Any]):
+    if "kind" not in spec:
+        raise TargetError(f"a target dict needs a 'kind'; valid kinds: "
+                          f"{', '.join(sorted(KINDS))}")
+    kind = _kind(str(spec["kind"]))
+    attrs = {name.replace("_", "-") if name.replace("_", "-") in KINDS[kind].options
+             and name not in KINDS[kind].options else name: value
+             for name, value in spec.items() if name != "kind"}
+    return kind, {name: _convert(kind, name, value) for name, value in attrs.items()}
+
+
+def as_target(target: Optional[TargetLike], host: Optional[TargetLike] = None) -> Target:
+    """A Target from a Target, string or dict; None means `Target.current()` or "llvm"/"c"."""
+    if target is None:
+        target = Target.current()
+        if target is None:
+            raise TargetError("no target given: pass target='c' or 'llvm' (or use "
+                              "`with Target(...)`)")
+    t = Target(target)
+    return t.with_host(host) if host is not None else t

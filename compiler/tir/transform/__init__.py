@@ -1,0 +1,1 @@
+"""One pass per file; each exposes `pass_name(mod: IRModule) -> IRModule`."""

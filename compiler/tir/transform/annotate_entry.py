@@ -1,0 +1,20 @@
+"""annotate_entry: mark the module's entry function.
+
+Before: any IRModule.
+After: when the module has exactly one PrimFunc, that function has attr
+"tir.is_entry_func" = True (codegens then emit a weak `__tvm_ffi_main` forwarding to it, so
+`mod["main"]` works as in TVM); with several functions no function is marked (TVM does the
+same: `__tvm_ffi_main` is absent from multi-function modules).
+"""
+from __future__ import annotations
+
+from ...ir import IRModule
+
+
+def annotate_entry(mod: IRModule) -> IRModule:
+    if len(mod) != 1:
+        return mod
+    (name, func), = mod.items()
+    if func.attrs.get("tir.is_entry_func"):
+        return mod
+    return mod.with_functions({name: func.with_attr("tir.is_entry_func", True)})

@@ -1,0 +1,86 @@
+"""lower_intrin: rewrite intrinsics and operators that have a cheaper or more portable form into
+simpler IR, the same for every host target.
+
+Before: any IR (packed form or not).
+After:
+- no `tir.sigmoid` (1 / (1 + exp(-x))), `tir.rsqrt` (1 / sqrt(x)), `tir.exp10` (pow(10, x)) or
+  `tir.likely` (its argument);
+- integer FloorDiv / FloorMod by a positive power-of-two constant are `tir.shift_right` /
+  `tir.bitwise_and` (exact floor semantics in two's complement);
+- float FloorDiv is `floor(a / b)` and float FloorMod is `a - floor(a / b) * b`;
+- what remains for codegens: the math intrinsics of `compiler.ir.op` (exp, log, sqrt, ...), and
+  integer FloorDiv / FloorMod by other divisors (C prints helper calls, LLVM expands them).
+Vector operands (Broadcast divisors) are handled lane-wise like scalars.
+"""
+from __future__ import annotations
+
+from ...ir import (
+    Broadcast,
+    Call,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    IRModule,
+    IRMutator,
+    PrimExpr,
+    make_const,
+)
+
+
+def lower_intrin(mod: IRModule) -> IRModule:
+    mutator = _LowerIntrin()
+    return mod.with_functions({name: mutator.visit_func(f) for name, f in mod.items()})
+
+
+def _const_value(e: PrimExpr):
+    if isinstance(e, Broadcast):
+        e = e.value
+    return e.value if isinstance(e, IntImm) else None
+
+
+def _pow2_shift(e: PrimExpr):
+    v = _const_value(e)
+    if v is not None and v > 0 and v & (v - 1) == 0:
+        return v.bit_length() - 1
+    return None
+
+
+def _like(e: PrimExpr, value) -> PrimExpr:
+    return make_const(e.dtype, value)
+
+
+class _LowerIntrin(IRMutator):
+    def visit_Call(self, e: Call) -> PrimExpr:
+        e = self.generic_visit(e)
+        if e.op == "tir.likely":
+            return e.args[0]
+        if e.op == "tir.sigmoid":
+            x = e.args[0]
+            return _like(x, 1) / (_like(x, 1) + Call(e.dtype, "tir.exp", (-x,)))
+        if e.op == "tir.rsqrt":
+            x = e.args[0]
+            return _like(x, 1) / Call(e.dtype, "tir.sqrt", (x,))
+        if e.op == "tir.exp10":
+            x = e.args[0]
+            return Call(e.dtype, "tir.pow", (_like(x, 10), x))
+        return e
+
+    def visit_FloorDiv(self, e: FloorDiv) -> PrimExpr:
+        e = self.generic_visit(e)
+        if e.dtype.is_float:
+            return Call(e.dtype, "tir.floor", (e.a / e.b,))
+        shift = _pow2_shift(e.b)
+        if shift is not None and e.dtype.is_integer:
+            if shift == 0:
+                return e.a
+            return Call(e.dtype, "tir.shift_right", (e.a, _like(e.b, shift)))
+        return e
+
+    def visit_FloorMod(self, e: FloorMod) -> PrimExpr:
+        e = self.generic_visit(e)
+        if e.dtype.is_float:
+            return e.a - Call(e.dtype, "tir.floor", (e.a / e.b,)) * e.b
+        shift = _pow2_shift(e.b)
+        if shift is not None and e.dtype.is_integer:
+            return Call(e.dtype, "tir.bitwise_and", (e.a, _like(e.b, (1 << shift) - 1)))
+        return e

@@ -1,0 +1,85 @@
+"""lower_workspace: decide where each temporary buffer lives on the host.
+
+Before: packed-form PrimFuncs (make_packed_api ran; attr "tir.device_id" names the device-id
+Var or is None) whose bodies may hold `Allocate` nodes.
+After: an `Allocate` whose size is a constant of at most 1024 bytes (MAX_STACK_BYTES, TVM's
+kMaxStackAlloca) stays an `Allocate` (codegens put it on the stack); every other one becomes
+
+    LetStmt(buf.data, tir.alloc_workspace(device_type, dev_id, nbytes, code, bits))
+      AssertStmt(!tir.handle_is_null(buf.data), "RuntimeError", "Failed to allocate ...")
+        body
+        Evaluate(tir.free_workspace(device_type, dev_id, buf.data))
+
+with frees in LIFO order (nested allocations free innermost first), as TVMBackendAllocWorkspace
+requires. Functions that are not packed are left alone.
+"""
+from __future__ import annotations
+
+from ...ir import (
+    Allocate,
+    AssertStmt,
+    Call,
+    Evaluate,
+    IntImm,
+    IRModule,
+    IRMutator,
+    LetStmt,
+    PrimExpr,
+    PrimFunc,
+    cast,
+    const,
+    seq,
+)
+from ...ir.dtype import boolean, handle, int32, int64
+
+MAX_STACK_BYTES = 1024
+
+
+def lower_workspace(mod: IRModule) -> IRModule:
+    funcs = {}
+    for name, f in mod.items():
+        if f.attrs.get("calling_conv") != "packed":
+            funcs[name] = f
+            continue
+        funcs[name] = _LowerWorkspace(f).visit_func(f)
+    return mod.with_functions(funcs)
+
+
+def _nbytes(alloc: Allocate) -> PrimExpr:
+    size: PrimExpr = const(alloc.buffer.dtype.bytes, "int64")
+    for extent in alloc.buffer.shape:
+        size = size * cast(int64, extent)
+    return size
+
+
+def _const_nbytes(alloc: Allocate):
+    total = alloc.buffer.dtype.bytes
+    for extent in alloc.buffer.shape:
+        if not isinstance(extent, IntImm):
+            return None
+        total *= extent.value
+    return total
+
+
+class _LowerWorkspace(IRMutator):
+    def __init__(self, func: PrimFunc):
+        target = func.attrs.get("target")
+        self.device_type = const(getattr(target, "device_type", 1))
+        dev = func.attrs.get("tir.device_id")
+        self.device_id = dev if dev is not None else const(0)
+
+    def visit_Allocate(self, s: Allocate):
+        s = self.generic_visit(s)
+        nbytes = _const_nbytes(s)
+        if nbytes is not None and nbytes <= MAX_STACK_BYTES:
+            return s
+        buf = s.buffer
+        dtype = buf.dtype
+        alloc = Call(handle, "tir.alloc_workspace",
+                     (self.device_type, self.device_id, _nbytes(s), const(dtype.code),
+                      const(dtype.bits)))
+        free = Call(int32, "tir.free_workspace", (self.device_type, self.device_id, buf.data))
+        ok = ~Call(boolean, "tir.handle_is_null", (buf.data,))
+        message = (f"Failed to allocate the workspace {buf.name} of ", _nbytes(s), " bytes")
+        body = seq(s.body, Evaluate(free))
+        return LetStmt(buf.data, alloc, AssertStmt(ok, "RuntimeError", message, body))

@@ -1,0 +1,43 @@
+/* Bounds-checked little-endian reading of binary formats (params files,
+ * library blobs). Every error is a ValueError naming the format, the field
+ * and its offset. */
+#include <stdio.h>
+
+#include "internal.h"
+
+int mr_reader_fail(const mr_reader_t* r, uint64_t at, const char* fmt, ...) {
+  char msg[MR_MAX_ERROR_MESSAGE];
+  int n = snprintf(msg, sizeof(msg), "%s: ", r->what);
+  va_list ap;
+  if (n < 0 || n >= (int)sizeof(msg) / 2) n = 0;
+  va_start(ap, fmt);
+  vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+  va_end(ap);
+  return mr_value_error("%s at offset %llu", msg, (unsigned long long)at);
+}
+
+int mr_reader_need(const mr_reader_t* r, uint64_t n, const char* field) {
+  if (n > r->size - r->pos)
+    return mr_reader_fail(r, r->pos, "truncated reading %s (need %llu bytes, %llu left)", field,
+                          (unsigned long long)n, (unsigned long long)(r->size - r->pos));
+  return 0;
+}
+
+int mr_read_le(mr_reader_t* r, int nbytes, const char* field, uint64_t* out) {
+  uint64_t v = 0;
+  int i;
+  if (mr_reader_need(r, (uint64_t)nbytes, field) != 0) return -1;
+  for (i = nbytes - 1; i >= 0; --i) v = (v << 8) | r->p[r->pos + (uint64_t)i];
+  r->pos += (uint64_t)nbytes;
+  *out = v;
+  return 0;
+}
+
+int mr_read_bytes(mr_reader_t* r, const char* field, const char** out, uint64_t* out_len) {
+  uint64_t n;
+  if (mr_read_le(r, 8, field, &n) != 0 || mr_reader_need(r, n, field) != 0) return -1;
+  *out = (const char*)r->p + r->pos;
+  *out_len = n;
+  r->pos += n;
+  return 0;
+}
