@@ -123,11 +123,15 @@ def test_elementwise_add_symbolic_length(out_dir, target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_parallel_loop(out_dir, target):
-    _run_in_tvm(out_dir, target, "par")
+    result = _run_in_tvm(out_dir, target, "par")
+    # the kernel would fall back to a serial loop if TVM's loader had not filled the slot
+    assert result["slots"] == {"__TVMBackendParallelLaunch": True}, result
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_workspace(out_dir, target):
     result = _run_in_tvm(out_dir, target, "ws")
+    assert result["slots"] == {"__TVMBackendAllocWorkspace": True,
+                               "__TVMBackendFreeWorkspace": True}, result
     kind, text = result["shape_error"]
     assert kind == "ValueError" and "Mismatched A.shape[0] on argument #0" in text, result

@@ -12,6 +12,7 @@ wrong shape must raise a TVM error whose text is Kiln's ("Mismatched ..." naming
 kind "par": C = A + 1 (split + parallel) over several lengths, including more than one chunk.
 kind "ws":  C[i] = 2 * A[n-1-i] + 1 with a 16 KiB intermediate (a workspace), called repeatedly.
 """
+import ctypes
 import json
 import os
 import sys
@@ -39,7 +40,7 @@ def expect_error(f, args, needles):
         text = str(e)
         missing = [s for s in needles if s not in text]
         if missing:
-            raise AssertionError(f"TVM error {type(e).__name__} lacks {missing!r}: {text!r}")
+            raise AssertionError(f"TVM error {type(e).__name__} lacks {missing!r}: {text!r}") from e
         return [type(e).__name__, text]
     raise AssertionError(f"no error raised for {needles!r}")
 
@@ -68,6 +69,7 @@ def check_add(mod, func, info):
 
 def check_par(mod, func, info):
     f = mod[func]
+    info["slots"] = context_slots(info["path"], ["__TVMBackendParallelLaunch"])
     for n in (1, 63, 64, 65, 10000):
         a = np.arange(n, dtype="float32")
         c = empty((n,))
@@ -77,6 +79,8 @@ def check_par(mod, func, info):
 
 def check_ws(mod, func, info):
     f = mod[func]
+    info["slots"] = context_slots(info["path"], ["__TVMBackendAllocWorkspace",
+                                                 "__TVMBackendFreeWorkspace"])
     a = np.random.default_rng(1).standard_normal(4096).astype("float32")
     c = empty((4096,))
     for _ in range(3):  # TVM's workspace pool is LIFO and reused call after call
@@ -84,6 +88,22 @@ def check_ws(mod, func, info):
         np.testing.assert_allclose(c.numpy(), a[::-1] * 2 + 1, rtol=1e-6)
     info["shape_error"] = expect_error(
         f, [tensor(np.zeros(4095, "float32")), c], ["Mismatched A.shape[0] on argument #0"])
+
+
+def context_slots(path, names):
+    """{slot: True if TVM's loader filled it with the matching TVM function}: the library is
+    already open (load_module dlopens it), so RTLD_NOLOAD returns that same handle."""
+    lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    process = ctypes.CDLL(None)
+    filled = {}
+    for name in names:
+        value = ctypes.c_void_p.in_dll(lib, name).value
+        try:
+            want = ctypes.cast(getattr(process, name[2:]), ctypes.c_void_p).value
+        except AttributeError:
+            want = None
+        filled[name] = bool(value) and (want is None or value == want)
+    return filled
 
 
 CHECKS = {"add": check_add, "par": check_par, "ws": check_ws}
@@ -94,7 +114,7 @@ def main(out, only=None):
         cases = [c for c in json.load(fh) if only is None or c["id"] == only]
     results = {"tvm_version": tvm.__version__, "cases": {}}
     for case in cases:
-        info = {"ok": False}
+        info = {"ok": False, "path": case["path"]}
         try:
             mod = tvm.runtime.load_module(case["path"])
             CHECKS[case["kind"]](mod, case["func"], info)
