@@ -28,7 +28,7 @@ typedef int (*FTVMParallelLambda)(int task_id, TVMParallelGroupEnv* penv, void* 
 extern void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts,
                                               int32_t num_parts);
 
-/* A buffer argument: a DLTensor* (type 7, 4) or a Tensor object (type 70: DLTensor at +24). */
+/* A buffer argument: a DLTensor* (type 7) or a Tensor object (type 70: DLTensor at +24). */
 static inline DLTensor* kiln_any_tensor(const TVMFFIAny* arg) {
   return arg->type_index == 70 ? (DLTensor*)((char*)arg->u.v_ptr + 24) : (DLTensor*)arg->u.v_ptr;
 }
