@@ -8,24 +8,17 @@ static const mr_device_api_t* g_apis[MR_MAX_DEVICE_TYPES];
 static mr_mutex_t g_device_mutex = MR_MUTEX_INIT;
 static MR_THREAD_LOCAL void* g_streams[MR_MAX_DEVICE_TYPES][MR_MAX_DEVICE_IDS];
 
+/* Names by DLPack device type, NUL-separated; an empty name is unknown. */
+static const char k_device_names[] =
+    "\0cpu\0cuda\0cuda_host\0opencl\0\0\0vulkan\0metal\0vpi\0rocm\0rocm_host\0ext_dev\0"
+    "cuda_managed\0oneapi\0webgpu\0hexagon";
+
 const char* mr_device_type_name(int32_t device_type) {
-  switch (device_type) {
-    case kDLCPU: return "cpu";
-    case kDLCUDA: return "cuda";
-    case kDLCUDAHost: return "cuda_host";
-    case kDLOpenCL: return "opencl";
-    case kDLVulkan: return "vulkan";
-    case kDLMetal: return "metal";
-    case kDLVPI: return "vpi";
-    case kDLROCM: return "rocm";
-    case kDLROCMHost: return "rocm_host";
-    case kDLExtDev: return "ext_dev";
-    case kDLCUDAManaged: return "cuda_managed";
-    case kDLOneAPI: return "oneapi";
-    case kDLWebGPU: return "webgpu";
-    case kDLHexagon: return "hexagon";
-    default: return "unknown";
-  }
+  const char* p = k_device_names;
+  int32_t i;
+  if (device_type < 1 || device_type > kDLHexagon) return "unknown";
+  for (i = 0; i < device_type; ++i) p += strlen(p) + 1;
+  return *p ? p : "unknown";
 }
 
 int mr_device_api_register(int32_t device_type, const mr_device_api_t* api) {
@@ -83,12 +76,12 @@ int mr_device_stream_sync(DLDevice dev, void* stream) {
   return api ? api->stream_sync(dev, stream) : -1;
 }
 
-static int stream_slot_check(int32_t device_type, int32_t device_id) {
+/* The current-stream slot of a device, or NULL when out of range. */
+static void** stream_slot(int32_t device_type, int32_t device_id) {
   if (device_type < 0 || device_type >= MR_MAX_DEVICE_TYPES || device_id < 0 ||
       device_id >= MR_MAX_DEVICE_IDS)
-    return mr_value_error("device (%d, %d) out of range for streams",
-                         (int)device_type, (int)device_id);
-  return 0;
+    return NULL;
+  return &g_streams[device_type][device_id];
 }
 
 int mr_device_set_stream(DLDevice dev, void* stream) {
@@ -96,17 +89,18 @@ int mr_device_set_stream(DLDevice dev, void* stream) {
 }
 
 void* TVMFFIEnvGetStream(int32_t device_type, int32_t device_id) {
-  if (device_type < 0 || device_type >= MR_MAX_DEVICE_TYPES || device_id < 0 ||
-      device_id >= MR_MAX_DEVICE_IDS)
-    return NULL;
-  return g_streams[device_type][device_id];
+  void** slot = stream_slot(device_type, device_id);
+  return slot ? *slot : NULL;
 }
 
 int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, void* stream,
                        void** opt_out_original_stream) {
-  if (stream_slot_check(device_type, device_id) != 0) return -1;
-  if (opt_out_original_stream) *opt_out_original_stream = g_streams[device_type][device_id];
-  g_streams[device_type][device_id] = stream;
+  void** slot = stream_slot(device_type, device_id);
+  if (!slot)
+    return mr_value_error("device (%d, %d) out of range for streams", (int)device_type,
+                          (int)device_id);
+  if (opt_out_original_stream) *opt_out_original_stream = *slot;
+  *slot = stream;
   return 0;
 }
 

@@ -87,7 +87,7 @@ int mr_dtype_format(DLDataType dtype, char* buf, size_t buf_size) {
   len = strlen(tmp);
   if (!buf || len + 1 > buf_size)
     return mr_value_error("buffer of %zu bytes too small for dtype '%s'", buf_size,
-                         tmp);
+                          tmp);
   memcpy(buf, tmp, len + 1);
   return 0;
 }

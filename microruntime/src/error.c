@@ -93,10 +93,6 @@ void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int
   g_error.message[len] = '\0';
 }
 
-static void error_deleter(void* self, int flags) {
-  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
-}
-
 static void error_update_backtrace(TVMFFIObjectHandle self, const TVMFFIByteArray* backtrace,
                                    int32_t mode) {
   (void)self;
@@ -117,12 +113,11 @@ int TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* messag
   parts[1] = message ? message : &empty;
   parts[2] = backtrace ? backtrace : &empty;
   for (i = 0; i < 3; ++i) {
-    if (parts[i]->size > ((size_t)1 << 40)) return mr_error_set("ValueError", "error text too long");
+    if (parts[i]->size > ((size_t)1 << 40)) return mr_value_error("error text too long");
     total += parts[i]->size;
   }
-  err = (mr_error_obj_t*)calloc(1, total);
-  if (!err) return mr_error_oom("an Error object");
-  mr_object_init(&err->header, kTVMFFIError, error_deleter);
+  err = (mr_error_obj_t*)mr_object_alloc(total, kTVMFFIError, NULL, "an Error object");
+  if (!err) return -1;
   cells[0] = &err->cell.kind;
   cells[1] = &err->cell.message;
   cells[2] = &err->cell.backtrace;

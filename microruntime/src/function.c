@@ -31,11 +31,10 @@ int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*delet
                                TVMFFIObject** out_func) {
   mr_function_obj_t* f;
   if (!call) return mr_value_error("function callback is NULL");
-  f = (mr_function_obj_t*)malloc(sizeof(*f));
-  if (!f) return mr_error_oom("a Function");
-  mr_object_init(&f->header, kTVMFFIFunction, function_deleter);
+  f = (mr_function_obj_t*)mr_object_alloc(sizeof(*f), kTVMFFIFunction, function_deleter,
+                                          "a Function");
+  if (!f) return -1;
   f->cell.safe_call = function_trampoline;
-  f->cell.cpp_call = NULL;
   f->call = call;
   f->self = self;
   f->self_deleter = deleter;

@@ -20,6 +20,17 @@ int mr_error_oom(const char* what);
 /* ---- object.c ---- */
 /* Fresh header: one strong and one (implicit) weak reference. */
 void mr_object_init(TVMFFIObject* obj, int32_t type_index, void (*deleter)(void*, int));
+/* A zeroed object of `size` bytes with a fresh header; NULL (MemoryError naming
+ * `what`) when out of memory. deleter NULL: mr_object_free_deleter. */
+void* mr_object_alloc(size_t size, int32_t type_index, void (*deleter)(void*, int),
+                      const char* what);
+/* Frees the object when the last weak reference goes (objects owning nothing). */
+void mr_object_free_deleter(void* self, int flags);
+/* Copy of s[0..n) with a terminating NUL, or NULL. */
+char* mr_strndup(const char* s, size_t n);
+/* Makes room for one more element in *(T**)items holding count of *cap; doubles
+ * the capacity (first 8). MemoryError naming `what` on failure. */
+int mr_grow(void* items, size_t* cap, size_t count, size_t elem_size, const char* what);
 /* Owned copy of a value (objects get a new reference; raw strings become Str). */
 int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out);
 /* Borrowed string view of a RawStr, SmallStr, ByteArrayPtr, Str or Bytes value. */
@@ -44,8 +55,8 @@ typedef struct {
   uint64_t size, pos;
   const char* what; /* names the data in errors: "params", "lib.so: library blob" */
 } mr_reader_t;
-/* ValueError "<what>: <message> at offset <at>". */
-int mr_reader_fail(const mr_reader_t* r, uint64_t at, const char* fmt, ...) MR_PRINTF_LIKE(3, 4);
+/* ValueError "<what>: <message>". */
+int mr_reader_fail(const mr_reader_t* r, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
 /* Fails unless n more bytes are left. */
 int mr_reader_need(const mr_reader_t* r, uint64_t n, const char* field);
 /* An unsigned little-endian integer of nbytes (<= 8). */

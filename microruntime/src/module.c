@@ -10,12 +10,7 @@
 
 static mr_mutex_t g_module_mutex = MR_MUTEX_INIT;
 
-static char* dup_str(const char* s) {
-  size_t n = strlen(s);
-  char* d = (char*)malloc(n + 1);
-  if (d) memcpy(d, s, n + 1);
-  return d;
-}
+static char* dup_str(const char* s) { return mr_strndup(s, strlen(s)); }
 
 static void module_deleter(void* obj, int flags) {
   mr_module_obj_t* m = (mr_module_obj_t*)obj;
@@ -41,14 +36,14 @@ static void module_deleter(void* obj, int flags) {
 }
 
 static int module_alloc(const char* type_key, mr_module_obj_t** out) {
-  mr_module_obj_t* m = (mr_module_obj_t*)calloc(1, sizeof(*m));
-  if (!m) return mr_error_oom("a Module");
+  mr_module_obj_t* m =
+      (mr_module_obj_t*)mr_object_alloc(sizeof(*m), kTVMFFIModule, module_deleter, "a Module");
+  if (!m) return -1;
   m->type_key = dup_str(type_key);
   if (!m->type_key) {
     free(m);
     return mr_error_oom("a Module");
   }
-  mr_object_init(&m->header, kTVMFFIModule, module_deleter);
   *out = m;
   return 0;
 }
@@ -81,16 +76,21 @@ int mr_module_library_new(void* handle, mr_symbol_lookup_t lookup, const char* p
   return 0;
 }
 
+/* Looks up head + prefix + name, then head + name. */
+static void* lookup_prefixed(mr_module_obj_t* m, const char* head, const char* name) {
+  char buf[2 * MR_MAX_NAME];
+  void* p = NULL;
+  if (m->prefix[0] &&
+      snprintf(buf, sizeof(buf), "%s%s%s", head, m->prefix, name) < (int)sizeof(buf))
+    p = m->lookup(m->lib_handle, buf);
+  if (!p && snprintf(buf, sizeof(buf), "%s%s", head, name) < (int)sizeof(buf))
+    p = m->lookup(m->lib_handle, buf);
+  return p;
+}
+
 void* mr_module_library_symbol(TVMFFIObject* module, const char* symbol) {
   mr_module_obj_t* m = mr_module_cast(module);
-  char buf[2 * MR_MAX_NAME];
-  void* p;
-  if (!m || !m->lookup) return NULL;
-  if (m->prefix[0] && snprintf(buf, sizeof(buf), "%s%s", m->prefix, symbol) < (int)sizeof(buf)) {
-    p = m->lookup(m->lib_handle, buf);
-    if (p) return p;
-  }
-  return m->lookup(m->lib_handle, symbol);
+  return m && m->lookup ? lookup_prefixed(m, "", symbol) : NULL;
 }
 
 /* Caller holds the module mutex. */
@@ -111,14 +111,8 @@ static TVMFFIObject* cache_insert(mr_module_obj_t* m, const char* name, TVMFFIOb
   mr_mutex_lock(&g_module_mutex);
   hit = cache_find(m, name, from_env);
   if (hit) goto done;
-  if (m->cache_count == m->cache_cap) {
-    size_t cap = m->cache_cap ? m->cache_cap * 2 : 8;
-    mr_module_cache_entry_t* grown =
-        (mr_module_cache_entry_t*)realloc(m->cache, cap * sizeof(*grown));
-    if (!grown) goto done;
-    m->cache = grown;
-    m->cache_cap = cap;
-  }
+  if (mr_grow(&m->cache, &m->cache_cap, m->cache_count, sizeof(*m->cache), "a function cache"))
+    goto done;
   copy = dup_str(name);
   if (!copy) goto done;
   mr_object_retain(func);
@@ -130,17 +124,6 @@ static TVMFFIObject* cache_insert(mr_module_obj_t* m, const char* name, TVMFFIOb
 done:
   mr_mutex_unlock(&g_module_mutex);
   return hit;
-}
-
-static void* library_function_symbol(mr_module_obj_t* m, const char* name) {
-  char buf[2 * MR_MAX_NAME];
-  void* p = NULL;
-  if (m->prefix[0] &&
-      snprintf(buf, sizeof(buf), "__tvm_ffi_%s%s", m->prefix, name) < (int)sizeof(buf))
-    p = m->lookup(m->lib_handle, buf);
-  if (!p && snprintf(buf, sizeof(buf), "__tvm_ffi_%s", name) < (int)sizeof(buf))
-    p = m->lookup(m->lib_handle, buf);
-  return p;
 }
 
 /* *out is a new reference or NULL. */
@@ -161,7 +144,7 @@ static int own_function(mr_module_obj_t* m, const char* name, TVMFFIObject** out
     *out = cached;
     return 0;
   }
-  sym = library_function_symbol(m, name);
+  sym = lookup_prefixed(m, "__tvm_ffi_", name);
   if (!sym) {
     *out = NULL;
     return 0;
@@ -179,13 +162,22 @@ static int own_function(mr_module_obj_t* m, const char* name, TVMFFIObject** out
 }
 
 static int get_function(mr_module_obj_t* m, const char* name, int query_imports,
+                        TVMFFIObject** out);
+
+/* Searches the imports of m, depth first; *out stays NULL when none has it. */
+static int import_function(mr_module_obj_t* m, const char* name, TVMFFIObject** out) {
+  int64_t i;
+  /* Imports are added while a module is assembled, before lookups start. */
+  for (i = 0; !*out && i < m->num_imports; ++i)
+    if (get_function((mr_module_obj_t*)m->imports[i], name, 1, out) != 0) return -1;
+  return 0;
+}
+
+static int get_function(mr_module_obj_t* m, const char* name, int query_imports,
                         TVMFFIObject** out) {
   TVMFFIObject* f = NULL;
-  int64_t i;
-  if (own_function(m, name, &f) != 0) return -1;
-  /* Imports are added while a module is assembled, before lookups start. */
-  for (i = 0; !f && query_imports && i < m->num_imports; ++i)
-    if (get_function((mr_module_obj_t*)m->imports[i], name, 1, &f) != 0) return -1;
+  if (own_function(m, name, &f) != 0 || (query_imports && import_function(m, name, &f) != 0))
+    return -1;
   *out = f;
   return 0;
 }
@@ -226,15 +218,9 @@ int mr_module_import(TVMFFIObject* module, TVMFFIObject* imported) {
   mr_mutex_lock(&g_module_mutex);
   if (reaches(im, m, 0)) {
     status = mr_value_error("import would create a cycle of modules");
-  } else if (m->num_imports == m->cap_imports) {
-    int64_t cap = m->cap_imports ? m->cap_imports * 2 : 4;
-    TVMFFIObject** grown = (TVMFFIObject**)realloc(m->imports, (size_t)cap * sizeof(*grown));
-    if (!grown)
-      status = mr_error_oom("module imports");
-    else {
-      m->imports = grown;
-      m->cap_imports = cap;
-    }
+  } else {
+    status = mr_grow(&m->imports, &m->cap_imports, (size_t)m->num_imports, sizeof(*m->imports),
+                     "module imports");
   }
   if (status == 0) {
     mr_object_retain(imported);
@@ -325,7 +311,6 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
                                   TVMFFIObjectHandle* out) {
   mr_module_obj_t* m = mr_module_cast((TVMFFIObject*)library_ctx);
   TVMFFIObject *f = NULL, *cached;
-  int64_t i;
   if (!m) return mr_error_set("RuntimeError", "library context is not a Module");
   if (!func_name || strlen(func_name) >= MR_MAX_NAME)
     return mr_value_error("function name is NULL or too long");
@@ -336,8 +321,7 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
     *out = cached;
     return 0;
   }
-  for (i = 0; !f && i < m->num_imports; ++i)
-    if (get_function((mr_module_obj_t*)m->imports[i], func_name, 1, &f) != 0) return -1;
+  if (import_function(m, func_name, &f) != 0) return -1;
   if (!f && mr_registry_get(func_name, &f) != 0)
     return mr_error_setf("RuntimeError",
                          "cannot find function '%s' in the imported modules or global registry",

@@ -23,7 +23,8 @@ typedef struct {
   void (*self_deleter)(void* self);
   /* Imports and the function cache, guarded by the module mutex. */
   TVMFFIObject** imports;
-  int64_t num_imports, cap_imports;
+  int64_t num_imports;
+  size_t cap_imports;
   mr_module_cache_entry_t* cache;
   size_t cache_count, cache_cap;
 } mr_module_obj_t;

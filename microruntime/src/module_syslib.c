@@ -38,22 +38,12 @@ int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol) {
     status = mr_error_set("RuntimeError", "too many system library symbols");
     goto done;
   }
-  if (g_num_symbols == g_cap_symbols) {
-    size_t cap = g_cap_symbols ? g_cap_symbols * 2 : 64;
-    mr_syslib_symbol_t* grown = (mr_syslib_symbol_t*)realloc(g_symbols, cap * sizeof(*grown));
-    if (!grown) {
-      status = mr_error_oom("the system library table");
-      goto done;
-    }
-    g_symbols = grown;
-    g_cap_symbols = cap;
-  }
-  copy = (char*)malloc(n + 1);
-  if (!copy) {
+  if (mr_grow(&g_symbols, &g_cap_symbols, g_num_symbols, sizeof(*g_symbols),
+              "the system library table") != 0 ||
+      !(copy = mr_strndup(name, n))) {
     status = mr_error_oom("the system library table");
     goto done;
   }
-  memcpy(copy, name, n + 1);
   g_symbols[g_num_symbols].name = copy;
   g_symbols[g_num_symbols].symbol = symbol;
   ++g_num_symbols;
@@ -90,13 +80,12 @@ int mr_module_system_lib(const char* prefix, TVMFFIObject** out_module) {
   if (!mod) {
     if (g_num_syslibs == (int)(sizeof(g_syslibs) / sizeof(g_syslibs[0]))) {
       status = mr_error_set("RuntimeError", "too many system library prefixes");
-    } else if (!(copy = (char*)malloc(strlen(prefix) + 1))) {
+    } else if (!(copy = mr_strndup(prefix, strlen(prefix)))) {
       status = mr_error_oom("a system library");
     } else {
       status = mr_module_library_create(NULL, mr_syslib_lookup, prefix, 0, "system library",
                                         &mod);
       if (status == 0) {
-        strcpy(copy, prefix);
         g_syslibs[g_num_syslibs].prefix = copy;
         g_syslibs[g_num_syslibs].module = mod; /* the table keeps this reference */
         ++g_num_syslibs;

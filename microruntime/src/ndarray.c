@@ -1,6 +1,7 @@
 /* Tensors (type 70): the 24-byte object header followed by a DLTensor, with
  * shape and strides stored inline. Data is owned (device allocation), borrowed
  * from a base tensor (views), or owned through a DLPack managed tensor. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,9 +87,9 @@ static int tensor_alloc(int32_t ndim, const int64_t* shape, DLDataType dtype, DL
     return mr_value_error("shape has a negative dimension or too many elements");
   if (dtype.lanes == 0 || dtype.bits == 0)
     return mr_value_error("dtype has zero bits or zero lanes");
-  t = (mr_tensor_obj_t*)calloc(1, sizeof(*t) + 2 * (size_t)ndim * sizeof(int64_t));
-  if (!t) return mr_error_oom("a Tensor");
-  mr_object_init(&t->header, kTVMFFITensor, tensor_deleter);
+  t = (mr_tensor_obj_t*)mr_object_alloc(sizeof(*t) + 2 * (size_t)ndim * sizeof(int64_t),
+                                        kTVMFFITensor, tensor_deleter, "a Tensor");
+  if (!t) return -1;
   s = (int64_t*)(t + 1);
   for (i = ndim - 1; i >= 0; --i) {
     s[i] = shape[i];
@@ -100,7 +101,6 @@ static int tensor_alloc(int32_t ndim, const int64_t* shape, DLDataType dtype, DL
   t->dl.dtype = dtype;
   t->dl.shape = ndim ? s : NULL;
   t->dl.strides = ndim ? s + ndim : NULL;
-  t->dl.byte_offset = 0;
   *out = t;
   return 0;
 }
@@ -152,7 +152,7 @@ int mr_tensor_view(TVMFFIObject* base, int32_t ndim, const int64_t* shape, DLDat
   base_bytes = mr_tensor_nbytes(b);
   if (mr_add_overflow_u64(mr_tensor_nbytes(&t->dl), byte_offset, &need) || need > base_bytes) {
     mr_value_error("view of %zu bytes at offset %llu does not fit in a base of %zu bytes",
-                  mr_tensor_nbytes(&t->dl), (unsigned long long)byte_offset, base_bytes);
+                   mr_tensor_nbytes(&t->dl), (unsigned long long)byte_offset, base_bytes);
     free(t);
     return -1;
   }
@@ -192,41 +192,36 @@ int mr_tensor_copy(const DLTensor* from, DLTensor* to, void* stream) {
   if (from->device.device_type != kDLCPU && to->device.device_type != kDLCPU &&
       from->device.device_type != to->device.device_type)
     return mr_value_error("copy: cannot copy from %s to %s directly",
-                         mr_device_type_name(from->device.device_type),
-                         mr_device_type_name(to->device.device_type));
+                          mr_device_type_name(from->device.device_type),
+                          mr_device_type_name(to->device.device_type));
   dev = from->device.device_type != kDLCPU ? from->device : to->device;
   api = mr_device_api_get(dev.device_type);
   if (!api) return -1;
   return api->copy_data(from, to, dev, stream);
 }
 
-static void host_twin(const DLTensor* t, void* data, DLTensor* out) {
-  *out = *t;
-  out->data = data;
-  out->device.device_type = kDLCPU;
-  out->device.device_id = 0;
-  out->strides = NULL;
-  out->byte_offset = 0;
+/* Copies between a tensor and a host buffer of exactly its size. */
+static int copy_bytes(const DLTensor* t, void* data, size_t nbytes, int to_tensor) {
+  DLTensor host;
+  if (!t) return mr_value_error("copy: tensor is NULL");
+  if (nbytes != mr_tensor_nbytes(t))
+    return mr_value_error("copy: tensor holds %zu bytes but the buffer has %zu",
+                          mr_tensor_nbytes(t), nbytes);
+  host = *t;
+  host.data = data;
+  host.device.device_type = kDLCPU;
+  host.device.device_id = 0;
+  host.strides = NULL;
+  host.byte_offset = 0;
+  return to_tensor ? mr_tensor_copy(&host, (DLTensor*)t, NULL) : mr_tensor_copy(t, &host, NULL);
 }
 
 int mr_tensor_copy_from_bytes(DLTensor* to, const void* data, size_t nbytes) {
-  DLTensor host;
-  if (!to) return mr_value_error("copy: tensor is NULL");
-  if (nbytes != mr_tensor_nbytes(to))
-    return mr_value_error("copy: tensor holds %zu bytes but %zu bytes were given",
-                         mr_tensor_nbytes(to), nbytes);
-  host_twin(to, (void*)data, &host);
-  return mr_tensor_copy(&host, to, NULL);
+  return copy_bytes(to, (void*)data, nbytes, 1);
 }
 
 int mr_tensor_copy_to_bytes(const DLTensor* from, void* data, size_t nbytes) {
-  DLTensor host;
-  if (!from) return mr_value_error("copy: tensor is NULL");
-  if (nbytes != mr_tensor_nbytes(from))
-    return mr_value_error("copy: tensor holds %zu bytes but the buffer has %zu",
-                         mr_tensor_nbytes(from), nbytes);
-  host_twin(from, data, &host);
-  return mr_tensor_copy(from, &host, NULL);
+  return copy_bytes(from, data, nbytes, 0);
 }
 
 /* ---- DLPack import ---- */
@@ -234,11 +229,10 @@ static int wrap_dltensor(const DLTensor* dl, int kind, void* owner, TVMFFIObject
   mr_tensor_obj_t* t;
   if (dl->ndim < 0 || dl->ndim > MR_MAX_NDIM)
     return mr_value_error("DLPack tensor ndim %d out of range [0, %d]",
-                         (int)dl->ndim, MR_MAX_NDIM);
+                          (int)dl->ndim, MR_MAX_NDIM);
   if (dl->ndim && !dl->shape) return mr_value_error("DLPack tensor has no shape");
-  t = (mr_tensor_obj_t*)calloc(1, sizeof(*t));
-  if (!t) return mr_error_oom("a Tensor");
-  mr_object_init(&t->header, kTVMFFITensor, tensor_deleter);
+  t = (mr_tensor_obj_t*)mr_object_alloc(sizeof(*t), kTVMFFITensor, tensor_deleter, "a Tensor");
+  if (!t) return -1;
   t->dl = *dl;
   t->kind = kind;
   t->owner = owner;
@@ -256,7 +250,7 @@ int mr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* managed,
   if (!managed) return mr_value_error("DLPack tensor is NULL");
   if (managed->version.major != DLPACK_MAJOR_VERSION)
     return mr_value_error("DLPack major version %u is not supported (expected %d)",
-                         (unsigned)managed->version.major, DLPACK_MAJOR_VERSION);
+                          (unsigned)managed->version.major, DLPACK_MAJOR_VERSION);
   return wrap_dltensor(&managed->dl_tensor, MR_TENSOR_DLPACK_VERSIONED, managed, out_tensor);
 }
 
@@ -281,9 +275,25 @@ static void export_versioned_deleter(DLManagedTensorVersioned* self) {
   free(self);
 }
 
-static void fill_export(TVMFFIObject* tensor, DLTensor* out, int64_t* strides) {
+/* A zeroed export struct of `size` bytes whose DLTensor (at dl_offset) views the
+ * tensor, with compact strides filled in; the struct holds a tensor reference. */
+static void* export_alloc(TVMFFIObject* tensor, size_t size, size_t dl_offset) {
+  char* e;
+  DLTensor* out;
+  int64_t* strides;
   int32_t i;
   int64_t s = 1;
+  if (!mr_tensor_dl(tensor)) {
+    mr_error_set("TypeError", "to_dlpack: not a Tensor");
+    return NULL;
+  }
+  e = (char*)calloc(1, size);
+  if (!e) {
+    mr_error_oom("a DLPack tensor");
+    return NULL;
+  }
+  out = (DLTensor*)(e + dl_offset);
+  strides = (int64_t*)(e + size - MR_MAX_NDIM * sizeof(int64_t));
   *out = *mr_tensor_dl(tensor);
   if (!out->strides && out->ndim > 0) {
     for (i = out->ndim - 1; i >= 0; --i) {
@@ -293,14 +303,13 @@ static void fill_export(TVMFFIObject* tensor, DLTensor* out, int64_t* strides) {
     out->strides = strides;
   }
   mr_object_retain(tensor);
+  return e;
 }
 
 int mr_tensor_to_dlpack(TVMFFIObject* tensor, DLManagedTensor** out_managed) {
-  mr_export_t* e;
-  if (!mr_tensor_dl(tensor)) return mr_error_set("TypeError", "to_dlpack: not a Tensor");
-  e = (mr_export_t*)calloc(1, sizeof(*e));
-  if (!e) return mr_error_oom("a DLPack tensor");
-  fill_export(tensor, &e->managed.dl_tensor, e->strides);
+  mr_export_t* e =
+      (mr_export_t*)export_alloc(tensor, sizeof(mr_export_t), offsetof(DLManagedTensor, dl_tensor));
+  if (!e) return -1;
   e->managed.manager_ctx = tensor;
   e->managed.deleter = export_deleter;
   *out_managed = &e->managed;
@@ -308,16 +317,13 @@ int mr_tensor_to_dlpack(TVMFFIObject* tensor, DLManagedTensor** out_managed) {
 }
 
 int mr_tensor_to_dlpack_versioned(TVMFFIObject* tensor, DLManagedTensorVersioned** out_managed) {
-  mr_export_versioned_t* e;
-  if (!mr_tensor_dl(tensor)) return mr_error_set("TypeError", "to_dlpack: not a Tensor");
-  e = (mr_export_versioned_t*)calloc(1, sizeof(*e));
-  if (!e) return mr_error_oom("a DLPack tensor");
-  fill_export(tensor, &e->managed.dl_tensor, e->strides);
+  mr_export_versioned_t* e = (mr_export_versioned_t*)export_alloc(
+      tensor, sizeof(mr_export_versioned_t), offsetof(DLManagedTensorVersioned, dl_tensor));
+  if (!e) return -1;
   e->managed.version.major = DLPACK_MAJOR_VERSION;
   e->managed.version.minor = DLPACK_MINOR_VERSION;
   e->managed.manager_ctx = tensor;
   e->managed.deleter = export_versioned_deleter;
-  e->managed.flags = 0;
   *out_managed = &e->managed;
   return 0;
 }

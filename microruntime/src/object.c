@@ -16,6 +16,42 @@ void mr_object_init(TVMFFIObject* obj, int32_t type_index, void (*deleter)(void*
   obj->deleter = deleter;
 }
 
+void* mr_object_alloc(size_t size, int32_t type_index, void (*deleter)(void*, int),
+                      const char* what) {
+  TVMFFIObject* obj = (TVMFFIObject*)calloc(1, size);
+  if (!obj) {
+    mr_error_oom(what);
+    return NULL;
+  }
+  mr_object_init(obj, type_index, deleter ? deleter : mr_object_free_deleter);
+  return obj;
+}
+
+void mr_object_free_deleter(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+char* mr_strndup(const char* s, size_t n) {
+  char* d = (char*)malloc(n + 1);
+  if (d) {
+    memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+int mr_grow(void* items, size_t* cap, size_t count, size_t elem_size, const char* what) {
+  void** p = (void**)items;
+  size_t n = *cap ? *cap * 2 : 8;
+  void* grown;
+  if (count < *cap) return 0;
+  grown = realloc(*p, n * elem_size);
+  if (!grown) return mr_error_oom(what);
+  *p = grown;
+  *cap = n;
+  return 0;
+}
+
 int TVMFFIObjectIncRef(TVMFFIObjectHandle handle) {
   TVMFFIObject* obj = (TVMFFIObject*)handle;
   if (obj) mr_atomic_add_u64(&obj->combined_ref_count, MR_STRONG_ONE);
@@ -63,22 +99,17 @@ typedef struct {
   TVMFFIByteArray cell;
 } mr_bytes_obj_t;
 
-static void plain_deleter(void* self, int flags) {
-  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
-}
-
 static int bytes_like_create(int32_t type_index, const char* data, size_t size,
                              TVMFFIObject** out) {
   mr_bytes_obj_t* obj;
   char* inline_data;
   if (size > SIZE_MAX - sizeof(mr_bytes_obj_t) - 1) return mr_error_oom("a string");
   if (size && !data) return mr_value_error("string data is NULL");
-  obj = (mr_bytes_obj_t*)malloc(sizeof(mr_bytes_obj_t) + size + 1);
-  if (!obj) return mr_error_oom("a string");
-  mr_object_init(&obj->header, type_index, plain_deleter);
+  obj = (mr_bytes_obj_t*)mr_object_alloc(sizeof(mr_bytes_obj_t) + size + 1, type_index, NULL,
+                                         "a string");
+  if (!obj) return -1;
   inline_data = (char*)(obj + 1);
   if (size) memcpy(inline_data, data, size);
-  inline_data[size] = '\0';
   obj->cell.data = inline_data;
   obj->cell.size = size;
   *out = &obj->header;
@@ -98,20 +129,20 @@ const TVMFFIByteArray* mr_bytes_view(const TVMFFIObject* obj) {
   return (const TVMFFIByteArray*)(obj + 1);
 }
 
-int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
+static int from_byte_array(int32_t type_index, const TVMFFIByteArray* input, TVMFFIAny* out) {
   TVMFFIObject* obj;
-  if (!input || !out) return mr_value_error("NULL argument");
-  if (mr_str_create(input->data, input->size, &obj) != 0) return -1;
+  if (!input || !out) return mr_value_error("byte array or result is NULL");
+  if (bytes_like_create(type_index, input->data, input->size, &obj) != 0) return -1;
   mr_any_set_object(out, obj);
   return 0;
 }
 
+int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
+  return from_byte_array(kTVMFFIStr, input, out);
+}
+
 int TVMFFIBytesFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
-  TVMFFIObject* obj;
-  if (!input || !out) return mr_value_error("NULL argument");
-  if (mr_bytes_create(input->data, input->size, &obj) != 0) return -1;
-  mr_any_set_object(out, obj);
-  return 0;
+  return from_byte_array(kTVMFFIBytes, input, out);
 }
 
 /* ---- Shape ---- */
@@ -125,9 +156,9 @@ int mr_shape_create(const int64_t* dims, size_t ndim, TVMFFIObject** out_shape) 
   int64_t* inline_dims;
   if (ndim > ((size_t)1 << 32)) return mr_value_error("shape has too many dimensions");
   if (ndim && !dims) return mr_value_error("shape dims are NULL");
-  obj = (mr_shape_obj_t*)malloc(sizeof(mr_shape_obj_t) + ndim * sizeof(int64_t));
-  if (!obj) return mr_error_oom("a Shape");
-  mr_object_init(&obj->header, kTVMFFIShape, plain_deleter);
+  obj = (mr_shape_obj_t*)mr_object_alloc(sizeof(mr_shape_obj_t) + ndim * sizeof(int64_t),
+                                         kTVMFFIShape, NULL, "a Shape");
+  if (!obj) return -1;
   inline_dims = (int64_t*)(obj + 1);
   if (ndim) memcpy(inline_dims, dims, ndim * sizeof(int64_t));
   obj->cell.data = inline_dims;
@@ -214,14 +245,13 @@ int mr_array_create(const TVMFFIAny* items, int64_t size, TVMFFIObject** out_arr
   if (size < 0 || (uint64_t)size > (SIZE_MAX - sizeof(mr_array_obj_t)) / sizeof(TVMFFIAny))
     return mr_value_error("invalid array size %lld", (long long)size);
   if (size && !items) return mr_value_error("array items are NULL");
-  arr = (mr_array_obj_t*)malloc(sizeof(mr_array_obj_t) + (size_t)size * sizeof(TVMFFIAny));
-  if (!arr) return mr_error_oom("an Array");
-  mr_object_init(&arr->header, kTVMFFIArray, array_deleter);
+  arr = (mr_array_obj_t*)mr_object_alloc(
+      sizeof(mr_array_obj_t) + (size_t)size * sizeof(TVMFFIAny), kTVMFFIArray, array_deleter,
+      "an Array");
+  if (!arr) return -1;
   data = (TVMFFIAny*)(arr + 1);
   arr->cell.data = data;
-  arr->cell.size = 0;
   arr->cell.capacity = size;
-  arr->cell.data_deleter = NULL;
   for (i = 0; i < size; ++i) {
     if (mr_any_copy(&items[i], &data[i]) != 0) {
       mr_object_release(&arr->header);

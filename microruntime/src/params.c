@@ -106,81 +106,56 @@ done:
 }
 
 /* ---- loading ---- */
-typedef struct {
-  const unsigned char* p;
-  size_t size, pos;
-} mr_params_reader_t;
-
-static int need(mr_params_reader_t* r, uint64_t n, const char* field) {
-  if (n > r->size - r->pos)
-    return mr_value_error("params: truncated reading %s at offset %zu (need %llu bytes, %zu left)",
-                         field, r->pos, (unsigned long long)n, r->size - r->pos);
-  return 0;
-}
-
-static int get_le(mr_params_reader_t* r, int nbytes, const char* field, uint64_t* out) {
-  uint64_t v = 0;
-  int i;
-  if (need(r, (uint64_t)nbytes, field) != 0) return -1;
-  for (i = nbytes - 1; i >= 0; --i) v = (v << 8) | r->p[r->pos + (size_t)i];
-  r->pos += (size_t)nbytes;
-  *out = v;
-  return 0;
-}
-
-static int expect_u64(mr_params_reader_t* r, uint64_t expected, const char* field) {
-  uint64_t v;
-  size_t at = r->pos;
-  if (get_le(r, 8, field, &v) != 0) return -1;
+static int expect_u64(mr_reader_t* r, uint64_t expected, const char* field) {
+  uint64_t v, at = r->pos;
+  if (mr_read_le(r, 8, field, &v) != 0) return -1;
   if (v != expected)
-    return mr_value_error("params: bad %s 0x%016llx at offset %zu, expected 0x%016llx",
-                         field, (unsigned long long)v, at, (unsigned long long)expected);
+    return mr_reader_fail(r, "bad %s 0x%016llx at offset %llu, expected 0x%016llx", field,
+                          (unsigned long long)v, (unsigned long long)at,
+                          (unsigned long long)expected);
   return 0;
 }
 
-static int read_tensor(mr_params_reader_t* r, TVMFFIObject** out) {
-  uint64_t v, ndim, data_size, numel = 1, expected;
+static int read_tensor(mr_reader_t* r, TVMFFIObject** out) {
+  uint64_t v, ndim, data_size, numel = 1, expected, at, d;
   int64_t shape[MR_MAX_NDIM];
   DLDataType dtype;
   DLDevice cpu = {kDLCPU, 0};
   TVMFFIObject* t;
-  size_t at;
-  uint64_t d;
-  if (expect_u64(r, MR_PARAMS_TENSOR_MAGIC, "tensor magic") != 0) return -1;
-  if (expect_u64(r, 0, "tensor reserved field") != 0) return -1;
-  if (get_le(r, 4, "device_type", &v) != 0 || get_le(r, 4, "device_id", &v) != 0) return -1;
+  if (expect_u64(r, MR_PARAMS_TENSOR_MAGIC, "tensor magic") != 0 ||
+      expect_u64(r, 0, "tensor reserved field") != 0 ||
+      mr_read_le(r, 4, "device_type", &v) != 0 || mr_read_le(r, 4, "device_id", &v) != 0)
+    return -1;
   at = r->pos;
-  if (get_le(r, 4, "ndim", &ndim) != 0) return -1;
+  if (mr_read_le(r, 4, "ndim", &ndim) != 0) return -1;
   if (ndim > MR_MAX_NDIM)
-    return mr_value_error("params: ndim %lld at offset %zu exceeds %d",
-                         (long long)(int32_t)ndim, at, MR_MAX_NDIM);
+    return mr_reader_fail(r, "ndim %lld at offset %llu exceeds %d", (long long)(int32_t)ndim,
+                          (unsigned long long)at, MR_MAX_NDIM);
   at = r->pos;
-  if (get_le(r, 1, "dtype code", &v) != 0) return -1;
+  if (mr_read_le(r, 4, "dtype", &v) != 0) return -1;
   dtype.code = (uint8_t)v;
-  if (get_le(r, 1, "dtype bits", &v) != 0) return -1;
-  dtype.bits = (uint8_t)v;
-  if (get_le(r, 2, "dtype lanes", &v) != 0) return -1;
-  dtype.lanes = (uint16_t)v;
+  dtype.bits = (uint8_t)(v >> 8);
+  dtype.lanes = (uint16_t)(v >> 16);
   if (dtype.code > 17 || dtype.bits == 0 || dtype.lanes != 1)
-    return mr_value_error("params: invalid dtype (code %u, bits %u, lanes %u) at "
-                         "offset %zu", (unsigned)dtype.code, (unsigned)dtype.bits,
-                         (unsigned)dtype.lanes, at);
+    return mr_reader_fail(r, "invalid dtype (code %u, bits %u, lanes %u) at offset %llu",
+                          (unsigned)dtype.code, (unsigned)dtype.bits, (unsigned)dtype.lanes,
+                          (unsigned long long)at);
   for (d = 0; d < ndim; ++d) {
     at = r->pos;
-    if (get_le(r, 8, "shape", &v) != 0) return -1;
+    if (mr_read_le(r, 8, "shape", &v) != 0) return -1;
     shape[d] = (int64_t)v;
     if (shape[d] < 0 || mr_mul_overflow_u64(numel, v, &numel))
-      return mr_value_error("params: invalid shape dimension %lld at offset %zu",
-                           (long long)shape[d], at);
+      return mr_reader_fail(r, "invalid shape dimension %lld at offset %llu", (long long)shape[d],
+                            (unsigned long long)at);
   }
   at = r->pos;
-  if (get_le(r, 8, "data_byte_size", &data_size) != 0) return -1;
+  if (mr_read_le(r, 8, "data_byte_size", &data_size) != 0) return -1;
   if (mr_mul_overflow_u64(numel, ((uint64_t)dtype.bits + 7) / 8, &expected) ||
       data_size != expected)
-    return mr_value_error("params: data_byte_size %llu at offset %zu does not match the shape "
-                         "and dtype",
-                         (unsigned long long)data_size, at);
-  if (need(r, data_size, "tensor data") != 0) return -1;
+    return mr_reader_fail(r,
+                          "data_byte_size %llu at offset %llu does not match the shape and dtype",
+                          (unsigned long long)data_size, (unsigned long long)at);
+  if (mr_reader_need(r, data_size, "tensor data") != 0) return -1;
   if (mr_tensor_create((int32_t)ndim, shape, dtype, cpu, &t) != 0) return -1;
   if (data_size) {
     DLTensor* dl = mr_tensor_dl(t);
@@ -188,7 +163,7 @@ static int read_tensor(mr_params_reader_t* r, TVMFFIObject** out) {
     if (host_is_big_endian())
       swap_elements((unsigned char*)dl->data, (size_t)data_size, ((size_t)dtype.bits + 7) / 8);
   }
-  r->pos += (size_t)data_size;
+  r->pos += data_size;
   *out = t;
   return 0;
 }
@@ -201,23 +176,25 @@ static void clear_items(TVMFFIAny* items, uint64_t n) {
 
 int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
                    TVMFFIObject** out_tensors) {
-  mr_params_reader_t r;
-  uint64_t count = 0, count2, i, len;
+  mr_reader_t r;
+  uint64_t count = 0, count2, i, len, at;
   TVMFFIAny *names = NULL, *tensors = NULL;
   TVMFFIObject *names_arr = NULL, *tensors_arr = NULL, *obj;
+  const char* name;
   int status = -1;
-  size_t at;
   if (!data && size) return mr_value_error("params: data is NULL");
   r.p = (const unsigned char*)data;
   r.size = size;
   r.pos = 0;
-  if (expect_u64(&r, MR_PARAMS_LIST_MAGIC, "magic") != 0) goto done;
-  if (expect_u64(&r, 0, "reserved field") != 0) goto done;
+  r.what = "params";
+  if (expect_u64(&r, MR_PARAMS_LIST_MAGIC, "magic") != 0 ||
+      expect_u64(&r, 0, "reserved field") != 0)
+    goto done;
   at = r.pos;
-  if (get_le(&r, 8, "name count", &count) != 0) goto done;
+  if (mr_read_le(&r, 8, "name count", &count) != 0) goto done;
   if (count > MR_MAX_PARAMS || count > (r.size - r.pos) / 8) {
-    mr_value_error("params: name count %llu at offset %zu exceeds the data",
-                  (unsigned long long)count, at);
+    mr_reader_fail(&r, "name count %llu at offset %llu exceeds the data",
+                   (unsigned long long)count, (unsigned long long)at);
     count = 0;
     goto done;
   }
@@ -228,17 +205,16 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
     goto done;
   }
   for (i = 0; i < count; ++i) {
-    at = r.pos;
-    if (get_le(&r, 8, "name length", &len) != 0 || need(&r, len, "name") != 0) goto done;
-    if (mr_str_create((const char*)r.p + r.pos, (size_t)len, &obj) != 0) goto done;
+    if (mr_read_bytes(&r, "name", &name, &len) != 0 ||
+        mr_str_create(name, (size_t)len, &obj) != 0)
+      goto done;
     mr_any_set_object(&names[i], obj);
-    r.pos += (size_t)len;
   }
   at = r.pos;
-  if (get_le(&r, 8, "tensor count", &count2) != 0) goto done;
+  if (mr_read_le(&r, 8, "tensor count", &count2) != 0) goto done;
   if (count2 != count) {
-    mr_value_error("params: tensor count %llu at offset %zu differs from %llu names",
-                  (unsigned long long)count2, at, (unsigned long long)count);
+    mr_reader_fail(&r, "tensor count %llu at offset %llu differs from %llu names",
+                   (unsigned long long)count2, (unsigned long long)at, (unsigned long long)count);
     goto done;
   }
   for (i = 0; i < count; ++i) {
@@ -246,11 +222,13 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
     mr_any_set_object(&tensors[i], obj);
   }
   if (r.pos != r.size) {
-    mr_value_error("params: %zu trailing bytes at offset %zu", r.size - r.pos, r.pos);
+    mr_reader_fail(&r, "%llu trailing bytes at offset %llu", (unsigned long long)(r.size - r.pos),
+                   (unsigned long long)r.pos);
     goto done;
   }
-  if (mr_array_create(names, (int64_t)count, &names_arr) != 0) goto done;
-  if (mr_array_create(tensors, (int64_t)count, &tensors_arr) != 0) goto done;
+  if (mr_array_create(names, (int64_t)count, &names_arr) != 0 ||
+      mr_array_create(tensors, (int64_t)count, &tensors_arr) != 0)
+    goto done;
   *out_names = names_arr;
   *out_tensors = tensors_arr;
   names_arr = tensors_arr = NULL;

@@ -5,7 +5,7 @@
 
 #include "internal.h"
 
-int mr_reader_fail(const mr_reader_t* r, uint64_t at, const char* fmt, ...) {
+int mr_reader_fail(const mr_reader_t* r, const char* fmt, ...) {
   char msg[MR_MAX_ERROR_MESSAGE];
   int n = snprintf(msg, sizeof(msg), "%s: ", r->what);
   va_list ap;
@@ -13,13 +13,14 @@ int mr_reader_fail(const mr_reader_t* r, uint64_t at, const char* fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
   va_end(ap);
-  return mr_value_error("%s at offset %llu", msg, (unsigned long long)at);
+  return mr_error_set("ValueError", msg);
 }
 
 int mr_reader_need(const mr_reader_t* r, uint64_t n, const char* field) {
   if (n > r->size - r->pos)
-    return mr_reader_fail(r, r->pos, "truncated reading %s (need %llu bytes, %llu left)", field,
-                          (unsigned long long)n, (unsigned long long)(r->size - r->pos));
+    return mr_reader_fail(r, "truncated reading %s at offset %llu (need %llu bytes, %llu left)",
+                          field, (unsigned long long)r->pos, (unsigned long long)n,
+                          (unsigned long long)(r->size - r->pos));
   return 0;
 }
 

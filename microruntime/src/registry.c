@@ -36,7 +36,7 @@ static int registry_set(const char* name, size_t len, TVMFFIObject* func, int ov
   if (e) {
     if (!override) {
       status = mr_value_error("global function '%.*s' is already registered",
-                             (int)len, name);
+                              (int)len, name);
     } else {
       mr_object_retain(func);
       mr_object_release(e->func);
@@ -45,23 +45,15 @@ static int registry_set(const char* name, size_t len, TVMFFIObject* func, int ov
   } else if (g_count >= MR_MAX_GLOBAL_FUNCS) {
     status = mr_error_set("RuntimeError", "too many global functions");
   } else {
-    if (g_count == g_capacity) {
-      size_t cap = g_capacity ? g_capacity * 2 : 32;
-      mr_registry_entry_t* grown = (mr_registry_entry_t*)realloc(g_entries, cap * sizeof(*grown));
-      if (!grown) {
-        status = mr_error_oom("the registry");
-        goto done;
-      }
-      g_entries = grown;
-      g_capacity = cap;
+    if (mr_grow(&g_entries, &g_capacity, g_count, sizeof(*g_entries), "the registry") != 0) {
+      status = -1;
+      goto done;
     }
-    copy = (char*)malloc(len + 1);
+    copy = mr_strndup(name, len);
     if (!copy) {
       status = mr_error_oom("a registry name");
       goto done;
     }
-    memcpy(copy, name, len);
-    copy[len] = '\0';
     mr_object_retain(func);
     g_entries[g_count].name = copy;
     g_entries[g_count].func = func;

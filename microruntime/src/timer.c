@@ -82,7 +82,7 @@ int mr_time_evaluator(TVMFFIObject* func, DLDevice dev, int number, int repeat,
     return mr_error_set("TypeError", "time_evaluator: func and preproc must be Functions");
   if (number <= 0 || repeat <= 0 || min_repeat_ms < 0)
     return mr_value_error("time_evaluator: number (%d) and repeat (%d) must be positive", number,
-                         repeat);
+                          repeat);
   if (!mr_device_api_get(dev.device_type)) return -1;
   t = (mr_timer_t*)calloc(1, sizeof(*t));
   if (!t) return mr_error_oom("a timer");

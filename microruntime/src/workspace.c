@@ -60,16 +60,9 @@ static void* cpu_alloc(uint64_t nbytes) {
     return NULL;
   }
   if (pool->depth == pool->count) {
-    if (pool->count == pool->cap) {
-      size_t cap = pool->cap ? pool->cap * 2 : 8;
-      mr_ws_block_t* grown = (mr_ws_block_t*)realloc(pool->blocks, cap * sizeof(*grown));
-      if (!grown) {
-        mr_error_oom("the workspace pool");
-        return NULL;
-      }
-      pool->blocks = grown;
-      pool->cap = cap;
-    }
+    if (mr_grow(&pool->blocks, &pool->cap, pool->count, sizeof(*pool->blocks),
+                "the workspace pool") != 0)
+      return NULL;
     pool->blocks[pool->count].ptr = NULL;
     pool->blocks[pool->count].size = 0;
     ++pool->count;
