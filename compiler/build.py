@@ -9,7 +9,9 @@ compiler/tir/transform/make_packed_api.py and compiler/codegen/__init__.py.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+import weakref
 from typing import Dict
 
 from .codegen import HostArtifact, codegen_host, host_codegen_available
@@ -63,18 +65,33 @@ def host_passes(mod: IRModule, target: Target) -> IRModule:
     return run_passes(mod, HOST_PASSES)
 
 
+def _is_cross_llvm(target: Target) -> bool:
+    from .codegen.llvm import is_cross_compiling
+
+    return is_cross_compiling(target)
+
+
 def load_artifact(artifact: HostArtifact, target: Target, workdir: str, mod: IRModule):
-    """Links the object into a .so, loads it and attaches what export_library/get_source need."""
+    """Links the object into a .so, loads it and attaches what export_library/get_source need
+    (a cross-compiled llvm object is not loaded: that module only exports)."""
     import microruntime
 
     from .export import make_exporter
 
-    so_path = create_shared(os.path.join(workdir, "lib.so"), [artifact.object_file])
-    module = microruntime.load_module(so_path)
+    if target.kind == "llvm" and _is_cross_llvm(target):
+        # Code for another architecture (-mtriple): nothing here can link or run it, so the
+        # module only exports (export_library: .o, .a, .tar, .so with a cross fcompile) and
+        # shows its source; calling a function raises AttributeError.
+        module = microruntime.Module(None, type_key="llvm")
+    else:
+        so_path = create_shared(os.path.join(workdir, "lib.so"), [artifact.object_file])
+        module = microruntime.load_module(so_path)
     module._sources = dict(artifact.sources)
     module._format = "c" if target.kind == "c" else "ll"
     module._dso_exportable = True
     module._exporter = make_exporter(artifact, target, mod)
+    # The loaded library stays mapped; the build directory goes with the module object.
+    weakref.finalize(module, shutil.rmtree, workdir, True)
     return module
 
 
