@@ -2,6 +2,9 @@
 
     python build_kernels.py build/kernels.a [target]      (target defaults to "c")
 
+`target` may cross compile: "llvm -mtriple=aarch64-linux-gnu" writes an AArch64 archive
+(tests/apps/test_cross_aarch64.py links it and runs the app under qemu-aarch64).
+
 `vadd` (float32, symbolic length) and `mm` (64x64 float32 matmul: split, reorder, vectorize,
 parallel) are built into one IRModule with `--system-lib` and exported as `.a`.
 """
@@ -39,11 +42,16 @@ def mm(size=64):
     return compiler.lower(s, [A, B, C], name="mm")
 
 
-def main(out: str, target: str = "c") -> None:
+def build(target: str = "c"):
+    """Both kernels built as one system library for `target` (e.g. "llvm -mtriple=...")."""
     funcs = {}
     for mod in (vadd(), mm()):
         funcs.update(mod.functions)
-    lib = compiler.build(IRModule(funcs), target=f"{target} --system-lib")
+    return compiler.build(IRModule(funcs), target=f"{target} --system-lib")
+
+
+def main(out: str, target: str = "c") -> None:
+    lib = build(target)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     lib.export_library(out)
     print(f"wrote {out}")

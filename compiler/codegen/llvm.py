@@ -22,7 +22,7 @@ from .llvm_function import emit_packed_function
 from .llvm_library import emit_library
 from .llvm_types import LIBRARY_CTX, ModuleContext
 
-__all__ = ["codegen_host", "codegen_host_llvm", "create_target_machine"]
+__all__ = ["codegen_host", "codegen_host_llvm", "create_target_machine", "is_cross_compiling"]
 
 FAST_MATH_FLAGS = ("nnan", "ninf", "nsz", "arcp", "contract", "reassoc")
 
@@ -37,6 +37,13 @@ def _init() -> None:
         _initialized = True
 
 
+def is_cross_compiling(target) -> bool:
+    """Whether the target's `-mtriple` names another architecture than this host's."""
+    attrs = getattr(target, "attrs", {}) or {}
+    triple = attrs.get("mtriple")
+    return bool(triple) and triple.split("-")[0] != llvm.get_process_triple().split("-")[0]
+
+
 def create_target_machine(target) -> llvm.TargetMachine:
     """The LLVM target machine for a Target of kind "llvm" (or "c" options alike)."""
     _init()
@@ -48,7 +55,7 @@ def create_target_machine(target) -> llvm.TargetMachine:
     except RuntimeError as err:
         raise TargetError(f"-mtriple={triple} is not a triple LLVM knows ({err}); e.g. "
                           "x86_64-linux-gnu, aarch64-linux-gnu") from None
-    native = triple.split("-")[0] == host_triple.split("-")[0]
+    native = not is_cross_compiling(target)
     cpu = attrs.get("mcpu") or (llvm.get_host_cpu_name() if native else "generic")
     features = list(attrs.get("mattr") or [])
     if native and not attrs.get("mcpu"):
