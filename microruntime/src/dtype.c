@@ -28,22 +28,15 @@ static int parse_num(const char* s, unsigned long* out) {
 }
 
 int mr_dtype_parse(const char* text, DLDataType* out_dtype) {
-  DLDataType t;
+  DLDataType t = {kDLBool, 8, 1};
   const char* s;
   size_t i;
   unsigned long bits, lanes = 1;
   int n;
   if (!text) return mr_value_error("dtype string is NULL");
-  if (strcmp(text, "bool") == 0) {
-    t.code = kDLBool, t.bits = 8, t.lanes = 1;
-    *out_dtype = t;
-    return 0;
-  }
-  if (strcmp(text, "void") == 0) {
-    t.code = kDLOpaqueHandle, t.bits = 0, t.lanes = 0;
-    *out_dtype = t;
-    return 0;
-  }
+  if (strcmp(text, "bool") == 0) goto done;
+  t.code = kDLOpaqueHandle, t.bits = 0, t.lanes = 0;
+  if (strcmp(text, "void") == 0) goto done;
   for (i = 0; i < sizeof(k_codes) / sizeof(k_codes[0]); ++i) {
     size_t len = strlen(k_codes[i].name);
     if (strncmp(text, k_codes[i].name, len) != 0) continue;
@@ -60,10 +53,12 @@ int mr_dtype_parse(const char* text, DLDataType* out_dtype) {
     t.code = k_codes[i].code;
     t.bits = (uint8_t)bits;
     t.lanes = (uint16_t)lanes;
-    *out_dtype = t;
-    return 0;
+    goto done;
   }
   return mr_value_error("cannot parse dtype '%s'", text);
+done:
+  *out_dtype = t;
+  return 0;
 }
 
 int mr_dtype_format(DLDataType dtype, char* buf, size_t buf_size) {

@@ -53,16 +53,38 @@ static inline int mr_add_overflow_u64(uint64_t a, uint64_t b, uint64_t* out) {
 typedef struct {
   const unsigned char* p;
   uint64_t size, pos;
+  uint64_t at;      /* offset of the last integer read */
   const char* what; /* names the data in errors: "params", "lib.so: library blob" */
 } mr_reader_t;
 /* ValueError "<what>: <message>". */
 int mr_reader_fail(const mr_reader_t* r, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
+/* ValueError "<what>: <field> <value> at offset <at> <problem>" about the last integer read. */
+int mr_reader_bad(const mr_reader_t* r, const char* field, uint64_t value, const char* problem);
 /* Fails unless n more bytes are left. */
 int mr_reader_need(const mr_reader_t* r, uint64_t n, const char* field);
+/* Fails unless all the data was read. */
+int mr_reader_end(const mr_reader_t* r);
 /* An unsigned little-endian integer of nbytes (<= 8). */
 int mr_read_le(mr_reader_t* r, int nbytes, const char* field, uint64_t* out);
 /* A u64 length, then that many bytes; *out points into the data. */
 int mr_read_bytes(mr_reader_t* r, const char* field, const char** out, uint64_t* out_len);
+
+/* ---- symtab.c: name -> pointer tables (module loaders, context symbols, system library) ---- */
+typedef struct {
+  char* name;
+  void* ptr;
+} mr_symbol_t;
+typedef struct {
+  mr_mutex_t mutex; /* guards the items */
+  mr_symbol_t* items;
+  size_t count, cap, max;
+  const char* what; /* names the entries in errors: "module loaders" */
+} mr_symtab_t;
+#define MR_SYMTAB_INIT(max, what) {MR_MUTEX_INIT, NULL, 0, 0, (max), (what)}
+/* Sets name (copied; NULL or MR_MAX_NAME bytes or more is a ValueError) to ptr. */
+int mr_symtab_set(mr_symtab_t* t, const char* name, void* ptr);
+/* The pointer set for name, or NULL. */
+void* mr_symtab_get(mr_symtab_t* t, const char* name);
 
 /* ---- device.c / device_cpu.c ---- */
 const mr_device_api_t* mr_device_cpu_api(void);

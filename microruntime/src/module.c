@@ -247,48 +247,33 @@ TVMFFIObject* mr_module_import_at(TVMFFIObject* module, int64_t index) {
 }
 
 /* ---- loaders by kind ---- */
-static struct {
-  char kind[MR_MAX_MODULE_KIND];
-  mr_module_loader_t loader;
-} g_loaders[MR_MAX_MODULE_LOADERS];
-static int g_num_loaders;
+static mr_symtab_t g_loaders = MR_SYMTAB_INIT(MR_MAX_MODULE_LOADERS, "module loaders");
 
 int mr_module_loader_register(const char* kind, mr_module_loader_t loader) {
-  int i, status = 0;
+  void* p;
   if (!kind || !loader || strlen(kind) >= MR_MAX_MODULE_KIND)
     return mr_value_error("loader kind or function invalid");
-  mr_mutex_lock(&g_module_mutex);
-  for (i = 0; i < g_num_loaders && strcmp(g_loaders[i].kind, kind) != 0; ++i) {
-  }
-  if (i == MR_MAX_MODULE_LOADERS) {
-    status = mr_error_set("RuntimeError", "too many module loaders");
-  } else {
-    strcpy(g_loaders[i].kind, kind);
-    g_loaders[i].loader = loader;
-    if (i == g_num_loaders) ++g_num_loaders;
-  }
-  mr_mutex_unlock(&g_module_mutex);
-  return status;
+  memcpy(&p, &loader, sizeof(p));
+  return mr_symtab_set(&g_loaders, kind, p);
 }
 
 int mr_module_load_from_bytes(const char* kind, const char* data, size_t size,
                               TVMFFIObject** out_module) {
-  mr_module_loader_t loader = NULL;
+  mr_module_loader_t loader;
+  void* p = mr_symtab_get(&g_loaders, kind);
   char name[MR_MAX_NAME + 32];
   TVMFFIObject *f = NULL, *bytes = NULL;
   TVMFFIAny arg, result;
-  int i, status;
-  mr_mutex_lock(&g_module_mutex);
-  for (i = 0; i < g_num_loaders; ++i)
-    if (strcmp(g_loaders[i].kind, kind) == 0) loader = g_loaders[i].loader;
-  mr_mutex_unlock(&g_module_mutex);
-  if (loader) return loader(data, size, out_module);
+  int status;
+  if (p) {
+    memcpy(&loader, &p, sizeof(p));
+    return loader(data, size, out_module);
+  }
   /* A loader may also be a global function, as in TVM. */
   snprintf(name, sizeof(name), "ffi.Module.load_from_bytes.%s", kind);
   if (mr_registry_get(name, &f) != 0)
     return mr_error_setf("RuntimeError",
-                         "no loader registered for module kind '%s' (register one with "
-                         "mr_module_loader_register or the global '%s')",
+                         "no loader registered for module kind '%s' (nor a global '%s')",
                          kind, name);
   memset(&result, 0, sizeof(result));
   status = mr_bytes_create(data, size, &bytes);
@@ -324,7 +309,7 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
   if (import_function(m, func_name, &f) != 0) return -1;
   if (!f && mr_registry_get(func_name, &f) != 0)
     return mr_error_setf("RuntimeError",
-                         "cannot find function '%s' in the imported modules or global registry",
+                         "function '%s' is not in the imports or the global registry",
                          func_name);
   cached = cache_insert(m, func_name, f, 1);
   mr_object_release(f);

@@ -10,10 +10,11 @@
 /* ---- context symbols ---- */
 typedef void (*mr_any_fn_t)(void);
 
-static struct {
+/* The runtime's own; registered ones take precedence. */
+static const struct {
   const char* name;
   mr_any_fn_t fn;
-} g_context[MR_MAX_CONTEXT_SYMBOLS] = {
+} k_context[] = {
     {"__TVMFFIFunctionCall", (mr_any_fn_t)TVMFFIFunctionCall},
     {"__TVMFFIErrorSetRaisedFromCStr", (mr_any_fn_t)TVMFFIErrorSetRaisedFromCStr},
     {"__TVMFFIErrorSetRaisedFromCStrParts", (mr_any_fn_t)TVMFFIErrorSetRaisedFromCStrParts},
@@ -25,35 +26,23 @@ static struct {
     {"__TVMBackendParallelBarrier", (mr_any_fn_t)TVMBackendParallelBarrier},
     {"__TVMFFIEnvGetStream", (mr_any_fn_t)TVMFFIEnvGetStream},
 };
-static int g_num_context = 10;
-static mr_mutex_t g_context_mutex = MR_MUTEX_INIT;
+static mr_symtab_t g_context = MR_SYMTAB_INIT(MR_MAX_CONTEXT_SYMBOLS, "context symbols");
 
-/* `name` must stay valid for the life of the process (it usually is a literal). */
 int TVMFFIEnvModRegisterContextSymbol(const char* name, void* symbol) {
-  int i, status = 0;
-  if (!name) return mr_value_error("context symbol name is NULL");
-  mr_mutex_lock(&g_context_mutex);
-  for (i = 0; i < g_num_context && strcmp(g_context[i].name, name) != 0; ++i) {
-  }
-  if (i == MR_MAX_CONTEXT_SYMBOLS) {
-    status = mr_error_set("RuntimeError", "too many context symbols");
-  } else {
-    g_context[i].name = name;
-    memcpy(&g_context[i].fn, &symbol, sizeof(symbol));
-    if (i == g_num_context) ++g_num_context;
-  }
-  mr_mutex_unlock(&g_context_mutex);
-  return status;
+  return mr_symtab_set(&g_context, name, symbol);
 }
 
 static void fill_context_slots(TVMFFIObject* lib) {
-  int i;
-  mr_mutex_lock(&g_context_mutex);
-  for (i = 0; i < g_num_context; ++i) {
-    void* slot = mr_module_library_symbol(lib, g_context[i].name);
-    if (slot) memcpy(slot, &g_context[i].fn, sizeof(g_context[i].fn));
-  }
-  mr_mutex_unlock(&g_context_mutex);
+  size_t i;
+  void* slot;
+  for (i = 0; i < sizeof(k_context) / sizeof(k_context[0]); ++i)
+    if ((slot = mr_module_library_symbol(lib, k_context[i].name)))
+      memcpy(slot, &k_context[i].fn, sizeof(k_context[i].fn));
+  mr_mutex_lock(&g_context.mutex);
+  for (i = 0; i < g_context.count; ++i)
+    if ((slot = mr_module_library_symbol(lib, g_context.items[i].name)))
+      memcpy(slot, &g_context.items[i].ptr, sizeof(void*));
+  mr_mutex_unlock(&g_context.mutex);
 }
 
 /* ---- __tvm_ffi__library_bin ----

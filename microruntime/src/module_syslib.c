@@ -6,14 +6,7 @@
 
 #include "module.h"
 
-typedef struct {
-  char* name;
-  void* symbol;
-} mr_syslib_symbol_t;
-
-static mr_mutex_t g_syslib_mutex = MR_MUTEX_INIT;
-static mr_syslib_symbol_t* g_symbols;
-static size_t g_num_symbols, g_cap_symbols;
+static mr_symtab_t g_symbols = MR_SYMTAB_INIT(MR_MAX_SYSLIB_SYMBOLS, "system library symbols");
 
 static struct {
   char* prefix;
@@ -22,48 +15,12 @@ static struct {
 static int g_num_syslibs;
 
 int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol) {
-  size_t i, n;
-  char* copy;
-  int status = 0;
-  if (!name || (n = strlen(name)) >= MR_MAX_NAME)
-    return mr_value_error("system library symbol name is NULL or too long");
-  mr_mutex_lock(&g_syslib_mutex);
-  for (i = 0; i < g_num_symbols && strcmp(g_symbols[i].name, name) != 0; ++i) {
-  }
-  if (i < g_num_symbols) {
-    g_symbols[i].symbol = symbol;
-    goto done;
-  }
-  if (g_num_symbols >= MR_MAX_SYSLIB_SYMBOLS) {
-    status = mr_error_set("RuntimeError", "too many system library symbols");
-    goto done;
-  }
-  if (mr_grow(&g_symbols, &g_cap_symbols, g_num_symbols, sizeof(*g_symbols),
-              "the system library table") != 0 ||
-      !(copy = mr_strndup(name, n))) {
-    status = mr_error_oom("the system library table");
-    goto done;
-  }
-  g_symbols[g_num_symbols].name = copy;
-  g_symbols[g_num_symbols].symbol = symbol;
-  ++g_num_symbols;
-done:
-  mr_mutex_unlock(&g_syslib_mutex);
-  return status;
+  return mr_symtab_set(&g_symbols, name, symbol);
 }
 
 void* mr_syslib_lookup(void* handle, const char* symbol) {
-  void* p = NULL;
-  size_t i;
   (void)handle;
-  mr_mutex_lock(&g_syslib_mutex);
-  for (i = 0; i < g_num_symbols; ++i)
-    if (strcmp(g_symbols[i].name, symbol) == 0) {
-      p = g_symbols[i].symbol;
-      break;
-    }
-  mr_mutex_unlock(&g_syslib_mutex);
-  return p;
+  return mr_symtab_get(&g_symbols, symbol);
 }
 
 static mr_mutex_t g_syslib_create_mutex = MR_MUTEX_INIT;

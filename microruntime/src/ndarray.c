@@ -151,7 +151,7 @@ int mr_tensor_view(TVMFFIObject* base, int32_t ndim, const int64_t* shape, DLDat
   if (tensor_alloc(ndim, shape, dtype, b->device, &t) != 0) return -1;
   base_bytes = mr_tensor_nbytes(b);
   if (mr_add_overflow_u64(mr_tensor_nbytes(&t->dl), byte_offset, &need) || need > base_bytes) {
-    mr_value_error("view of %zu bytes at offset %llu does not fit in a base of %zu bytes",
+    mr_value_error("view of %zu bytes at offset %llu does not fit in the base's %zu bytes",
                    mr_tensor_nbytes(&t->dl), (unsigned long long)byte_offset, base_bytes);
     free(t);
     return -1;

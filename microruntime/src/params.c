@@ -38,7 +38,7 @@ static unsigned char* put_le(unsigned char* p, uint64_t v, int nbytes) {
 static int tensor_record_size(const DLTensor* t, uint64_t* out_data, uint64_t* out_total) {
   uint64_t numel, data, total;
   if (t->dtype.lanes != 1)
-    return mr_value_error("params: vector dtypes (lanes > 1) cannot be saved");
+    return mr_value_error("params: cannot save a vector dtype (lanes > 1)");
   if (t->ndim < 0 || t->ndim > MR_MAX_NDIM || mr_shape_numel(t->ndim, t->shape, &numel) != 0 ||
       mr_mul_overflow_u64(numel, ((uint64_t)t->dtype.bits + 7) / 8, &data))
     return mr_value_error("params: tensor shape is invalid");
@@ -107,31 +107,29 @@ done:
 
 /* ---- loading ---- */
 static int expect_u64(mr_reader_t* r, uint64_t expected, const char* field) {
-  uint64_t v, at = r->pos;
+  uint64_t v;
   if (mr_read_le(r, 8, field, &v) != 0) return -1;
   if (v != expected)
     return mr_reader_fail(r, "bad %s 0x%016llx at offset %llu, expected 0x%016llx", field,
-                          (unsigned long long)v, (unsigned long long)at,
+                          (unsigned long long)v, (unsigned long long)r->at,
                           (unsigned long long)expected);
   return 0;
 }
 
 static int read_tensor(mr_reader_t* r, TVMFFIObject** out) {
-  uint64_t v, ndim, data_size, numel = 1, expected, at, d;
+  uint64_t v, ndim, data_size, numel = 1, expected, d;
   int64_t shape[MR_MAX_NDIM];
   DLDataType dtype;
   DLDevice cpu = {kDLCPU, 0};
   TVMFFIObject* t;
   if (expect_u64(r, MR_PARAMS_TENSOR_MAGIC, "tensor magic") != 0 ||
       expect_u64(r, 0, "tensor reserved field") != 0 ||
-      mr_read_le(r, 4, "device_type", &v) != 0 || mr_read_le(r, 4, "device_id", &v) != 0)
+      mr_read_le(r, 8, "device_type and device_id", &v) != 0 ||
+      mr_read_le(r, 4, "ndim", &ndim) != 0)
     return -1;
-  at = r->pos;
-  if (mr_read_le(r, 4, "ndim", &ndim) != 0) return -1;
   if (ndim > MR_MAX_NDIM)
-    return mr_reader_fail(r, "ndim %lld at offset %llu exceeds %d", (long long)(int32_t)ndim,
-                          (unsigned long long)at, MR_MAX_NDIM);
-  at = r->pos;
+    return mr_reader_fail(r, "ndim %llu at offset %llu exceeds %d", (unsigned long long)ndim,
+                          (unsigned long long)r->at, MR_MAX_NDIM);
   if (mr_read_le(r, 4, "dtype", &v) != 0) return -1;
   dtype.code = (uint8_t)v;
   dtype.bits = (uint8_t)(v >> 8);
@@ -139,24 +137,20 @@ static int read_tensor(mr_reader_t* r, TVMFFIObject** out) {
   if (dtype.code > 17 || dtype.bits == 0 || dtype.lanes != 1)
     return mr_reader_fail(r, "invalid dtype (code %u, bits %u, lanes %u) at offset %llu",
                           (unsigned)dtype.code, (unsigned)dtype.bits, (unsigned)dtype.lanes,
-                          (unsigned long long)at);
+                          (unsigned long long)r->at);
   for (d = 0; d < ndim; ++d) {
-    at = r->pos;
     if (mr_read_le(r, 8, "shape", &v) != 0) return -1;
     shape[d] = (int64_t)v;
     if (shape[d] < 0 || mr_mul_overflow_u64(numel, v, &numel))
-      return mr_reader_fail(r, "invalid shape dimension %lld at offset %llu", (long long)shape[d],
-                            (unsigned long long)at);
+      return mr_reader_bad(r, "invalid shape dimension", v, "(negative or too many elements)");
   }
-  at = r->pos;
   if (mr_read_le(r, 8, "data_byte_size", &data_size) != 0) return -1;
   if (mr_mul_overflow_u64(numel, ((uint64_t)dtype.bits + 7) / 8, &expected) ||
       data_size != expected)
-    return mr_reader_fail(r,
-                          "data_byte_size %llu at offset %llu does not match the shape and dtype",
-                          (unsigned long long)data_size, (unsigned long long)at);
-  if (mr_reader_need(r, data_size, "tensor data") != 0) return -1;
-  if (mr_tensor_create((int32_t)ndim, shape, dtype, cpu, &t) != 0) return -1;
+    return mr_reader_bad(r, "data_byte_size", data_size, "does not match the shape and dtype");
+  if (mr_reader_need(r, data_size, "tensor data") != 0 ||
+      mr_tensor_create((int32_t)ndim, shape, dtype, cpu, &t) != 0)
+    return -1;
   if (data_size) {
     DLTensor* dl = mr_tensor_dl(t);
     memcpy(dl->data, r->p + r->pos, (size_t)data_size);
@@ -168,39 +162,28 @@ static int read_tensor(mr_reader_t* r, TVMFFIObject** out) {
   return 0;
 }
 
-static void clear_items(TVMFFIAny* items, uint64_t n) {
-  uint64_t i;
-  for (i = 0; items && i < n; ++i) mr_any_clear(&items[i]);
-  free(items);
-}
-
 int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
                    TVMFFIObject** out_tensors) {
-  mr_reader_t r;
-  uint64_t count = 0, count2, i, len, at;
-  TVMFFIAny *names = NULL, *tensors = NULL;
+  mr_reader_t r = {NULL, 0, 0, 0, "params"};
+  uint64_t count = 0, count2, i, len;
+  TVMFFIAny* items = NULL; /* count names, then count tensors */
   TVMFFIObject *names_arr = NULL, *tensors_arr = NULL, *obj;
   const char* name;
   int status = -1;
   if (!data && size) return mr_value_error("params: data is NULL");
   r.p = (const unsigned char*)data;
   r.size = size;
-  r.pos = 0;
-  r.what = "params";
   if (expect_u64(&r, MR_PARAMS_LIST_MAGIC, "magic") != 0 ||
-      expect_u64(&r, 0, "reserved field") != 0)
+      expect_u64(&r, 0, "reserved field") != 0 ||
+      mr_read_le(&r, 8, "name count", &count) != 0)
     goto done;
-  at = r.pos;
-  if (mr_read_le(&r, 8, "name count", &count) != 0) goto done;
   if (count > MR_MAX_PARAMS || count > (r.size - r.pos) / 8) {
-    mr_reader_fail(&r, "name count %llu at offset %llu exceeds the data",
-                   (unsigned long long)count, (unsigned long long)at);
+    mr_reader_bad(&r, "name count", count, "exceeds the data");
     count = 0;
     goto done;
   }
-  names = (TVMFFIAny*)calloc(count ? count : 1, sizeof(TVMFFIAny));
-  tensors = (TVMFFIAny*)calloc(count ? count : 1, sizeof(TVMFFIAny));
-  if (!names || !tensors) {
+  items = (TVMFFIAny*)calloc(count ? 2 * count : 1, sizeof(TVMFFIAny));
+  if (!items) {
     mr_error_oom("params");
     goto done;
   }
@@ -208,26 +191,19 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
     if (mr_read_bytes(&r, "name", &name, &len) != 0 ||
         mr_str_create(name, (size_t)len, &obj) != 0)
       goto done;
-    mr_any_set_object(&names[i], obj);
+    mr_any_set_object(&items[i], obj);
   }
-  at = r.pos;
   if (mr_read_le(&r, 8, "tensor count", &count2) != 0) goto done;
   if (count2 != count) {
-    mr_reader_fail(&r, "tensor count %llu at offset %llu differs from %llu names",
-                   (unsigned long long)count2, (unsigned long long)at, (unsigned long long)count);
+    mr_reader_bad(&r, "tensor count", count2, "differs from the name count");
     goto done;
   }
   for (i = 0; i < count; ++i) {
     if (read_tensor(&r, &obj) != 0) goto done;
-    mr_any_set_object(&tensors[i], obj);
+    mr_any_set_object(&items[count + i], obj);
   }
-  if (r.pos != r.size) {
-    mr_reader_fail(&r, "%llu trailing bytes at offset %llu", (unsigned long long)(r.size - r.pos),
-                   (unsigned long long)r.pos);
-    goto done;
-  }
-  if (mr_array_create(names, (int64_t)count, &names_arr) != 0 ||
-      mr_array_create(tensors, (int64_t)count, &tensors_arr) != 0)
+  if (mr_reader_end(&r) != 0 || mr_array_create(items, (int64_t)count, &names_arr) != 0 ||
+      mr_array_create(items + count, (int64_t)count, &tensors_arr) != 0)
     goto done;
   *out_names = names_arr;
   *out_tensors = tensors_arr;
@@ -236,7 +212,7 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
 done:
   mr_object_release(names_arr);
   mr_object_release(tensors_arr);
-  clear_items(names, count);
-  clear_items(tensors, count);
+  for (i = 0; items && i < 2 * count; ++i) mr_any_clear(&items[i]);
+  free(items);
   return status;
 }

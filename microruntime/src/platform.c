@@ -35,9 +35,13 @@ void* mr_aligned_alloc(size_t alignment, size_t nbytes) {
 
 void mr_aligned_free(void* ptr) { free(ptr); }
 
-static int read_int_file(const char* path, long* out) {
-  FILE* f = fopen(path, "r");
+/* Reads the integer in /sys/devices/system/cpu/cpu<cpu>/topology/<name>. */
+static int read_topology(int cpu, const char* name, long* out) {
+  char path[128];
+  FILE* f;
   int ok;
+  snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/%s", cpu, name);
+  f = fopen(path, "r");
   if (!f) return -1;
   ok = fscanf(f, "%ld", out) == 1;
   fclose(f);
@@ -49,7 +53,6 @@ int mr_physical_cores(void) {
   long keys[MR_MAX_THREADS * 4];
   int nkeys = 0, cpu, i, ncpu_set = 0;
   cpu_set_t set;
-  char path[128];
   long sys = sysconf(_SC_NPROCESSORS_ONLN);
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) != 0) return sys > 0 ? (int)sys : 1;
@@ -57,14 +60,11 @@ int mr_physical_cores(void) {
     long core, pkg = 0, key;
     if (!CPU_ISSET(cpu, &set)) continue;
     ++ncpu_set;
-    snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
-    if (read_int_file(path, &core) != 0) {
+    if (read_topology(cpu, "core_id", &core) != 0) {
       nkeys = -1;
       continue;
     }
-    snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
-             cpu);
-    (void)read_int_file(path, &pkg);
+    (void)read_topology(cpu, "physical_package_id", &pkg);
     if (nkeys < 0) continue;
     key = pkg * 1000003L + core;
     for (i = 0; i < nkeys && keys[i] != key; ++i) {

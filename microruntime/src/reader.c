@@ -16,6 +16,11 @@ int mr_reader_fail(const mr_reader_t* r, const char* fmt, ...) {
   return mr_error_set("ValueError", msg);
 }
 
+int mr_reader_bad(const mr_reader_t* r, const char* field, uint64_t value, const char* problem) {
+  return mr_reader_fail(r, "%s %llu at offset %llu %s", field, (unsigned long long)value,
+                        (unsigned long long)r->at, problem);
+}
+
 int mr_reader_need(const mr_reader_t* r, uint64_t n, const char* field) {
   if (n > r->size - r->pos)
     return mr_reader_fail(r, "truncated reading %s at offset %llu (need %llu bytes, %llu left)",
@@ -24,10 +29,18 @@ int mr_reader_need(const mr_reader_t* r, uint64_t n, const char* field) {
   return 0;
 }
 
+int mr_reader_end(const mr_reader_t* r) {
+  if (r->pos != r->size)
+    return mr_reader_fail(r, "%llu trailing bytes at offset %llu",
+                          (unsigned long long)(r->size - r->pos), (unsigned long long)r->pos);
+  return 0;
+}
+
 int mr_read_le(mr_reader_t* r, int nbytes, const char* field, uint64_t* out) {
   uint64_t v = 0;
   int i;
   if (mr_reader_need(r, (uint64_t)nbytes, field) != 0) return -1;
+  r->at = r->pos;
   for (i = nbytes - 1; i >= 0; --i) v = (v << 8) | r->p[r->pos + (uint64_t)i];
   r->pos += (uint64_t)nbytes;
   *out = v;

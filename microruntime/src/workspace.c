@@ -56,7 +56,7 @@ static void* cpu_alloc(uint64_t nbytes) {
     return NULL;
   }
   if (pool->depth >= MR_MAX_WORKSPACE_DEPTH) {
-    mr_error_set("RuntimeError", "too many live workspace allocations on this thread");
+    mr_error_set("RuntimeError", "too many live workspaces on this thread");
     return NULL;
   }
   if (pool->depth == pool->count) {
@@ -88,10 +88,9 @@ static void* cpu_alloc(uint64_t nbytes) {
 static int cpu_free(void* ptr) {
   mr_ws_pool_t* pool = get_pool();
   if (!pool || pool->depth == 0)
-    return mr_error_set("RuntimeError", "workspace freed but none is allocated on this thread");
+    return mr_error_set("RuntimeError", "no workspace to free on this thread");
   if (pool->blocks[pool->depth - 1].ptr != ptr)
-    return mr_error_set("RuntimeError",
-                        "workspace freed out of order (frees must be LIFO per thread)");
+    return mr_error_set("RuntimeError", "workspace freed out of order (not LIFO)");
   --pool->depth;
   return 0;
 }
