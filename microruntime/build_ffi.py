@@ -138,8 +138,8 @@ int mr_time_evaluator(TVMFFIObject* func, DLDevice dev, int number, int repeat,
    fast call path of PackedFunc (see microruntime/fastcall.py). */
 void* mr_py_dlpack_capsule_destructor(void);
 void* mr_py_fastcall_method_def(void);
-void mr_py_fastcall_init(uintptr_t ndarray_type, uintptr_t name_addr, uintptr_t name_faddr,
-                         uintptr_t slow_call, uintptr_t take_result, uintptr_t raise_error);
+int mr_py_fastcall_init(uintptr_t ndarray_type, uintptr_t addr_descr, uintptr_t faddr_descr,
+                        uintptr_t slow_call, uintptr_t take_result, uintptr_t raise_error);
 
 /* Python callables as C Functions (see microruntime/callback.py). */
 extern "Python" int _mr_py_safe_call(void* handle, const TVMFFIAny* args, int32_t num_args,
@@ -192,6 +192,8 @@ def make_builder(module_name="microruntime._ffi", sanitize=False, absolute=False
         # loaded RTLD_GLOBAL first.
         extra_link_args=["-Wl,-Bsymbolic"] + (SAN_FLAGS if sanitize else []),
         libraries=["dl", "pthread", "m"],
+        # The fast call path reads __slots__ through member descriptors (full C API).
+        py_limited_api=False,
     )
     return builder
 

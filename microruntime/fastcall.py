@@ -29,10 +29,11 @@ def install(packed_func_cls, ndarray_cls):
     if platform.python_implementation() != "CPython" or os.environ.get("MR_PY_FASTCALL") == "0":
         return False
     slow_call = packed_func_cls._call_python
-    names = ("_addr", "_faddr")
-    _KEEP.extend([ndarray_cls, names, slow_call, _take_result, _raise_error])
-    lib.mr_py_fastcall_init(id(ndarray_cls), id(names[0]), id(names[1]), id(slow_call),
-                            id(_take_result), id(_raise_error))
+    descrs = (ndarray_cls.__dict__["_addr"], packed_func_cls.__dict__["_faddr"])
+    _KEEP.extend([ndarray_cls, descrs, slow_call, _take_result, _raise_error])
+    if lib.mr_py_fastcall_init(id(ndarray_cls), id(descrs[0]), id(descrs[1]), id(slow_call),
+                               id(_take_result), id(_raise_error)) != 0:
+        return False
     new_descr = ctypes.pythonapi.PyDescr_NewMethod
     new_descr.restype = ctypes.py_object
     new_descr.argtypes = [ctypes.py_object, ctypes.c_void_p]

@@ -1,6 +1,6 @@
 /*
- * The fast call path of PackedFunc, written against the CPython limited API and compiled into
- * the cffi extension (appended to its preamble by build_ffi.py; not part of the C runtime).
+ * The fast call path of PackedFunc, written against the CPython C API and compiled into the
+ * cffi extension (appended to its preamble by build_ffi.py; not part of the C runtime).
  *
  * PackedFunc.__call__ is a method descriptor over mr_py_fastcall (installed by fastcall.py).
  * Arguments that are NDArrays, ints or floats are written into a TVMFFIAny array on the C stack
@@ -8,8 +8,11 @@
  * float and bool results are returned directly. Anything else goes to the Python helpers:
  * `slow_call(self, *args)` for other argument types or more than MR_PY_FAST_ARGS arguments,
  * `take_result(address of the result Any)` for object results, `raise_error()` on failure.
- * Python objects are handed over by address (id()) and kept alive by fastcall.py.
+ * Python objects are handed over by address (id()) and kept alive by fastcall.py. The Tensor
+ * and Function addresses are read straight from the `_addr` / `_faddr` slots at the offsets their
+ * member descriptors give, which costs a load instead of an attribute lookup.
  */
+#include <structmember.h>
 #ifndef METH_FASTCALL
 #define METH_FASTCALL 0x0080 /* stable value; in the limited API from 3.10 */
 #endif
@@ -17,30 +20,39 @@
 #define MR_PY_FAST_ARGS 8
 
 static PyObject* mr_py_ndarray_type;
-static PyObject* mr_py_name_addr;  /* "_addr": the Tensor object's address, on NDArray */
-static PyObject* mr_py_name_faddr; /* "_faddr": the Function object's address, on PackedFunc */
+static Py_ssize_t mr_py_addr_offset;  /* NDArray._addr: the Tensor object's address */
+static Py_ssize_t mr_py_faddr_offset; /* PackedFunc._faddr: the Function object's address */
 static PyObject* mr_py_slow_call;
 static PyObject* mr_py_take_result;
 static PyObject* mr_py_raise_error;
 
-static void mr_py_fastcall_init(uintptr_t ndarray_type, uintptr_t name_addr,
-                                uintptr_t name_faddr, uintptr_t slow_call,
-                                uintptr_t take_result, uintptr_t raise_error) {
+/* The instance offset of a `__slots__` member holding an object; -1 if `descr` is not one. */
+static Py_ssize_t mr_py_slot_offset(PyObject* descr) {
+  PyMemberDef* member;
+  if (Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+  member = ((PyMemberDescrObject*)descr)->d_member;
+  return member->type == T_OBJECT_EX ? member->offset : -1;
+}
+
+/* Returns 0 when installed, -1 when the slots are not what this file expects. */
+static int mr_py_fastcall_init(uintptr_t ndarray_type, uintptr_t addr_descr,
+                               uintptr_t faddr_descr, uintptr_t slow_call,
+                               uintptr_t take_result, uintptr_t raise_error) {
+  mr_py_addr_offset = mr_py_slot_offset((PyObject*)addr_descr);
+  mr_py_faddr_offset = mr_py_slot_offset((PyObject*)faddr_descr);
+  if (mr_py_addr_offset < 0 || mr_py_faddr_offset < 0) return -1;
   mr_py_ndarray_type = (PyObject*)ndarray_type;
-  mr_py_name_addr = (PyObject*)name_addr;
-  mr_py_name_faddr = (PyObject*)name_faddr;
   mr_py_slow_call = (PyObject*)slow_call;
   mr_py_take_result = (PyObject*)take_result;
   mr_py_raise_error = (PyObject*)raise_error;
+  return 0;
 }
 
-/* The int attribute `name` of `obj` as a pointer; NULL with an exception set on failure. */
-static void* mr_py_addr_attr(PyObject* obj, PyObject* name) {
-  PyObject* value = PyObject_GetAttr(obj, name);
-  if (value == NULL) return NULL;
-  void* ptr = PyLong_AsVoidPtr(value);
-  Py_DECREF(value);
-  return ptr;
+/* The address held (as a Python int) in the slot at `offset` of `obj`; NULL when the slot is
+ * unset or 0 (a released object), with an exception set only if the int is malformed. */
+static void* mr_py_slot_addr(PyObject* obj, Py_ssize_t offset) {
+  PyObject* value = *(PyObject**)((char*)obj + offset);
+  return value == NULL ? NULL : PyLong_AsVoidPtr(value);
 }
 
 static PyObject* mr_py_slow(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -62,8 +74,8 @@ static PyObject* mr_py_slow(PyObject* self, PyObject* const* args, Py_ssize_t na
 static int mr_py_fill(TVMFFIAny* slot, PyObject* value) {
   PyTypeObject* tp = Py_TYPE(value);
   slot->zero_padding = 0;
-  if ((PyObject*)tp == mr_py_ndarray_type) {
-    void* obj = mr_py_addr_attr(value, mr_py_name_addr);
+  if (PyObject_TypeCheck(value, (PyTypeObject*)mr_py_ndarray_type)) {
+    void* obj = mr_py_slot_addr(value, mr_py_addr_offset);
     if (obj == NULL) return PyErr_Occurred() ? -1 : 0;
     slot->type_index = kTVMFFITensor;
     slot->v_ptr = obj;
@@ -99,7 +111,7 @@ static PyObject* mr_py_fastcall(PyObject* self, PyObject* const* args, Py_ssize_
     if (filled < 0) return NULL;
     if (filled == 0) return mr_py_slow(self, args, nargs);
   }
-  void* func = mr_py_addr_attr(self, mr_py_name_faddr);
+  void* func = mr_py_slot_addr(self, mr_py_faddr_offset);
   if (func == NULL) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "call of a released function");
     return NULL;
