@@ -25,9 +25,12 @@ class Analyzer:
         return dict(self._ctx.ranges)
 
     def bind(self, var, rng) -> None:
-        """`var` (a Var or IterVar) lies in `rng`: a Range, an Interval or an inclusive pair."""
+        """`var` (a Var or IterVar) lies in `rng`: a Range, an Interval, an inclusive pair, or a
+        single value."""
         if isinstance(var, E.IterVar):
             var = var.var
+        if isinstance(rng, (int, E.PrimExpr)):  # a known value: the point [v, v]
+            rng = (rng, rng)
         (lo, hi), = normalize_ranges({var: rng}).values()
         self._ctx.bind(var, lo, hi)
 

@@ -66,7 +66,7 @@ def normalize_ranges(var_ranges: Optional[Dict[Any, Any]]) -> Dict[E.Var, Tuple[
         elif isinstance(r, IntBound):
             lo, hi = r.lo, r.hi
         else:
-            lo, hi = (_end(E.convert(x)) if x is not None else None for x in r)
+            lo, hi = (_simplified_end(x) for x in r)
         out[v] = (lo, hi)
     return out
 
@@ -77,6 +77,13 @@ def _end(x) -> End:
         return x
     x = E.convert(x)
     return x.value if isinstance(x, E.IntImm) and not x.dtype.is_bool else x
+
+
+def _simplified_end(x) -> End:
+    if x is None or isinstance(x, int):
+        return x
+    x = _end(x)
+    return x if isinstance(x, int) else _lite(x)
 
 
 def _expr(x: End, dtype) -> Optional[E.PrimExpr]:
@@ -165,7 +172,7 @@ class _Bounder:
     def b_Var(self, v: E.Var) -> Tuple[End, End]:
         r = self.ranges.get(v)
         if r is None or any(v is x for x in self.relaxing):
-            if self.symbolic and r is None:
+            if self.symbolic:  # unranged, or a range that mentions v itself: v stands for v
                 return self.point(v)
             return (0, None) if isinstance(v, E.SizeVar) else _dtype_range(v.dtype)
         self.relaxing.append(v)

@@ -8,7 +8,7 @@ and `a - a//c*c` becomes `a%c` (floor and truncating pairs alike).
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from ..ir import expr as E
 from ..ir.dtype import DType
@@ -140,37 +140,47 @@ def _signed(dtype: DType, v: int) -> int:
     return v - (1 << bits) if v >= 1 << (bits - 1) else v
 
 
-def from_linear(lin: Linear) -> E.PrimExpr:
+def from_linear(lin: Linear, built: Optional[Callable[[E.PrimExpr], None]] = None
+                ) -> E.PrimExpr:
+    """The canonical expression of `lin`; `built` is told of every Add/Sub/Mul node made here
+    (they are canonical, so a simplifier may memoise them as already simplified)."""
     d = lin.dtype
+    built = built or (lambda node: None)
     items = [(t, _signed(d, c)) for t, c in lin.terms.values()]
     items = [(t, c) for t, c in items if c]
     const = _signed(d, lin.const)
     pos = sorted((x for x in items if x[1] > 0), key=lambda x: (-x[1], order_key(x[0])))
     neg = sorted((x for x in items if x[1] < 0), key=lambda x: (x[1], order_key(x[0])))
 
+    def make(cls, a, b):
+        node = cls(a, b)
+        built(node)
+        return node
+
     def scaled(t, c):
-        return t if c == 1 else E.Mul(t, const_of(d, c))
+        return t if c == 1 else make(E.Mul, t, const_of(d, c))
 
     if pos:
         acc = scaled(*pos[0])
         for t, c in pos[1:]:
-            acc = E.Add(acc, scaled(t, c))
+            acc = make(E.Add, acc, scaled(t, c))
     elif const:
         acc, const = const_of(d, const), 0
     elif neg:
         t, c = neg.pop(0)
-        acc = E.Mul(t, const_of(d, c))
+        acc = make(E.Mul, t, const_of(d, c))
     else:
         return const_of(d, const)
     for t, c in neg:
-        acc = E.Sub(acc, scaled(t, -c))
+        acc = make(E.Sub, acc, scaled(t, -c))
     if const > 0:
-        acc = E.Add(acc, const_of(d, const))
+        acc = make(E.Add, acc, const_of(d, const))
     elif const < 0:
-        acc = E.Sub(acc, const_of(d, -const))
+        acc = make(E.Sub, acc, const_of(d, -const))
     return acc
 
 
-def canonical(e: E.PrimExpr, keys: KeyCache) -> E.PrimExpr:
-    """The canonical linear form of an integer expression."""
-    return from_linear(to_linear(e, keys))
+def canonical(e: E.PrimExpr, keys: KeyCache,
+              built: Optional[Callable[[E.PrimExpr], None]] = None) -> E.PrimExpr:
+    """The canonical linear form of an integer expression (see `from_linear` for `built`)."""
+    return from_linear(to_linear(e, keys), built)

@@ -14,7 +14,7 @@ from ..ir import expr as E
 from ..ir.functor import collect_vars, substitute
 from .const_fold import fold
 from .linear import Linear, canonical, from_linear, is_linear_dtype, to_linear
-from .pattern import (PAny, PConst, PVar, Rule, pdiv, peq, pmax, pmin, pmod, pne, pselect)
+from .pattern import PAny, PConst, PVar, Rule, pdiv, peq, pmax, pmin, pmod, pne, pselect
 
 x, y, z, c = PVar("x"), PVar("y"), PVar("z"), PVar("c")
 c1, c2 = PConst("c1"), PConst("c2")
@@ -45,7 +45,8 @@ IDENTITY = [
 
 LINEAR = [
     Rule("canonical_linear_form", PAny(E.Add, E.Sub, E.Mul),
-         lambda m: canonical(m.e, m.ctx.keys), guard=lambda m: is_linear_dtype(m.e.dtype)),
+         lambda m: canonical(m.e, m.ctx.keys, m.ctx.mark_simplified),
+         guard=lambda m: is_linear_dtype(m.e.dtype)),
 ]
 
 

@@ -20,11 +20,13 @@ from ..ir.function import IRModule, PrimFunc
 from ..ir.functor import IRMutator, rebuild, substitute
 from .interval import IntBound, bound_of_normalized, normalize_ranges
 from .keys import KeyCache
+from .linear import is_linear_dtype
 from .rules import rules_by_class
 
 _RULES = rules_by_class()
 _MAX_STEPS = 64
 _LEAVES = (E.Var, E.IntImm, E.FloatImm, E.StringImm)
+_CHAIN = (E.Add, E.Sub, E.Mul)
 
 
 class Context:
@@ -49,6 +51,10 @@ class Context:
         else:
             self.ranges[var] = old
         self.memo.clear()
+
+    def mark_simplified(self, node: E.PrimExpr) -> None:
+        """Records a node a rule built in normal form (its children already simplified)."""
+        self.memo[id(node)] = (node, node)
 
     # ---- queries used by rule guards -------------------------------------------------------
     def simplify(self, e: E.PrimExpr) -> E.PrimExpr:
@@ -109,10 +115,16 @@ def _children(e: Any, ctx: Context) -> Any:
         return e
     if isinstance(e, E.Reduce):
         return _reduce(e, ctx)
+    # Inside a linear chain (+, -, * of one integer dtype) only the leaves are simplified here;
+    # the chain's root is put in canonical form once, which keeps long sums linear in time.
+    chain = type(e) in _CHAIN and is_linear_dtype(e.dtype)
     changes = {}
     for f in dataclasses.fields(e):
         old = getattr(e, f.name)
-        if isinstance(old, E.PrimExpr):
+        if chain and type(old) in _CHAIN and old.dtype == e.dtype:
+            hit = ctx.memo.get(id(old))
+            new = hit[1] if hit is not None and hit[0] is old else _children(old, ctx)
+        elif isinstance(old, E.PrimExpr):
             new = _expr(old, ctx)
         elif isinstance(old, tuple) and old and all(isinstance(v, E.PrimExpr) for v in old):
             new = tuple(_expr(v, ctx) for v in old)

@@ -15,7 +15,8 @@ from ..errors import IRError
 # DLPack type codes (the same numbers the runtime uses).
 INT, UINT, FLOAT, HANDLE, BFLOAT, BOOL = 0, 1, 2, 3, 4, 6
 
-_NAMES = {INT: "int", UINT: "uint", FLOAT: "float", HANDLE: "handle", BFLOAT: "bfloat", BOOL: "bool"}
+_NAMES = {INT: "int", UINT: "uint", FLOAT: "float", HANDLE: "handle", BFLOAT: "bfloat",
+          BOOL: "bool"}
 _PATTERN = re.compile(r"^(int|uint|float|bfloat|handle|bool)(\d*)(?:x(\d+))?$")
 
 

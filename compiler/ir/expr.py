@@ -456,8 +456,11 @@ def make_const(dtype: DTypeLike, value) -> PrimExpr:
         return IntImm(dtype, 1 if value else 0)
     if dtype.is_integer:
         value = int(value)
-        if dtype.is_uint and value < 0:
-            raise IRError(f"cannot make a {dtype} constant from the negative value {value}")
+        lo, hi = ((0, 2**dtype.bits - 1) if dtype.is_uint
+                  else (-(2**(dtype.bits - 1)), 2**(dtype.bits - 1) - 1))
+        if not lo <= value <= hi:
+            raise IRError(f"the value {value} does not fit in {dtype} "
+                          f"(range {lo} to {hi}); cast it or pick a wider dtype")
         return IntImm(dtype, value)
     raise IRError(f"cannot make a constant of dtype {dtype}")
 
@@ -560,8 +563,16 @@ def cast(dtype: DTypeLike, value) -> PrimExpr:
     if value.dtype.lanes == 1 and dtype.lanes > 1:
         return Broadcast(cast(dtype.element_of(), value), dtype.lanes)
     if isinstance(value, IntImm) and dtype.lanes == 1 and (dtype.is_integer or dtype.is_float):
-        return make_const(dtype, value.value)
+        return make_const(dtype, _wrap_int(value.value, dtype) if dtype.is_integer else value.value)
     return Cast(dtype, value)
+
+
+def _wrap_int(value: int, dtype: DType) -> int:
+    """`value` converted to an integer dtype as C does (two's-complement wrap-around)."""
+    value &= (1 << dtype.bits) - 1
+    if dtype.is_int and value >= 1 << (dtype.bits - 1):
+        value -= 1 << dtype.bits
+    return value
 
 
 def logical_and(a, b) -> PrimExpr:

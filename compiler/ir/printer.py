@@ -104,8 +104,10 @@ class Printer:
             kind = "" if s.kind == S.ForKind.SERIAL else f"  # {s.kind}"
             if s.thread_binding is not None:
                 kind = f"  # thread_binding {s.thread_binding.thread_tag}"
+            end = (E.IntImm(s.min.dtype, s.min.value + s.extent.value)
+                   if E.is_const_int(s.min) and E.is_const_int(s.extent) else s.min + s.extent)
             rng = (self.expr(s.extent) if E.is_const_int(s.min, 0)
-                   else f"{self.expr(s.min)}, {self.expr(s.min + s.extent)}")
+                   else f"{self.expr(s.min)}, {self.expr(end)}")
             self.emit(depth, f"for {self.var(s.loop_var)} in range({rng}):{kind}")
             self.stmt(s.body, depth + 1)
         elif isinstance(s, S.While):

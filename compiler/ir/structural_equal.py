@@ -111,9 +111,7 @@ class _Equal:
             return
         if id(b) in self.r2l:
             self.fail(lp, rp, a, b, "variables bound at different places")
-        if a is b:
-            return
-        if not self.map_free or a.dtype != b.dtype or type(a) is not type(b):
+        if a is not b and (not self.map_free or a.dtype != b.dtype or type(a) is not type(b)):
             self.fail(lp, rp, a, b, "different free variables")
         self.l2r[id(a)], self.r2l[id(b)] = b, a
 
@@ -285,6 +283,9 @@ class _Hasher:
                 return ("buffer", self.numbers[id(a)])
             self.number(a)
             self.number(a.data)
+            for x in a.shape:
+                if isinstance(x, E.Var):
+                    self.number(x)
             return ("buffer", str(a.dtype), tuple(self.key(s) for s in a.shape),
                     tuple(self.key(s) for s in a.strides), self.key(a.elem_offset), a.scope)
         if isinstance(a, (tuple, list)):

@@ -66,7 +66,8 @@ from ...ir.dtype import BOOL, FLOAT, HANDLE, DType, boolean, handle, int32, int6
 Step = Callable[[object], object]
 
 # DLPack/TVM-FFI type indices (see shared reference §1.1).
-NONE, INT, BOOL_T, FLOAT_T, OPAQUE_PTR, DLTENSOR_PTR, OBJECT_BEGIN, TENSOR = 0, 1, 2, 3, 4, 7, 64, 70
+NONE, INT, BOOL_T, FLOAT_T, OPAQUE_PTR, DLTENSOR_PTR = 0, 1, 2, 3, 4, 7
+OBJECT_BEGIN, TENSOR = 64, 70
 DEVICE_NAMES = {1: "cpu", 2: "cuda", 4: "opencl", 7: "vulkan", 8: "metal"}
 
 

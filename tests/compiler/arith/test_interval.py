@@ -3,8 +3,20 @@ import pytest
 
 from compiler.arith import Analyzer, IntBound, bound_of, const_bound, eval_region, simplify
 from compiler.errors import IRError
-from compiler.ir import (Cast, FloorDiv, FloorMod, Max, Min, Range, Select, SizeVar, Var, const,
-                         decl_buffer, structural_equal)
+from compiler.ir import (
+    Cast,
+    FloorDiv,
+    FloorMod,
+    Max,
+    Min,
+    Range,
+    Select,
+    SizeVar,
+    Var,
+    const,
+    decl_buffer,
+    structural_equal,
+)
 from compiler.ir.dtype import DType
 
 i, j, x = Var("i"), Var("j"), Var("x")
@@ -72,3 +84,8 @@ def test_analyzer():
     assert ana.const_int_bound(i * 2 + 1) == IntBound(1, 31)
     assert ana.const_int_bound(i).max_value == 15
     assert structural_equal(ana.simplify(FloorMod(i, const(16))), i)
+
+
+def test_range_mentioning_its_own_var_is_a_point():
+    iv = bound_of(i + 1, {i: (i, i)})
+    assert same(iv.lo, i + 1) and same(iv.hi, i + 1)

@@ -1,13 +1,12 @@
 """Property tests: simplification keeps the value of random integer expressions under random
 bindings within the given bounds, and is idempotent."""
+from arith_evaluator import DivByZero, evaluate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler.arith import const_bound, simplify
 from compiler.ir import Div, FloorDiv, FloorMod, Max, Min, Mod, Select, Var, const
 from compiler.ir.structural_equal import structural_equal
-
-from arith_evaluator import DivByZero, evaluate
 
 VARS = [Var("x"), Var("y"), Var("z")]
 _OPS = ["add", "sub", "mul", "floordiv", "floormod", "div", "mod", "min", "max", "select"]

@@ -3,8 +3,26 @@ import pytest
 
 from compiler.arith import simplify
 from compiler.arith.rules import TABLES
-from compiler.ir import (Broadcast, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Let, Max,
-                         Min, Mod, Not, Ramp, Select, SizeVar, Var, const, structural_equal)
+from compiler.ir import (
+    Broadcast,
+    Cast,
+    Div,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Let,
+    Max,
+    Min,
+    Mod,
+    Not,
+    Ramp,
+    Select,
+    SizeVar,
+    Var,
+    const,
+    structural_equal,
+)
 from compiler.ir.dtype import DType
 
 i, j, k, x, y = Var("i"), Var("j"), Var("k"), Var("x"), Var("y")

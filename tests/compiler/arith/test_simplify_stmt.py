@@ -1,8 +1,23 @@
 """The statement simplifier: before and after IR."""
 from compiler.arith import simplify
-from compiler.ir import (AssertStmt, AttrStmt, BufferStore, For, ForKind, IfThenElse, IterVar,
-                         LetStmt, PrimFunc, Range, Var, assert_structural_equal, const,
-                         decl_buffer, no_op, seq)
+from compiler.ir import (
+    AssertStmt,
+    AttrStmt,
+    BufferStore,
+    For,
+    ForKind,
+    IfThenElse,
+    IterVar,
+    LetStmt,
+    PrimFunc,
+    Range,
+    Var,
+    assert_structural_equal,
+    const,
+    decl_buffer,
+    no_op,
+    seq,
+)
 
 A = decl_buffer((64,), "float32", "A")
 i, j = Var("i"), Var("j")
