@@ -192,8 +192,11 @@ def make_builder(module_name="microruntime._ffi", sanitize=False, absolute=False
         # loaded RTLD_GLOBAL first.
         extra_link_args=["-Wl,-Bsymbolic"] + (SAN_FLAGS if sanitize else []),
         libraries=["dl", "pthread", "m"],
-        # The fast call path reads __slots__ through member descriptors (full C API).
+        # The fast call path reads __slots__ through member descriptors (full C API). cffi's
+        # header selects the limited API unless _CFFI_NO_LIMITED_API is defined; its setuptools
+        # hook defines it for py_limited_api=False, ffi.compile() (the ASan build) does not.
         py_limited_api=False,
+        define_macros=[("_CFFI_NO_LIMITED_API", None)],
     )
     return builder
 
