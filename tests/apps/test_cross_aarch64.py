@@ -9,6 +9,7 @@ Skipped when the cross toolchain or qemu-aarch64 is missing (.ci/run installs th
 gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, qemu-user).
 """
 import glob
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -69,14 +70,20 @@ def cross_runtime(tmp_path_factory):
     return archive
 
 
+def _app_module():
+    """apps/system_lib_deploy/build_kernels.py, loaded by path (other folders have modules of
+    the same name on sys.path)."""
+    spec = importlib.util.spec_from_file_location("system_lib_build_kernels",
+                                                  os.path.join(APP, "build_kernels.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _build_kernels(target, out_dir):
     """The app's kernels as an AArch64 static library, built with Kiln for `target`."""
     sys.path.insert(0, ROOT)
-    sys.path.insert(0, APP)
-    try:
-        import build_kernels
-    finally:
-        sys.path.remove(APP)
+    build_kernels = _app_module()
     from compiler.codegen.c import compile_flags
     from compiler.contrib import cc
     from compiler.target import Target
@@ -137,12 +144,7 @@ def test_cross_module_only_exports():
 
     if not host_codegen_available("llvm"):
         pytest.skip("llvm codegen (llvmlite) not available")
-    sys.path.insert(0, APP)
-    try:
-        import build_kernels
-    finally:
-        sys.path.remove(APP)
-    lib = build_kernels.build(f"llvm -mtriple={TRIPLE}")
+    lib = _app_module().build(f"llvm -mtriple={TRIPLE}")
     assert lib.type_key == "llvm" and lib.is_dso_exportable
     assert "aarch64" in lib.get_source("ll")
     with pytest.raises(AttributeError, match="cannot run functions"):

@@ -1,0 +1,91 @@
+"""Wrong arguments at call time raise Python errors naming the argument, the expected and the
+actual value; bad targets raise TargetError."""
+import numpy as np
+import pytest
+from sample_kernels import matmul, vector_add
+
+import compiler
+import microruntime
+from compiler import TargetError
+
+
+@pytest.fixture
+def add(target):
+    s, args = vector_add()
+    return compiler.build(s, args, target=target, name="test_add")["test_add"]
+
+
+def nd(shape, dtype="float32"):
+    return microruntime.nd.array(np.zeros(shape, dtype))
+
+
+def test_wrong_argument_count(add):
+    with pytest.raises(TypeError, match=r"Expected 3 arguments when calling:\n  `test_add\(A, "
+                                        r"B, C\)`,\n  but got 2"):
+        add(nd(4), nd(4))
+
+
+def test_wrong_dtype(add):
+    with pytest.raises(TypeError, match=r"Mismatched C.dtype on argument #2 when calling:\n  "
+                                        r"`test_add\(A, B, C\)`,\n  expected float32, but got "
+                                        r"int32"):
+        add(nd(4), nd(4), nd(4, "int32"))
+
+
+def test_wrong_shape(add):
+    with pytest.raises(ValueError, match=r"(?s)Mismatched B.shape\[0\] on argument #1 .*expected "
+                                         r"n = 4, but got 5"):
+        add(nd(4), nd(5), nd(4))
+
+
+def test_wrong_ndim(add):
+    with pytest.raises(ValueError, match=r"(?s)Mismatched A.ndim on argument #0.*expected 1, but "
+                                         r"got 2"):
+        add(nd((2, 2)), nd(4), nd(4))
+
+
+@pytest.mark.parametrize("value", [3, None, "a string object, not a tensor", 2.5])
+def test_wrong_type(add, value):
+    # An object of another kind (a Str here) must not be misread as a DLTensor.
+    with pytest.raises(TypeError, match=r"(?s)Mismatched type on argument #1.*expected Tensor, "
+                                        r"but got type index \d+"):
+        add(nd(4), value, nd(4))
+
+
+def test_wrong_device(add):
+    if not microruntime.enabled("opencl"):
+        pytest.skip("no second device kind to pass a tensor from")
+    a = microruntime.nd.array(np.zeros(4, "float32"), device=microruntime.opencl(0))
+    with pytest.raises(ValueError, match=r"(?s)Mismatched A.device_type.*expected cpu \(1\)"):
+        add(a, nd(4), nd(4))
+
+
+def test_non_compact_strides_rejected(target):
+    s, args = matmul(8, parallel=False, vectorize=False)
+    mm = compiler.build(s, args, target=target, name="mm")["mm"]
+    big = microruntime.nd.array(np.zeros((8, 16), "float32"))
+    try:
+        view = microruntime.nd.array(np.zeros((8, 16), "float32")[:, ::2])
+    except Exception:  # noqa: BLE001 - a runtime may copy views into compact arrays
+        pytest.skip("the runtime cannot hold strided views")
+    del big
+    if view.numpy().strides == (32, 4):
+        pytest.skip("the runtime made the view compact")
+    with pytest.raises(ValueError, match=r"strides"):
+        mm(view, nd((8, 8)), nd((8, 8)))
+
+
+def test_unknown_target_kind():
+    s, args = vector_add()
+    with pytest.raises(TargetError, match="unknown target kind 'fpga'.*valid kinds: c, cuda"):
+        compiler.build(s, args, target="fpga")
+
+
+def test_unknown_target_option():
+    with pytest.raises(TargetError, match="unknown option 'mfoo' for target kind 'c'"):
+        compiler.build(*vector_add(), target="c -mfoo=1")
+
+
+def test_gpu_target_not_supported_yet():
+    with pytest.raises(TargetError, match="'cuda' is not supported yet"):
+        compiler.build(*vector_add(), target="cuda")
