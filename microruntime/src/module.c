@@ -102,6 +102,21 @@ static TVMFFIObject* cache_find(mr_module_obj_t* m, const char* name, int from_e
   return NULL;
 }
 
+/* The cached function (borrowed: the cache holds it while m lives), or NULL. */
+static TVMFFIObject* cache_get(mr_module_obj_t* m, const char* name, int from_env) {
+  TVMFFIObject* f;
+  mr_mutex_lock(&g_module_mutex);
+  f = cache_find(m, name, from_env);
+  mr_mutex_unlock(&g_module_mutex);
+  return f;
+}
+
+static int check_name(const char* name) {
+  if (!name || strlen(name) >= MR_MAX_NAME)
+    return mr_value_error("function name is NULL or longer than %d bytes", MR_MAX_NAME - 1);
+  return 0;
+}
+
 /* Adds `func` (borrowed) to the cache; returns the cached function (which may
  * be another thread's) or NULL when out of memory. */
 static TVMFFIObject* cache_insert(mr_module_obj_t* m, const char* name, TVMFFIObject* func,
@@ -136,11 +151,9 @@ static int own_function(mr_module_obj_t* m, const char* name, TVMFFIObject** out
     *out = f;
     return 0;
   }
-  mr_mutex_lock(&g_module_mutex);
-  cached = cache_find(m, name, 0);
-  if (cached) mr_object_retain(cached);
-  mr_mutex_unlock(&g_module_mutex);
+  cached = cache_get(m, name, 0);
   if (cached) {
+    mr_object_retain(cached);
     *out = cached;
     return 0;
   }
@@ -186,9 +199,7 @@ int mr_module_get_function(TVMFFIObject* module, const char* name, int query_imp
                            TVMFFIObject** out_func) {
   mr_module_obj_t* m = mr_module_cast(module);
   if (!m) return mr_error_set("TypeError", "get_function: not a Module");
-  if (!name) return mr_value_error("get_function: name is NULL");
-  if (strlen(name) >= MR_MAX_NAME)
-    return mr_value_error("function name longer than %d bytes", MR_MAX_NAME - 1);
+  if (check_name(name) != 0) return -1;
   return get_function(m, name, query_imports, out_func);
 }
 
@@ -297,11 +308,8 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
   mr_module_obj_t* m = mr_module_cast((TVMFFIObject*)library_ctx);
   TVMFFIObject *f = NULL, *cached;
   if (!m) return mr_error_set("RuntimeError", "library context is not a Module");
-  if (!func_name || strlen(func_name) >= MR_MAX_NAME)
-    return mr_value_error("function name is NULL or too long");
-  mr_mutex_lock(&g_module_mutex);
-  cached = cache_find(m, func_name, 1);
-  mr_mutex_unlock(&g_module_mutex);
+  if (check_name(func_name) != 0) return -1;
+  cached = cache_get(m, func_name, 1);
   if (cached) {
     *out = cached;
     return 0;

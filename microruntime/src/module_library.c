@@ -136,10 +136,7 @@ static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* o
       goto done;
     }
   }
-  if (r.pos != r.size) {
-    mr_reader_fail(&r, "%llu trailing bytes", (unsigned long long)(r.size - r.pos));
-    goto done;
-  }
+  if (mr_reader_end(&r) != 0) goto done;
   for (i = 0; i < n; ++i)
     for (j = indptr[i]; j < indptr[i + 1]; ++j)
       if (mr_module_import(mods[i], mods[children[j]]) != 0) {

@@ -73,6 +73,13 @@ static void tensor_deleter(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
 }
 
+static int check_ndim(int32_t ndim, const int64_t* shape) {
+  if (ndim < 0 || ndim > MR_MAX_NDIM)
+    return mr_value_error("ndim %d out of range [0, %d]", (int)ndim, MR_MAX_NDIM);
+  if (ndim && !shape) return mr_value_error("shape is NULL");
+  return 0;
+}
+
 /* Allocates the object with inline compact shape/strides; data left NULL. */
 static int tensor_alloc(int32_t ndim, const int64_t* shape, DLDataType dtype, DLDevice dev,
                         mr_tensor_obj_t** out) {
@@ -80,9 +87,7 @@ static int tensor_alloc(int32_t ndim, const int64_t* shape, DLDataType dtype, DL
   int64_t *s, stride = 1;
   uint64_t numel;
   int32_t i;
-  if (ndim < 0 || ndim > MR_MAX_NDIM)
-    return mr_value_error("ndim %d out of range [0, %d]", (int)ndim, MR_MAX_NDIM);
-  if (ndim && !shape) return mr_value_error("shape is NULL");
+  if (check_ndim(ndim, shape) != 0) return -1;
   if (mr_shape_numel(ndim, shape, &numel) != 0)
     return mr_value_error("shape has a negative dimension or too many elements");
   if (dtype.lanes == 0 || dtype.bits == 0)
@@ -227,10 +232,7 @@ int mr_tensor_copy_to_bytes(const DLTensor* from, void* data, size_t nbytes) {
 /* ---- DLPack import ---- */
 static int wrap_dltensor(const DLTensor* dl, int kind, void* owner, TVMFFIObject** out) {
   mr_tensor_obj_t* t;
-  if (dl->ndim < 0 || dl->ndim > MR_MAX_NDIM)
-    return mr_value_error("DLPack tensor ndim %d out of range [0, %d]",
-                          (int)dl->ndim, MR_MAX_NDIM);
-  if (dl->ndim && !dl->shape) return mr_value_error("DLPack tensor has no shape");
+  if (check_ndim(dl->ndim, dl->shape) != 0) return -1;
   t = (mr_tensor_obj_t*)mr_object_alloc(sizeof(*t), kTVMFFITensor, tensor_deleter, "a Tensor");
   if (!t) return -1;
   t->dl = *dl;

@@ -28,11 +28,50 @@ static void swap_elements(unsigned char* p, size_t nbytes, size_t elem) {
     }
 }
 
+/* A little-endian integer field of a record header, as written and as
+ * checked on load. */
+enum { FIELD_ANY, FIELD_EQUAL, FIELD_AT_MOST, FIELD_AT_LEAST };
+static const char k_rule_text[][10] = {"", "", "at most ", "at least "};
+typedef struct {
+  const char* name;
+  uint64_t limit; /* the fixed value (FIELD_EQUAL) or the bound */
+  uint8_t width, rule;
+} field_t;
+
+static const field_t k_list_header[] = {
+    {"magic", MR_PARAMS_LIST_MAGIC, 8, FIELD_EQUAL},
+    {"reserved field", 0, 8, FIELD_EQUAL},
+    {"name count", MR_MAX_PARAMS, 8, FIELD_AT_MOST},
+};
+enum { LIST_COUNT = 2 };
+
+static const field_t k_tensor_header[] = {
+    {"tensor magic", MR_PARAMS_TENSOR_MAGIC, 8, FIELD_EQUAL},
+    {"tensor reserved field", 0, 8, FIELD_EQUAL},
+    {"device_type", 0, 4, FIELD_ANY},
+    {"device_id", 0, 4, FIELD_ANY},
+    {"ndim", MR_MAX_NDIM, 4, FIELD_AT_MOST},
+    {"dtype code", 17, 1, FIELD_AT_MOST},
+    {"dtype bits", 1, 1, FIELD_AT_LEAST},
+    {"dtype lanes", 1, 2, FIELD_EQUAL},
+};
+/* Indices of the values read and written. */
+enum { TENSOR_DEVICE_TYPE = 2, TENSOR_NDIM = 4, TENSOR_CODE, TENSOR_BITS, TENSOR_FIELDS = 8 };
+
 /* ---- saving ---- */
 static unsigned char* put_le(unsigned char* p, uint64_t v, int nbytes) {
   int i;
   for (i = 0; i < nbytes; ++i) p[i] = (unsigned char)(v >> (8 * i));
   return p + nbytes;
+}
+
+/* Writes values[i] for each field (fixed fields: their value). */
+static unsigned char* put_fields(unsigned char* p, const field_t* f, int n,
+                                 const uint64_t* values) {
+  int i;
+  for (i = 0; i < n; ++i)
+    p = put_le(p, f[i].rule == FIELD_EQUAL ? f[i].limit : values[i], f[i].width);
+  return p;
 }
 
 static int tensor_record_size(const DLTensor* t, uint64_t* out_data, uint64_t* out_total) {
@@ -54,7 +93,7 @@ static int tensor_record_size(const DLTensor* t, uint64_t* out_data, uint64_t* o
 
 int mr_params_save(const char* const* names, TVMFFIObject* const* tensors, int64_t count,
                    TVMFFIObject** out_bytes) {
-  uint64_t total = 8 + 8 + 8 + 8, data, rec;
+  uint64_t total = 8 + 8 + 8 + 8, data, rec, v[TENSOR_FIELDS] = {0};
   unsigned char *buf = NULL, *p;
   int64_t i;
   int32_t d;
@@ -72,9 +111,8 @@ int mr_params_save(const char* const* names, TVMFFIObject* const* tensors, int64
   }
   buf = (unsigned char*)malloc(total ? (size_t)total : 1);
   if (!buf) return mr_error_oom("a params blob");
-  p = put_le(buf, MR_PARAMS_LIST_MAGIC, 8);
-  p = put_le(p, 0, 8);
-  p = put_le(p, (uint64_t)count, 8);
+  v[LIST_COUNT] = (uint64_t)count;
+  p = put_fields(buf, k_list_header, 3, v);
   for (i = 0; i < count; ++i) {
     size_t n = strlen(names[i]);
     p = put_le(p, n, 8);
@@ -82,17 +120,14 @@ int mr_params_save(const char* const* names, TVMFFIObject* const* tensors, int64
     p += n;
   }
   p = put_le(p, (uint64_t)count, 8);
+  v[TENSOR_DEVICE_TYPE] = kDLCPU;
   for (i = 0; i < count; ++i) {
     const DLTensor* t = mr_tensor_dl(tensors[i]);
     (void)tensor_record_size(t, &data, &rec);
-    p = put_le(p, MR_PARAMS_TENSOR_MAGIC, 8);
-    p = put_le(p, 0, 8);
-    p = put_le(p, kDLCPU, 4);
-    p = put_le(p, 0, 4);
-    p = put_le(p, (uint32_t)t->ndim, 4);
-    *p++ = t->dtype.code;
-    *p++ = t->dtype.bits;
-    p = put_le(p, t->dtype.lanes, 2);
+    v[TENSOR_NDIM] = (uint64_t)t->ndim;
+    v[TENSOR_CODE] = t->dtype.code;
+    v[TENSOR_BITS] = t->dtype.bits;
+    p = put_fields(p, k_tensor_header, TENSOR_FIELDS, v);
     for (d = 0; d < t->ndim; ++d) p = put_le(p, (uint64_t)t->shape[d], 8);
     p = put_le(p, data, 8);
     if (mr_tensor_copy_to_bytes(t, p, (size_t)data) != 0) goto done;
@@ -106,39 +141,34 @@ done:
 }
 
 /* ---- loading ---- */
-static int expect_u64(mr_reader_t* r, uint64_t expected, const char* field) {
-  uint64_t v;
-  if (mr_read_le(r, 8, field, &v) != 0) return -1;
-  if (v != expected)
-    return mr_reader_fail(r, "bad %s 0x%016llx at offset %llu, expected 0x%016llx", field,
-                          (unsigned long long)v, (unsigned long long)r->at,
-                          (unsigned long long)expected);
+/* Reads each field into values[i] and checks it against its rule. */
+static int read_fields(mr_reader_t* r, const field_t* f, int n, uint64_t* values) {
+  int i;
+  for (i = 0; i < n; ++i) {
+    uint64_t v;
+    if (mr_read_le(r, f[i].width, f[i].name, &v) != 0) return -1;
+    if ((f[i].rule == FIELD_EQUAL && v != f[i].limit) ||
+        (f[i].rule == FIELD_AT_MOST && v > f[i].limit) ||
+        (f[i].rule == FIELD_AT_LEAST && v < f[i].limit))
+      return mr_reader_fail(r, "bad %s %llu at offset %llu, expected %s%llu", f[i].name,
+                            (unsigned long long)v, (unsigned long long)r->at,
+                            k_rule_text[f[i].rule], (unsigned long long)f[i].limit);
+    values[i] = v;
+  }
   return 0;
 }
 
 static int read_tensor(mr_reader_t* r, TVMFFIObject** out) {
-  uint64_t v, ndim, data_size, numel = 1, expected, d;
+  uint64_t h[TENSOR_FIELDS], v, data_size, numel = 1, expected, d;
   int64_t shape[MR_MAX_NDIM];
   DLDataType dtype;
   DLDevice cpu = {kDLCPU, 0};
   TVMFFIObject* t;
-  if (expect_u64(r, MR_PARAMS_TENSOR_MAGIC, "tensor magic") != 0 ||
-      expect_u64(r, 0, "tensor reserved field") != 0 ||
-      mr_read_le(r, 8, "device_type and device_id", &v) != 0 ||
-      mr_read_le(r, 4, "ndim", &ndim) != 0)
-    return -1;
-  if (ndim > MR_MAX_NDIM)
-    return mr_reader_fail(r, "ndim %llu at offset %llu exceeds %d", (unsigned long long)ndim,
-                          (unsigned long long)r->at, MR_MAX_NDIM);
-  if (mr_read_le(r, 4, "dtype", &v) != 0) return -1;
-  dtype.code = (uint8_t)v;
-  dtype.bits = (uint8_t)(v >> 8);
-  dtype.lanes = (uint16_t)(v >> 16);
-  if (dtype.code > 17 || dtype.bits == 0 || dtype.lanes != 1)
-    return mr_reader_fail(r, "invalid dtype (code %u, bits %u, lanes %u) at offset %llu",
-                          (unsigned)dtype.code, (unsigned)dtype.bits, (unsigned)dtype.lanes,
-                          (unsigned long long)r->at);
-  for (d = 0; d < ndim; ++d) {
+  if (read_fields(r, k_tensor_header, TENSOR_FIELDS, h) != 0) return -1;
+  dtype.code = (uint8_t)h[TENSOR_CODE];
+  dtype.bits = (uint8_t)h[TENSOR_BITS];
+  dtype.lanes = 1;
+  for (d = 0; d < h[TENSOR_NDIM]; ++d) {
     if (mr_read_le(r, 8, "shape", &v) != 0) return -1;
     shape[d] = (int64_t)v;
     if (shape[d] < 0 || mr_mul_overflow_u64(numel, v, &numel))
@@ -149,7 +179,7 @@ static int read_tensor(mr_reader_t* r, TVMFFIObject** out) {
       data_size != expected)
     return mr_reader_bad(r, "data_byte_size", data_size, "does not match the shape and dtype");
   if (mr_reader_need(r, data_size, "tensor data") != 0 ||
-      mr_tensor_create((int32_t)ndim, shape, dtype, cpu, &t) != 0)
+      mr_tensor_create((int32_t)h[TENSOR_NDIM], shape, dtype, cpu, &t) != 0)
     return -1;
   if (data_size) {
     DLTensor* dl = mr_tensor_dl(t);
@@ -165,7 +195,7 @@ static int read_tensor(mr_reader_t* r, TVMFFIObject** out) {
 int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
                    TVMFFIObject** out_tensors) {
   mr_reader_t r = {NULL, 0, 0, 0, "params"};
-  uint64_t count = 0, count2, i, len;
+  uint64_t count = 0, count2, i, len, h[3];
   TVMFFIAny* items = NULL; /* count names, then count tensors */
   TVMFFIObject *names_arr = NULL, *tensors_arr = NULL, *obj;
   const char* name;
@@ -173,15 +203,12 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
   if (!data && size) return mr_value_error("params: data is NULL");
   r.p = (const unsigned char*)data;
   r.size = size;
-  if (expect_u64(&r, MR_PARAMS_LIST_MAGIC, "magic") != 0 ||
-      expect_u64(&r, 0, "reserved field") != 0 ||
-      mr_read_le(&r, 8, "name count", &count) != 0)
-    goto done;
-  if (count > MR_MAX_PARAMS || count > (r.size - r.pos) / 8) {
-    mr_reader_bad(&r, "name count", count, "exceeds the data");
-    count = 0;
+  if (read_fields(&r, k_list_header, 3, h) != 0) goto done;
+  if (h[LIST_COUNT] > (r.size - r.pos) / 8) {
+    mr_reader_bad(&r, "name count", h[LIST_COUNT], "exceeds the data");
     goto done;
   }
+  count = h[LIST_COUNT];
   items = (TVMFFIAny*)calloc(count ? 2 * count : 1, sizeof(TVMFFIAny));
   if (!items) {
     mr_error_oom("params");

@@ -43,6 +43,12 @@ static mr_ws_pool_t* get_pool(void) {
   return pool;
 }
 
+static void* workspace_oom(uint64_t nbytes) {
+  mr_error_setf("MemoryError", "cannot allocate a workspace of %llu bytes",
+                (unsigned long long)nbytes);
+  return NULL;
+}
+
 static void* cpu_alloc(uint64_t nbytes) {
   mr_ws_pool_t* pool = get_pool();
   mr_ws_block_t* b;
@@ -50,11 +56,7 @@ static void* cpu_alloc(uint64_t nbytes) {
     mr_error_oom("the workspace pool");
     return NULL;
   }
-  if (nbytes > SIZE_MAX - MR_DATA_ALIGNMENT) {
-    mr_error_setf("MemoryError", "workspace of %llu bytes is too large",
-                  (unsigned long long)nbytes);
-    return NULL;
-  }
+  if (nbytes > SIZE_MAX - MR_DATA_ALIGNMENT) return workspace_oom(nbytes);
   if (pool->depth >= MR_MAX_WORKSPACE_DEPTH) {
     mr_error_set("RuntimeError", "too many live workspaces on this thread");
     return NULL;
@@ -72,11 +74,7 @@ static void* cpu_alloc(uint64_t nbytes) {
     /* Round up to whole 4 KB pages so that slowly growing requests reuse blocks. */
     size_t size = ((size_t)nbytes + 4095) & ~(size_t)4095;
     void* p = mr_aligned_alloc(MR_DATA_ALIGNMENT, size ? size : MR_DATA_ALIGNMENT);
-    if (!p) {
-      mr_error_setf("MemoryError", "cannot allocate a workspace of %llu bytes",
-                    (unsigned long long)nbytes);
-      return NULL;
-    }
+    if (!p) return workspace_oom(nbytes);
     mr_aligned_free(b->ptr);
     b->ptr = p;
     b->size = size;
@@ -104,10 +102,7 @@ void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes,
   if (device_type == kDLCPU) return cpu_alloc(nbytes);
   api = mr_device_api_get(device_type);
   if (!api) return NULL;
-  if (nbytes > SIZE_MAX) {
-    mr_error_set("MemoryError", "workspace too large");
-    return NULL;
-  }
+  if (nbytes > SIZE_MAX) return workspace_oom(nbytes);
   dev.device_type = device_type;
   dev.device_id = device_id;
   hint.code = (uint8_t)dtype_code_hint;

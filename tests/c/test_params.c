@@ -95,9 +95,9 @@ int main(void) {
   corrupt(0x32, 0, "tensor magic");
   corrupt(0x3a, 0x1, "tensor reserved");
   corrupt(0x4a, 40, "ndim 40");
-  corrupt(0x4e, 99, "invalid dtype");      /* code */
-  corrupt(0x4f, 0, "invalid dtype");       /* bits */
-  corrupt(0x50, 4, "invalid dtype");       /* lanes */
+  corrupt(0x4e, 99, "dtype code 99");
+  corrupt(0x4f, 0, "dtype bits 0");
+  corrupt(0x50, 4, "dtype lanes 4");
   corrupt(0x52 + 7, 0x80, "invalid shape dimension");
   corrupt(0x62, 25, "data_byte_size 25");
   corrupt(0x52, 3, "data_byte_size 24");   /* shape 3x3 needs 36 bytes */
