@@ -64,7 +64,9 @@ class NDArray(Object):
         return self.shape + ((dt.lanes,) if dt.lanes != 1 else ())
 
     def numpy(self):
-        """A numpy copy of the array."""
+        """A numpy copy of the array (strided CPU views are copied through a zero-copy view)."""
+        if self.strides is not None and self.device.device_type == 1 and not _is_compact(self):
+            return np.array(np.from_dlpack(self), copy=True)
         out = np.empty(self._numpy_shape(), dtype=self.dtype.numpy_dtype())
         if out.nbytes:
             check_call(lib.mr_tensor_copy_to_bytes(self._dl, ffi.from_buffer(out), out.nbytes))
@@ -227,3 +229,13 @@ class _WriteBack:
 
     def run(self):
         self.arr[...] = self.nd.numpy()
+
+
+def _is_compact(arr) -> bool:
+    """Whether `arr`'s strides are those of a compact row-major layout."""
+    expected = 1
+    for dim, stride in zip(reversed(arr.shape), reversed(arr.strides)):
+        if dim != 1 and stride != expected:
+            return False
+        expected *= dim
+    return True

@@ -57,3 +57,13 @@ def test_round_trip_through_numpy_and_back():
 def test_from_dlpack_rejects_non_producers():
     with pytest.raises(TypeError, match="does not support DLPack"):
         mr.from_dlpack([1, 2, 3])
+
+
+def test_strided_view_round_trips_to_numpy():
+    base = np.arange(40, dtype="float32").reshape(5, 8)
+    view = base[1:4, ::3]
+    t = nd.from_dlpack(view)
+    assert t.strides == (8, 3)
+    np.testing.assert_array_equal(t.numpy(), view)
+    base[2, 3] = -1.0  # zero-copy: the runtime tensor sees the change
+    assert t.numpy()[1, 1] == -1.0
