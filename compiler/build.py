@@ -2,7 +2,7 @@
 and load it into the microruntime, callable at once (`m["test_add"](a, b, c)`), as `tvm.build`.
 
 The host passes (one flat list, run through the pipeline's runner):
-    make_packed_api -> lower_workspace -> lower_intrin -> annotate_entry
+    make_packed_api -> lower_call_packed -> lower_workspace -> lower_intrin -> annotate_entry
 Their output (the "packed form") is the input of every host codegen; see
 compiler/tir/transform/make_packed_api.py and compiler/codegen/__init__.py.
 """
@@ -15,19 +15,21 @@ import weakref
 from typing import Dict
 
 from .codegen import HostArtifact, codegen_host, host_codegen_available
-from .contrib.cc import create_shared
+from .contrib.cc import KERNEL_LIBRARY_OPTIONS, create_shared
 from .errors import TargetError
 from .ir.function import IRModule, PrimFunc
 from .target import Target
 from .target.kinds import HOST_KINDS
 from .tir.pipeline import run_passes
 from .tir.transform.annotate_entry import annotate_entry
+from .tir.transform.lower_call_packed import lower_call_packed
 from .tir.transform.lower_intrin import lower_intrin
 from .tir.transform.lower_workspace import lower_workspace
 from .tir.transform.make_packed_api import make_packed_api
 
 HOST_PASSES = [
     make_packed_api,   # TVM-FFI safe-call signature: unpack and check every argument
+    lower_call_packed,  # Buffer arguments of call_packed -> DLTensors made on the stack
     lower_workspace,   # temporaries > 1 KiB (or dynamic) -> TVMBackendAllocWorkspace/Free
     lower_intrin,      # portable rewrites of intrinsics (sigmoid, rsqrt, pow-2 floordiv, ...)
     annotate_entry,    # mark the single function of a module as `main`
@@ -84,7 +86,8 @@ def load_artifact(artifact: HostArtifact, target: Target, workdir: str, mod: IRM
         # shows its source; calling a function raises AttributeError.
         module = microruntime.Module(None, type_key="llvm")
     else:
-        so_path = create_shared(os.path.join(workdir, "lib.so"), [artifact.object_file])
+        so_path = create_shared(os.path.join(workdir, "lib.so"), [artifact.object_file],
+                            options=KERNEL_LIBRARY_OPTIONS)
         module = microruntime.load_module(so_path)
     module._sources = dict(artifact.sources)
     module._format = "c" if target.kind == "c" else "ll"

@@ -74,7 +74,7 @@ def export_library(artifact, target, system_lib: bool, file_name: str, fcompile=
         raise TargetError(f"cannot export {os.path.basename(file_name)!r}: use .so, .tar, .o, "
                           ".a (system library), or .c/.ll (source)")
     if fcompile is None:
-        _cc.create_shared(file_name, [obj], **kwargs)
+        _cc.create_shared(file_name, [obj], **_with_options(kwargs, _cc.KERNEL_LIBRARY_OPTIONS))
         return file_name
     if target.kind == "c" and "c" in artifact.sources:
         workdir = workspace_dir or tempfile.mkdtemp(prefix="kiln_export_")

@@ -10,6 +10,8 @@ What the result satisfies (the contract the build passes may rely on):
 - loops start at 0; kinds are SERIAL, PARALLEL, UNROLLED (non-constant extent only),
   VECTORIZED never remains (it became vector code or SERIAL), THREAD_BINDING for GPU axes with
   `thread_binding` = the te.thread_axis IterVar (its thread_tag names it);
+- a `tir.call_packed` argument may be a whole Buffer (compiler.tir.call_packed, te.extern):
+  the callee gets a DLTensor* of it; the host pass lower_call_packed makes that DLTensor;
 - attrs: {"global_symbol": name, "tir.noalias": True}; packed API is not generated here.
 """
 from __future__ import annotations

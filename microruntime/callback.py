@@ -10,6 +10,7 @@ import threading
 from ._loader import ffi, lib
 from .base import check_call, exc_kind_and_message, remember_python_error
 from .convert import borrow_any, set_owned_any
+from .ndarray import NDArrayView
 
 # address of the handle -> the handle (keeps the callable alive while C holds the Function)
 _HANDLES = {}
@@ -20,9 +21,15 @@ _HANDLES_LOCK = threading.Lock()
 def _mr_py_safe_call(handle, args, num_args, result):
     try:
         func = ffi.from_handle(handle)
-        ret = func(*[borrow_any(args + i) for i in range(num_args)])
-        if ret is not None:
-            set_owned_any(result, ret)
+        py_args = [borrow_any(args + i) for i in range(num_args)]
+        try:
+            ret = func(*py_args)
+            if ret is not None:
+                set_owned_any(result, ret)
+        finally:
+            for arg in py_args:  # DLTensor* arguments are lent for the call only
+                if isinstance(arg, NDArrayView):
+                    arg.release()
         return 0
     except BaseException as exc:  # every exception must stop here: C is above us
         try:

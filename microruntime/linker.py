@@ -2,10 +2,14 @@
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 
 _INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+# A kernel library's code binds to its own context slots and library context, even when a
+# library loaded with RTLD_GLOBAL (a system library, say) defines the same names.
+_SELF_BINDING = ["-Wl,-Bsymbolic"] if sys.platform.startswith("linux") else []
 
 
 def _cc():
@@ -43,7 +47,8 @@ def link_shared(path):
     tmp = tempfile.TemporaryDirectory(prefix="microruntime_")
     inputs = _extract(path, tmp.name) if path.endswith(".tar") else [path]
     so_path = os.path.join(tmp.name, os.path.basename(path).rsplit(".", 1)[0] + ".so")
-    _run([_cc(), "-shared", "-fPIC", "-O2", "-I" + _INCLUDE, "-o", so_path] + inputs)
+    _run([_cc(), "-shared", "-fPIC", "-O2", "-I" + _INCLUDE, "-o", so_path] + inputs
+         + _SELF_BINDING)
     return tmp, so_path
 
 
@@ -57,7 +62,7 @@ def export_static(obj_path, file_name):
         with tarfile.open(file_name, "w") as tar:
             tar.add(obj_path, arcname=os.path.basename(obj_path))
     elif file_name.endswith((".so", ".dylib", ".dll")):
-        _run([_cc(), "-shared", "-fPIC", "-o", file_name, obj_path])
+        _run([_cc(), "-shared", "-fPIC", "-o", file_name, obj_path] + _SELF_BINDING)
     else:
         raise ValueError(f"cannot export a static library as {file_name!r} "
                          "(expected .o, .a, .tar or .so)")

@@ -136,15 +136,37 @@ class NDArray(Object):
 
 
 class NDArrayView(NDArray):
-    """A borrowed DLTensor* (what a kernel passes to a Python callback): no object, no owner."""
+    """A borrowed DLTensor* (what a kernel passes to a Python callback): no object, no owner.
+
+    The memory belongs to the caller, so the view is only valid during the call: afterwards
+    `release()` is called and every use raises instead of reading freed memory.
+    """
 
     __slots__ = ()
 
     def __init__(self, dl, keep=None):
         Object.__init__(self, None)
         self._addr = 0
-        self._dl = dl
+        NDArray._dl.__set__(self, dl)
         self._keep = keep
+
+    @property
+    def _dl(self):
+        dl = NDArray._dl.__get__(self)
+        if dl is None:
+            raise ValueError("this tensor was lent to a Python callback for the duration of the "
+                             "call only; copy what you need inside the callback (e.g. .numpy())")
+        return dl
+
+    def __repr__(self):
+        if NDArray._dl.__get__(self) is None:
+            return "<microruntime.NDArray: a tensor lent to a Python callback, no longer valid>"
+        return NDArray.__repr__(self)
+
+    def release(self):
+        """Ends the loan: the view no longer points at the caller's memory."""
+        NDArray._dl.__set__(self, None)
+        self._keep = None
 
 
 WRAPPERS[70] = NDArray

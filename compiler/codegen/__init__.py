@@ -6,10 +6,10 @@ The host-codegen interface is one function per target kind, registered here:
     codegen_host(mod: IRModule, target: Target, workdir: str) -> HostArtifact
 
 Its input is an IRModule after the host passes of `compiler.build` (make_packed_api,
-lower_workspace, lower_intrin, annotate_entry); the exact shape of that "packed form" is the
-contract stated in `compiler/tir/transform/make_packed_api.py`. The generator writes one
-position-independent relocatable object (`.o`) under `workdir` (a fresh directory the caller
-owns) and returns its path together with the text it generated, by format:
+lower_call_packed, lower_workspace, lower_intrin, annotate_entry); the exact shape of that
+"packed form" is the contract stated in `compiler/tir/transform/make_packed_api.py`. The
+generator writes one position-independent relocatable object (`.o`) under `workdir` (a fresh
+directory the caller owns) and returns its path together with the text it generated, by format:
 {"c": ...} for the C target, {"ll": ..., "asm": ...} for LLVM. `compiler.build` links the object
 into a shared library and loads it; `export_library` reuses the object for `.o`, `.tar` and `.a`.
 
@@ -22,8 +22,11 @@ Outside system-lib mode runtime services are reached through weak `void*` contex
 the loader fills after dlopen (`__TVMBackendAllocWorkspace`, `__TVMBackendFreeWorkspace`,
 `__TVMBackendParallelLaunch`, `__TVMBackendParallelBarrier`, `__TVMFFIFunctionCall`,
 `__TVMFFIEnvModLookupFromImports`): both Apache TVM's loader and the microruntime fill them, so
-the .so loads in either; `TVMFFIErrorSetRaisedFromCStrParts` is a direct (undefined) reference,
-since both export it globally. In system-lib mode (module attr "system_lib_prefix" present, a
+the .so loads in either; `tir.call_packed` looks its function up once per call site with
+`TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, name, &handle)` and calls it with
+`TVMFFIFunctionCall`, both through those slots (in C, then through weak direct references).
+`TVMFFIErrorSetRaisedFromCStrParts` is a direct (undefined) reference, since both export it
+globally. In system-lib mode (module attr "system_lib_prefix" present, a
 str, maybe empty) every service is a direct call, and the object also registers each
 `__tvm_ffi_<g>` plus `<prefix>__tvm_ffi__library_ctx` through
 `TVMFFIEnvModRegisterSystemLibSymbol` from a constructor, and defines the idempotent entry

@@ -4,8 +4,11 @@
 `codegen_host(mod, target, workdir)` implements the host-codegen interface of
 compiler/codegen/__init__.py. `generate_c(mod, target)` returns the C text alone (golden tests).
 Parallel loops are outlined into task functions launched with TVMBackendParallelLaunch
-(num_task 0 = all workers); workspace and parallel services go through the context slots
-described in compiler/codegen/__init__.py.
+(num_task 0 = all workers); workspace, parallel and function-call services go through the
+context slots described in compiler/codegen/__init__.py. `tir.call_packed` fills a TVMFFIAny
+array and calls `kiln_call_packed` (codegen_templates/c/services.h.j2) with a static handle per
+call site, looked up once through the library context; `tir.make_dltensor` is a DLTensor
+compound literal.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from ..contrib.cc import compile_source
 from ..errors import InternalError, UnsupportedOpError
 from ..ir import expr as E
 from ..ir import stmt as S
+from ..ir.buffer import Buffer
 from ..ir.functor import free_vars, post_order_visit
 from . import HostArtifact, system_lib_entry_symbol
 from .c_family import CFamilyPrinter
@@ -41,7 +45,19 @@ _SERVICES = {
                  "kiln_parallel_launch",
                  "{ TVMParallelGroupEnv env; env.sync_handle = NULL; env.num_task = 1; "
                  "return a0(0, &env, a1); }"),
+    "lookup": ("TVMFFIEnvModLookupFromImports", "int", ["void*", "const char*", "void**"],
+               "kiln_lookup_function",
+               "{ const char* parts[2] = {\"no runtime provides function lookup to find \", a1}; "
+               "(void)a0; (void)a2; TVMFFIErrorSetRaisedFromCStrParts(\"RuntimeError\", parts, 2); "
+               "return -1; }"),
+    "call": ("TVMFFIFunctionCall", "int", ["void*", "TVMFFIAny*", "int32_t", "TVMFFIAny*"],
+             "kiln_function_call",
+             "{ const char* parts[1] = {\"no runtime provides TVMFFIFunctionCall\"}; "
+             "(void)a0; (void)a1; (void)a2; (void)a3; "
+             "TVMFFIErrorSetRaisedFromCStrParts(\"RuntimeError\", parts, 1); return -1; }"),
 }
+# TVMFFIAny type indices of call_packed arguments (as compiler/codegen/llvm_packed.py).
+_ANY_INT, _ANY_BOOL, _ANY_FLOAT, _ANY_DLTENSOR_PTR, _ANY_RAW_STR = 1, 2, 3, 7, 8
 
 
 class CHostPrinter(CFamilyPrinter):
@@ -75,9 +91,69 @@ class CHostPrinter(CFamilyPrinter):
         if op == "tir.free_workspace":
             self.services.add("free")
             return f"kiln_free_workspace({', '.join(self.expr(a) for a in args)})"
+        if op == "tir.make_dltensor":
+            return self.make_dltensor(args)
+        if op == "tir.call_packed":
+            return self.call_packed(e)
         if op == "tir.dtype_name":
             raise InternalError("tir.dtype_name may only appear in AssertStmt messages")
         raise UnsupportedOpError(f"the C host codegen does not implement {op!r}")
+
+    # ---- call_packed -------------------------------------------------------------------------
+    def stmt_Evaluate(self, s: S.Evaluate) -> None:
+        if isinstance(s.value, E.Call) and s.value.op == "tir.call_packed":
+            self.call_packed(s.value)  # the status needs no statement of its own
+            return
+        super().stmt_Evaluate(s)
+
+    def call_packed(self, e: E.Call) -> str:
+        """Fills a TVMFFIAny array, calls through `kiln_call_packed` (one cached handle per
+        call site) and returns from the function on failure; the value is the status (0)."""
+        if not e.args or not isinstance(e.args[0], E.StringImm):
+            raise InternalError(f"{e} needs the function name as a StringImm")
+        args = e.args[1:]
+        if any(isinstance(a, Buffer) for a in args):
+            raise InternalError(f"{e} still takes a Buffer; run lower_call_packed first")
+        self.services |= {"lookup", "call", "packed"}
+        stack, cache, rc = self.fresh("kiln_args"), self.fresh("kiln_fn"), self.fresh("kiln_rc")
+        self.emit(f"static void* {cache} = NULL;")
+        self.emit(f"TVMFFIAny {stack}[{len(args) + 1}];")
+        self.emit(f"int32_t {rc};")
+        for i, a in enumerate(args):
+            index, field, value = self._any_value(a)
+            self.emit(f"{stack}[{i}].type_index = {index};")
+            self.emit(f"{stack}[{i}].zero_padding = 0;")
+            self.emit(f"{stack}[{i}].u.{field} = {value};")
+        name = self.expr(e.args[0])
+        self.emit(f"{rc} = kiln_call_packed(&{cache}, {name}, {stack}, {len(args)});")
+        self.emit(f"if ({rc} != 0) return {rc};")
+        return rc
+
+    def _any_value(self, a):
+        """(type index, union field, C value) of a call_packed argument."""
+        if isinstance(a, E.StringImm):
+            return _ANY_RAW_STR, "v_c_str", self.expr(a)
+        dt = a.dtype
+        if dt.lanes > 1:
+            raise UnsupportedOpError(f"call_packed cannot pass the vector {a}")
+        if dt.is_handle:
+            return _ANY_DLTENSOR_PTR, "v_ptr", f"(void*)({self.expr(a)})"
+        if dt.is_float:
+            return _ANY_FLOAT, "v_float64", f"(double)({self.expr(a)})"
+        if dt.is_bool:
+            return _ANY_BOOL, "v_int64", f"(int64_t)({self.expr(a)} != 0)"
+        return _ANY_INT, "v_int64", f"(int64_t)({self.expr(a)})"
+
+    def make_dltensor(self, args) -> str:
+        """A DLTensor compound literal (automatic storage in the enclosing block)."""
+        if len(args) < 6:
+            raise InternalError(f"tir.make_dltensor takes at least 6 arguments, got {len(args)}")
+        data, dev_type, dev_id, code, bits, lanes = (self.expr(a) for a in args[:6])
+        shape = [f"(int64_t)({self.expr(a)})" for a in args[6:]]
+        shape_ptr = f"(int64_t[]){{{', '.join(shape)}}}" if shape else "NULL"
+        return (f"((void*)&(DLTensor){{(void*)({data}), {{(int32_t)({dev_type}), "
+                f"(int32_t)({dev_id})}}, {len(shape)}, {{(uint8_t)({code}), (uint8_t)({bits}), "
+                f"(uint16_t)({lanes})}}, {shape_ptr}, NULL, 0}})")
 
     # ---- parallel loops ----------------------------------------------------------------------
     def for_parallel(self, s: S.For) -> None:
@@ -141,7 +217,7 @@ def _captured_vars(loop: S.For) -> List[E.Var]:
 # ---- the file ---------------------------------------------------------------------------------
 def _service_decls(names: Set[str], system_lib: bool):
     out = []
-    for key in ("alloc", "free", "parallel"):
+    for key in ("alloc", "free", "parallel", "lookup", "call"):
         if key not in names:
             continue
         name, ret, params, wrapper, fallback = _SERVICES[key]
@@ -180,6 +256,7 @@ def generate_c(mod, target) -> str:
     bitcasts = sorted(tuple(h.split(":")[1:]) for h in helpers if h.startswith("bitcast:"))
     return render("c/module.c.j2", target=str(target), helpers=helpers, typed_helpers=typed,
                   bitcasts=bitcasts, services=_service_decls(services, system_lib),
+                  call_packed="packed" in services,
                   functions=functions, entry=entry, system_lib=system_lib,
                   prefix=prefix or "", symbols=symbols,
                   entry_symbol=system_lib_entry_symbol(prefix or ""))

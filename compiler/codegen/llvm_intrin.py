@@ -256,6 +256,33 @@ class IntrinEmitter:
     def intrin_call_packed(self, e):
         return self.call_packed(e)
 
+    def intrin_make_dltensor(self, e):
+        """A DLTensor (and its shape array) in entry-block stack slots of this call site,
+        filled here: strides NULL, byte_offset 0; the value is its address."""
+        if len(e.args) < 6:
+            raise InternalError(f"llvm codegen: {e} takes at least 6 arguments")
+        data = self.expr(e.args[0])
+        dev_type, dev_id, code, bits, lanes = (
+            self._fit(self.expr(a), True, _dtype_of(t))
+            for a, t in zip(e.args[1:6], (I32, I32, I8, I8, I16)))
+        dims = e.args[6:]
+        tensor = self.entry_alloca(DLTENSOR, align=8)
+        shape = ir.Constant(PTR, None)
+        if dims:
+            shape = self.entry_alloca(ir.ArrayType(I64, len(dims)), align=8)
+            for k, d in enumerate(dims):
+                slot = self.b.gep(shape, [ir.Constant(I32, 0), ir.Constant(I32, k)],
+                                  inbounds=True, source_etype=ir.ArrayType(I64, len(dims)))
+                self.b.store(self._fit(self.expr(d), True, _dtype_of(I64)), slot, align=8)
+        values = {(0,): data, (1, 0): dev_type, (1, 1): dev_id,
+                  (2,): ir.Constant(I32, len(dims)), (3, 0): code, (3, 1): bits, (3, 2): lanes,
+                  (4,): shape, (5,): ir.Constant(PTR, None), (6,): ir.Constant(I64, 0)}
+        for path, value in values.items():
+            idx = [ir.Constant(I32, 0)] + [ir.Constant(I32, p) for p in path]
+            field = self.b.gep(tensor, idx, inbounds=True, source_etype=DLTENSOR)
+            self.b.store(value, field)
+        return tensor
+
     def intrin_alloc_workspace(self, e):
         tys = (I32, I32, I64, I32, I32)
         args = [self._fit(self.expr(a), True, _dtype_of(t)) for a, t in zip(e.args, tys)]

@@ -78,6 +78,9 @@ class PackedEmitter:
         if not e.args or not isinstance(e.args[0], StringImm):
             raise InternalError(f"llvm codegen: {e} needs the function name as a StringImm")
         name, args = e.args[0].value, e.args[1:]
+        if any(not isinstance(a, PrimExpr) for a in args):
+            raise InternalError(f"llvm codegen: {e} still takes a Buffer; run "
+                                "lower_call_packed first")
         stack = self.entry_alloca(ir.ArrayType(ANY, len(args) + 1), align=8)
         for i, a in enumerate(args):
             self._store_any(stack, i, a)

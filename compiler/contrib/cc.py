@@ -11,13 +11,14 @@ command and its output.
 from __future__ import annotations
 
 import os
+import sys
 import shlex
 import subprocess
 from typing import Callable, List, Optional, Sequence, Union
 
 from ..errors import BuildError
 
-__all__ = ["get_cc", "compile_source", "create_shared", "create_staticlib", "cross_compiler",
+__all__ = ["KERNEL_LIBRARY_OPTIONS", "get_cc", "compile_source", "create_shared", "create_staticlib", "cross_compiler",
            "run_command"]
 
 
@@ -53,6 +54,12 @@ def compile_source(source: str, output: str, options=None, cc: Optional[str] = N
         [source, "-o", output]
     run_command(cmd)
     return output
+
+
+# Linker options for a kernel library: its code binds to its own context slots and library
+# context (`__TVMBackend*`, `__tvm_ffi__library_ctx`) even when another library loaded with
+# RTLD_GLOBAL defines the same names (a system library, say), instead of sharing that one's.
+KERNEL_LIBRARY_OPTIONS = ["-Wl,-Bsymbolic"] if sys.platform.startswith("linux") else []
 
 
 def create_shared(output: str, objects: Union[str, Sequence[str]], options=None,

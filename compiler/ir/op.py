@@ -40,7 +40,15 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
     "tir.address_of": (1, "(BufferLoad) -> handle to that element"),
     "tir.dtype_name": (3, "(code, bits, lanes) -> the dtype's name as a C string (for messages)"),
     "tir.call_packed": (None, "(name: StringImm, args...) -> int32 status; calls a function "
-                              "found through the library context (imports, then globals)"),
+                              "found through the library context (imports, then globals). "
+                              "An arg may be a Buffer until lower_call_packed (a DLTensor* of "
+                              "it is passed); ints go as Int, floats as Float (float64), "
+                              "handles as DLTensor*, StringImms as raw C strings"),
+    "tir.make_dltensor": (None, "(data, device_type, device_id, dtype_code, dtype_bits, "
+                                "dtype_lanes, shape_0, ..., shape_{ndim-1}) -> DLTensor* to a "
+                                "DLTensor on the calling function's stack (ndim = number of "
+                                "shape args, strides NULL, byte_offset 0), valid until it "
+                                "returns; made by lower_call_packed"),
     # ---- runtime services --------------------------------------------------------------------
     "tir.alloc_workspace": (5, "(device_type, device_id, nbytes, code_hint, bits_hint) -> handle"),
     "tir.free_workspace": (3, "(device_type, device_id, ptr) -> int32"),

@@ -86,7 +86,8 @@ class Printer:
         if isinstance(e, E.Let):
             return f"(let {self.var(e.var)} = {self.expr(e.value)} in {self.expr(e.body)})"
         if isinstance(e, E.Call):
-            return f"{e.op}({', '.join(self.expr(a) for a in e.args)})"
+            args = (self.buf(a) if isinstance(a, Buffer) else self.expr(a) for a in e.args)
+            return f"{e.op}({', '.join(args)})"
         if isinstance(e, E.Reduce):
             axes = ", ".join(self.var(a.var) for a in e.axis)
             return f"reduce({', '.join(self.expr(s) for s in e.source)}, axis=[{axes}])"

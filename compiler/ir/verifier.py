@@ -6,7 +6,8 @@ loop variable, a Let/LetStmt, an Allocate's data, a thread IterVar of an AttrStm
 axis); the operands of a binary operator share one dtype; conditions are booleans; logical
 operators take booleans; a load or store has as many indices as its buffer has dimensions (or
 one, after flattening) and integer indices; a stored value has the buffer's element type; Call
-names are intrinsics of compiler/ir/op.py or start with "extern:" / "extern."; vector lanes agree.
+names are intrinsics of compiler/ir/op.py or start with "extern:" / "extern."; only
+tir.call_packed takes Buffer arguments, whose data var is defined there; vector lanes agree.
 """
 from __future__ import annotations
 
@@ -134,6 +135,13 @@ class _Verifier(IRVisitor):
             n = OP.arity(e.op)
             if n is not None and n != len(e.args):
                 self.fail(f"'{e.op}' takes {n} arguments, got {len(e.args)}", e)
+        for a in e.args:
+            if isinstance(a, Buffer) and e.op != "tir.call_packed":
+                self.fail(f"buffer '{a.name}' is an argument of '{e.op}'; only "
+                          "tir.call_packed takes buffers", e)
+            if isinstance(a, Buffer) and id(a.data) not in self.defined:
+                self.fail(f"buffer '{a.name}' is passed to a call but its data var is not "
+                          "defined here", e)
         self.generic_visit(e)
 
     def visit_BufferLoad(self, e: E.BufferLoad) -> None:

@@ -9,8 +9,17 @@
 from ..ir.expr import IterVar, Range, Var  # noqa: F401
 from .intrin import *  # noqa: F401,F403
 from .intrin import abs, all, any, if_then_else, max_value, min_value, power, select  # noqa: F401
-from .operation import compute, const, placeholder, reduce_axis, size_var, thread_axis, var  # noqa: F401
+from .operation import (  # noqa: F401
+    compute,
+    const,
+    extern,
+    placeholder,
+    reduce_axis,
+    size_var,
+    thread_axis,
+    var,
+)
 from .reduction import comm_reducer, max, min, sum  # noqa: F401
 from .schedule import Schedule, create_schedule  # noqa: F401
 from .stage import Stage  # noqa: F401
-from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorLoad  # noqa: F401
+from .tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, Tensor, TensorLoad  # noqa: F401

@@ -1,6 +1,7 @@
 """The loop nest of one stage: loops from its leaf axes (outermost first), root values from the
 split/fuse relations, bound guards, the stores, and for reductions an init nest followed by the
-update nest.
+update nest. An extern stage is its statement with the placeholder buffers bound
+(`make_extern_stmt`).
 
 Reductions: the init goes right before the outermost loop that comes from a reduction axis;
 the data-parallel loops inside that point are repeated (with fresh variables) around the init.
@@ -13,7 +14,8 @@ from typing import Callable, Dict, List
 
 from ..errors import ScheduleError
 from ..ir import expr as E
-from ..ir.functor import substitute
+from ..ir.buffer import Buffer
+from ..ir.functor import IRMutator, substitute
 from ..ir.stmt import AttrStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, Stmt, seq
 from ..tir.arith_shim import relax, simplify
 from .bound import Bounds
@@ -121,3 +123,32 @@ def _make_for(stage: Stage, iv: E.IterVar, extent: E.PrimExpr, body: Stmt) -> St
     for key, value in reversed(attr.pragmas if attr else []):
         loop = AttrStmt(iv, f"pragma_{key}", value, loop)
     return loop
+
+
+class _BindBuffers(IRMutator):
+    """Placeholder buffers (and their data vars) → the buffers lowering chose."""
+
+    def __init__(self, bmap: Dict[Buffer, Buffer]):
+        self.bmap = bmap
+        self.vmap = {b.data: nb.data for b, nb in bmap.items()}
+
+    def visit_buffer(self, b: Buffer) -> Buffer:
+        return self.bmap.get(b, b)
+
+    def visit_Var(self, v: E.Var) -> E.PrimExpr:
+        return self.vmap.get(v, v)
+
+
+def make_extern_stmt(stage: Stage, resolve: Callable) -> Stmt:
+    """The statement of an extern stage, its placeholders bound to the storage of its tensors
+    (whole tensors, so the storage has the placeholders' shapes)."""
+    op = stage.op
+    bmap: Dict[Buffer, Buffer] = {}
+    for placeholder, t in list(zip(op.input_placeholders, op.inputs)) + \
+            list(zip(op.output_placeholders, op.outputs)):
+        buf, offsets = resolve(t)
+        if not all(E.is_const_int(o, 0) for o in offsets):
+            raise ScheduleError(f"extern stage '{stage.name}': tensor '{t.name}' is stored as a "
+                                "region, not whole; compute it at the root")
+        bmap[placeholder] = buf
+    return _BindBuffers(bmap).visit(op.body)

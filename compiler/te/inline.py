@@ -7,7 +7,7 @@ from typing import Callable, Dict
 from ..ir import expr as E
 from ..ir.functor import IRMutator, substitute
 from .stage import Stage
-from .tensor import TensorLoad
+from .tensor import ExternOp, TensorLoad
 
 
 class _Inliner(IRMutator):
@@ -25,10 +25,14 @@ class _Inliner(IRMutator):
 
 def inline_bodies(sch) -> Dict[Stage, tuple]:
     """For every compute stage (inlined ones included), its bodies with inlined producers
-    substituted. Stage order puts producers first, so one pass suffices."""
+    substituted; () for an extern stage. Stage order puts producers first, so one pass
+    suffices."""
     bodies: Dict[Stage, tuple] = {}
     for st in sch.stages:
         if st.is_placeholder:
+            continue
+        if isinstance(st.op, ExternOp):
+            bodies[st] = ()  # an opaque statement over buffers: no tensor reads to inline
             continue
         bodies[st] = tuple(_Inliner(sch, bodies).visit(b) for b in st.op.body)
     return bodies

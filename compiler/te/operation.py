@@ -1,4 +1,4 @@
-"""Declaring tensors: placeholder, compute, reduce_axis, thread_axis and variables."""
+"""Declaring tensors: placeholder, compute, extern, reduce_axis, thread_axis and variables."""
 from __future__ import annotations
 
 import inspect
@@ -6,8 +6,10 @@ from typing import Any, Callable, Dict, Optional
 
 from ..errors import IRError
 from ..ir import expr as E
+from ..ir.buffer import decl_buffer
 from ..ir.dtype import DTypeLike, as_dtype
-from .tensor import ComputeOp, PlaceholderOp, Tensor
+from ..ir.stmt import Evaluate, Stmt
+from .tensor import ComputeOp, ExternOp, PlaceholderOp, Tensor
 
 
 def _shape(shape) -> tuple:
@@ -89,3 +91,38 @@ def compute(shape, fcompute: Callable, name: str = "compute", tag: str = "",
     op = ComputeOp(name, tag, attrs, axis, bodies)
     return list(op.outputs) if multi else op.output(0)
 
+
+
+def extern(shape, inputs, fcompute: Callable, name: str = "extern", dtype=None, tag: str = "",
+           attrs: Optional[Dict[str, Any]] = None):
+    """Tensors computed by an opaque statement, as TVM's `te.extern`: `fcompute(ins, outs)`
+    gets one Buffer per input tensor and per output and returns a statement or an expression
+    (wrapped in Evaluate), typically `tir.call_packed("f", *ins, *outs)`. `shape` is one shape
+    or a list of shapes (several outputs); `dtype` one dtype or one per output (default: the
+    first input's). Returns a Tensor, or a list of Tensors for several outputs."""
+    multi = isinstance(shape, (list, tuple)) and bool(shape) \
+        and all(isinstance(s, (list, tuple)) for s in shape)
+    shapes = [_shape(s) for s in shape] if multi else [_shape(shape)]
+    inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise IRError(f"extern {name}: input {t!r} is not a Tensor")
+    if dtype is None:
+        if not inputs:
+            raise IRError(f"extern {name}: give dtype= when there are no inputs")
+        dtype = inputs[0].dtype
+    dtypes = list(dtype) if isinstance(dtype, (list, tuple)) else [dtype] * len(shapes)
+    if len(dtypes) != len(shapes):
+        raise IRError(f"extern {name}: {len(shapes)} output shapes but {len(dtypes)} dtypes")
+    ins = [decl_buffer(t.shape, t.dtype, t.name) for t in inputs]
+    names = [name] if len(shapes) == 1 else [f"{name}.v{i}" for i in range(len(shapes))]
+    outs = [decl_buffer(s, as_dtype(d), n) for s, d, n in zip(shapes, dtypes, names)]
+    body = fcompute(ins, outs)
+    if not isinstance(body, Stmt):
+        try:
+            body = Evaluate(E.convert(body))
+        except IRError:
+            raise IRError(f"extern {name}: fcompute must return a statement or an expression, "
+                          f"got {type(body).__name__}") from None
+    op = ExternOp(name, tag, attrs, inputs, ins, outs, body)
+    return list(op.outputs) if multi else op.output(0)

@@ -4,7 +4,9 @@ tensors and emit every stage's loop nest where it is attached.
 The body uses multi-dimensional BufferLoad/BufferStore. Argument tensors are bound through the
 function's buffer_map; every other computed tensor gets an `Allocate` in its stage's scope
 ("global" unless set_scope/cache_*), sized by the region bound inference found, at the root of
-the function or inside the loop it is computed at.
+the function or inside the loop it is computed at. An extern stage's statement is placed at the
+root with its placeholder buffers bound to the storage of its input and output tensors, which
+are computed whole.
 """
 from __future__ import annotations
 
@@ -18,10 +20,10 @@ from ..ir.function import PrimFunc
 from ..ir.stmt import Allocate, Stmt, seq
 from ..tir.arith_shim import relax, simplify
 from .bound import infer_bounds
-from .compute_stmt import make_stage_stmt
+from .compute_stmt import make_extern_stmt, make_stage_stmt
 from .inline import inline_bodies
 from .stage import Stage
-from .tensor import Tensor
+from .tensor import ExternOp, Tensor
 
 
 class _Lowering:
@@ -78,7 +80,10 @@ class _Lowering:
         computed = {st: bodies[st] for st in sch.stages
                     if not st.is_placeholder and st.attach_type != "inline"}
         self._check_attach(computed)
-        full = {st for st in computed if st in self.arg_stages or st.is_output}
+        extern_inputs = self._extern_inputs(computed)
+        full = {st for st in computed
+                if st in self.arg_stages or st.is_output or st in extern_inputs
+                or isinstance(st.op, ExternOp)}
         self.bounds = infer_bounds(sch, computed, full)
         self.attached: Dict[Tuple[int, int], List[Stage]] = {}
         for st in computed:
@@ -107,12 +112,36 @@ class _Lowering:
                 raise ScheduleError(f"compute_at on stage '{st.name}': stage '{parent.name}' "
                                     f"does not read it at axis '{st.attach_ivar.name}'")
 
+    def _extern_inputs(self, computed) -> set:
+        """Stages an extern stage reads: they are computed whole, at the root, so the extern's
+        statement sees complete tensors."""
+        found = set()
+        for st in computed:
+            if not isinstance(st.op, ExternOp):
+                continue
+            for t in st.op.input_tensors():
+                producer = self.sch.stage_map.get(t.op)
+                if producer is None or producer.is_placeholder:
+                    continue
+                if producer.attach_type != "root":
+                    how = "inlined" if producer.attach_type == "inline" else "computed at " \
+                        f"stage '{producer.attach_stage.name}'"
+                    raise ScheduleError(f"stage '{producer.name}' is {how}, but the extern stage "
+                                        f"'{st.name}' reads it whole; compute it at the root")
+                found.add(producer)
+        return found
+
     def _allocate(self, st: Stage) -> List[Buffer]:
         dom = self.bounds.dom
         bufs = []
         for t in st.op.outputs:
             key = (id(st), t.value_index)
             if key in self.storage:
+                continue
+            if isinstance(st.op, ExternOp):
+                buf = decl_buffer(t.shape, t.dtype, t.name, scope=st.scope)
+                self.storage[key] = (buf, (E.const(0),) * t.ndim)
+                bufs.append(buf)
                 continue
             shape, mins = [], []
             for iv in st.op.axis:
@@ -129,6 +158,8 @@ class _Lowering:
         return bufs
 
     def _emit(self, st: Stage) -> Stmt:
+        if isinstance(st.op, ExternOp):
+            return make_extern_stmt(st, self.resolve)
         return make_stage_stmt(st, self.bodies[st], self.bounds, self.resolve, self._attach)
 
     def _attach(self, parent: Stage, iv: E.IterVar, body: Stmt) -> Stmt:

@@ -73,6 +73,12 @@ class Stage:
         if self.is_placeholder:
             self._fail(prim, "a placeholder has no loops to schedule")
 
+    def _check_not_extern(self, prim: str):
+        from .tensor import ExternOp
+
+        if isinstance(self.op, ExternOp):
+            self._fail(prim, "an extern stage is one opaque statement computed at the root")
+
     def _attr(self, iv) -> IterAttr:
         if iv not in self.iter_attrs:
             self.iter_attrs[iv] = IterAttr()
@@ -179,6 +185,7 @@ class Stage:
     def compute_at(self, parent: "Stage", axis):
         """Compute this stage inside `parent`'s loop `axis`, only the region that loop needs."""
         self._check_compute("compute_at")
+        self._check_not_extern("compute_at")
         if not isinstance(parent, Stage):
             self._fail("compute_at", "the first argument must be a stage (s[T])")
         if parent is self:
@@ -196,6 +203,7 @@ class Stage:
     def compute_inline(self):
         """Substitute this stage's expression into its consumers (no loops of its own)."""
         self._check_compute("compute_inline")
+        self._check_not_extern("compute_inline")
         if self.op.reduce_axis:
             self._fail("compute_inline", "cannot inline a reduction; compute it in its own "
                                          "stage (compute_at or root)")

@@ -1,4 +1,4 @@
-"""Tensors and the operations that produce them (placeholder, compute).
+"""Tensors and the operations that produce them (placeholder, compute, extern).
 
 A `Tensor` is output `value_index` of an `Operation`; `T[i, j]` (or `T(i, j)`) builds a
 `TensorLoad` expression, which lowering turns into a BufferLoad on the tensor's buffer.
@@ -114,6 +114,31 @@ class ComputeOp(Operation):
             for load in tensor_loads(b):
                 if load.tensor not in found:
                     found.append(load.tensor)
+        return found
+
+
+class ExternOp(Operation):
+    """Outputs computed by an opaque statement (`te.extern`): `body` reads the buffers
+    `input_placeholders` (one per tensor of `inputs`) and writes `output_placeholders`;
+    lowering binds both to the buffers it chose for those tensors. No axes of its own."""
+
+    def __init__(self, name: str, tag: str, attrs: Optional[Dict[str, Any]], inputs,
+                 input_placeholders, output_placeholders, body):
+        self.name, self.tag, self.attrs = name, tag, dict(attrs or {})
+        self.inputs = list(inputs)
+        self.input_placeholders = list(input_placeholders)
+        self.output_placeholders = list(output_placeholders)
+        self.body = body
+        self.axis: Tuple[E.IterVar, ...] = ()
+        self.reduce_axis: Tuple[E.IterVar, ...] = ()
+        self.outputs = [Tensor(self, i, b.shape, b.dtype, b.name)
+                        for i, b in enumerate(self.output_placeholders)]
+
+    def input_tensors(self) -> List[Tensor]:
+        found: List[Tensor] = []
+        for t in self.inputs:
+            if t not in found:
+                found.append(t)
         return found
 
 

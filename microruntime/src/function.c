@@ -1,5 +1,7 @@
 /* Function objects (type 68): a TVMFFIFunctionCell whose safe_call receives
- * the Function itself, forwarding to the user's callback with its `self`. */
+ * the Function itself, forwarding to the user's callback with its `self`.
+ * A function may also hold a strong reference to an `owner` (the module whose
+ * code it runs), released with the function. */
 #include <stdlib.h>
 
 #include "internal.h"
@@ -10,6 +12,7 @@ typedef struct {
   TVMFFISafeCallType call;
   void* self;
   void (*self_deleter)(void* self);
+  TVMFFIObject* owner;
 } mr_function_obj_t;
 
 static int function_trampoline(void* handle, const TVMFFIAny* args, int32_t num_args,
@@ -23,6 +26,10 @@ static void function_deleter(void* obj, int flags) {
   if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && f->self_deleter) {
     f->self_deleter(f->self);
     f->self_deleter = NULL;
+  }
+  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && f->owner) {
+    mr_object_release(f->owner);
+    f->owner = NULL;
   }
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(obj);
 }
@@ -38,7 +45,18 @@ int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*delet
   f->call = call;
   f->self = self;
   f->self_deleter = deleter;
+  f->owner = NULL;
   *out_func = &f->header;
+  return 0;
+}
+
+int mr_function_from_owned_symbol(TVMFFISafeCallType symbol, TVMFFIObject* owner,
+                                  TVMFFIObject** out_func) {
+  TVMFFIObject* f = NULL;
+  if (mr_function_create_closure(NULL, symbol, NULL, &f) != 0) return -1;
+  if (owner) mr_object_retain(owner);
+  ((mr_function_obj_t*)f)->owner = owner;
+  *out_func = f;
   return 0;
 }
 

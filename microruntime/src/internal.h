@@ -113,6 +113,10 @@ void* mr_syslib_lookup(void* handle, const char* symbol);
 /* ---- function.c ---- */
 int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*deleter)(void*),
                                TVMFFIObject** out_func);
+/* A Function calling `symbol` with a NULL handle, holding a strong reference
+ * to `owner` (may be NULL) until the function is freed. */
+int mr_function_from_owned_symbol(TVMFFISafeCallType symbol, TVMFFIObject* owner,
+                                  TVMFFIObject** out_func);
 
 /* ---- registry.c ---- */
 /* Registers the runtime's own global functions once. */

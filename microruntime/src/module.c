@@ -94,19 +94,19 @@ void* mr_module_library_symbol(TVMFFIObject* module, const char* symbol) {
 }
 
 /* Caller holds the module mutex. */
-static TVMFFIObject* cache_find(mr_module_obj_t* m, const char* name, int from_env) {
+static TVMFFIObject* cache_find(mr_module_obj_t* m, const char* name) {
   size_t i;
   for (i = 0; i < m->cache_count; ++i)
-    if (m->cache[i].from_env == from_env && strcmp(m->cache[i].name, name) == 0)
+    if (strcmp(m->cache[i].name, name) == 0)
       return m->cache[i].func;
   return NULL;
 }
 
 /* The cached function (borrowed: the cache holds it while m lives), or NULL. */
-static TVMFFIObject* cache_get(mr_module_obj_t* m, const char* name, int from_env) {
+static TVMFFIObject* cache_get(mr_module_obj_t* m, const char* name) {
   TVMFFIObject* f;
   mr_mutex_lock(&g_module_mutex);
-  f = cache_find(m, name, from_env);
+  f = cache_find(m, name);
   mr_mutex_unlock(&g_module_mutex);
   return f;
 }
@@ -119,12 +119,11 @@ static int check_name(const char* name) {
 
 /* Adds `func` (borrowed) to the cache; returns the cached function (which may
  * be another thread's) or NULL when out of memory. */
-static TVMFFIObject* cache_insert(mr_module_obj_t* m, const char* name, TVMFFIObject* func,
-                                  int from_env) {
+static TVMFFIObject* cache_insert(mr_module_obj_t* m, const char* name, TVMFFIObject* func) {
   TVMFFIObject* hit;
   char* copy;
   mr_mutex_lock(&g_module_mutex);
-  hit = cache_find(m, name, from_env);
+  hit = cache_find(m, name);
   if (hit) goto done;
   if (mr_grow(&m->cache, &m->cache_cap, m->cache_count, sizeof(*m->cache), "a function cache"))
     goto done;
@@ -133,7 +132,6 @@ static TVMFFIObject* cache_insert(mr_module_obj_t* m, const char* name, TVMFFIOb
   mr_object_retain(func);
   m->cache[m->cache_count].name = copy;
   m->cache[m->cache_count].func = func;
-  m->cache[m->cache_count].from_env = from_env;
   ++m->cache_count;
   hit = func;
 done:
@@ -141,37 +139,20 @@ done:
   return hit;
 }
 
-/* *out is a new reference or NULL. */
+/* *out is a new reference or NULL. A library function holds its module, so the
+ * module (and the library context its code reads) lives as long as the function;
+ * for that reason these functions are not cached in the module. */
 static int own_function(mr_module_obj_t* m, const char* name, TVMFFIObject** out) {
-  TVMFFIObject *f = NULL, *cached;
   TVMFFISafeCallType fn;
   void* sym;
-  if (!m->lookup) {
-    if (m->get_function(m->self, name, &f) != 0) return -1;
-    *out = f;
-    return 0;
-  }
-  cached = cache_get(m, name, 0);
-  if (cached) {
-    mr_object_retain(cached);
-    *out = cached;
-    return 0;
-  }
+  if (!m->lookup) return m->get_function(m->self, name, out);
   sym = lookup_prefixed(m, "__tvm_ffi_", name);
   if (!sym) {
     *out = NULL;
     return 0;
   }
   memcpy(&fn, &sym, sizeof(fn));
-  if (mr_function_from_symbol(fn, &f) != 0) return -1;
-  cached = cache_insert(m, name, f, 0);
-  if (cached && cached != f) {
-    mr_object_retain(cached);
-    mr_object_release(f);
-    f = cached;
-  }
-  *out = f;
-  return 0;
+  return mr_function_from_owned_symbol(fn, &m->header, out);
 }
 
 static int get_function(mr_module_obj_t* m, const char* name, int query_imports,
@@ -309,7 +290,7 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
   TVMFFIObject *f = NULL, *cached;
   if (!m) return mr_error_set("RuntimeError", "library context is not a Module");
   if (check_name(func_name) != 0) return -1;
-  cached = cache_get(m, func_name, 1);
+  cached = cache_get(m, func_name);
   if (cached) {
     *out = cached;
     return 0;
@@ -319,7 +300,7 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
     return mr_error_setf("RuntimeError",
                          "function '%s' is not in the imports or the global registry",
                          func_name);
-  cached = cache_insert(m, func_name, f, 1);
+  cached = cache_insert(m, func_name, f);
   mr_object_release(f);
   if (!cached) return mr_error_oom("the module function cache");
   *out = cached;

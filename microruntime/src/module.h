@@ -4,10 +4,10 @@
 
 #include "internal.h"
 
+/* A function found by TVMFFIEnvModLookupFromImports (imports or globals). */
 typedef struct {
   char* name;
   TVMFFIObject* func;
-  int from_env; /* cached by TVMFFIEnvModLookupFromImports */
 } mr_module_cache_entry_t;
 
 typedef struct {

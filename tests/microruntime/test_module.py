@@ -30,6 +30,17 @@ def test_load_and_run_add(kernels, kind):
     assert mod.type_key and isinstance(mod.imported_modules, list)
 
 
+def test_function_keeps_its_module_alive(kernels):
+    """A function taken from a module works after the module object is gone: the library
+    context its code reads belongs to the module, which the function holds."""
+    import gc
+
+    f = mr.load_module(kernels.so("callpy"))["call_global"]
+    gc.collect()
+    mr.register_func("test.keepalive_target", lambda x: x + 1, override=True)
+    assert f("test.keepalive_target", 41) == 42
+
+
 def test_numpy_arguments_to_kernel(kernels):
     add = mr.load_module(kernels.so("add"))["add"]
     a, b = np.arange(5, dtype="float32"), np.ones(5, "float32")

@@ -4,6 +4,8 @@ Before: 1-D buffers (after storage_flatten). Looks at each run of nested `Alloca
 sequence of statements; a buffer's lifetime is the span of sequence elements that use it.
 Two buffers of the same dtype and scope, with constant sizes and disjoint lifetimes, are merged:
 the later one uses the earlier one's memory, whose size becomes the larger of the two.
+A buffer passed whole to a call (a Buffer argument of `tir.call_packed`, or its data var used
+as a value) is never merged: the callee sees its declared shape.
 After: fewer (never more) Allocates; every access is on a buffer still allocated around it.
 """
 from __future__ import annotations
@@ -24,6 +26,24 @@ def _uses(stmt) -> set:
     def fn(n):
         if isinstance(n, (E.BufferLoad, BufferStore)):
             found.add(id(n.buffer.data))
+        elif isinstance(n, E.Call):
+            found.update(id(a.data) for a in n.args if isinstance(a, Buffer))
+
+    post_order_visit(stmt, fn)
+    return found
+
+
+def _passed_whole(stmt) -> set:
+    """Data vars of buffers handed to calls as a whole (Buffer arguments, bare data vars)."""
+    found = set()
+
+    def fn(n):
+        if isinstance(n, E.Call):
+            for a in n.args:
+                if isinstance(a, Buffer):
+                    found.add(id(a.data))
+                elif isinstance(a, E.Var) and a.dtype.is_handle:
+                    found.add(id(a))
 
     post_order_visit(stmt, fn)
     return found
@@ -67,10 +87,11 @@ class _Rewrite(IRMutator):
 
 def _merge(bufs: List[Buffer], body: SeqStmt):
     uses = [_uses(x) for x in body.seq]
+    whole = _passed_whole(body)
     span = {}
     for b in bufs:
         idx = [k for k, u in enumerate(uses) if id(b.data) in u]
-        span[b] = (idx[0], idx[-1]) if idx else None
+        span[b] = (idx[0], idx[-1]) if idx and id(b.data) not in whole else None
     groups: List[List[Buffer]] = []
     last: List[int] = []
     for b in sorted(bufs, key=lambda b: (span[b] or (-1, -1))[0]):
