@@ -11,9 +11,9 @@ command and its output.
 from __future__ import annotations
 
 import os
-import sys
 import shlex
 import subprocess
+import sys
 from typing import Callable, List, Optional, Sequence, Union
 
 from ..errors import BuildError
