@@ -18,8 +18,8 @@ from typing import Callable, List, Optional, Sequence, Union
 
 from ..errors import BuildError
 
-__all__ = ["KERNEL_LIBRARY_OPTIONS", "get_cc", "compile_source", "create_shared", "create_staticlib", "cross_compiler",
-           "run_command"]
+__all__ = ["KERNEL_LIBRARY_OPTIONS", "get_cc", "compile_source", "create_shared",
+           "create_staticlib", "cross_compiler", "run_command"]
 
 
 def get_cc() -> str:
