@@ -8,25 +8,15 @@ intermediate goes through TVMBackendAllocWorkspace. TVM runs in a subprocess (tv
 one per library: libtvm_ffi and microruntime export the same C symbols, so the two runtimes are
 never loaded into one process (the Kiln build itself loads microruntime here).
 """
-import importlib.util
 import json
 import os
 import subprocess
-import sys
 
 import pytest
+from tvm_subprocess import TVM_PYTHON, requires_tvm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _tvm_python():
-    if importlib.util.find_spec("tvm") is not None:
-        return sys.executable
-    candidate = os.environ.get("KILN_TVM_PYTHON")
-    if candidate and subprocess.run([candidate, "-c", "import tvm"],
-                                    capture_output=True).returncode == 0:
-        return candidate
-    return None
+pytestmark = requires_tvm
 
 
 def _llvm_available():
@@ -36,12 +26,6 @@ def _llvm_available():
         return False
     return True
 
-
-TVM_PYTHON = _tvm_python()
-pytestmark = pytest.mark.skipif(
-    TVM_PYTHON is None,
-    reason="Apache TVM is not importable: pip install apache-tvm==0.27.0.post1 "
-           "(or set KILN_TVM_PYTHON to a python that has it)")
 
 TARGETS = [
     "c",

@@ -4,14 +4,13 @@ and parameter blobs are byte-identical both ways.
 TVM runs in a subprocess (tvm_build.py): libtvm_ffi and microruntime export the same C symbols,
 so the two runtimes are never loaded into one process.
 """
-import importlib.util
 import json
 import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
+from tvm_subprocess import TVM_PYTHON, requires_tvm
 
 import microruntime as mr
 from microruntime import nd
@@ -19,21 +18,7 @@ from microruntime import nd
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _tvm_python():
-    if importlib.util.find_spec("tvm") is not None:
-        return sys.executable
-    candidate = os.environ.get("KILN_TVM_PYTHON")
-    if candidate and subprocess.run([candidate, "-c", "import tvm"],
-                                    capture_output=True).returncode == 0:
-        return candidate
-    return None
-
-
-TVM_PYTHON = _tvm_python()
-pytestmark = pytest.mark.skipif(
-    TVM_PYTHON is None,
-    reason="Apache TVM is not importable: pip install apache-tvm==0.27.0.post1 "
-           "(or set KILN_TVM_PYTHON to a python that has it)")
+pytestmark = requires_tvm
 
 
 @pytest.fixture(scope="module")
