@@ -3,6 +3,8 @@
 Also the value classes that mirror TVM's containers: String (a str), ShapeTuple (a tuple of
 ints), Array (a read-only sequence view of an Array object) and ObjectGeneric.
 """
+import sys
+
 from ._loader import ffi, lib
 
 # type_index -> callable(owned handle) -> Python value; filled by the modules defining wrappers.
@@ -18,10 +20,12 @@ class Object:
         # `handle` is an owned reference (TVMFFIObject*); it is released with the Python object.
         self._handle = handle
 
-    def __del__(self):
+    def __del__(self, _finalizing=sys.is_finalizing):
         handle = self._handle
         if handle is not None:
             self._handle = None
+            if _finalizing():  # interpreter shutdown: callbacks into Python no longer work
+                return
             try:
                 lib.mr_object_release(handle)
             except (AttributeError, TypeError):  # interpreter shutdown

@@ -33,7 +33,7 @@ class PackedFunc(Object):
 
     def __del__(self):
         self._faddr = 0
-        Object.__del__(self)
+        super().__del__()  # no module globals: they may be gone at interpreter shutdown
 
     def _call_python(self, *args):
         n = len(args)

@@ -1,4 +1,5 @@
-/* The CPU device: 64-byte aligned host memory, memcpy copies, no streams. */
+/* The CPU device: 64-byte aligned host memory, memmove copies (the two tensors may
+ * share memory, e.g. DLPack imports of overlapping slices), no streams. */
 #include <string.h>
 
 #include "internal.h"
@@ -37,7 +38,7 @@ static int cpu_copy_data(const DLTensor* from, DLTensor* to, DLDevice dev, void*
   size_t n = mr_tensor_nbytes(from);
   (void)dev;
   (void)stream;
-  if (n) memcpy((char*)to->data + to->byte_offset, (const char*)from->data + from->byte_offset, n);
+  if (n) memmove((char*)to->data + to->byte_offset, (const char*)from->data + from->byte_offset, n);
   return 0;
 }
 

@@ -146,7 +146,6 @@ void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) {
   } else {
     (void)mr_error_set("RuntimeError", "an object that is not an Error was raised");
   }
-  mr_object_release(obj);
 }
 
 void TVMFFIErrorMoveFromRaised(TVMFFIObjectHandle* out) {

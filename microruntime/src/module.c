@@ -158,13 +158,29 @@ static int own_function(mr_module_obj_t* m, const char* name, TVMFFIObject** out
 static int get_function(mr_module_obj_t* m, const char* name, int query_imports,
                         TVMFFIObject** out);
 
+/* The index-th import of m with a new reference, or NULL past the end. Imports
+ * may be added on another thread meanwhile (the array is reallocated then). */
+static TVMFFIObject* import_ref(mr_module_obj_t* m, int64_t index) {
+  TVMFFIObject* im = NULL;
+  mr_mutex_lock(&g_module_mutex);
+  if (index >= 0 && index < m->num_imports) {
+    im = m->imports[index];
+    mr_object_retain(im);
+  }
+  mr_mutex_unlock(&g_module_mutex);
+  return im;
+}
+
 /* Searches the imports of m, depth first; *out stays NULL when none has it. */
 static int import_function(mr_module_obj_t* m, const char* name, TVMFFIObject** out) {
+  TVMFFIObject* im;
   int64_t i;
-  /* Imports are added while a module is assembled, before lookups start. */
-  for (i = 0; !*out && i < m->num_imports; ++i)
-    if (get_function((mr_module_obj_t*)m->imports[i], name, 1, out) != 0) return -1;
-  return 0;
+  int status = 0;
+  for (i = 0; status == 0 && !*out && (im = import_ref(m, i)) != NULL; ++i) {
+    status = get_function((mr_module_obj_t*)im, name, 1, out);
+    mr_object_release(im);
+  }
+  return status;
 }
 
 static int get_function(mr_module_obj_t* m, const char* name, int query_imports,
@@ -229,13 +245,19 @@ const char* mr_module_type_key(TVMFFIObject* module) {
 
 int64_t mr_module_num_imports(TVMFFIObject* module) {
   mr_module_obj_t* m = mr_module_cast(module);
-  return m ? m->num_imports : 0;
+  int64_t n = 0;
+  if (!m) return 0;
+  mr_mutex_lock(&g_module_mutex);
+  n = m->num_imports;
+  mr_mutex_unlock(&g_module_mutex);
+  return n;
 }
 
 TVMFFIObject* mr_module_import_at(TVMFFIObject* module, int64_t index) {
   mr_module_obj_t* m = mr_module_cast(module);
-  if (!m || index < 0 || index >= m->num_imports) return NULL;
-  return m->imports[index];
+  TVMFFIObject* im = m ? import_ref(m, index) : NULL;
+  mr_object_release(im); /* borrowed: the module holds its imports for its lifetime */
+  return im;
 }
 
 /* ---- loaders by kind ---- */

@@ -253,6 +253,11 @@ int mr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* managed,
   if (managed->version.major != DLPACK_MAJOR_VERSION)
     return mr_value_error("DLPack major version %u is not supported (expected %d)",
                           (unsigned)managed->version.major, DLPACK_MAJOR_VERSION);
+  /* Tensors are writable (copies in, kernel outputs): refuse what must not be written. */
+  if (managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+    return mr_error_set("BufferError",
+                        "DLPack tensor is read-only (DLPACK_FLAG_BITMASK_READ_ONLY); the "
+                        "runtime's tensors are writable, so copy it instead");
   return wrap_dltensor(&managed->dl_tensor, MR_TENSOR_DLPACK_VERSIONED, managed, out_tensor);
 }
 

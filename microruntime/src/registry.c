@@ -25,6 +25,7 @@ static mr_registry_entry_t* find(const char* name, size_t len) {
 
 static int registry_set(const char* name, size_t len, TVMFFIObject* func, int override) {
   mr_registry_entry_t* e;
+  TVMFFIObject* replaced = NULL;
   char* copy;
   int status = 0;
   if (!func || func->type_index != kTVMFFIFunction)
@@ -39,7 +40,7 @@ static int registry_set(const char* name, size_t len, TVMFFIObject* func, int ov
                               (int)len, name);
     } else {
       mr_object_retain(func);
-      mr_object_release(e->func);
+      replaced = e->func;
       e->func = func;
     }
   } else if (g_count >= MR_MAX_GLOBAL_FUNCS) {
@@ -61,6 +62,8 @@ static int registry_set(const char* name, size_t len, TVMFFIObject* func, int ov
   }
 done:
   mr_mutex_unlock(&g_registry_mutex);
+  /* Outside the lock: the replaced function's deleter may use the registry. */
+  mr_object_release(replaced);
   return status;
 }
 

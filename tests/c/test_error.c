@@ -42,9 +42,11 @@ int main(void) {
   TVMFFIErrorMoveFromRaised(&err); /* nothing raised now: NULL */
   CHECK(err == NULL);
 
-  /* SetRaised takes ownership of an Error object. */
+  /* SetRaised borrows the Error object: the caller still releases its reference. */
   CHECK_OK(TVMFFIErrorCreate(&kind, &msg, NULL, &err));
   TVMFFIErrorSetRaised(err);
+  CHECK((uint32_t)((TVMFFIObject*)err)->combined_ref_count == 1); /* strong count */
+  mr_object_release((TVMFFIObject*)err);
   CHECK(strcmp(mr_last_error_kind(), "ValueError") == 0);
   CHECK(strcmp(mr_last_error(), "bad value") == 0);
 

@@ -2,6 +2,7 @@
  * built-in globals), loading real .so kernels (direct calls, context slots,
  * workspace, parallel, packed calls through the library context), library
  * blobs with loaders, and load errors. Run from the repository root. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -222,9 +223,46 @@ static void test_blobs(void) {
   CHECK_FAIL(mr_module_load(FIXTURES "blob_bad.so", &mod), "out of range");
 }
 
+/* Imports added on one thread while another looks functions up through them. */
+enum { CONCURRENT_IMPORTS = 8000 };
+static volatile int g_importing = 1;
+static void* add_imports(void* root) {
+  int i;
+  for (i = 0; i < CONCURRENT_IMPORTS; ++i) {
+    TVMFFIObject* m = NULL;
+    if (mr_module_create("testdev", NULL, testdev_get_function, NULL, &m) != 0 ||
+        mr_module_import((TVMFFIObject*)root, m) != 0)
+      break;
+    mr_object_release(m);
+  }
+  __atomic_store_n(&g_importing, 0, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+static void test_concurrent_imports(void) {
+  TVMFFIObject *root, *f = NULL;
+  pthread_t thread;
+  int64_t i, lookups = 0, failed = 0;
+  g_importing = 1;
+  CHECK_OK(mr_module_create("testdev", NULL, testdev_get_function, NULL, &root));
+  CHECK(pthread_create(&thread, NULL, add_imports, root) == 0);
+  do {
+    failed += mr_module_get_function(root, "no_such_function", 1, &f) != 0 || f != NULL;
+    for (i = mr_module_num_imports(root) - 1; i >= 0 && i % 97; --i)
+      failed += mr_module_import_at(root, i) == NULL;
+    ++lookups;
+  } while (__atomic_load_n(&g_importing, __ATOMIC_ACQUIRE));
+  pthread_join(thread, NULL);
+  CHECK(failed == 0 && lookups > 0);
+  CHECK(mr_module_num_imports(root) == CONCURRENT_IMPORTS);
+  mr_object_release(root);
+}
+
 int main(void) {
+  int i;
   test_system_lib();
   test_dso();
   test_blobs();
+  for (i = 0; i < 8; ++i) test_concurrent_imports(); /* a race: each round may catch it */
   return CHECK_RESULT();
 }

@@ -61,6 +61,22 @@ int main(void) {
   }
   mr_object_release(v);
 
+  /* Copies between tensors sharing memory (overlapping views) move the data. */
+  {
+    float buf[1025];
+    int64_t n[1] = {1024};
+    DLTensor a = {NULL, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, NULL, NULL, 0}, b;
+    a.data = buf;
+    a.shape = n;
+    b = a;
+    b.data = buf + 1;
+    for (i = 0; i < 1025; ++i) buf[i] = (float)i;
+    CHECK_OK(mr_tensor_copy(&a, &b, NULL));
+    for (i = 0; i < 1024 && buf[i + 1] == (float)i; ++i) {
+    }
+    CHECK(i == 1024);
+  }
+
   /* Bad arguments. */
   {
     int64_t neg[1] = {-1};
@@ -107,6 +123,10 @@ int main(void) {
     m->version.major = 2;
     CHECK_FAIL(mr_tensor_from_dlpack_versioned(m, &imp), "major version 2");
     m->version.major = 1;
+    m->flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+    CHECK_FAIL(mr_tensor_from_dlpack_versioned(m, &imp), "read-only");
+    CHECK(strcmp(mr_last_error_kind(), "BufferError") == 0 && versioned_deleted == 0);
+    m->flags = DLPACK_FLAG_BITMASK_IS_COPIED;
     CHECK_OK(mr_tensor_from_dlpack_versioned(m, &imp));
     CHECK(((float*)mr_tensor_dl(imp)->data)[3] == 4.0f);
     mr_object_release(imp);

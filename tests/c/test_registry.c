@@ -1,4 +1,6 @@
 /* Global registry: set/get/override/list/remove, TVMFFIFunction*Global, calls. */
+#include <unistd.h>
+
 #include "check.h"
 
 static int add_one(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
@@ -20,6 +22,15 @@ static int add_self(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* res
   result->type_index = kTVMFFIInt;
   result->v_int64 = args[0].v_int64 + *(int*)self;
   return 0;
+}
+
+/* A closure whose deleter uses the registry (as a Python callable's finaliser may). */
+static int reentrant_deleted = 0;
+static void delete_using_registry(void* self) {
+  TVMFFIObject* got = NULL;
+  (void)self;
+  if (mr_registry_get("test.reentrant", &got) == 0) mr_object_release(got);
+  ++reentrant_deleted;
 }
 
 int main(void) {
@@ -74,6 +85,19 @@ int main(void) {
   CHECK(found == 1);
   CHECK(seq->size >= 3); /* plus the built-ins ffi.SystemLib, ffi.ModuleGetFunction */
   mr_object_release(names);
+
+  /* Replacing or removing a function whose deleter calls back into the registry. */
+  {
+    TVMFFIObjectHandle r;
+    alarm(20); /* a deadlock ends the test */
+    CHECK_OK(TVMFFIFunctionCreate(NULL, add_self, delete_using_registry, &r));
+    CHECK_OK(mr_registry_set("test.reentrant", (TVMFFIObject*)r, 0));
+    mr_object_release((TVMFFIObject*)r);
+    CHECK_OK(mr_registry_set("test.reentrant", f, 1)); /* drops the last reference to r */
+    CHECK(reentrant_deleted == 1);
+    CHECK_OK(mr_registry_remove("test.reentrant"));
+    alarm(0);
+  }
 
   CHECK_OK(mr_registry_remove("test.add_one"));
   CHECK_FAIL(mr_registry_remove("test.add_one"), "not registered");

@@ -67,3 +67,26 @@ def test_strided_view_round_trips_to_numpy():
     np.testing.assert_array_equal(t.numpy(), view)
     base[2, 3] = -1.0  # zero-copy: the runtime tensor sees the change
     assert t.numpy()[1, 1] == -1.0
+
+
+def test_read_only_producer_is_refused_not_made_writable():
+    src = np.arange(4, dtype="float32")
+    src.flags.writeable = False
+    with pytest.raises(BufferError, match="read-only"):
+        nd.from_dlpack(src)  # numpy exports it with DLPACK_FLAG_BITMASK_READ_ONLY
+    np.testing.assert_array_equal(src, [0, 1, 2, 3])
+    # an unconsumed capsule still belongs to the producer and is freed by its destructor
+    capsule = src.__dlpack__(max_version=(1, 0))
+    with pytest.raises(BufferError):
+        nd.from_dlpack(capsule)
+    del capsule
+    # as a function argument a read-only array still works: it is copied
+    assert nd.array(src).numpy().tolist() == [0, 1, 2, 3]
+
+
+def test_copy_between_overlapping_imports():
+    buf = np.zeros(1040, dtype="float32")
+    a, b = buf[0:1024], buf[1:1025]
+    a[:] = np.arange(1024)
+    nd.from_dlpack(a).copyto(nd.from_dlpack(b))  # the two share memory
+    np.testing.assert_array_equal(b, np.arange(1024, dtype="float32"))

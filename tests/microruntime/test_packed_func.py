@@ -204,3 +204,18 @@ def test_convert_and_objects():
     assert c.dtype == "int32" and c.numpy() == 3
     assert mr.const(2.0).dtype == "float32" and mr.const(True).dtype == "bool"
     assert mr.const(1, "int8").dtype == "int8" and mr.const(2**40).dtype == "int64"
+
+
+def test_objects_alive_at_interpreter_exit_leave_quietly():
+    import subprocess
+    import sys
+
+    script = ("import microruntime as mr\n"
+              "f = mr.convert(lambda *a: 0)\n"
+              "g = mr.get_global_func('ffi.SystemLib')\n"
+              "m = mr.system_lib()\n"
+              "a = mr.nd.array([1.0])\n"
+              "fs = [mr.convert(lambda i=i: i) for i in range(20)]\n")
+    for _ in range(3):  # module teardown order varies from run to run
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stderr == ""

@@ -143,7 +143,7 @@ MR_DLL void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message);
 /* The message is the concatenation of parts[0..num_parts); NULL parts are skipped. */
 MR_DLL void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts,
                                               int32_t num_parts);
-/* Takes ownership of an Error object (type 67). */
+/* Raises an Error object (type 67); the caller keeps its reference, as in TVM-FFI. */
 MR_DLL void TVMFFIErrorSetRaised(TVMFFIObjectHandle error);
 /* Moves the raised error out as a new Error object (NULL if none). */
 MR_DLL void TVMFFIErrorMoveFromRaised(TVMFFIObjectHandle* out);

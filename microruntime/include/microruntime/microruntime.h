@@ -122,7 +122,8 @@ MR_DLL size_t mr_tensor_nbytes(const DLTensor* tensor);
 MR_DLL int mr_tensor_copy(const DLTensor* from, DLTensor* to, void* stream);
 MR_DLL int mr_tensor_copy_from_bytes(DLTensor* to, const void* data, size_t nbytes);
 MR_DLL int mr_tensor_copy_to_bytes(const DLTensor* from, void* data, size_t nbytes);
-/* DLPack import: the new tensor owns `managed` and calls its deleter when freed. */
+/* DLPack import: the new tensor owns `managed` and calls its deleter when freed; on
+ * failure (a read-only versioned tensor is refused: BufferError) the caller still owns it. */
 MR_DLL int mr_tensor_from_dlpack(DLManagedTensor* managed, TVMFFIObject** out_tensor);
 MR_DLL int mr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* managed,
                                            TVMFFIObject** out_tensor);
