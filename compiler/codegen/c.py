@@ -126,7 +126,14 @@ class CHostPrinter(CFamilyPrinter):
             self.emit(f"{stack}[{i}].u.{field} = {value};")
         name = self.expr(e.args[0])
         self.emit(f"{rc} = kiln_call_packed(&{cache}, {name}, {stack}, {len(args)});")
-        self.emit(f"if ({rc} != 0) return {rc};")
+        if self.error_frees:
+            self.emit(f"if ({rc} != 0) {{")
+            self.level += 1
+            self.emit_error_return(rc)
+            self.level -= 1
+            self.emit("}")
+        else:
+            self.emit(f"if ({rc} != 0) return {rc};")
         return rc
 
     def _any_value(self, a):
@@ -164,26 +171,27 @@ class CHostPrinter(CFamilyPrinter):
         name = f"{self.symbol}_compute_{len(self.lambdas)}"
         captured = _captured_vars(s)
         fields = [(self.decl_type(v), self.local_type(v), self.name_of(v)) for v in captured]
-        saved = (self.lines, self.level)
-        self.lines, self.level, self.in_parallel = [], 2, True
+        # The task function frees only its own workspaces on error (on its own thread); the
+        # caller frees those live around the loop when the launch fails.
+        saved = (self.lines, self.level, self.error_frees)
+        self.lines, self.level, self.error_frees, self.in_parallel = [], 2, [], True
         self.stmt(s.body)
         body = self.text()
-        self.lines, self.level = saved
+        self.lines, self.level, self.error_frees = saved
         self.in_parallel = False
         loop_type = self.value_type(s.loop_var.dtype)
         self.lambdas.append(render("c/parallel_lambda.c.j2", name=name, fields=fields,
                                    loop_type=loop_type, loop_var=self.name_of(s.loop_var),
                                    start=self.expr(s.min), extent=self.expr(s.extent),
                                    body=body))
-        closure = self.fresh("kiln_closure")
+        closure, rc = self.fresh("kiln_closure"), self.fresh("kiln_rc")
         values = ", ".join(f for _, _, f in fields) or "0"
         self.emit(f"{name}_closure {closure} = {{{values}}};")
-        self.emit(f"if (kiln_parallel_launch({name}, &{closure}, 0) != 0) {{")
+        # A failed task recorded its error; the runtime passes it on to this thread.
+        self.emit(f"int32_t {rc} = kiln_parallel_launch({name}, &{closure}, 0);")
+        self.emit(f"if ({rc} != 0) {{")
         self.level += 1
-        message = f"a task of a parallel loop in {self.symbol} failed"
-        self.emit(f"const char* kiln_parts[1] = {{\"{message}\"}};")
-        self.emit(self.raise_error("RuntimeError", "kiln_parts", 1))
-        self.emit("return -1;")
+        self.emit_error_return(rc)
         self.level -= 1
         self.emit("}")
 

@@ -12,6 +12,7 @@ from ..errors import UnsupportedOpError
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import post_order_visit
+from ..tir.transform.lower_workspace import FREE_ON_ERROR
 from .c_family_expr import CExprPrinter
 
 
@@ -40,6 +41,7 @@ class CFamilyPrinter(CExprPrinter):
         self.pointer_types = {k: v[1] for k, v in seen.items() if v}
 
     def print_body(self, body: S.Stmt) -> None:
+        self.error_frees: List[str] = []  # frees of the workspaces live at this point
         self.prepare(body)
         self.stmt(body)
 
@@ -75,7 +77,21 @@ class CFamilyPrinter(CExprPrinter):
         self.emit(f"return {self.expr(s.value)};")
 
     def stmt_AttrStmt(self, s: S.AttrStmt) -> None:
-        self.stmt(s.body)
+        if s.key != FREE_ON_ERROR:
+            self.stmt(s.body)
+            return
+        self.error_frees.append(self.expr(s.value))
+        try:
+            self.stmt(s.body)
+        finally:
+            self.error_frees.pop()
+
+    def emit_error_return(self, status: str = "-1") -> None:
+        """Returns `status` (an error) from the function: first frees the workspaces live here,
+        innermost first (see compiler/tir/transform/lower_workspace.py)."""
+        for free in reversed(self.error_frees):
+            self.emit(f"(void){free};")
+        self.emit(f"return {status};")
 
     def let_head(self, s: S.LetStmt) -> None:
         var = s.var
@@ -115,7 +131,7 @@ class CFamilyPrinter(CExprPrinter):
                 parts.append(self.message_part(part))
         self.emit(f"const char* kiln_parts[{len(parts)}] = {{{', '.join(parts)}}};")
         self.emit(self.raise_error(s.kind, "kiln_parts", len(parts)))
-        self.emit("return -1;")
+        self.emit_error_return()
         self.level -= 1
         self.emit("}")
 

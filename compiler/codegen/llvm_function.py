@@ -14,6 +14,7 @@ from llvmlite import ir
 
 from .. import ir as kir
 from ..errors import InternalError
+from ..tir.transform.lower_workspace import FREE_ON_ERROR
 from .llvm_expr import ExprEmitter
 from .llvm_intrin import IntrinEmitter
 from .llvm_packed import PackedEmitter
@@ -27,6 +28,7 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
     def __init__(self, ctx: ModuleContext, fn: ir.Function, name: str, in_parallel=False):
         self.ctx, self.fn, self.name, self.in_parallel = ctx, fn, name, in_parallel
         self.vars = {}
+        self.error_frees = []  # frees of the workspaces live here (lower_workspace.py)
         self.entry = fn.append_basic_block("entry")
         self.entry_builder = ir.IRBuilder(self.entry)
         self.b = ir.IRBuilder(fn.append_basic_block("body"))
@@ -94,7 +96,21 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
             self.stmt(s.body)
 
     def stmt_AttrStmt(self, s):
-        self.stmt(s.body)
+        if s.key != FREE_ON_ERROR:
+            self.stmt(s.body)
+            return
+        self.error_frees.append(s.value)
+        try:
+            self.stmt(s.body)
+        finally:
+            self.error_frees.pop()
+
+    def error_return(self, status) -> None:
+        """Returns `status` (an error) from the function: first frees the workspaces live here,
+        innermost first."""
+        for free in reversed(self.error_frees):
+            self.expr(free)
+        self.b.ret(status)
 
     def stmt_Evaluate(self, s):
         if not isinstance(s.value, (kir.IntImm, kir.FloatImm)):

@@ -41,7 +41,7 @@ class PackedEmitter:
     # ---- errors ----------------------------------------------------------------------------
     def raise_error(self, kind: str, message) -> None:
         """Records `kind: ''.join(message)` through TVMFFIErrorSetRaisedFromCStrParts and
-        returns -1 from the function being emitted."""
+        returns -1 from the function being emitted (freeing its live workspaces)."""
         parts = [self._message_part(p) for p in message]
         array = self.entry_alloca(ir.ArrayType(PTR, max(len(parts), 1)), align=8)
         for i, p in enumerate(parts):
@@ -50,7 +50,7 @@ class PackedEmitter:
             self.b.store(p, slot, align=8)
         self.b.call(self.ctx.declare("TVMFFIErrorSetRaisedFromCStrParts"),
                     [self.ctx.cstring(kind), array, ir.Constant(I32, len(parts))])
-        self.b.ret(ir.Constant(I32, -1))
+        self.error_return(ir.Constant(I32, -1))
 
     def _message_part(self, part) -> ir.Value:
         if isinstance(part, str):
@@ -110,7 +110,7 @@ class PackedEmitter:
         rc.add_incoming(rc_lookup, lookup)
         rc.add_incoming(rc_call, call)
         with self.b.if_then(self.b.icmp_signed("!=", rc, ir.Constant(I32, 0)), likely=False):
-            self.b.ret(rc)  # the callee (or the lookup) recorded the error; pass it on
+            self.error_return(rc)  # the callee (or the lookup) recorded the error
         return self._fit(rc, True, e.dtype)
 
     def _any_slot(self, stack, i):

@@ -4,8 +4,10 @@
 `int32 <func>_compute_<k>(int32 task_id, TVMParallelGroupEnv* penv, void* cdata)` whose closure
 `cdata` (a struct on the caller's stack) holds `min`, `extent` and every free variable of the
 body; the caller runs `TVMBackendParallelLaunch(lambda, cdata, 0)` (0: all workers) and
-returns its status if nonzero. Task t of n runs the chunk [t*c, min((t+1)*c, extent)) with
-c = ceil(extent / n). A parallel loop nested in another runs serially inside its task.
+returns its status if nonzero (after freeing its live workspaces; a task frees its own; the
+runtime passes the failed task's error on). Task t of n runs the chunk
+[t*c, min((t+1)*c, extent)) with c = ceil(extent / n). A parallel loop nested in another
+runs serially inside its task.
 """
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ class ParallelEmitter:
         rc = self.call_service("TVMBackendParallelLaunch", [lam, cdata, ir.Constant(I32, 0)])
         failed = self.b.icmp_signed("!=", rc, ir.Constant(I32, 0))
         with self.b.if_then(failed, likely=False):
-            self.b.ret(rc)
+            self.error_return(rc)  # the runtime passes the failed task's error on
 
     def _field(self, ptr, struct_type, k):
         return self.b.gep(ptr, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True,

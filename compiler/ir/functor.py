@@ -4,7 +4,8 @@
 field (expressions, statements, buffers, tuples of them). `IRMutator` does the same and rebuilds
 a node only when a child changed, so an untouched subtree is returned as the same object.
 Buffers are visited by `visit_buffer` (mutators may remap them); IterVar/Range/CommReducer are
-leaves unless a subclass handles them.
+leaves unless a subclass handles them. The `a == b` / `a != b` objects of Python operators
+(EqualOp / NotEqualOp, not dataclasses) are traversed as the EQ / NE nodes they stand for.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import dataclasses
 from typing import Any, Callable, Dict, List, Optional
 
 from .buffer import Buffer
-from .expr import PrimExpr, Var
+from .expr import EqualOp, NotEqualOp, PrimExpr, Var
 from .function import PrimFunc
 from .stmt import Stmt
 
@@ -36,6 +37,9 @@ class IRVisitor:
     def generic_visit(self, node: Any) -> None:
         if isinstance(node, Buffer):
             self.visit_buffer(node)
+            return
+        if isinstance(node, (EqualOp, NotEqualOp)):
+            self.visit(node.asobject())
             return
         if not dataclasses.is_dataclass(node):
             return
@@ -68,6 +72,10 @@ class IRMutator:
     def generic_visit(self, node: Any) -> Any:
         if isinstance(node, Buffer):
             return self.visit_buffer(node)
+        if isinstance(node, (EqualOp, NotEqualOp)):
+            obj = node.asobject()
+            new = self.visit(obj)
+            return node if new is obj else new
         if not dataclasses.is_dataclass(node):
             return node
         changes: Dict[str, Any] = {}

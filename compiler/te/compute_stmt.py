@@ -6,7 +6,8 @@ update nest. An extern stage is its statement with the placeholder buffers bound
 Reductions: the init goes right before the outermost loop that comes from a reduction axis;
 the data-parallel loops inside that point are repeated (with fresh variables) around the init.
 Guards: a root axis whose value may leave its declared domain (non-divisible split, a
-compute_at region larger than the tensor) gets an `if value < extent` around the store.
+compute_at region larger than the tensor) gets an `if value < extent` around the store, and so
+does an intermediate axis (one split again) whose value may pass its extent.
 """
 from __future__ import annotations
 
@@ -23,9 +24,11 @@ from .iter_relation import pass_up_values
 from .stage import Stage
 
 
-def _guards(stage: Stage, rootval: Dict[E.Var, E.PrimExpr], bounds: Bounds):
+def _guards(stage: Stage, rootval: Dict[E.Var, E.PrimExpr], values: Dict[E.IterVar, E.PrimExpr],
+            bounds: Bounds):
     data, red = [], []
-    for iv in list(stage.op.axis) + list(stage.op.reduce_axis):
+    roots = list(stage.op.axis) + list(stage.op.reduce_axis)
+    for iv in roots:
         v, dom = rootval[iv.var], iv.dom
         r = relax(v, bounds.loop_ranges)
         conds = []
@@ -34,6 +37,17 @@ def _guards(stage: Stage, rootval: Dict[E.Var, E.PrimExpr], bounds: Bounds):
         if r is None or not _le(r[1], simplify(dom.min + dom.extent - 1)):
             conds.append(v < simplify(dom.min + dom.extent))
         (red if iv.kind == E.IterKind.REDUCE else data).extend(conds)
+    # An intermediate axis (split again, or fused and split) can overshoot its own extent
+    # while its root stays in range: the iteration would belong to another value of the outer
+    # loops (computed twice, or outside a compute_at region), so it is guarded too.
+    leaves = set(stage.leaf_iter_vars)
+    for iv in stage.all_iter_vars:
+        if iv in leaves or iv in roots or iv not in values:
+            continue
+        v, extent = values[iv], bounds.dom[iv].extent
+        r = relax(v, bounds.loop_ranges)
+        if r is None or not _le(r[1], simplify(extent - 1)):
+            (red if iv.kind == E.IterKind.REDUCE else data).append(v < extent)
     return data, red
 
 
@@ -63,7 +77,7 @@ def make_stage_stmt(stage: Stage, exprs: tuple, bounds: Bounds, resolve: Callabl
     pass_up_values(stage.relations, dom, values)
     roots = list(stage.op.axis) + list(stage.op.reduce_axis)
     rootval = {iv.var: simplify(dom[iv].min + values[iv]) for iv in roots}
-    data_guards, red_guards = _guards(stage, rootval, bounds)
+    data_guards, red_guards = _guards(stage, rootval, values, bounds)
 
     from .inline import to_buffer_loads
 

@@ -7,17 +7,22 @@ kMaxStackAlloca) stays an `Allocate` (codegens put it on the stack); every other
 
     LetStmt(buf.data, tir.alloc_workspace(device_type, dev_id, nbytes, code, bits))
       AssertStmt(!tir.handle_is_null(buf.data), "RuntimeError", "Failed to allocate ...")
-        body
+        AttrStmt(buf.data, "tir.free_on_error", tir.free_workspace(device_type, dev_id, buf.data))
+          body
         Evaluate(tir.free_workspace(device_type, dev_id, buf.data))
 
 with frees in LIFO order (nested allocations free innermost first), as TVMBackendAllocWorkspace
-requires. Functions that are not packed are left alone.
+requires. FREE_ON_ERROR is the codegens' contract for error exits: a function that returns an
+error from inside such an AttrStmt (a failing AssertStmt, `tir.call_packed` or parallel launch)
+first evaluates the `value` of every enclosing one, innermost first, so a failure leaves the
+thread's workspace pool as the call found it. Functions that are not packed are left alone.
 """
 from __future__ import annotations
 
 from ...ir import (
     Allocate,
     AssertStmt,
+    AttrStmt,
     Call,
     Evaluate,
     IntImm,
@@ -33,6 +38,7 @@ from ...ir import (
 from ...ir.dtype import boolean, handle, int32, int64
 
 MAX_STACK_BYTES = 1024
+FREE_ON_ERROR = "tir.free_on_error"
 
 
 def lower_workspace(mod: IRModule) -> IRModule:
@@ -81,5 +87,5 @@ class _LowerWorkspace(IRMutator):
         free = Call(int32, "tir.free_workspace", (self.device_type, self.device_id, buf.data))
         ok = ~Call(boolean, "tir.handle_is_null", (buf.data,))
         message = (f"Failed to allocate the workspace {buf.name} of ", _nbytes(s), " bytes")
-        body = seq(s.body, Evaluate(free))
+        body = seq(AttrStmt(buf.data, FREE_ON_ERROR, free, s.body), Evaluate(free))
         return LetStmt(buf.data, alloc, AssertStmt(ok, "RuntimeError", message, body))

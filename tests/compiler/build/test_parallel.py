@@ -53,3 +53,26 @@ def test_parallel_on_runtime_thread_pool(target, tmp_path):
     out = subprocess.run([sys.executable, "-c", code, lib], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, check=False)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout
+
+
+def test_failing_task_error_reaches_the_caller(target):
+    """A task's own error (kind and message), not a generic one, is what the caller sees."""
+    import numpy as np
+    import pytest
+
+    import microruntime
+    from compiler.ir import (AssertStmt, BufferLoad, BufferStore, For, ForKind, PrimFunc, Var,
+                             const, decl_buffer)
+    from compiler.ir.dtype import handle
+
+    param, A = Var("A", handle), decl_buffer((8,), "int32", "A")
+    i = Var("i", "int32")
+    body = For(i, const(0), const(8), ForKind.PARALLEL, AssertStmt(
+        BufferLoad(A, (i,)) >= 0, "ValueError", ("element ", i, " is negative"),
+        BufferStore(A, BufferLoad(A, (i,)) + 1, (i,))))
+    m = compiler.build(PrimFunc((param,), body, ((param, A),), {"global_symbol": "check"}),
+                       target=target)
+    a = np.arange(8, dtype="int32")
+    a[5] = -3
+    with pytest.raises(ValueError, match="element 5 is negative"):
+        m["check"](microruntime.nd.array(a))

@@ -122,3 +122,35 @@ def test_compute_root_undoes_compute_at(run, rng):
     text = run(s, [A, B], [a, b])
     assert text.index("T = allocate([8]") < text.index("for i")
     np.testing.assert_allclose(b, (a + 1) * 2, rtol=1e-6)
+
+
+def test_inner_axis_split_again_is_guarded(run, rng):
+    """k (6) split by 3, then k.inner (3) split by 2: k.inner reaches 3 while k stays below 6,
+    so without a guard on k.inner the element k = 3 is summed twice."""
+    A = te.placeholder((6,), name="A")
+    k = te.reduce_axis((0, 6), name="k")
+    S = te.compute((1,), lambda _: te.sum(A[k], axis=k), name="S")
+    s = te.create_schedule(S.op)
+    _, ki = s[S].split(k, factor=3)
+    s[S].split(ki, factor=2)
+    a = rng.random(6, dtype="float32")
+    out = np.zeros(1, "float32")
+    text = run(s, [A, S], [a, out])
+    assert "k.inner.outer * 2 + k.inner.inner < 3" in text
+    np.testing.assert_allclose(out, [a.sum()], rtol=1e-6)
+
+
+def test_compute_at_region_of_an_inner_axis_split_again(run, rng):
+    """i.inner (extent 1) split by 2 must not run i.inner.inner = 1: that iteration reads the
+    producer B outside the one element computed at i.outer."""
+    A = te.placeholder((2, 1), name="A")
+    B = te.compute((2, 1), lambda i, j: A[i, j] * 3.0, name="B")
+    C = te.compute((2, 1), lambda i, j: B[i, j] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    io, ii = s[C].split(C.op.axis[0], factor=1)
+    s[C].split(ii, factor=2)
+    s[B].compute_at(s[C], io)
+    a = rng.random((2, 1), dtype="float32")
+    out = np.zeros((2, 1), "float32")
+    run(s, [A, C], [a, out])  # the interpreter checks every access against the allocation
+    np.testing.assert_allclose(out, a * 3 + 1, rtol=1e-6)

@@ -280,10 +280,9 @@ KILN_EXPORT int32_t __tvm_ffi_demo_scale_add(void* self_handle, const TVMFFIAny*
     return -1;
   }
   scale_add_compute_0_closure kiln_closure = {n, C, A, B};
-  if (kiln_parallel_launch(scale_add_compute_0, &kiln_closure, 0) != 0) {
-    const char* kiln_parts[1] = {"a task of a parallel loop in scale_add failed"};
-    TVMFFIErrorSetRaisedFromCStrParts("RuntimeError", kiln_parts, 1);
-    return -1;
+  int32_t kiln_rc = kiln_parallel_launch(scale_add_compute_0, &kiln_closure, 0);
+  if (kiln_rc != 0) {
+    return kiln_rc;
   }
   return 0;
 }

@@ -1,0 +1,17 @@
+"""Visitors and mutators see through `a == b` / `a != b` (EqualOp / NotEqualOp) objects."""
+from compiler.ir import AssertStmt, Evaluate, IfThenElse, IRMutator, Var, const
+from compiler.ir.functor import free_vars, substitute
+
+
+def test_free_vars_of_python_comparisons():
+    x, y = Var("x", "int32"), Var("y", "int32")
+    s = AssertStmt(x == 0, "ValueError", ("x",), IfThenElse(y != 1, Evaluate(const(0))))
+    assert free_vars(s) == [x, y]
+
+
+def test_mutator_rewrites_inside_comparisons_and_keeps_unchanged_ones():
+    x, y = Var("x", "int32"), Var("y", "int32")
+    s = IfThenElse(x == 0, Evaluate(const(0)))
+    assert IRMutator().visit(s) is s
+    out = substitute(s, {x: y})
+    assert free_vars(out) == [y]
