@@ -30,13 +30,19 @@ def error_class(kind):
     return RuntimeError
 
 
-def make_error(kind, message):
-    """The exception to raise for a C error (kind, message)."""
-    pending = getattr(_tls, "pending", None)
-    if pending is not None:
+def make_error(kind, message, serial=None):
+    """The exception to raise for a C error (kind, message).
+
+    `serial` (mr_last_error_serial() of the error being consumed) identifies the occurrence:
+    a Python exception recorded for that very occurrence comes back as itself. Consuming any
+    C error drops the recorded one, so it is never re-raised for a later error.
+    """
+    if serial is not None:
+        pending = getattr(_tls, "pending", None)
         _tls.pending = None
-        if type(pending).__name__ == kind and _exc_message(pending) == message:
-            return pending
+        if (pending is not None and pending[1] == serial and type(pending[0]).__name__ == kind
+                and _exc_message(pending[0]) == message):
+            return pending[0]
     cls = error_class(kind)
     try:
         exc = cls(message)
@@ -46,9 +52,12 @@ def make_error(kind, message):
 
 
 def remember_python_error(exc):
-    """Records `exc`, raised by a Python callback, so that it is re-raised as itself."""
+    """Records `exc`, raised by a Python callback, so that it is re-raised as itself.
+
+    Call it right after recording the C error for `exc`: it is tied to that occurrence.
+    """
     _ERROR_CLASSES.setdefault(type(exc).__name__, type(exc))
-    _tls.pending = exc
+    _tls.pending = (exc, lib.mr_last_error_serial())
 
 
 def _exc_message(exc):
@@ -71,6 +80,7 @@ def _decode(data, size):
 def raised_error():
     """Moves the error a callee recorded with TVMFFIErrorSetRaised* out; None if there is none."""
     out = ffi.new("TVMFFIObjectHandle*")
+    serial = lib.mr_last_error_serial()
     lib.TVMFFIErrorMoveFromRaised(out)
     err = out[0]
     if err == ffi.NULL:
@@ -81,7 +91,7 @@ def raised_error():
         message = _decode(cell.message.data, cell.message.size)
     finally:
         lib.mr_object_release(ffi.cast("TVMFFIObject*", err))
-    return make_error(kind, message)
+    return make_error(kind, message, serial)
 
 
 def last_error(from_call=False):
@@ -95,6 +105,7 @@ def last_error(from_call=False):
         return exc
     kind = lib.mr_last_error_kind()
     msg = lib.mr_last_error()
+    serial = lib.mr_last_error_serial()
     kind = ffi.string(kind).decode() if kind != ffi.NULL else ""
     msg = ffi.string(msg).decode("utf-8", "replace") if msg != ffi.NULL else ""
     lib.mr_error_clear()
@@ -103,7 +114,7 @@ def last_error(from_call=False):
         if exc is not None:
             return exc
         msg = "unknown error (the callee returned -1 without recording an error)"
-    return make_error(kind or "RuntimeError", msg)
+    return make_error(kind or "RuntimeError", msg, serial)
 
 
 def check_call(status):

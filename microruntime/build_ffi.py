@@ -68,6 +68,7 @@ int TVMFFIFunctionCall(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_arg
 
 const char* mr_last_error(void);
 const char* mr_last_error_kind(void);
+uint64_t mr_last_error_serial(void);
 void mr_error_clear(void);
 void mr_object_retain(TVMFFIObject* obj);
 void mr_object_release(TVMFFIObject* obj);

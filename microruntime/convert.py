@@ -120,13 +120,18 @@ def fill_any(slot, value, temps):
 
 
 def set_owned_any(slot, value):
-    """Writes `value` into a result slot, which then owns a reference to any object."""
+    """Writes `value` into a result slot, which then owns a reference to any object.
+
+    The slot is written only on success: when the conversion raises, it is left as it was.
+    """
     temps = []
-    fill_any(slot, value, temps)
-    if slot.type_index >= OBJECT:
-        lib.mr_object_retain(slot.v_obj)
-    elif slot.type_index == DLTENSOR_PTR:
+    value_slot = ffi.new("TVMFFIAny*")
+    fill_any(value_slot, value, temps)
+    if value_slot.type_index == DLTENSOR_PTR:
         raise TypeError("a tensor view cannot be returned; return an NDArray")
+    if value_slot.type_index >= OBJECT:
+        lib.mr_object_retain(value_slot.v_obj)
+    slot[0] = value_slot[0]
 
 
 def _bytes_view(obj):
@@ -201,9 +206,25 @@ def _any_to_py(a, owned):
     raise TypeError(f"cannot convert a value of type index {t} to Python")
 
 
-def take_any(slot):
-    """Converts the owned value in `slot` (TVMFFIAny*); the slot is left None."""
+def _copy_dltensor(dl):
+    """A new NDArray holding a copy of the tensor at `dl` (a DLTensor*)."""
+    if dl == ffi.NULL:
+        raise TypeError("a function returned a NULL DLTensor*")
+    view = NDArrayView(dl)
     try:
+        return view.copyto(view.device)
+    finally:
+        view.release()
+
+
+def take_any(slot):
+    """Converts the owned value in `slot` (TVMFFIAny*); the slot is left None.
+
+    A DLTensor* result has no owner and may not outlive the call, so it is copied at once.
+    """
+    try:
+        if slot.type_index == DLTENSOR_PTR:
+            return _copy_dltensor(ffi.cast("DLTensor*", slot.v_ptr))
         return _any_to_py(slot, True)
     finally:
         ffi.cast("int64_t*", slot)[0] = NONE

@@ -9,6 +9,7 @@
 
 typedef struct {
   int raised;
+  uint64_t serial; /* counts the errors recorded on this thread */
   char kind[MR_MAX_ERROR_KIND];
   char message[MR_MAX_ERROR_MESSAGE];
 } mr_error_state_t;
@@ -30,10 +31,12 @@ static void set_kind(const char* kind) {
   if (!kind || !*kind) kind = "RuntimeError";
   copy_text(g_error.kind, sizeof(g_error.kind), kind, strlen(kind));
   g_error.raised = 1;
+  ++g_error.serial;
 }
 
 const char* mr_last_error(void) { return g_error.message; }
 const char* mr_last_error_kind(void) { return g_error.kind; }
+uint64_t mr_last_error_serial(void) { return g_error.serial; }
 
 int mr_error_set(const char* kind, const char* message) {
   set_kind(kind);

@@ -81,14 +81,17 @@ static int check_tree(const mr_reader_t* r, const uint64_t* indptr, uint64_t n,
   return 0;
 }
 
-/* Builds the modules of the blob and their imports; *out_root is module 0. */
+/* Builds the modules of the blob and their imports; *out_root is module 0.
+ * Without a "_lib" entry the .so is not in the tree, so module 0 imports the
+ * library: __tvm_ffi__library_ctx (a borrowed pointer) must live as long as
+ * the root. */
 static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* origin,
                      TVMFFIObject** out_root) {
   mr_reader_t r;
   uint64_t *indptr = NULL, *children = NULL, n_indptr = 0, n_children = 0, n = 0, i, j;
   TVMFFIObject** mods = NULL;
   char what[MR_MAX_NAME + 16], kind[MR_MAX_NAME];
-  int status = -1;
+  int status = -1, has_lib = 0;
   snprintf(what, sizeof(what), "%s: library blob", origin);
   r.p = blob;
   r.size = 8;
@@ -125,6 +128,7 @@ static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* o
     if (strcmp(kind, "_lib") == 0) {
       mr_object_retain(lib);
       mods[i] = lib;
+      has_lib = 1;
       continue;
     }
     if (mr_read_bytes(&r, "module payload", &payload, &len) != 0) goto done;
@@ -145,6 +149,7 @@ static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* o
                          (unsigned long long)i, (unsigned long long)children[j]);
         goto done;
       }
+  if (!has_lib && mr_module_import(mods[0], lib) != 0) goto done;
   mr_object_retain(mods[0]);
   *out_root = mods[0];
   status = 0;

@@ -16,13 +16,18 @@ typedef struct {
   void* owner; /* base Tensor object (view) or managed tensor (DLPack) */
 } mr_tensor_obj_t;
 
+/* Fails on a negative dimension or when the product of the non-zero
+ * dimensions exceeds INT64_MAX, so every partial product (a compact stride)
+ * fits in int64. */
 int mr_shape_numel(int32_t ndim, const int64_t* shape, uint64_t* out_numel) {
   uint64_t n = 1;
-  int32_t i;
+  int32_t i, empty = 0;
   for (i = 0; i < ndim; ++i) {
-    if (shape[i] < 0 || mr_mul_overflow_u64(n, (uint64_t)shape[i], &n)) return -1;
+    if (shape[i] < 0) return -1;
+    if (shape[i] == 0) empty = 1;
+    else if (mr_mul_overflow_u64(n, (uint64_t)shape[i], &n) || n > INT64_MAX) return -1;
   }
-  *out_numel = n;
+  *out_numel = empty ? 0 : n;
   return 0;
 }
 
@@ -34,12 +39,13 @@ size_t mr_tensor_nbytes(const DLTensor* t) {
 }
 
 int mr_tensor_is_compact(const DLTensor* t) {
-  int64_t expected = 1;
+  uint64_t expected = 1;
   int32_t i;
   if (!t->strides) return 1;
   for (i = t->ndim - 1; i >= 0; --i) {
-    if (t->shape[i] != 1 && t->strides[i] != expected) return 0;
-    expected *= t->shape[i];
+    if (t->shape[i] < 0) return 0;
+    if (t->shape[i] != 1 && (t->strides[i] < 0 || (uint64_t)t->strides[i] != expected)) return 0;
+    if (mr_mul_overflow_u64(expected, (uint64_t)t->shape[i], &expected)) return 0;
   }
   return 1;
 }
@@ -230,9 +236,27 @@ int mr_tensor_copy_to_bytes(const DLTensor* from, void* data, size_t nbytes) {
 }
 
 /* ---- DLPack import ---- */
+/* The producer's tensor is checked once here: everything else trusts tensors. */
+static int check_dltensor(const DLTensor* dl) {
+  uint64_t numel, nbytes;
+  int32_t i;
+  if (check_ndim(dl->ndim, dl->shape) != 0) return -1;
+  if (dl->dtype.bits == 0 || dl->dtype.lanes == 0)
+    return mr_value_error("DLPack tensor dtype has %u bits and %u lanes; both must be non-zero",
+                          (unsigned)dl->dtype.bits, (unsigned)dl->dtype.lanes);
+  for (i = 0; i < dl->ndim; ++i)
+    if (dl->shape[i] < 0)
+      return mr_value_error("DLPack tensor dimension %d is negative (%lld)", (int)i,
+                            (long long)dl->shape[i]);
+  if (mr_shape_numel(dl->ndim, dl->shape, &numel) != 0 ||
+      mr_mul_overflow_u64(numel, mr_dtype_bytes(dl->dtype), &nbytes) || nbytes > SIZE_MAX)
+    return mr_value_error("DLPack tensor shape has too many elements");
+  return 0;
+}
+
 static int wrap_dltensor(const DLTensor* dl, int kind, void* owner, TVMFFIObject** out) {
   mr_tensor_obj_t* t;
-  if (check_ndim(dl->ndim, dl->shape) != 0) return -1;
+  if (check_dltensor(dl) != 0) return -1;
   t = (mr_tensor_obj_t*)mr_object_alloc(sizeof(*t), kTVMFFITensor, tensor_deleter, "a Tensor");
   if (!t) return -1;
   t->dl = *dl;

@@ -171,13 +171,26 @@ static int builtin_module_get_function(void* self, const TVMFFIAny* args, int32_
   char buf[MR_MAX_NAME];
   TVMFFIObject* f;
   (void)self;
-  if (n < 2 || n > 3 || args[0].type_index != kTVMFFIModule)
-    return mr_error_set("TypeError", "ffi.ModuleGetFunction(module, name, query_imports)");
-  if (mr_any_get_str(&args[1], &name, &len) != 0) return -1;
+  if (n < 2 || n > 3)
+    return mr_error_setf("TypeError",
+                         "ffi.ModuleGetFunction(module, name, query_imports) takes 2 or 3 "
+                         "arguments, got %d", (int)n);
+  if (args[0].type_index != kTVMFFIModule)
+    return mr_error_setf("TypeError",
+                         "ffi.ModuleGetFunction: argument 'module' must be a Module (type index "
+                         "%d), got type index %d", kTVMFFIModule, (int)args[0].type_index);
+  if (mr_any_get_str(&args[1], &name, &len) != 0)
+    return mr_error_setf("TypeError",
+                         "ffi.ModuleGetFunction: argument 'name' must be a string, got type "
+                         "index %d", (int)args[1].type_index);
+  if (n == 3 && args[2].type_index != kTVMFFIBool && args[2].type_index != kTVMFFIInt)
+    return mr_error_setf("TypeError",
+                         "ffi.ModuleGetFunction: argument 'query_imports' must be a bool or an "
+                         "int, got type index %d", (int)args[2].type_index);
   if (len >= sizeof(buf)) return mr_value_error("function name too long");
   memcpy(buf, name, len);
   buf[len] = '\0';
-  if (mr_module_get_function(args[0].v_obj, buf, n == 3 ? (int)args[2].v_int64 : 0, &f) != 0)
+  if (mr_module_get_function(args[0].v_obj, buf, n == 3 && args[2].v_int64 != 0, &f) != 0)
     return -1;
   mr_any_set_object(result, f);
   return 0;

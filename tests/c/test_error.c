@@ -24,6 +24,19 @@ int main(void) {
   CHECK(strcmp(mr_last_error(), "Mismatched A.dtype on argument #0") == 0);
   CHECK(strcmp(mr_last_error_kind(), "TypeError") == 0);
 
+  /* Every recorded error is a new occurrence, even with the same text; clearing is not one. */
+  {
+    uint64_t before = mr_last_error_serial();
+    mr_error_set("ValueError", "same");
+    CHECK(mr_last_error_serial() == before + 1);
+    mr_error_clear();
+    CHECK(mr_last_error_serial() == before + 1);
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "same");
+    CHECK(mr_last_error_serial() == before + 2);
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", parts, 5);
+    CHECK(mr_last_error_serial() == before + 3);
+  }
+
   /* Errors are per thread. */
   pthread_create(&t, NULL, other_thread, NULL);
   pthread_join(t, NULL);

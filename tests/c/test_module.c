@@ -107,6 +107,17 @@ static void test_system_lib(void) {
     CHECK_OK(mr_function_call(g, args, 3, &res));
     CHECK(res.type_index == kTVMFFIFunction && call_int(res.v_obj, NULL, 0, &v) == 0 && v == 2);
     mr_any_clear(&res);
+    /* Argument count and types are checked; the error names the argument. */
+    CHECK_FAIL(mr_function_call(g, args, 1, &res), "takes 2 or 3 arguments, got 1");
+    args[2].type_index = kTVMFFIFloat;
+    CHECK_FAIL(mr_function_call(g, args, 3, &res), "argument 'query_imports'");
+    CHECK(strcmp(mr_last_error_kind(), "TypeError") == 0);
+    args[2].type_index = kTVMFFIBool;
+    args[1].type_index = kTVMFFIInt;
+    CHECK_FAIL(mr_function_call(g, args, 3, &res), "argument 'name'");
+    args[1].type_index = kTVMFFIRawStr;
+    args[1].v_c_str = "sysfn";
+    CHECK(res.type_index == kTVMFFINone);
     mr_any_clear(&args[0]);
     mr_object_release(g);
   }
@@ -216,6 +227,20 @@ static void test_blobs(void) {
   CHECK(f && call_int(f, NULL, 0, &v) == 0 && v == 99);
   mr_object_release(f);
   CHECK_FAIL(mr_module_import(imp, mod), "cycle");
+  mr_object_release(mod);
+
+  /* No "_lib" in the tree: the root imports the library, so the context slot
+   * the kernels use stays valid as long as the root lives. */
+  CHECK_OK(mr_module_load(FIXTURES "blob_nolib.so", &mod));
+  CHECK(strcmp(mr_module_type_key(mod), "testdev") == 0);
+  CHECK(mr_module_num_imports(mod) == 1);
+  imp = mr_module_import_at(mod, 0);
+  CHECK(imp && strcmp(mr_module_type_key(imp), "library") == 0);
+  f = NULL;
+  CHECK_OK(mr_module_get_function(mod, "lookup_dev", 1, &f));
+  CHECK(f != NULL);
+  CHECK_FAIL(call_int(f, NULL, 0, &v), "function 'dev_func' is not in the imports");
+  mr_object_release(f);
   mr_object_release(mod);
 
   CHECK_FAIL(mr_module_load(FIXTURES "blob_missing.so", &mod),

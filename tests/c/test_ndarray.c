@@ -109,6 +109,51 @@ int main(void) {
     mr_object_release(imp);
     CHECK(legacy_deleted == 1);
   }
+  /* A producer's tensor is validated at import; nothing is consumed on failure. */
+  {
+    int64_t neg[2] = {2, -1}, huge[2] = {(int64_t)1 << 62, 4};
+    int64_t hidden[3] = {0, (int64_t)1 << 40, (int64_t)1 << 40};
+    DLManagedTensor m;
+    memset(&m, 0, sizeof(m));
+    m.dl_tensor.data = g_data;
+    m.dl_tensor.device = cpu;
+    m.dl_tensor.ndim = 2;
+    m.dl_tensor.shape = g_shape;
+    m.dl_tensor.dtype = f32;
+    m.dl_tensor.dtype.bits = 0;
+    CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "0 bits and 1 lanes");
+    m.dl_tensor.dtype = f32;
+    m.dl_tensor.dtype.lanes = 0;
+    CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "32 bits and 0 lanes");
+    m.dl_tensor.dtype = f32;
+    m.dl_tensor.shape = neg;
+    CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "dimension 1 is negative (-1)");
+    m.dl_tensor.shape = huge;
+    CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "too many elements");
+    m.dl_tensor.ndim = 3;
+    m.dl_tensor.shape = hidden;
+    CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "too many elements");
+    m.dl_tensor.ndim = -1;
+    CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "ndim -1");
+    m.dl_tensor.ndim = 33;
+    CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "ndim 33");
+    CHECK(strcmp(mr_last_error_kind(), "ValueError") == 0);
+  }
+  /* Copies test a raw DLTensor's compactness without overflowing. */
+  {
+    int64_t shape[2] = {(int64_t)1 << 62, 8}, strides[2] = {8, 1};
+    DLTensor raw;
+    memset(&raw, 0, sizeof(raw));
+    raw.data = g_data;
+    raw.device = cpu;
+    raw.ndim = 2;
+    raw.dtype = f32;
+    raw.shape = shape;
+    raw.strides = strides;
+    CHECK_FAIL(mr_tensor_copy(&raw, &raw, NULL), "only compact tensors");
+    strides[0] = -8;
+    CHECK_FAIL(mr_tensor_copy(&raw, &raw, NULL), "only compact tensors");
+  }
   /* DLPack import (versioned), and a rejected major version. */
   {
     DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)calloc(1, sizeof(*m));

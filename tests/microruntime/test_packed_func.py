@@ -5,6 +5,10 @@ import pytest
 
 import microruntime as mr
 from microruntime import nd
+from microruntime._loader import ffi, lib
+from microruntime.base import last_error
+from microruntime.convert import DLTENSOR_PTR, fill_any, take_any
+from microruntime.ndarray import NDArrayView
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +148,66 @@ def test_exception_kind_reconstructed_from_message():
 
     with pytest.raises(ValueError, match="wrapped: 'missing key'"):
         mr.convert(catcher)()
+
+
+def _call_from_c(func, args=None, num_args=0):
+    """Calls `func` the way C code does: (status, result slot); the error stays recorded."""
+    result = ffi.new("TVMFFIAny*")
+    return lib.TVMFFIFunctionCall(func._handle, args or ffi.NULL, num_args, result), result
+
+
+@pytest.mark.parametrize("ret", ["\ud800", ["ok", "\ud800"]])
+def test_callback_failing_after_writing_result_leaves_none(ret):
+    status, result = _call_from_c(mr.convert(lambda: ret))
+    assert status == -1
+    assert result.type_index == 0 and result.v_int64 == 0
+    assert isinstance(last_error(True), UnicodeEncodeError)
+
+
+def test_callback_returning_tensor_view_leaves_none():
+    a = nd.array(np.arange(3, dtype="float32"))
+    args = ffi.new("TVMFFIAny*")
+    fill_any(args, NDArrayView(a._dl), [])
+    status, result = _call_from_c(mr.convert(lambda x: x), args, 1)
+    assert status == -1 and result.type_index == 0
+    with pytest.raises(TypeError, match="tensor view cannot be returned"):
+        raise last_error(True)
+
+
+def test_stale_python_exception_not_reraised_for_a_later_error():
+    stale = ValueError("same message")
+
+    def raiser():
+        raise stale
+
+    f = mr.convert(raiser)
+    assert _call_from_c(f)[0] == -1
+    lib.mr_error_clear()  # a C caller handles the error and goes on
+    lib.TVMFFIErrorSetRaisedFromCStr(b"ValueError", b"same message")  # a new, unrelated one
+    fresh = last_error(True)
+    assert isinstance(fresh, ValueError) and str(fresh) == "same message"
+    assert fresh is not stale
+    # The very occurrence still comes back as itself.
+    assert _call_from_c(f)[0] == -1
+    assert last_error(True) is stale
+
+
+def test_dltensor_result_is_copied_into_an_owned_ndarray():
+    expected = np.arange(6, dtype="float32").reshape(2, 3)
+    src = nd.array(expected)
+    slot = ffi.new("TVMFFIAny*")
+    slot.type_index = DLTENSOR_PTR
+    slot.v_ptr = src._dl
+    out = take_any(slot)
+    assert slot.type_index == 0
+    assert type(out) is mr.NDArray and out._handle is not None
+    src.copyfrom(np.zeros((2, 3), dtype="float32"))
+    del src
+    np.testing.assert_array_equal(out.numpy(), expected)
+    slot.type_index = DLTENSOR_PTR
+    slot.v_ptr = ffi.NULL
+    with pytest.raises(TypeError, match="NULL DLTensor"):
+        take_any(slot)
 
 
 def test_bad_arguments():

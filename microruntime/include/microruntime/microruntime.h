@@ -31,6 +31,9 @@ extern "C" {
 /* ---- errors -------------------------------------------------------------- */
 MR_DLL const char* mr_last_error(void);
 MR_DLL const char* mr_last_error_kind(void);
+/* Changes with every error recorded on this thread (each one is a new occurrence, even with the
+ * same kind and message); bindings use it to tie their own exception to one occurrence. */
+MR_DLL uint64_t mr_last_error_serial(void);
 /* Records an error (kind defaults to "RuntimeError" when NULL); returns -1. */
 MR_DLL int mr_error_set(const char* kind, const char* message);
 MR_DLL void mr_error_clear(void);
