@@ -44,7 +44,7 @@ class Analyzer:
     def can_prove_equal(self, a, b) -> bool:
         a, b = E.convert(a), E.convert(b)
         if a.dtype.is_integer and b.dtype.is_integer:
-            return E.is_const_int(self.simplify(E._binary(E.Sub, a, b)), 0)
+            return E.is_const_int(self.simplify(E.binary(E.Sub, a, b)), 0)
         return self._ctx.keys.equal(self.simplify(a), self.simplify(b))
 
     def const_int_bound(self, e) -> IntBound:

@@ -99,7 +99,7 @@ def _lite(e: E.PrimExpr) -> End:
 
 
 def _build(cls, a: End, b: End, dtype) -> End:
-    return _lite(E._binary(cls, _expr(a, dtype), _expr(b, dtype)))
+    return _lite(E.binary(cls, _expr(a, dtype), _expr(b, dtype)))
 
 
 def _add(a: End, b: End, dtype) -> End:
@@ -378,6 +378,6 @@ def eval_region(indices: Sequence, var_ranges: Optional[Dict[Any, Any]],
             out.append(E.Range(E.make_const(index.dtype, 0), E.convert(shape[d])))
             continue
         lo_e = _expr(lo, index.dtype)
-        extent = simplify_expr(E._binary(E.Sub, _expr(hi, index.dtype), lo_e) + 1)
+        extent = simplify_expr(E.binary(E.Sub, _expr(hi, index.dtype), lo_e) + 1)
         out.append(E.Range(lo_e, extent))
     return out

@@ -165,7 +165,7 @@ class POp(Pattern):
             return E.Not(kids[0])
         if self.cls is E.Select:
             return E.Select(*kids)
-        return E._binary(self.cls, kids[0], kids[1])
+        return E.binary(self.cls, kids[0], kids[1])
 
 
 def _sibling(kids, i):

@@ -96,7 +96,7 @@ def _mod_by_bound(m) -> Optional[E.PrimExpr]:
     k = m.c1.value
     if lo is None or hi is None or lo // k != hi // k:
         return None
-    return E._binary(E.Sub, m.x, (lo // k) * k)
+    return E.binary(E.Sub, m.x, (lo // k) * k)
 
 
 def _divides(a: str, b: str):

@@ -56,12 +56,12 @@ def if_then_else(cond, t, f):
     cond, t, f = E.convert(cond), E.convert(t), E.convert(f)
     if not cond.dtype.is_bool:
         raise IRError(f"if_then_else: the condition {cond} is not boolean")
-    t, f = E._unify(t, f)
+    t, f = E.unify(t, f)
     return E.Call(t.dtype, "tir.if_then_else", (cond, t, f))
 
 
 def select(cond, t, f):
-    t, f = E._unify(E.convert(t), E.convert(f))
+    t, f = E.unify(E.convert(t), E.convert(f))
     return E.Select(E.convert(cond), t, f)
 
 
