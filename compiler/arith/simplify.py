@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from contextlib import contextmanager
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..ir import expr as E
@@ -25,6 +26,7 @@ from .rules import rules_by_class
 
 _RULES = rules_by_class()
 _MAX_STEPS = 64
+DEEP_TREE_RECURSION_LIMIT = 20000  # Python frames allowed while simplifying
 _LEAVES = (E.Var, E.IntImm, E.FloatImm, E.StringImm)
 _CHAIN = (E.Add, E.Sub, E.Mul)
 
@@ -76,12 +78,12 @@ class Context:
 
     def le(self, a, b) -> bool:
         """Provably a <= b."""
-        hi = self.int_bound(E._binary(E.Sub, a, b)).hi
+        hi = self.int_bound(E.binary(E.Sub, a, b)).hi
         return hi is not None and hi <= 0
 
     def lt(self, a, b) -> bool:
         """Provably a < b."""
-        hi = self.int_bound(E._binary(E.Sub, a, b)).hi
+        hi = self.int_bound(E.binary(E.Sub, a, b)).hi
         return hi is not None and hi < 0
 
     def ge0(self, e) -> bool:
@@ -186,7 +188,7 @@ class _StmtSimplifier(IRMutator):
             return S.no_op()
         if E.is_const_int(extent, 1) and not is_thread:
             return self.visit(substitute(s.body, {s.loop_var: lo}))
-        old = self.ctx.bind(s.loop_var, lo, E._binary(E.Sub, E._binary(E.Add, lo, extent), 1))
+        old = self.ctx.bind(s.loop_var, lo, E.binary(E.Sub, E.binary(E.Add, lo, extent), 1))
         try:
             body = self.visit(s.body)
         finally:
@@ -216,7 +218,7 @@ class _StmtSimplifier(IRMutator):
         value = self.visit(s.value)
         iv = s.node
         bound = s.key in ("thread_extent", "virtual_thread") and isinstance(iv, E.IterVar)
-        old = self.ctx.bind(iv.var, 0, E._binary(E.Sub, value, 1)) if bound else None
+        old = self.ctx.bind(iv.var, 0, E.binary(E.Sub, value, 1)) if bound else None
         try:
             body = self.visit(s.body)
         finally:
@@ -269,19 +271,25 @@ def _fixed_point(e: E.PrimExpr, ctx: Context) -> E.PrimExpr:
 def simplify_stmt(stmt: S.Stmt, bounds: Optional[Dict[Any, Any]] = None) -> S.Stmt:
     """Every expression simplified; `if True`/`if False` resolved, loops of extent 0 dropped,
     loops of extent 1 replaced by their body with the loop variable set to the loop's min."""
-    _allow_deep_trees()
-    return _StmtSimplifier(Context(bounds)).visit(stmt)
+    with _deep_trees_allowed():
+        return _StmtSimplifier(Context(bounds)).visit(stmt)
 
 
-def _allow_deep_trees() -> None:
-    """Long sums are deep trees and the driver recurses on them."""
-    if sys.getrecursionlimit() < 20000:
-        sys.setrecursionlimit(20000)
+@contextmanager
+def _deep_trees_allowed():
+    """Raises the recursion limit to DEEP_TREE_RECURSION_LIMIT while the block runs (long sums
+    are deep trees and the driver recurses on them), then restores the caller's limit."""
+    old = sys.getrecursionlimit()
+    if old < DEEP_TREE_RECURSION_LIMIT:
+        sys.setrecursionlimit(DEEP_TREE_RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def simplify(node: Any, bounds: Optional[Dict[Any, Any]] = None) -> Any:
     """Simplify an expression, statement, PrimFunc or IRModule (see the module docstring)."""
-    _allow_deep_trees()
     if isinstance(node, IRModule):
         return node.with_functions({k: simplify(f, bounds) for k, f in node.items()})
     if isinstance(node, PrimFunc):
@@ -289,4 +297,5 @@ def simplify(node: Any, bounds: Optional[Dict[Any, Any]] = None) -> Any:
         return node if body is node.body else node.with_body(body)
     if isinstance(node, S.Stmt):
         return simplify_stmt(node, bounds)
-    return _fixed_point(E.convert(node), Context(bounds))
+    with _deep_trees_allowed():
+        return _fixed_point(E.convert(node), Context(bounds))

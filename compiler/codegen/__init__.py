@@ -21,10 +21,12 @@ Symbols the object must define, for every PrimFunc `f` with attr global_symbol `
 Outside system-lib mode runtime services are reached through weak `void*` context slots that
 the loader fills after dlopen (`__TVMBackendAllocWorkspace`, `__TVMBackendFreeWorkspace`,
 `__TVMBackendParallelLaunch`, `__TVMBackendParallelBarrier`, `__TVMFFIFunctionCall`,
-`__TVMFFIEnvModLookupFromImports`): both Apache TVM's loader and the microruntime fill them, so
-the .so loads in either; `tir.call_packed` looks its function up once per call site with
-`TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, name, &handle)` and calls it with
-`TVMFFIFunctionCall`, both through those slots (in C, then through weak direct references).
+`__TVMFFIEnvModLookupFromImports`, `__TVMFFIHandleInitOnce`): both Apache TVM's loader and the
+microruntime fill them, so the .so loads in either; `tir.call_packed` fills its call site's
+handle once with `TVMFFIHandleInitOnce(&handle, init)`, where `init` runs
+`TVMFFIEnvModLookupFromImports(__tvm_ffi__library_ctx, name, out)` (thread-safe when the call
+sits in a parallel loop, as TVM's LLVM codegen), and calls it with `TVMFFIFunctionCall`, all
+through those slots (in C, then through weak direct references).
 `TVMFFIErrorSetRaisedFromCStrParts` is a direct (undefined) reference, since both export it
 globally. In system-lib mode (module attr "system_lib_prefix" present, a
 str, maybe empty) every service is a direct call, and the object also registers each

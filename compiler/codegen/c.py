@@ -7,8 +7,9 @@ Parallel loops are outlined into task functions launched with TVMBackendParallel
 (num_task 0 = all workers); workspace, parallel and function-call services go through the
 context slots described in compiler/codegen/__init__.py. `tir.call_packed` fills a TVMFFIAny
 array and calls `kiln_call_packed` (codegen_templates/c/services.h.j2) with a static handle per
-call site, looked up once through the library context; `tir.make_dltensor` is a DLTensor
-compound literal.
+call site, filled once (thread-safely, inside parallel loops too) by TVMFFIHandleInitOnce with a
+lookup through the library context; `tir.make_dltensor` is a DLTensor compound literal.
+`tir.throw_last_error` (a failed workspace service) returns -1 without recording an error.
 """
 from __future__ import annotations
 
@@ -38,9 +39,15 @@ _ANY_FIELDS = {"tir.any_int64": "u.v_int64", "tir.any_float64": "u.v_float64",
 # name, return type, parameter types, wrapper, fallback when no runtime provides it
 _SERVICES = {
     "alloc": ("TVMBackendAllocWorkspace", "void*", ["int", "int", "uint64_t", "int", "int"],
-              "kiln_alloc_workspace", "return NULL;"),
+              "kiln_alloc_workspace",
+              "{ const char* parts[1] = {\"no runtime provides TVMBackendAllocWorkspace\"}; "
+              "(void)a0; (void)a1; (void)a2; (void)a3; (void)a4; "
+              "TVMFFIErrorSetRaisedFromCStrParts(\"RuntimeError\", parts, 1); return NULL; }"),
     "free": ("TVMBackendFreeWorkspace", "int", ["int", "int", "void*"],
-             "kiln_free_workspace", "return -1;"),
+             "kiln_free_workspace",
+             "{ const char* parts[1] = {\"no runtime provides TVMBackendFreeWorkspace\"}; "
+             "(void)a0; (void)a1; (void)a2; "
+             "TVMFFIErrorSetRaisedFromCStrParts(\"RuntimeError\", parts, 1); return -1; }"),
     "parallel": ("TVMBackendParallelLaunch", "int", ["FTVMParallelLambda", "void*", "int"],
                  "kiln_parallel_launch",
                  "{ TVMParallelGroupEnv env; env.sync_handle = NULL; env.num_task = 1; "
@@ -50,6 +57,11 @@ _SERVICES = {
                "{ const char* parts[2] = {\"no runtime provides function lookup to find \", a1}; "
                "(void)a0; (void)a2; TVMFFIErrorSetRaisedFromCStrParts(\"RuntimeError\", parts, 2); "
                "return -1; }"),
+    # Thread-safe first lookup of a call_packed handle (as TVM's LLVM codegen); with no
+    # runtime the lookup itself fails, so running it unguarded is fine.
+    "init_once": ("TVMFFIHandleInitOnce", "int", ["void**", "kiln_handle_init_t"],
+                  "kiln_handle_init_once",
+                  "{ void* h = NULL; int rc = a1(&h); if (rc == 0) *a0 = h; return rc; }"),
     "call": ("TVMFFIFunctionCall", "int", ["void*", "TVMFFIAny*", "int32_t", "TVMFFIAny*"],
              "kiln_function_call",
              "{ const char* parts[1] = {\"no runtime provides TVMFFIFunctionCall\"}; "
@@ -67,7 +79,8 @@ class CHostPrinter(CFamilyPrinter):
         super().__init__()
         self.symbol = name  # the global symbol; names the outlined task functions
         self.services: Set[str] = set()
-        self.lambdas: List[str] = []
+        self.lambdas: List[str] = []  # file-scope helpers of this function: tasks, lookups
+        self.lookups: Dict[str, str] = {}  # call_packed name -> its lookup function
         self.in_parallel = False
 
     def call_extra(self, e: E.Call) -> str:
@@ -97,6 +110,8 @@ class CHostPrinter(CFamilyPrinter):
             return self.call_packed(e)
         if op == "tir.dtype_name":
             raise InternalError("tir.dtype_name may only appear in AssertStmt messages")
+        if op == "tir.throw_last_error":
+            raise InternalError("tir.throw_last_error may only appear as a statement")
         raise UnsupportedOpError(f"the C host codegen does not implement {op!r}")
 
     # ---- call_packed -------------------------------------------------------------------------
@@ -104,17 +119,22 @@ class CHostPrinter(CFamilyPrinter):
         if isinstance(s.value, E.Call) and s.value.op == "tir.call_packed":
             self.call_packed(s.value)  # the status needs no statement of its own
             return
+        if isinstance(s.value, E.Call) and s.value.op == "tir.throw_last_error":
+            self.emit_error_return()  # the failed runtime service recorded the error
+            return
         super().stmt_Evaluate(s)
 
     def call_packed(self, e: E.Call) -> str:
         """Fills a TVMFFIAny array, calls through `kiln_call_packed` (one cached handle per
-        call site) and returns from the function on failure; the value is the status (0)."""
+        call site, filled once through TVMFFIHandleInitOnce by a lookup function per name) and
+        returns from the function on failure; the value is the status (0)."""
         if not e.args or not isinstance(e.args[0], E.StringImm):
             raise InternalError(f"{e} needs the function name as a StringImm")
         args = e.args[1:]
         if any(isinstance(a, Buffer) for a in args):
             raise InternalError(f"{e} still takes a Buffer; run lower_call_packed first")
-        self.services |= {"lookup", "call", "packed"}
+        self.services |= {"lookup", "init_once", "call", "packed"}
+        init = self.lookup_function(e.args[0].value)
         stack, cache, rc = self.fresh("kiln_args"), self.fresh("kiln_fn"), self.fresh("kiln_rc")
         self.emit(f"static void* {cache} = NULL;")
         self.emit(f"TVMFFIAny {stack}[{len(args) + 1}];")
@@ -124,8 +144,7 @@ class CHostPrinter(CFamilyPrinter):
             self.emit(f"{stack}[{i}].type_index = {index};")
             self.emit(f"{stack}[{i}].zero_padding = 0;")
             self.emit(f"{stack}[{i}].u.{field} = {value};")
-        name = self.expr(e.args[0])
-        self.emit(f"{rc} = kiln_call_packed(&{cache}, {name}, {stack}, {len(args)});")
+        self.emit(f"{rc} = kiln_call_packed(&{cache}, {init}, {stack}, {len(args)});")
         if self.error_frees:
             self.emit(f"if ({rc} != 0) {{")
             self.level += 1
@@ -135,6 +154,16 @@ class CHostPrinter(CFamilyPrinter):
         else:
             self.emit(f"if ({rc} != 0) return {rc};")
         return rc
+
+    def lookup_function(self, name: str) -> str:
+        """The `int f(void** out)` that looks `name` up through the library context (one per
+        name in this function; emitted before it)."""
+        if name not in self.lookups:
+            fn = f"{self.symbol}_lookup_{len(self.lookups)}"
+            self.lookups[name] = fn
+            self.lambdas.append(render("c/lookup_function.c.j2", name=fn,
+                                       target=self.expr(E.StringImm(name))))
+        return self.lookups[name]
 
     def _any_value(self, a):
         """(type index, union field, C value) of a call_packed argument."""
@@ -225,7 +254,7 @@ def _captured_vars(loop: S.For) -> List[E.Var]:
 # ---- the file ---------------------------------------------------------------------------------
 def _service_decls(names: Set[str], system_lib: bool):
     out = []
-    for key in ("alloc", "free", "parallel", "lookup", "call"):
+    for key in ("alloc", "free", "parallel", "lookup", "init_once", "call"):
         if key not in names:
             continue
         name, ret, params, wrapper, fallback = _SERVICES[key]

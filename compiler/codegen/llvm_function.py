@@ -14,14 +14,12 @@ from llvmlite import ir
 
 from .. import ir as kir
 from ..errors import InternalError
-from ..tir.transform.lower_workspace import FREE_ON_ERROR
+from ..tir.transform.lower_workspace import FREE_ON_ERROR, MAX_STACK_BYTES
 from .llvm_expr import ExprEmitter
 from .llvm_intrin import IntrinEmitter
 from .llvm_packed import PackedEmitter
 from .llvm_parallel import ParallelEmitter
-from .llvm_types import I32, I64, PTR, SAFE_CALL, ModuleContext, memory_type, opaque
-
-MAX_STACK_ALLOCA = 1024  # bytes; larger Allocates use the workspace (as TVM's kMaxStackAlloca)
+from .llvm_types import I32, SAFE_CALL, ModuleContext, memory_type, opaque
 
 
 class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter):
@@ -113,6 +111,11 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
         self.b.ret(status)
 
     def stmt_Evaluate(self, s):
+        if isinstance(s.value, kir.Call) and s.value.op == "tir.throw_last_error":
+            # The runtime service that failed recorded the error (lower_workspace.py).
+            self.error_return(ir.Constant(I32, -1))
+            self.b.position_at_end(self.fn.append_basic_block("after_throw"))
+            return
         if not isinstance(s.value, (kir.IntImm, kir.FloatImm)):
             self.expr(s.value)
 
@@ -176,34 +179,23 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
         self.loop(ir.Constant(extent.type, 0), extent, body, signed)
 
     def stmt_Allocate(self, s):
+        """A stack slot in the entry block; lower_workspace turned every other Allocate into
+        workspace calls."""
         buf = s.buffer
         elem = memory_type(buf.dtype)
         nbytes = buf.dtype.bytes
-        if all(isinstance(d, kir.IntImm) for d in buf.shape):
-            count = reduce(lambda a, d: a * d.value, buf.shape, 1)
-            if count * nbytes <= MAX_STACK_ALLOCA:
-                self.ctx.mark_distinct(buf.data)
-                slot = self.entry_alloca(ir.ArrayType(elem, max(count, 1)),
-                                         align=min(max(buf.data_alignment, nbytes), 64))
-                with self.bound(buf.data, slot):
-                    self.stmt(s.body)
-                return
-        count = reduce(lambda a, d: a * kir.cast("int64", d), buf.shape, kir.const(1, "int64"))
+        if not all(isinstance(d, kir.IntImm) for d in buf.shape):
+            raise InternalError(f"llvm codegen: Allocate of {buf.name} has a symbolic size; "
+                                "lower_workspace must run first")
+        count = reduce(lambda a, d: a * d.value, buf.shape, 1)
+        if count * nbytes > MAX_STACK_BYTES:
+            raise InternalError(f"llvm codegen: Allocate of {buf.name} takes {count * nbytes} "
+                                f"bytes (> {MAX_STACK_BYTES}); lower_workspace must run first")
         self.ctx.mark_distinct(buf.data)
-        size = self.b.mul(self.expr(count), ir.Constant(I64, nbytes))
-        dtype = buf.dtype
-        ptr = self.call_service("TVMBackendAllocWorkspace", [
-            ir.Constant(I32, 1), ir.Constant(I32, 0), size, ir.Constant(I32, dtype.code),
-            ir.Constant(I32, dtype.bits)])
-        null = self.b.icmp_unsigned("==", ptr, ir.Constant(PTR, None))
-        with self.b.if_then(null, likely=False):
-            self.raise_error("RuntimeError", (f"cannot allocate the workspace {buf.name} in "
-                                              f"{self.name}",))
-        with self.bound(buf.data, ptr):
+        slot = self.entry_alloca(ir.ArrayType(elem, max(count, 1)),
+                                 align=min(max(buf.data_alignment, nbytes), 64))
+        with self.bound(buf.data, slot):
             self.stmt(s.body)
-        if not self.b.block.is_terminated:
-            self.call_service("TVMBackendFreeWorkspace", [ir.Constant(I32, 1),
-                                                          ir.Constant(I32, 0), ptr])
 
 
 def emit_packed_function(ctx: ModuleContext, func, symbol: str) -> ir.Function:

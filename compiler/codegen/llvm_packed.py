@@ -18,7 +18,8 @@ from .llvm_types import ANY, I8, I32, I64, PTR, SERVICES, global_variable
 
 # Services reached through context slots outside system-lib mode (the loader fills them).
 CONTEXT_SLOTS = ("TVMBackendAllocWorkspace", "TVMBackendFreeWorkspace", "TVMBackendParallelLaunch",
-                 "TVMBackendParallelBarrier", "TVMFFIFunctionCall", "TVMFFIEnvModLookupFromImports")
+                 "TVMBackendParallelBarrier", "TVMFFIFunctionCall", "TVMFFIEnvModLookupFromImports",
+                 "TVMFFIHandleInitOnce")
 # TVMFFIAny type indices for call_packed arguments.
 INT, BOOL, FLOAT, DLTENSOR_PTR, RAW_STR = 1, 2, 3, 7, 8
 
@@ -73,8 +74,10 @@ class PackedEmitter:
     # ---- call_packed -----------------------------------------------------------------------
     def call_packed(self, e) -> ir.Value:
         """`tir.call_packed(name, args...)`: the function is looked up once through the library
-        context (imports, then globals) and cached. A failure returns its status from the
-        calling function at once (as TVM's CPU codegen does); the value is the status, 0."""
+        context (imports, then globals) into a per-site cache, filled by TVMFFIHandleInitOnce
+        (thread-safe inside parallel loops, as TVM's LLVM codegen) and read with acquire loads.
+        A failure returns its status from the calling function at once (as TVM's CPU codegen
+        does); the value is the status, 0."""
         if not e.args or not isinstance(e.args[0], StringImm):
             raise InternalError(f"llvm codegen: {e} needs the function name as a StringImm")
         name, args = e.args[0].value, e.args[1:]
@@ -88,30 +91,52 @@ class PackedEmitter:
         cache = global_variable(self.ctx.module, PTR, self.ctx.unique(f"__packed.{name}"))
         cache.linkage = "internal"
         cache.initializer = ir.Constant(PTR, None)
+        cache.align = 8
         lookup = self.fn.append_basic_block("packed_lookup")
         call = self.fn.append_basic_block("packed_call")
         done = self.fn.append_basic_block("packed_done")
-        null = self.b.icmp_unsigned("==", self.b.load(cache, typ=PTR, align=8),
-                                    ir.Constant(PTR, None))
-        self.b.cbranch(null, lookup, call)
+        cached = self.b.load_atomic(cache, "acquire", 8, typ=PTR)
+        first = self.b.block
+        self.b.cbranch(self.b.icmp_unsigned("==", cached, ir.Constant(PTR, None)), lookup, call)
         self.b.position_at_end(lookup)
-        ctx_value = self.b.load(self.ctx.library_ctx(), typ=PTR, align=8)
-        rc_lookup = self.call_service("TVMFFIEnvModLookupFromImports",
-                                      [ctx_value, self.ctx.cstring(name), cache])
+        rc_lookup = self.call_service("TVMFFIHandleInitOnce", [cache, self._lookup_function(name)])
+        looked_up = self.b.load_atomic(cache, "acquire", 8, typ=PTR)
         self.b.cbranch(self.b.icmp_signed("==", rc_lookup, ir.Constant(I32, 0)), call, done)
         self.b.position_at_end(call)
-        handle = self.b.load(cache, typ=PTR, align=8)
+        handle = self.b.phi(PTR)
+        handle.add_incoming(cached, first)
+        handle.add_incoming(looked_up, lookup)
         result = self._any_slot(stack, len(args))
         rc_call = self.call_service("TVMFFIFunctionCall",
                                     [handle, stack, ir.Constant(I32, len(args)), result])
+        call_end = self.b.block
         self.b.branch(done)
         self.b.position_at_end(done)
         rc = self.b.phi(I32)
         rc.add_incoming(rc_lookup, lookup)
-        rc.add_incoming(rc_call, call)
+        rc.add_incoming(rc_call, call_end)
         with self.b.if_then(self.b.icmp_signed("!=", rc, ir.Constant(I32, 0)), likely=False):
             self.error_return(rc)  # the callee (or the lookup) recorded the error
         return self._fit(rc, True, e.dtype)
+
+    def _lookup_function(self, name: str) -> ir.Function:
+        """`internal i32 (ptr out)`: looks `name` up through the library context into *out; the
+        initializer TVMFFIHandleInitOnce runs once per call site (one function per name)."""
+        symbol = f"__kiln_lookup.{name}"
+        fn = self.ctx.module.globals.get(symbol)
+        if fn is not None:
+            return fn
+        fn = ir.Function(self.ctx.module, ir.FunctionType(I32, [PTR]), symbol)
+        fn.linkage = "internal"
+        fn.attributes.add("nounwind")
+        outer, self.b = self.b, ir.IRBuilder(fn.append_basic_block("entry"))
+        try:
+            ctx_value = self.b.load(self.ctx.library_ctx(), typ=PTR, align=8)
+            self.b.ret(self.call_service("TVMFFIEnvModLookupFromImports",
+                                         [ctx_value, self.ctx.cstring(name), fn.args[0]]))
+        finally:
+            self.b = outer
+        return fn
 
     def _any_slot(self, stack, i):
         return self.b.gep(stack, [ir.Constant(I32, 0), ir.Constant(I32, i)], inbounds=True,

@@ -37,6 +37,7 @@ SERVICES = {
     "TVMFFIErrorSetRaisedFromCStrParts": (VOID, [PTR, PTR, I32]),
     "TVMFFIFunctionCall": (I32, [PTR, PTR, I32, PTR]),
     "TVMFFIEnvModLookupFromImports": (I32, [PTR, PTR, PTR]),
+    "TVMFFIHandleInitOnce": (I32, [PTR, PTR]),
     "TVMFFIObjectDecRef": (I32, [PTR]),
     "TVMFFIEnvModRegisterSystemLibSymbol": (I32, [PTR, PTR]),
     "TVMBackendAllocWorkspace": (PTR, [I32, I32, I64, I32, I32]),

@@ -52,6 +52,10 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
     # ---- runtime services --------------------------------------------------------------------
     "tir.alloc_workspace": (5, "(device_type, device_id, nbytes, code_hint, bits_hint) -> handle"),
     "tir.free_workspace": (3, "(device_type, device_id, ptr) -> int32"),
+    "tir.throw_last_error": (0, "statement: returns -1 from the packed function (freeing its "
+                                "live workspaces) without recording an error; the runtime "
+                                "service that just failed already raised it (TVM's "
+                                "tvm_throw_last_error)"),
     # ---- GPU ---------------------------------------------------------------------------------
     "tir.storage_sync": (1, "barrier over a memory scope (StringImm 'shared' or 'global')"),
 }

@@ -6,25 +6,31 @@ After: an `Allocate` whose size is a constant of at most 1024 bytes (MAX_STACK_B
 kMaxStackAlloca) stays an `Allocate` (codegens put it on the stack); every other one becomes
 
     LetStmt(buf.data, tir.alloc_workspace(device_type, dev_id, nbytes, code, bits))
-      AssertStmt(!tir.handle_is_null(buf.data), "RuntimeError", "Failed to allocate ...")
-        AttrStmt(buf.data, "tir.free_on_error", tir.free_workspace(device_type, dev_id, buf.data))
-          body
-        Evaluate(tir.free_workspace(device_type, dev_id, buf.data))
+      IfThenElse(tir.handle_is_null(buf.data), Evaluate(tir.throw_last_error()))
+      AttrStmt(buf.data, "tir.free_on_error", tir.free_workspace(device_type, dev_id, buf.data))
+        body
+      IfThenElse(tir.free_workspace(device_type, dev_id, buf.data) != 0,
+                 Evaluate(tir.throw_last_error()))
 
-with frees in LIFO order (nested allocations free innermost first), as TVMBackendAllocWorkspace
+as TVM's LowerTVMBuiltin does. A runtime that returns NULL from TVMBackendAllocWorkspace or a
+non-zero status from TVMBackendFreeWorkspace has already raised the error with its reason
+("too many live workspaces on this thread", "workspace freed out of order (not LIFO)", out of
+memory), so the kernel returns -1 without overwriting it (`tir.throw_last_error`).
+Frees run in LIFO order (nested allocations free innermost first), as TVMBackendAllocWorkspace
 requires. FREE_ON_ERROR is the codegens' contract for error exits: a function that returns an
-error from inside such an AttrStmt (a failing AssertStmt, `tir.call_packed` or parallel launch)
-first evaluates the `value` of every enclosing one, innermost first, so a failure leaves the
-thread's workspace pool as the call found it. Functions that are not packed are left alone.
+error from inside such an AttrStmt (a failing AssertStmt, `tir.call_packed`, parallel launch or
+`tir.throw_last_error`) first evaluates the `value` of every enclosing one, innermost first,
+ignoring its status, so a failure leaves the thread's workspace pool as the call found it.
+Functions that are not packed are left alone.
 """
 from __future__ import annotations
 
 from ...ir import (
     Allocate,
-    AssertStmt,
     AttrStmt,
     Call,
     Evaluate,
+    IfThenElse,
     IntImm,
     IRModule,
     IRMutator,
@@ -85,7 +91,12 @@ class _LowerWorkspace(IRMutator):
                      (self.device_type, self.device_id, _nbytes(s), const(dtype.code),
                       const(dtype.bits)))
         free = Call(int32, "tir.free_workspace", (self.device_type, self.device_id, buf.data))
-        ok = ~Call(boolean, "tir.handle_is_null", (buf.data,))
-        message = (f"Failed to allocate the workspace {buf.name} of ", _nbytes(s), " bytes")
-        body = seq(AttrStmt(buf.data, FREE_ON_ERROR, free, s.body), Evaluate(free))
-        return LetStmt(buf.data, alloc, AssertStmt(ok, "RuntimeError", message, body))
+        is_null = Call(boolean, "tir.handle_is_null", (buf.data,))
+        body = seq(IfThenElse(is_null, _throw_last_error()),
+                   AttrStmt(buf.data, FREE_ON_ERROR, free, s.body),
+                   IfThenElse(free != 0, _throw_last_error()))
+        return LetStmt(buf.data, alloc, body)
+
+
+def _throw_last_error() -> Evaluate:
+    return Evaluate(Call(int32, "tir.throw_last_error", ()))

@@ -66,3 +66,21 @@ def test_primfunc_and_unchanged_identity():
     f = PrimFunc((A.data,), body, ((A.data, A),))
     assert simplify(f) is f
     assert simplify(no_op()) is not None
+
+
+def test_recursion_limit_restored():
+    """simplify raises the recursion limit for deep trees only while it runs."""
+    import sys
+
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(3000)
+    try:
+        total = i
+        for k in range(1, 400):  # a deep Add chain
+            total = total + k
+        assert simplify(total) is not None
+        assert sys.getrecursionlimit() == 3000
+        simplify(loop(i, 4, store(i)))
+        assert sys.getrecursionlimit() == 3000
+    finally:
+        sys.setrecursionlimit(before)

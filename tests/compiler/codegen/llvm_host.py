@@ -11,7 +11,7 @@ import numpy as np
 
 STUB = os.path.join(os.path.dirname(__file__), "llvm_stub_runtime.c")
 SLOTS = ("TVMBackendAllocWorkspace", "TVMBackendFreeWorkspace", "TVMBackendParallelLaunch",
-         "TVMFFIFunctionCall", "TVMFFIEnvModLookupFromImports")
+         "TVMFFIFunctionCall", "TVMFFIEnvModLookupFromImports", "TVMFFIHandleInitOnce")
 
 
 class Any(ctypes.Structure):
@@ -66,6 +66,9 @@ class HostLib:
     def counter(self, name: str) -> int:
         return ctypes.c_int.in_dll(self.lib, name).value
 
+    def set_counter(self, name: str, value: int) -> None:
+        ctypes.c_int.in_dll(self.lib, name).value = value
+
     def has(self, symbol: str) -> bool:
         return hasattr(self.lib, symbol)
 
@@ -108,19 +111,23 @@ class HostLib:
 
 
 def packed_module(funcs, attrs=None):
-    """An IRModule of PrimFuncs {name: (params, buffer_map, body)} in packed form."""
+    """An IRModule of PrimFuncs {name: (params, buffer_map, body)} in packed form, its large
+    Allocates turned into workspaces (lower_workspace)."""
     from compiler.ir import IRModule, PrimFunc
+    from compiler.tir.transform.lower_workspace import lower_workspace
     from compiler.tir.transform.make_packed_api import make_packed_api
 
     mod = IRModule({name: PrimFunc(tuple(params), body, tuple(bmap), {"global_symbol": name})
                     for name, (params, bmap, body) in funcs.items()}, attrs or {})
-    return make_packed_api(mod)
+    return lower_workspace(make_packed_api(mod))
 
 
 def compile_host(tmp_path, funcs, target="llvm", attrs=None, threads=1):
-    """(HostLib, HostArtifact) for `funcs` (see packed_module) built by the llvm codegen."""
-    from compiler.codegen.llvm import codegen_host
+    """(HostLib, HostArtifact) for `funcs` (see packed_module) built by the host codegen of
+    `target` ("llvm..." or "c")."""
+    from compiler.codegen import codegen_host
     from compiler.target import Target
 
-    art = codegen_host(packed_module(funcs, attrs), Target(target), str(tmp_path))
+    target = Target(target)
+    art = codegen_host(packed_module(funcs, attrs), target, str(tmp_path))
     return HostLib(art.object_file, str(tmp_path), threads), art

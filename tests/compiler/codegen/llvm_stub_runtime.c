@@ -74,10 +74,16 @@ int stub_distinct_task_threads(void) {
 }
 
 /* ---- workspace ---- */
-int stub_workspace_allocs = 0, stub_workspace_frees = 0;
+/* stub_workspace_fail: 1 makes allocations fail, 2 makes frees fail; either raises its reason. */
+int stub_workspace_allocs = 0, stub_workspace_frees = 0, stub_workspace_fail = 0;
 
 void* TVMBackendAllocWorkspace(int device_type, int device_id, uint64_t nbytes, int code, int bits) {
   (void)device_type; (void)device_id; (void)code; (void)bits;
+  if (stub_workspace_fail == 1) {
+    snprintf(last_error, sizeof(last_error), "MemoryError: stub pool refuses %llu bytes",
+             (unsigned long long)nbytes);
+    return NULL;
+  }
   stub_workspace_allocs++;
   return aligned_alloc(64, (nbytes + 63) / 64 * 64 + 64);
 }
@@ -86,6 +92,10 @@ int TVMBackendFreeWorkspace(int device_type, int device_id, void* ptr) {
   (void)device_type; (void)device_id;
   stub_workspace_frees++;
   free(ptr);
+  if (stub_workspace_fail == 2) {
+    snprintf(last_error, sizeof(last_error), "RuntimeError: stub free refused");
+    return -1;
+  }
   return 0;
 }
 
@@ -112,6 +122,21 @@ int TVMFFIEnvModLookupFromImports(void* ctx, const char* name, void** out) {
   }
   snprintf(last_error, sizeof(last_error), "RuntimeError: function %s not found", name);
   return -1;
+}
+
+int stub_init_once_calls = 0;
+
+int TVMFFIHandleInitOnce(void** handle_addr, int (*init)(void** result)) {
+  int rc = 0;
+  void* result = NULL;
+  pthread_mutex_lock(&mu);
+  stub_init_once_calls++;
+  if (*handle_addr == NULL) {
+    rc = init(&result);
+    if (rc == 0) *handle_addr = result;
+  }
+  pthread_mutex_unlock(&mu);
+  return rc;
 }
 
 int TVMFFIFunctionCall(void* func, void* args, int32_t n, void* result) {
