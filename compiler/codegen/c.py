@@ -301,7 +301,8 @@ def generate_c(mod, target) -> str:
 
 def compile_flags(target) -> List[str]:
     """cc flags that honour the target's options."""
-    flags = [f"-O{target.get('opt-level', 2)}", "-ftree-vectorize", "-fno-math-errno"]
+    # -fwrapv: signed integer overflow wraps, as in the IR interpreter and the llvm target.
+    flags = [f"-O{target.get('opt-level', 2)}", "-ftree-vectorize", "-fno-math-errno", "-fwrapv"]
     cpu = target.get("mcpu") or target.get("march")
     if cpu:
         flags.append(f"-march={cpu}")

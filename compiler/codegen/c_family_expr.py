@@ -158,7 +158,13 @@ class CExprPrinter:
         op = _ARITH.get(type(e))
         if op is None:
             raise InternalError(f"no C operator for {type(e).__name__}")
-        return f"({self.expr(e.a)} {op} {self.expr(e.b)})"
+        text = f"({self.expr(e.a)} {op} {self.expr(e.b)})"
+        t = e.dtype
+        if isinstance(e, (E.Add, E.Sub, E.Mul)) and t.is_integer and t.lanes == 1 and t.bits < 32:
+            # C computes narrow integers in int: wrap the result back to its own type, as the
+            # interpreter and LLVM do, before a comparison or another operator sees it.
+            return f"(({self.value_type(t)}){text})"
+        return text
 
     def expr_Div(self, e: E.Div) -> str:
         return f"({self.expr(e.a)} / {self.expr(e.b)})"

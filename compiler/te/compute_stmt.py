@@ -39,16 +39,25 @@ def _guards(stage: Stage, rootval: Dict[E.Var, E.PrimExpr], values: Dict[E.IterV
         (red if iv.kind == E.IterKind.REDUCE else data).extend(conds)
     # An intermediate axis (split again, or fused and split) can overshoot its own extent
     # while its root stays in range: the iteration would belong to another value of the outer
-    # loops (computed twice, or outside a compute_at region), so it is guarded too.
+    # loops (computed twice, or outside a compute_at region), so it is guarded too. So is a
+    # split root axis whose compute_at region is smaller than its declared domain: in the
+    # domain, but past the region (and its allocation).
     leaves = set(stage.leaf_iter_vars)
     for iv in stage.all_iter_vars:
-        if iv in leaves or iv in roots or iv not in values:
+        if iv in leaves or iv not in values:
+            continue
+        if iv in roots and _same_range(bounds.dom[iv], iv.dom):
             continue
         v, extent = values[iv], bounds.dom[iv].extent
         r = relax(v, bounds.loop_ranges)
         if r is None or not _le(r[1], simplify(extent - 1)):
             (red if iv.kind == E.IterKind.REDUCE else data).append(v < extent)
     return data, red
+
+
+def _same_range(a: E.Range, b: E.Range) -> bool:
+    return _le(a.min, b.min) and _le(b.min, a.min) and _le(a.extent, b.extent) \
+        and _le(b.extent, a.extent)
 
 
 def _le(a, b) -> bool:

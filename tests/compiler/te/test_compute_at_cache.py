@@ -119,3 +119,18 @@ def test_nested_attach_with_thread_binding(run, rng):
     assert "A.shared = allocate([4], float32, 'shared')" in text
     assert "C.local = allocate([16], float32, 'local')" in text
     np.testing.assert_allclose(c, a @ w, rtol=1e-5)
+
+
+def test_split_producer_at_consumer_stays_in_its_region(run):
+    """T computed at B's i needs one row, but T's own split by 2 runs two: the row past the
+    region must be skipped (not written past T's one-row allocation)."""
+    A = te.placeholder((2, 1), name="A")
+    T = te.compute((2, 1), lambda i, j: A[i, j] * 2.0, name="T")
+    B = te.compute((2, 1), lambda i, j: T[i, j] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    s[T].split(T.op.axis[0], factor=2)
+    s[T].compute_at(s[B], B.op.axis[0])
+    a, b = np.array([[1.0], [2.0]], "float32"), np.zeros((2, 1), "float32")
+    text = run(s, [A, B], [a, b])
+    assert "T = allocate([1], float32, 'global')" in text
+    np.testing.assert_array_equal(b, a * 2 + 1)
