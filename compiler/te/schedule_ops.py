@@ -100,17 +100,39 @@ class _Lowering:
                         {"global_symbol": name, "tir.noalias": True})
 
     def _check_attach(self, computed):
+        """A stage computed at `parent`'s loop `axis` is recomputed for each iteration of that
+        loop, so every stage that reads it must run inside that loop too: `parent` itself, or a
+        stage attached (directly or through other attached stages) at `axis` or a loop of
+        `parent` nested in it. `parent` need not read the stage directly (P -> M -> C with M and
+        P both at C's loop): bound inference derives P's region from M's region there."""
         from .tensor import tensor_loads
 
-        for st in computed:
-            if st.attach_type != "scope":
-                continue
-            parent = st.attach_stage
-            reads = [ld for b in self.bodies.get(parent, ()) for ld in tensor_loads(b)
-                     if self.sch.stage_map.get(ld.tensor.op) is st]
-            if not reads:
-                raise ScheduleError(f"compute_at on stage '{st.name}': stage '{parent.name}' "
-                                    f"does not read it at axis '{st.attach_ivar.name}'")
+        attached = [st for st in computed if st.attach_type == "scope"]
+        for st in attached:
+            if st.attach_ivar not in st.attach_stage.leaf_iter_vars:
+                raise ScheduleError(f"{_where(st)}: the axis was split or fused after "
+                                    "compute_at; compute it at one of the axes that split/fuse "
+                                    "returned")
+        readers: Dict[Stage, List[Stage]] = {}
+        for c in computed:
+            tensors = c.op.input_tensors() if isinstance(c.op, ExternOp) else \
+                [ld.tensor for b in self.bodies[c] for ld in tensor_loads(b)]
+            read = {self.sch.stage_map.get(t.op) for t in tensors}
+            for p in read:
+                readers.setdefault(p, []).append(c)
+        for st in attached:
+            if not readers.get(st):
+                raise ScheduleError(f"{_where(st)}: no stage inside that loop reads "
+                                    f"'{st.name}' (compute it at a stage that consumes it)")
+            for reader in readers[st]:
+                if isinstance(reader.op, ExternOp):
+                    continue  # _extern_inputs: what an extern stage reads is computed at root
+                if not _runs_inside(reader, st.attach_stage, st.attach_ivar):
+                    raise ScheduleError(
+                        f"{_where(st)}: its consumer '{reader.name}' is not computed inside "
+                        f"that loop, so it would read '{st.name}' outside the loop that "
+                        f"computes it; compute '{reader.name}' at that loop (or one nested in "
+                        "it) too")
 
     def _extern_inputs(self, computed) -> set:
         """Stages an extern stage reads: they are computed whole, at the root, so the extern's
@@ -171,6 +193,24 @@ class _Lowering:
             for buf in reversed(self.allocs[s]):
                 body = Allocate(buf, body)
         return body
+
+
+def _where(st: Stage) -> str:
+    return f"compute_at on stage '{st.name}' at axis '{st.attach_ivar.name}' of stage " \
+        f"'{st.attach_stage.name}'"
+
+
+def _runs_inside(stage: Stage, parent: Stage, axis: E.IterVar) -> bool:
+    """Whether `stage` runs inside `parent`'s loop `axis`: it is `parent`, or its chain of
+    compute_at reaches `parent` at `axis` or at a loop nested in it."""
+    limit = parent.leaf_iter_vars.index(axis)
+    while stage is not parent:
+        if stage.attach_type != "scope":
+            return False
+        if stage.attach_stage is parent:
+            return parent.leaf_iter_vars.index(stage.attach_ivar) >= limit
+        stage = stage.attach_stage
+    return True
 
 
 def _vars(e):

@@ -183,7 +183,9 @@ class Stage:
 
     # ---- attachment and storage --------------------------------------------------------------
     def compute_at(self, parent: "Stage", axis):
-        """Compute this stage inside `parent`'s loop `axis`, only the region that loop needs."""
+        """Compute this stage inside `parent`'s loop `axis`, only the region that loop needs.
+        `parent` may read it through other stages; lowering then requires every consumer of this
+        stage to be computed inside that loop too (attached at it or at a loop nested in it)."""
         self._check_compute("compute_at")
         self._check_not_extern("compute_at")
         if not isinstance(parent, Stage):

@@ -1,6 +1,7 @@
 """Random schedules of multi-stage kernels agree with numpy in the IR interpreter and on every
 host target: three-stage pipelines with compute_at at any level (split and fused axes
-included) or inline; cache_read / cache_write with the cache stage attached anywhere; tile +
+included; the producer also at the consumer's loop holding the middle stage, or one enclosing
+it) or inline; cache_read / cache_write with the cache stage attached anywhere; tile +
 reorder by non-dividing factors; reductions with split / reordered reduce axes, where=,
 max / min over integers and a two-output (argmax) reducer; vectorize after non-dividing splits,
 unroll of small constant axes; symbolic shapes bound at call time.
@@ -112,8 +113,8 @@ def _shape(symbolic, n, m):
        symbolic=st.booleans(), shape_kind=st.sampled_from(["same", "stencil", "reversed"]),
        moves=_moves, middle_moves=_moves, ann=_annotations,
        middle=st.tuples(st.sampled_from(["root", "inline", "at"]), st.integers(0, 10)),
-       producer=st.tuples(st.sampled_from(["root", "inline", "at_consumer", "at_middle"]),
-                          st.integers(0, 10)))
+       producer=st.tuples(st.sampled_from(["root", "inline", "at_consumer", "at_middle",
+                                           "around_middle"]), st.integers(0, 10)))
 def test_pipeline_matches_numpy(dtype, n, m, symbolic, shape_kind, moves, middle_moves, ann,
                                 middle, producer):
     N, M_ = _shape(symbolic, n, m)
@@ -141,6 +142,8 @@ def test_pipeline_matches_numpy(dtype, n, m, symbolic, shape_kind, moves, middle
     _apply(s[C], moves)
     _apply(s[Mid], middle_moves)
     _annotate(s[C], *ann)
+    if producer[0] == "around_middle":  # the middle is then always inside the consumer
+        middle = ("at", middle[1])
     if middle[0] == "inline":
         s[Mid].compute_inline()
     elif middle[0] == "at":
@@ -149,6 +152,9 @@ def test_pipeline_matches_numpy(dtype, n, m, symbolic, shape_kind, moves, middle
         s[P].compute_inline()
     elif producer[0] == "at_consumer":
         _at(s[P], s[C], producer[1])
+    elif producer[0] == "around_middle":  # at the middle's loop of C or one enclosing it
+        leaves = s[C].leaf_iter_vars
+        s[P].compute_at(s[C], leaves[producer[1] % (leaves.index(s[Mid].attach_ivar) + 1)])
     elif producer[0] == "at_middle":
         try:
             _at(s[P], s[Mid], producer[1])

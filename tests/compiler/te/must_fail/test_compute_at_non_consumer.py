@@ -1,6 +1,6 @@
 import pytest
 
-from compiler import te
+from compiler import lower, te
 from compiler.errors import ScheduleError
 
 
@@ -12,3 +12,41 @@ def test_compute_at_into_a_stage_that_does_not_read_it():
     s = te.create_schedule(B.op)
     with pytest.raises(ScheduleError, match=r"stage 'U' does not consume 'T'.*axis 'i'"):
         s[T].compute_at(s[U], U.op.axis[0])
+
+
+def _pipeline():
+    """P -> M -> C: C reads P only through M."""
+    A = te.placeholder((8,), name="A")
+    P = te.compute((8,), lambda i: A[i] * 2.0, name="P")
+    M = te.compute((8,), lambda i: P[i] + 1.0, name="M")
+    C = te.compute((8,), lambda i: M[i] * 3.0, name="C")
+    return A, P, M, C, te.create_schedule(C.op)
+
+
+def test_producer_at_a_loop_its_consumer_runs_outside_of():
+    A, P, M, C, s = _pipeline()
+    xo, xi = s[C].split(C.op.axis[0], factor=4)
+    s[P].compute_at(s[C], xo)  # M stays at the root: it would read P outside C's loop
+    with pytest.raises(ScheduleError, match=r"compute_at on stage 'P' at axis 'i.outer' of "
+                                            r"stage 'C': its consumer 'M' is not computed "
+                                            r"inside that loop"):
+        lower(s, [A, C])
+
+
+def test_producer_at_a_loop_inside_its_consumers_loop():
+    A, P, M, C, s = _pipeline()
+    xo, xi = s[C].split(C.op.axis[0], factor=4)
+    s[M].compute_at(s[C], xo)
+    s[P].compute_at(s[C], xi)  # P recomputed per i.inner, but M reads it once per i.outer
+    with pytest.raises(ScheduleError, match=r"stage 'P' at axis 'i.inner'.*consumer 'M' is "
+                                            r"not computed inside that loop"):
+        lower(s, [A, C])
+
+
+def test_attach_axis_split_after_compute_at():
+    A, P, M, C, s = _pipeline()
+    s[M].compute_at(s[C], C.op.axis[0])
+    s[C].split(C.op.axis[0], factor=4)
+    with pytest.raises(ScheduleError, match=r"stage 'M' at axis 'i' of stage 'C': the axis was "
+                                            r"split or fused after compute_at"):
+        lower(s, [A, C])
