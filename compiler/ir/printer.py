@@ -42,7 +42,9 @@ class Printer:
         return self.name(v, v.name or "v")
 
     def buf(self, b: Buffer) -> str:
-        return self.name(b, b.name or "buf")
+        # Keyed by the data pointer: views of one memory (an N-d parameter and the 1-d buffer
+        # storage_flatten makes of it) print under one name.
+        return self.name(b.data, b.name or "buf")
 
     # ---- expressions -------------------------------------------------------------------------
     def expr(self, e: Any, parent_prec: int = 0) -> str:

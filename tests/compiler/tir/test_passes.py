@@ -71,7 +71,7 @@ def test_storage_flatten_strided_offset():
     before = _mod([A], For(i, E.const(0), n, ForKind.SERIAL, store))
     after = storage_flatten(before)
     text = str(simplify(after))
-    assert "A_1[i * s0] = A_1[i * s0 + 1]" in text
+    assert "A[i * s0] = A[i * s0 + 1]" in text
     big = np.arange(15, dtype="float32").reshape(5, 3)
     _same_values(before, after, [big[:, :2]])
 
