@@ -7,9 +7,11 @@ By the file name's extension:
 - `.a`: a static library (`contrib.cc.create_staticlib`), only for `--system-lib` targets: its
   object registers its functions at start-up and exposes `kiln_system_lib_<prefix>register`;
 - `.c` / `.ll`: the generated source text.
-A custom `fcompile` (e.g. `contrib.cc.cross_compiler("aarch64-linux-gnu-")`) receives the C
-source for target "c" (so a cross compiler compiles it, as TVM does with C source modules) and
-the object otherwise; extra keyword arguments (`options=[...]`, `cc=...`) are passed on.
+`.a` for target "c" with `cc="aarch64-linux-gnu-gcc"` compiles the C source with that compiler
+and archives it with its `ar`. A custom `fcompile` (e.g.
+`contrib.cc.cross_compiler("aarch64-linux-gnu-")`) receives the C source for target "c" (so a
+cross compiler compiles it, as TVM does with C source modules) and the object otherwise; extra
+keyword arguments (`options=[...]`, `cc=...`) are passed on.
 """
 from __future__ import annotations
 
@@ -68,6 +70,14 @@ def export_library(artifact, target, system_lib: bool, file_name: str, fcompile=
             raise TargetError("exporting a static library (.a) needs a system library: build "
                               f"with target '{target.kind} --system-lib' (its functions then "
                               "register themselves at start-up)")
+        cross_cc = kwargs.get("cc")
+        if target.kind == "c" and cross_cc and fcompile is None:
+            # The host object is for this machine: compile the C source with the given
+            # compiler and archive it with the matching archiver.
+            obj = _compile_c(artifact, target, cross_cc, workspace_dir, kwargs.get("options"))
+            ar = kwargs.get("ar") or _cc.archiver_for(cross_cc)
+            _cc.create_staticlib(file_name, [obj], ar=ar)
+            return file_name
         (fcompile or _cc.create_staticlib)(file_name, [obj])
         return file_name
     if ext not in ("so", "dylib", "dll"):
@@ -88,3 +98,21 @@ def export_library(artifact, target, system_lib: bool, file_name: str, fcompile=
     else:
         result = fcompile(file_name, [obj], **kwargs)
     return result if result is not None else file_name
+
+
+def _compile_c(artifact, target, cc, workspace_dir, options) -> str:
+    """The module's C source compiled with `cc` (e.g. a cross compiler) into an object."""
+    from .codegen.c import compile_flags
+
+    workdir = workspace_dir or tempfile.mkdtemp(prefix="kiln_export_")
+    source = os.path.join(workdir, "lib0.c")
+    with open(source, "w") as f:
+        f.write(artifact.sources["c"])
+    return _cc.compile_source(source, os.path.join(workdir, "lib0.o"),
+                              compile_flags(target) + _cc_options(options), cc=cc)
+
+
+def _cc_options(options):
+    if options is None:
+        return []
+    return options.split() if isinstance(options, str) else list(options)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from typing import Callable, List, Optional, Sequence, Union
 
 from ..errors import BuildError
 
-__all__ = ["KERNEL_LIBRARY_OPTIONS", "get_cc", "compile_source", "create_shared",
+__all__ = ["KERNEL_LIBRARY_OPTIONS", "archiver_for", "get_cc", "compile_source", "create_shared",
            "create_staticlib", "cross_compiler", "run_command"]
 
 
@@ -73,6 +74,18 @@ def create_shared(output: str, objects: Union[str, Sequence[str]], options=None,
 
 
 create_shared.output_format = "so"  # type: ignore[attr-defined]
+
+
+def archiver_for(cc: str) -> str:
+    """The `ar` that goes with a compiler: "aarch64-linux-gnu-gcc" → "aarch64-linux-gnu-ar" when
+    that exists on PATH, else $AR or "ar"."""
+    name = os.path.basename(_listify(cc)[0])
+    for suffix in ("gcc", "clang", "cc"):
+        if name.endswith(suffix) and name != suffix:
+            candidate = name[: -len(suffix)] + "ar"
+            if shutil.which(candidate):
+                return candidate
+    return os.environ.get("AR") or "ar"
 
 
 def create_staticlib(output: str, objects: Union[str, Sequence[str]],

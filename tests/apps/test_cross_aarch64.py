@@ -84,21 +84,14 @@ def _build_kernels(target, out_dir):
     """The app's kernels as an AArch64 static library, built with Kiln for `target`."""
     sys.path.insert(0, ROOT)
     build_kernels = _app_module()
-    from compiler.codegen.c import compile_flags
-    from compiler.contrib import cc
-    from compiler.target import Target
-
     archive = str(out_dir / "kernels.a")
     if target == "llvm":
         # LLVM emits the AArch64 object itself; export_library(".a") archives it.
         build_kernels.main(archive, f"llvm -mtriple={TRIPLE}")
     else:
-        # Target c: Kiln writes C; the cross compiler compiles it (contrib.cc) and it is archived.
-        source = str(out_dir / "kernels.c")
-        build_kernels.build(target).export_library(source)
-        obj = cc.compile_source(source, str(out_dir / "kernels.o"),
-                                compile_flags(Target("c --system-lib")), cc=CROSS_CC)
-        cc.create_staticlib(archive, [obj], ar=_ar())
+        # Target c: export_library compiles the C source with the cross compiler and archives
+        # it with the matching ar.
+        build_kernels.build(target).export_library(archive, cc=CROSS_CC)
     return archive
 
 
