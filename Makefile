@@ -90,11 +90,15 @@ pytest: venv
 
 test: ctest ctest-valgrind pytest
 
-# Python tests that drive the runtime, against an ASan/UBSan build of the extension.
+# Python tests that drive the runtime (directly, and through compiled kernels: parallel loops,
+# workspaces, packed calls), against an ASan/UBSan build of the extension. Allocations too big
+# for ASan return NULL, as malloc does, so the out-of-memory paths are tested too.
 test-asan: ctest-asan venv
 	$(PY) microruntime/build_ffi.py --inplace-asan
 	LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
-	  ASAN_OPTIONS=detect_leaks=0 MR_FFI_VARIANT=asan $(PY) -m pytest tests/microruntime -p no:cacheprovider
+	  ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 MR_FFI_VARIANT=asan \
+	  $(PY) -m pytest tests/microruntime tests/compiler/build tests/compiler/codegen tests/apps \
+	  -p no:cacheprovider
 
 lint: venv
 	$(PY) -m ruff check .

@@ -61,8 +61,9 @@ int main(int argc, char** argv) {
   snprintf(symbol, sizeof symbol, "__tvm_ffi_%s", argv[2]);
   fn = (SafeCall)dlsym(lib, symbol);
   if (!fn) { fprintf(stderr, "no %s\n", symbol); return 1; }
-  a = (float*)aligned_alloc(64, (size_t)(n * 4 + 64));
-  c = (float*)aligned_alloc(64, (size_t)(n * 4 + 64));
+  /* aligned_alloc needs a size that is a multiple of the alignment */
+  a = (float*)aligned_alloc(64, (size_t)((n * 4 + 63) / 64 * 64 + 64));
+  c = (float*)aligned_alloc(64, (size_t)((n * 4 + 63) / 64 * 64 + 64));
   for (i = 0; i < n; ++i) { a[i] = (float)i; c[i] = 0; }
   ta = (DLTensor){a, {1, 0}, 1, {2, 32, 1}, &n, NULL, 0};
   tc = (DLTensor){c, {1, 0}, 1, {2, 32, 1}, &n, NULL, 0};
