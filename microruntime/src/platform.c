@@ -26,6 +26,8 @@ void mr_sleep_ms(int ms) {
   }
 }
 
+void mr_thread_yield(void) { sched_yield(); }
+
 void* mr_aligned_alloc(size_t alignment, size_t nbytes) {
   void* p = NULL;
   if (nbytes == 0) nbytes = alignment;

@@ -29,6 +29,33 @@ static inline uint64_t mr_atomic_load_u64(const uint64_t* p) {
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
+/* Ints shared between threads without a lock: acquire loads, release stores, and
+ * read-modify-writes that are both (they return the new value). */
+#if defined(__GNUC__) || defined(__clang__)
+#define mr_atomic_load_int(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define mr_atomic_store_int(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define mr_atomic_add_int(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
+#else
+#include <stdatomic.h>
+#define mr_atomic_load_int(p) atomic_load_explicit((_Atomic int*)(p), memory_order_acquire)
+#define mr_atomic_store_int(p, v) \
+  atomic_store_explicit((_Atomic int*)(p), (v), memory_order_release)
+#define mr_atomic_add_int(p, v) \
+  (atomic_fetch_add_explicit((_Atomic int*)(p), (v), memory_order_acq_rel) + (v))
+#endif
+
+/* Tells the CPU that this thread is busy-waiting (x86 pause, ARM yield). */
+static inline void mr_cpu_relax(void) {
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+  __asm__ __volatile__("pause");
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__aarch64__) || defined(__arm__))
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Gives the CPU to another runnable thread, if there is one. */
+void mr_thread_yield(void);
+
 typedef pthread_mutex_t mr_mutex_t;
 #define MR_MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
 #define mr_mutex_lock(m) ((void)pthread_mutex_lock(m))

@@ -2,11 +2,24 @@
  * created on first use. N workers in all: the calling thread runs task 0 and
  * N-1 pool threads run the others. N comes from MR_NUM_THREADS, else
  * TVM_NUM_THREADS, else the number of physical cores. A launch from inside a
- * task runs serially as one task. */
+ * task runs serially as one task.
+ *
+ * A launch is cheap because nobody sleeps while work is frequent: the launcher
+ * publishes the job and bumps `generation` (release); pool threads spin on it
+ * for up to MR_SPIN_NS before they sleep on work_cond, and the launcher, after
+ * running task 0, spins on `remaining` the same way before it sleeps on
+ * done_cond. Whoever changes a counter then takes the mutex and broadcasts, and
+ * a sleeper re-checks the counter under that mutex, so no wake-up is lost. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+
+/* How long an idle pool thread (or a launcher awaiting its workers) spins
+ * before it sleeps, and how many of its first turns use a pause hint rather
+ * than yielding the CPU. */
+#define MR_SPIN_NS 2000000
+#define MR_SPIN_PAUSES 256
 
 typedef struct {
   pthread_mutex_t mutex;
@@ -19,22 +32,22 @@ static struct {
   pthread_mutex_t mutex;
   pthread_cond_t work_cond, done_cond;
   int num_threads;
-  unsigned long generation;
+  int generation; /* bumped once per job; changed only with mr_atomic_add_int */
+  int remaining;  /* pool threads still running the current job */
+  int shutdown;
   FTVMParallelLambda f;
   void* cdata;
   TVMParallelGroupEnv env;
   mr_barrier_t barrier;
-  int pending;
-  int status, error_from_worker;
+  int status; /* the first error from a pool thread, with its message */
   char error_kind[MR_MAX_ERROR_KIND];
   char error_message[MR_MAX_ERROR_MESSAGE];
 } g_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, 0,
-            NULL, NULL, {NULL, 0},
-            {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0}, 0, 0, 0, {0}, {0}};
+            0, 0, NULL, NULL, {NULL, 0},
+            {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0}, 0, {0}, {0}};
 
 static pthread_mutex_t g_launch_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t g_threads[MR_MAX_THREADS];
-static int g_shutdown;
 static pthread_once_t g_pool_once = PTHREAD_ONCE_INIT;
 static MR_THREAD_LOCAL int g_in_task;
 
@@ -47,6 +60,35 @@ static int env_threads(const char* name) {
   return n > MR_MAX_THREADS ? MR_MAX_THREADS : (int)n;
 }
 
+/* Waits until (*counter == value) == equal: spins for up to MR_SPIN_NS (with
+ * pause hints, then yielding the CPU, so that a thread we wait for can run on
+ * a busy machine), then sleeps on cond. Returns the counter's value. */
+static int await_counter(int* counter, int value, int equal, pthread_cond_t* cond) {
+  int64_t deadline = mr_now_ns() + MR_SPIN_NS;
+  int v, i;
+  for (i = 1; ((v = mr_atomic_load_int(counter)) == value) != equal; ++i) {
+    if (i < MR_SPIN_PAUSES) {
+      mr_cpu_relax();
+      continue;
+    }
+    if (mr_now_ns() > deadline) break;
+    mr_thread_yield();
+  }
+  if ((v == value) == equal) return v;
+  pthread_mutex_lock(&g_pool.mutex);
+  while (((v = mr_atomic_load_int(counter)) == value) != equal)
+    pthread_cond_wait(cond, &g_pool.mutex);
+  pthread_mutex_unlock(&g_pool.mutex);
+  return v;
+}
+
+/* Wakes the sleepers of cond after a counter they wait on has changed. */
+static void wake(pthread_cond_t* cond) {
+  pthread_mutex_lock(&g_pool.mutex);
+  pthread_cond_broadcast(cond);
+  pthread_mutex_unlock(&g_pool.mutex);
+}
+
 /* Runs tasks first, first + N, ... of the current job. */
 static int run_tasks(int first, int num_workers) {
   int t, status = 0;
@@ -57,30 +99,22 @@ static int run_tasks(int first, int num_workers) {
   return status;
 }
 
-static void record_status(int status, int from_worker) {
-  if (status == 0 || g_pool.status != 0) return;
-  g_pool.status = status;
-  g_pool.error_from_worker = from_worker;
-  if (from_worker) {
-    strncpy(g_pool.error_kind, mr_last_error_kind(), sizeof(g_pool.error_kind) - 1);
-    strncpy(g_pool.error_message, mr_last_error(), sizeof(g_pool.error_message) - 1);
-  }
-}
-
 static void* worker_main(void* arg) {
-  int index = (int)(intptr_t)arg, status;
-  unsigned long seen = 0;
+  int index = (int)(intptr_t)arg, status, seen = 0;
   for (;;) {
-    pthread_mutex_lock(&g_pool.mutex);
-    while (g_pool.generation == seen) pthread_cond_wait(&g_pool.work_cond, &g_pool.mutex);
-    seen = g_pool.generation;
-    pthread_mutex_unlock(&g_pool.mutex);
-    if (g_shutdown) return NULL;
+    seen = await_counter(&g_pool.generation, seen, 0, &g_pool.work_cond);
+    if (g_pool.shutdown) return NULL;
     status = run_tasks(index, g_pool.num_threads);
-    pthread_mutex_lock(&g_pool.mutex);
-    record_status(status, 1);
-    if (--g_pool.pending == 0) pthread_cond_signal(&g_pool.done_cond);
-    pthread_mutex_unlock(&g_pool.mutex);
+    if (status != 0) {
+      pthread_mutex_lock(&g_pool.mutex);
+      if (g_pool.status == 0) {
+        g_pool.status = status;
+        strncpy(g_pool.error_kind, mr_last_error_kind(), sizeof(g_pool.error_kind) - 1);
+        strncpy(g_pool.error_message, mr_last_error(), sizeof(g_pool.error_message) - 1);
+      }
+      pthread_mutex_unlock(&g_pool.mutex);
+    }
+    if (mr_atomic_add_int(&g_pool.remaining, -1) == 0) wake(&g_pool.done_cond);
   }
   return NULL;
 }
@@ -91,11 +125,9 @@ static void pool_shutdown(void) {
   int i;
   /* exit() from inside a parallel task (launch in progress): leave the pool alone. */
   if (pthread_mutex_trylock(&g_launch_mutex) != 0) return;
-  pthread_mutex_lock(&g_pool.mutex);
-  g_shutdown = 1;
-  ++g_pool.generation;
-  pthread_cond_broadcast(&g_pool.work_cond);
-  pthread_mutex_unlock(&g_pool.mutex);
+  g_pool.shutdown = 1;
+  mr_atomic_add_int(&g_pool.generation, 1);
+  wake(&g_pool.work_cond);
   for (i = 1; i < g_pool.num_threads; ++i)
     if (!pthread_equal(g_threads[i], pthread_self())) pthread_join(g_threads[i], NULL);
   g_pool.num_threads = 1;
@@ -118,42 +150,39 @@ int mr_num_threads(void) {
   return g_pool.num_threads;
 }
 
+static int run_serially(FTVMParallelLambda flambda, void* cdata) {
+  TVMParallelGroupEnv env;
+  int was_in_task = g_in_task, status;
+  env.sync_handle = NULL;
+  env.num_task = 1;
+  g_in_task = 1;
+  status = flambda(0, &env, cdata);
+  g_in_task = was_in_task;
+  return status;
+}
+
 int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
   int n = mr_num_threads(), status;
   if (!flambda) return mr_value_error("parallel launch of a NULL function");
   if (num_task < 0) return mr_value_error("invalid num_task %d", num_task);
   if (num_task == 0) num_task = n;
-  if (g_in_task || n == 1 || num_task == 1) {
-    TVMParallelGroupEnv env;
-    int was_in_task = g_in_task;
-    env.sync_handle = NULL;
-    env.num_task = 1;
-    g_in_task = 1;
-    status = flambda(0, &env, cdata);
-    g_in_task = was_in_task;
-    return status;
-  }
+  if (g_in_task || n == 1 || num_task == 1) return run_serially(flambda, cdata);
   pthread_mutex_lock(&g_launch_mutex);
-  pthread_mutex_lock(&g_pool.mutex);
   g_pool.f = flambda;
   g_pool.cdata = cdata;
   g_pool.env.sync_handle = &g_pool.barrier;
   g_pool.env.num_task = num_task;
   g_pool.barrier.count = 0;
-  g_pool.pending = n - 1;
   g_pool.status = 0;
-  g_pool.error_from_worker = 0;
-  ++g_pool.generation;
-  pthread_cond_broadcast(&g_pool.work_cond);
-  pthread_mutex_unlock(&g_pool.mutex);
+  mr_atomic_store_int(&g_pool.remaining, n - 1);
+  mr_atomic_add_int(&g_pool.generation, 1);
+  wake(&g_pool.work_cond);
   status = run_tasks(0, n);
-  pthread_mutex_lock(&g_pool.mutex);
-  record_status(status, 0);
-  while (g_pool.pending > 0) pthread_cond_wait(&g_pool.done_cond, &g_pool.mutex);
-  status = g_pool.status;
-  if (status != 0 && g_pool.error_from_worker)
+  await_counter(&g_pool.remaining, 0, 1, &g_pool.done_cond);
+  if (status == 0 && g_pool.status != 0) {
+    status = g_pool.status;
     mr_error_set(g_pool.error_kind, g_pool.error_message);
-  pthread_mutex_unlock(&g_pool.mutex);
+  }
   pthread_mutex_unlock(&g_launch_mutex);
   return status;
 }

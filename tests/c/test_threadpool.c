@@ -1,8 +1,11 @@
 /* Thread pool: worker count from MR_NUM_THREADS, distinct threads run tasks,
  * task 0 on the caller, num_task 0 = all workers, the barrier, nested
- * launches, and error propagation from a worker thread. */
+ * launches, error propagation from a worker thread, launches back to back and
+ * spaced past the spin window (workers asleep), and an idle pool using no CPU. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "check.h"
 
@@ -20,7 +23,7 @@ static int record_thread(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
   ctx_t* c = (ctx_t*)cdata;
   c->threads[task_id] = pthread_self();
   c->hits[task_id]++;
-  c->num_task_seen = penv->num_task;
+  if (task_id == 0) c->num_task_seen = penv->num_task;
   return 0;
 }
 
@@ -59,6 +62,53 @@ static int failing(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
     return -1;
   }
   return 0;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts;
+  ts.tv_sec = ms / 1000;
+  ts.tv_nsec = (ms % 1000) * 1000000L;
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+static int count_task(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
+  (void)task_id;
+  (void)penv;
+  __atomic_fetch_add((int*)cdata, 1, __ATOMIC_RELAXED);
+  return 0;
+}
+
+/* The last task outlasts the spin window, so the launcher has to sleep. */
+static int slow_last_task(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
+  if (task_id == penv->num_task - 1) sleep_ms(10);
+  return count_task(task_id, penv, cdata);
+}
+
+/* User plus system CPU time of the process, in milliseconds. */
+static double cpu_ms(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
+static void check_launch_paths(void) {
+  int i, count = 0;
+  double before;
+  for (i = 0; i < 10000; ++i) CHECK_OK(TVMBackendParallelLaunch(count_task, &count, 0));
+  CHECK(count == 4 * 10000);
+  count = 0;
+  for (i = 0; i < 5; ++i) {
+    sleep_ms(10);
+    CHECK_OK(TVMBackendParallelLaunch(count_task, &count, 0));
+    CHECK_OK(TVMBackendParallelLaunch(slow_last_task, &count, 0));
+  }
+  CHECK(count == 2 * 4 * 5);
+  /* Idle workers stop spinning and block: 200 ms idle costs (almost) no CPU. */
+  before = cpu_ms();
+  sleep_ms(200);
+  CHECK(cpu_ms() - before < 50);
 }
 
 int main(void) {
@@ -105,5 +155,7 @@ int main(void) {
   CHECK(TVMBackendParallelLaunch(failing, NULL, 4) == -1);
   CHECK(strcmp(mr_last_error(), "task two failed") == 0);
   CHECK(strcmp(mr_last_error_kind(), "ValueError") == 0);
+
+  check_launch_paths();
   return CHECK_RESULT();
 }
