@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+from bench_common import PER_CALL_US, find_tvm_python
+
 KERNEL_C = r"""
 #include <stdint.h>
 typedef struct { int32_t t; uint32_t pad; union { int64_t i; void* p; } v; } Any;
@@ -40,20 +42,9 @@ int __tvm_ffi_add1(void* self, const Any* args, int32_t n, Any* result) {
 }
 """
 
-TIMER = r"""
-import statistics, time
-def per_call_us(f, a, b, c, calls, repeat=7):
-    f(a, b, c)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            f(a, b, c)
-        times.append((time.perf_counter() - t0) / calls)
-    return statistics.median(times) * 1e6
-"""
 
-TVM_SCRIPT = TIMER + r"""
+
+TVM_SCRIPT = PER_CALL_US + r"""
 import json, sys
 import numpy as np
 import tvm
@@ -83,14 +74,6 @@ print(time.perf_counter() - t0)
 """
 
 
-def find_tvm_python(explicit):
-    candidates = [explicit, os.environ.get("KILN_TVM_PYTHON"), sys.executable]
-    for py in candidates:
-        if py and subprocess.run([py, "-c", "import tvm"], capture_output=True).returncode == 0:
-            return py
-    return None
-
-
 def import_time_ms(pre, runs=7):
     script = IMPORT_SCRIPT.format(pre=pre)
     times = []
@@ -112,7 +95,7 @@ def main():
     import microruntime as mr
 
     namespace = {}
-    exec(TIMER, namespace)
+    exec(PER_CALL_US, namespace)
     per_call_us = namespace["per_call_us"]
 
     with tempfile.TemporaryDirectory() as tmp:

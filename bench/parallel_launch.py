@@ -17,22 +17,15 @@ import subprocess
 import sys
 import tempfile
 
+from bench_common import PER_CALL_US, find_tvm_python
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = (256, 4096, 65536)
 THREADS = (1, 2)
 
-TIMER = r"""
-import json, statistics, sys, time
+TIMER = PER_CALL_US + r"""
+import json, sys
 import numpy as np
-def per_call_us(f, a, b, c, calls, repeat=7):
-    f(a, b, c)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            f(a, b, c)
-        times.append((time.perf_counter() - t0) / calls)
-    return statistics.median(times) * 1e6
 so_path, n, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 x = np.arange(n, dtype="float32")
 """
@@ -71,16 +64,6 @@ def export_kernel(n, path):
     target = "llvm" if host_codegen_available("llvm") else "c"
     compiler.build(s, [A, B, C], target=target, name="add_par").export_library(path)
     return target
-
-
-def find_tvm_python(explicit):
-    for py in (explicit, os.environ.get("KILN_TVM_PYTHON"), sys.executable):
-        try:
-            if py and subprocess.run([py, "-c", "import tvm"], capture_output=True).returncode == 0:
-                return py
-        except OSError:
-            continue
-    return None
 
 
 def time_in_subprocess(python, script, so_path, n, calls, threads):

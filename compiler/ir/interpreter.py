@@ -124,17 +124,21 @@ class _Compiler:
         fn, args, dt = CALLS[e.op], [self.expr(a) for a in e.args], e.dtype
         return lambda env: _cast(dt, fn(dt, *[a(env) for a in args]))
 
+    def element(self, key, name, i):
+        """The memory of the buffer whose data var has id `key`, and index `i` checked in it."""
+        arr = self.mem.get(key)
+        if arr is None:
+            raise IRError(f"interpreter: buffer '{name}' is not allocated")
+        _check(name, i, arr.shape[0])
+        return arr, i
+
     def e_BufferLoad(self, e):
         index = self.flat_index(e.buffer, e.indices)
         key, name = id(e.buffer.data), e.buffer.name
         bdt = np_dtype(e.buffer.dtype)
 
         def f(env):
-            arr = self.mem.get(key)
-            if arr is None:
-                raise IRError(f"interpreter: buffer '{name}' is not allocated")
-            i = index(env)
-            _check(name, i, arr.shape[0])
+            arr, i = self.element(key, name, index(env))
             v = arr[i]
             return v if v.dtype == bdt else v.astype(bdt)
         return f
@@ -227,11 +231,7 @@ class _Compiler:
         key, name = id(s.buffer.data), s.buffer.name
 
         def f(env):
-            arr = self.mem.get(key)
-            if arr is None:
-                raise IRError(f"interpreter: buffer '{name}' is not allocated")
-            i = index(env)
-            _check(name, i, arr.shape[0])
+            arr, i = self.element(key, name, index(env))
             arr[i] = value(env)
         return f
 

@@ -17,3 +17,19 @@ def target(request):
     """Every build test runs on each available host target: "c", and "llvm" when
     compiler.codegen.llvm imports."""
     return request.param
+
+
+@pytest.fixture
+def registered():
+    """Registers Python functions as global functions for a test; removes them afterwards."""
+    import microruntime
+
+    names = []
+
+    def register(name, fn):
+        microruntime.register_func(name, fn, override=True)
+        names.append(name)
+
+    yield register
+    for name in names:
+        microruntime.remove_global_func(name)

@@ -23,20 +23,6 @@ def _kernel(name, body_of, scalars=()):
                     {"global_symbol": name})
 
 
-@pytest.fixture
-def registered():
-    """Registers Python callbacks under test names; removes them afterwards."""
-    names = []
-
-    def register(name, fn):
-        microruntime.register_func(name, fn, override=True)
-        names.append(name)
-
-    yield register
-    for name in names:
-        microruntime.remove_global_func(name)
-
-
 def test_int_float_tensor_and_string_arguments(target, registered):
     seen = []
     registered("kiln_test.record", lambda i, f, t, s: seen.append(

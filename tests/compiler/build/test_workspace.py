@@ -47,19 +47,6 @@ def test_small_temporary_on_stack():
 LEAK_PROBE_CALLS = 1100
 
 
-@pytest.fixture
-def registered():
-    names = []
-
-    def register(name, fn):
-        microruntime.register_func(name, fn, override=True)
-        names.append(name)
-
-    yield register
-    for name in names:
-        microruntime.remove_global_func(name)
-
-
 def _refuse(flag):
     if flag:
         raise ValueError("the callee refuses")

@@ -1,0 +1,31 @@
+"""Helpers shared by the benchmark scripts: the per-call timer, and finding a Python that can
+import Apache TVM (which always runs in its own process: both runtimes export the same C
+symbols)."""
+import os
+import subprocess
+import sys
+
+# Source text, so that subprocess scripts (ours and TVM's) time calls the same way.
+PER_CALL_US = r"""
+import statistics, time
+def per_call_us(f, a, b, c, calls, repeat=7):
+    f(a, b, c)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            f(a, b, c)
+        times.append((time.perf_counter() - t0) / calls)
+    return statistics.median(times) * 1e6
+"""
+
+
+def find_tvm_python(explicit=None):
+    """`explicit`, $KILN_TVM_PYTHON or this interpreter, whichever first imports tvm; or None."""
+    for py in (explicit, os.environ.get("KILN_TVM_PYTHON"), sys.executable):
+        try:
+            if py and subprocess.run([py, "-c", "import tvm"], capture_output=True).returncode == 0:
+                return py
+        except OSError:
+            continue
+    return None
