@@ -6,11 +6,11 @@ It runs offline, on a workstation, and produces libraries the microruntime loads
 """
 from . import ir, te  # noqa: F401
 from .driver import build, lower  # noqa: F401
-from .errors import (  # noqa: F401
-                     BuildError,
-                     CompilerError,
-                     InternalError,
-                     ScheduleError,
-                     TargetError,
-                     UnsupportedOpError,
+from .ir.errors import (
+    BuildError,
+    CompilerError,
+    InternalError,
+    ScheduleError,
+    TargetError,
+    UnsupportedOpError,
 )

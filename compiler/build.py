@@ -16,10 +16,13 @@ from typing import Dict
 
 from .codegen import HostArtifact, codegen_host, host_codegen_available
 from .contrib.cc import KERNEL_LIBRARY_OPTIONS, create_shared
-from .errors import TargetError
-from .ir.function import IRModule, PrimFunc
+from .export import make_exporter
+from .ir.errors import TargetError
+from .ir.module import IRModule
+from .lower import lower
 from .target import Target
 from .target.kinds import HOST_KINDS
+from .tir.function import PrimFunc
 from .tir.pipeline import run_passes
 from .tir.transform.annotate_entry import annotate_entry
 from .tir.transform.lower_call_packed import lower_call_packed
@@ -78,7 +81,6 @@ def load_artifact(artifact: HostArtifact, target: Target, workdir: str, mod: IRM
     (a cross-compiled llvm object is not loaded: that module only exports)."""
     import microruntime
 
-    from .export import make_exporter
 
     if target.kind == "llvm" and _is_cross_llvm(target):
         # Code for another architecture (-mtriple): nothing here can link or run it, so the
@@ -112,7 +114,6 @@ def _as_module(inp, args, name, binds) -> IRModule:
     if isinstance(inp, PrimFunc):
         func = inp if "global_symbol" in inp.attrs else inp.with_attr("global_symbol", name)
         return IRModule({func.attrs["global_symbol"]: func})
-    from .lower import lower
 
     return lower(inp, args, name=name, binds=binds)
 

@@ -20,8 +20,9 @@ import shutil
 import tarfile
 import tempfile
 
+from .codegen.c_family.c import compile_flags
 from .contrib import cc as _cc
-from .errors import TargetError
+from .ir.errors import TargetError
 
 
 def make_exporter(artifact, target, mod):
@@ -91,7 +92,6 @@ def export_library(artifact, target, system_lib: bool, file_name: str, fcompile=
         source = os.path.join(workdir, "lib0.c")
         with open(source, "w") as f:
             f.write(artifact.sources["c"])
-        from .codegen.c import compile_flags
 
         result = fcompile(file_name, [source],
                           **_with_options(kwargs, ["-std=c99", "-fPIC"] + compile_flags(target)))
@@ -102,7 +102,6 @@ def export_library(artifact, target, system_lib: bool, file_name: str, fcompile=
 
 def _compile_c(artifact, target, cc, workspace_dir, options) -> str:
     """The module's C source compiled with `cc` (e.g. a cross compiler) into an object."""
-    from .codegen.c import compile_flags
 
     workdir = workspace_dir or tempfile.mkdtemp(prefix="kiln_export_")
     source = os.path.join(workdir, "lib0.c")

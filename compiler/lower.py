@@ -18,16 +18,17 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Sequence
 
-from .errors import IRError
-from .ir.function import IRModule, PrimFunc
+from .ir.errors import IRError
+from .ir.module import IRModule
+from .te.schedule import Schedule
+from .te.schedule_ops import schedule_to_primfunc
+from .tir.function import PrimFunc
 from .tir.pipeline import lower_passes, run_passes
 
 
 def lower(inp, args: Optional[Sequence] = None, name: str = "main",
           binds: Optional[Dict] = None, simple_mode: bool = False) -> IRModule:
     """Lower a te Schedule (with `args`), a PrimFunc or an IRModule to optimised loop IR."""
-    from .te.schedule import Schedule
-    from .te.schedule_ops import schedule_to_primfunc
 
     if isinstance(inp, Schedule):
         if args is None:

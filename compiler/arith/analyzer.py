@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from ..ir import expr as E
+from ..tir import expr as E
 from .interval import IntBound, Interval, bound_of, normalize_ranges
 from .simplify import Context, _fixed_point
 
@@ -54,3 +54,8 @@ class Analyzer:
     def int_set(self, e) -> Interval:
         """Symbolic bounds of `e`."""
         return bound_of(e, self._ctx.ranges)
+
+
+def can_prove(cond) -> bool:
+    """Whether `cond` holds for every value of its variables (no bounds known)."""
+    return Analyzer().can_prove(E.convert(cond))

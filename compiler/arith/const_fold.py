@@ -11,8 +11,8 @@ from typing import Callable, Dict, Optional
 
 import numpy as np
 
-from ..ir import expr as E
 from ..ir.dtype import DType
+from ..tir import expr as E
 
 
 def wrap_int(dtype: DType, value: int) -> int:

@@ -12,11 +12,10 @@ indices of an access into the Ranges it touches, for bound inference.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
-from ..errors import IRError
-from ..ir import expr as E
-from ..ir.functor import collect_vars
+from ..tir import expr as E
+from ..tir.functor import collect_vars
 from .const_fold import _trunc_div
 
 End = Union[int, E.PrimExpr, None]
@@ -92,10 +91,19 @@ def _expr(x: End, dtype) -> Optional[E.PrimExpr]:
     return E.make_const(dtype, x)
 
 
-def _lite(e: E.PrimExpr) -> End:
-    from .simplify import simplify_expr
+# The simplifier (arith/simplify.py, which itself asks this module for bounds) registers itself
+# here when it is imported; until then ends are kept as built.
+_simplify: Optional[Callable[[E.PrimExpr], E.PrimExpr]] = None
 
-    return _end(simplify_expr(e))
+
+def use_simplifier(simplify_expr: Callable[[E.PrimExpr], E.PrimExpr]) -> None:
+    """Makes `simplify_expr` the simplifier applied to symbolic interval ends."""
+    global _simplify
+    _simplify = simplify_expr
+
+
+def _lite(e: E.PrimExpr) -> End:
+    return _end(_simplify(e) if _simplify is not None else e)
 
 
 def _build(cls, a: End, b: End, dtype) -> End:
@@ -355,29 +363,3 @@ def const_bound(expr, var_ranges: Optional[Dict[Any, Any]] = None) -> IntBound:
     expr = E.convert(expr)
     lo, hi = _Bounder(normalize_ranges(var_ranges), symbolic=False).bound(expr)
     return IntBound(lo if isinstance(lo, int) else None, hi if isinstance(hi, int) else None)
-
-
-def eval_region(indices: Sequence, var_ranges: Optional[Dict[Any, Any]],
-                shape: Optional[Sequence] = None) -> List[E.Range]:
-    """For each index expression, the Range(min, extent) it covers as the ranged variables vary.
-
-    A dimension whose index cannot be bounded (a data-dependent index) covers the whole
-    dimension `[0, shape[d])` when `shape` is given, and is an error otherwise.
-    """
-    from .simplify import simplify_expr
-
-    ranges = normalize_ranges(var_ranges)
-    out = []
-    for d, index in enumerate(indices):
-        index = E.convert(index)
-        lo, hi = _Bounder(ranges, symbolic=True).bound(index)
-        if lo is None or hi is None:
-            if shape is None:
-                raise IRError(f"cannot bound the index {index} (dimension {d}) from the loop "
-                              "ranges; pass the buffer's shape to cover the whole dimension")
-            out.append(E.Range(E.make_const(index.dtype, 0), E.convert(shape[d])))
-            continue
-        lo_e = _expr(lo, index.dtype)
-        extent = simplify_expr(E.binary(E.Sub, _expr(hi, index.dtype), lo_e) + 1)
-        out.append(E.Range(lo_e, extent))
-    return out

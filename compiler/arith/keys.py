@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Optional, Tuple
 
-from ..ir import expr as E
-from ..ir.buffer import Buffer
+from ..tir import expr as E
+from ..tir.buffer import Buffer
 
 
 class KeyCache:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Tuple
 
-from ..ir import expr as E
 from ..ir.dtype import DType
+from ..tir import expr as E
 from .const_fold import const_of
 from .keys import KeyCache, order_key
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple, Union
 
-from ..ir import expr as E
+from ..tir import expr as E
 
 _COMMUTATIVE = (E.Add, E.Mul, E.Min, E.Max, E.EQ, E.NE, E.And, E.Or)
 

@@ -15,11 +15,12 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..ir import expr as E
-from ..ir import stmt as S
-from ..ir.function import IRModule, PrimFunc
-from ..ir.functor import IRMutator, rebuild, substitute
-from .interval import IntBound, bound_of_normalized, normalize_ranges
+from ..ir.module import IRModule
+from ..tir import expr as E
+from ..tir import stmt as S
+from ..tir.function import PrimFunc
+from ..tir.functor import IRMutator, rebuild, substitute
+from .interval import IntBound, bound_of_normalized, normalize_ranges, use_simplifier
 from .keys import KeyCache
 from .linear import is_linear_dtype
 from .rules import rules_by_class
@@ -299,3 +300,6 @@ def simplify(node: Any, bounds: Optional[Dict[Any, Any]] = None) -> Any:
         return simplify_stmt(node, bounds)
     with _deep_trees_allowed():
         return _fixed_point(E.convert(node), Context(bounds))
+
+
+use_simplifier(simplify_expr)

@@ -40,7 +40,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable, Dict
 
-from ..errors import TargetError
+from ..ir.errors import TargetError
 
 __all__ = ["HostArtifact", "codegen_host", "register_host_codegen", "host_codegen_available",
            "system_lib_entry_symbol"]
@@ -57,7 +57,7 @@ HostCodegen = Callable[..., HostArtifact]
 # kind -> module implementing `codegen_host(mod, target, workdir)`; imported on first use so a
 # missing optional dependency (llvmlite) only matters for the target that needs it.
 _HOST_CODEGENS: Dict[str, str] = {
-    "c": "compiler.codegen.c",
+    "c": "compiler.codegen.c_family.c",
     "llvm": "compiler.codegen.llvm",
 }
 _LOADED: Dict[str, HostCodegen] = {}

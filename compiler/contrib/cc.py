@@ -17,7 +17,7 @@ import subprocess
 import sys
 from typing import Callable, List, Optional, Sequence, Union
 
-from ..errors import BuildError
+from ..ir.errors import BuildError
 
 __all__ = ["KERNEL_LIBRARY_OPTIONS", "archiver_for", "get_cc", "compile_source", "create_shared",
            "create_staticlib", "cross_compiler", "run_command"]

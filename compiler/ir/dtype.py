@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
-from ..errors import IRError
+from .errors import IRError
 
 # DLPack type codes (the same numbers the runtime uses).
 INT, UINT, FLOAT, HANDLE, BFLOAT, BOOL = 0, 1, 2, 3, 4, 6

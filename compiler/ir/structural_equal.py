@@ -1,25 +1,27 @@
-"""Structural equality and hashing of IR trees.
+"""Structural equality and hashing of IR trees, for every IR level.
 
 Two trees are equal when they have the same shape, node types, dtypes and constants, and their
-variables correspond: a Var defined by a For, Let, LetStmt, Allocate, IterVar, function param or
-buffer_map entry in one tree maps to the Var defined at the same place in the other. A free Var
-(used, never defined) equals only itself, unless `map_free_vars` lets free vars correspond by
-first use. Variable and buffer names never matter.
+variables correspond: a variable defined at some place in one tree (a loop variable, a let, a
+function parameter, ...) maps to the variable defined at the same place in the other. A free
+variable (used, never defined) equals only itself, unless `map_free_vars` lets free variables
+correspond by first use. Names never matter.
 
-`assert_structural_equal` names the first mismatch as an `ObjectPathPair`, e.g.
+The walker here knows tuples, dicts, floats, dataclass nodes and IRModule. Each IR level
+registers what is special about its nodes (`register_node`): which fields define variables,
+which fields to skip (names), and custom comparison/hashing for variables, buffers and
+functions. `assert_structural_equal` names the first mismatch as an `ObjectPathPair`, e.g.
 `<root>.body.seq[1].value.a`, mirroring TVM's ObjectPath.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
-from . import expr as E
-from . import stmt as S
-from .buffer import Buffer
 from .dtype import DType
-from .function import IRModule, PrimFunc
+from .module import IRModule
+from .node import Node
+from .printer import to_text
 
 
 class ObjectPath:
@@ -71,88 +73,84 @@ class ObjectPathPair:
         return f"lhs: {self.lhs_path}, rhs: {self.rhs_path}"
 
 
-class _Mismatch(Exception):
+@dataclasses.dataclass
+class NodeRules:
+    """What an IR level says about one node class (and its subclasses).
+
+    `defines`: fields whose variable(s) the node defines; `skip`: fields that never matter
+    (names); `canonical(node)`: the node to compare instead (e.g. a deferred `==`);
+    `equal(eq, a, b, lp, rp, defining)` / `key(hasher, a)`: custom comparison and hashing
+    (variables, buffers, functions); `binds`: instances are variables; `defines_once`: a
+    variable this node defines may already be defined elsewhere, and is then compared as a use
+    (an IterVar shared by several nodes)."""
+
+    defines: Tuple[str, ...] = ()
+    skip: Tuple[str, ...] = ()
+    canonical: Optional[Callable[[Any], Any]] = None
+    equal: Optional[Callable[..., None]] = None
+    key: Optional[Callable[..., Any]] = None
+    binds: bool = False
+    defines_once: bool = False
+
+
+_RULES: Dict[type, NodeRules] = {}
+
+
+def register_node(cls: type, **rules) -> None:
+    """Registers the structural rules of `cls` (see NodeRules)."""
+    _RULES[cls] = NodeRules(**rules)
+
+
+def _rules(obj: Any) -> Optional[NodeRules]:
+    for cls in type(obj).__mro__:
+        r = _RULES.get(cls)
+        if r is not None:
+            return r
+    return None
+
+
+class Mismatch(Exception):
     def __init__(self, lp: ObjectPath, rp: ObjectPath, lhs: Any, rhs: Any, why: str):
         super().__init__(why)
         self.pair, self.lhs, self.rhs, self.why = ObjectPathPair(lp, rp), lhs, rhs, why
 
 
-# Fields whose Var (or Buffer) is defined by the node holding them.
-_DEFINES = {S.For: ("loop_var",), S.LetStmt: ("var",), E.Let: ("var",), S.Allocate: ("buffer",),
-            E.IterVar: ("var",), E.CommReducer: ("lhs", "rhs")}
-_SKIP_FIELDS = {E.Var: ("name",), E.SizeVar: ("name",), Buffer: ("name",)}
+class Equal:
+    """One comparison: the variable correspondence found so far, both ways."""
 
-
-class _Equal:
     def __init__(self, map_free_vars: bool):
         self.map_free = map_free_vars
         self.l2r: Dict[int, Any] = {}
         self.r2l: Dict[int, Any] = {}
 
     def fail(self, lp, rp, a, b, why):
-        raise _Mismatch(lp, rp, a, b, why)
+        raise Mismatch(lp, rp, a, b, why)
+
+    def bind(self, a, b) -> None:
+        self.l2r[id(a)], self.r2l[id(b)] = b, a
 
     def define(self, a, b, lp, rp) -> None:
-        if isinstance(a, E.Var) and isinstance(b, E.Var):
-            if a.dtype != b.dtype or type(a) is not type(b):
-                self.fail(lp, rp, a, b, "variables of different dtype or kind")
-            self.l2r[id(a)], self.r2l[id(b)] = b, a
-        elif isinstance(a, Buffer) and isinstance(b, Buffer):
-            self.define(a.data, b.data, lp.attr("data"), rp.attr("data"))
-            self.buffer(a, b, lp, rp, defining=True)
+        """`a` and `b` are defined at corresponding places."""
+        r = _rules(a)
+        if r is not None and r.equal is not None and type(a) is type(b):
+            r.equal(self, a, b, lp, rp, True)
         else:
             self.value(a, b, lp, rp)
 
-    def var(self, a: E.Var, b: E.Var, lp, rp) -> None:
-        mapped = self.l2r.get(id(a))
-        if mapped is not None:
-            if mapped is not b:
-                self.fail(lp, rp, a, b, "variables bound at different places")
-            return
-        if id(b) in self.r2l:
-            self.fail(lp, rp, a, b, "variables bound at different places")
-        if a is not b and (not self.map_free or a.dtype != b.dtype or type(a) is not type(b)):
-            self.fail(lp, rp, a, b, "different free variables")
-        self.l2r[id(a)], self.r2l[id(b)] = b, a
-
-    def buffer(self, a: Buffer, b: Buffer, lp, rp, defining: bool = False) -> None:
-        mapped = self.l2r.get(id(a))
-        if mapped is b and not defining:
-            return
-        if mapped is not None and mapped is not b:
-            self.fail(lp, rp, a, b, "different buffers")
-        self.l2r[id(a)], self.r2l[id(b)] = b, a
-        for f in dataclasses.fields(a):
-            if f.name == "name":
-                continue
-            if f.name == "data" and defining:
-                continue
-            va, vb = getattr(a, f.name), getattr(b, f.name)
-            if f.name == "shape" and (defining or mapped is None):
-                self.shape_defs(va, vb, lp.attr("shape"), rp.attr("shape"))
-            self.value(va, vb, lp.attr(f.name), rp.attr(f.name))
-
-    def shape_defs(self, sa, sb, lp, rp) -> None:
-        """Symbolic shape vars of a declared buffer are defined by it (if new)."""
-        for i, (x, y) in enumerate(zip(sa, sb)):
-            if isinstance(x, E.Var) and isinstance(y, E.Var) and id(x) not in self.l2r \
-                    and id(y) not in self.r2l and x is not y:
-                self.define(x, y, lp.array_index(i), rp.array_index(i))
-
     def value(self, a: Any, b: Any, lp, rp) -> None:
-        if a is b and not isinstance(a, (E.Var, Buffer)):
-            if not isinstance(a, (E.PrimExpr, S.Stmt, tuple)):
-                return
-        if isinstance(a, (E.EqualOp, E.NotEqualOp)):
-            a = a.asobject()
-        if isinstance(b, (E.EqualOp, E.NotEqualOp)):
-            b = b.asobject()
+        ra = _rules(a)
+        if ra is not None and ra.canonical is not None:
+            a = ra.canonical(a)
+            ra = _rules(a)
+        rb = _rules(b)
+        if rb is not None and rb.canonical is not None:
+            b = rb.canonical(b)
+        if a is b and not isinstance(a, (Node, tuple, list, dict)):
+            return
         if type(a) is not type(b):
             self.fail(lp, rp, a, b, f"{type(a).__name__} vs {type(b).__name__}")
-        if isinstance(a, E.Var):
-            self.var(a, b, lp, rp)
-        elif isinstance(a, Buffer):
-            self.buffer(a, b, lp, rp)
+        if ra is not None and ra.equal is not None:
+            ra.equal(self, a, b, lp, rp, False)
         elif isinstance(a, (tuple, list)):
             if len(a) != len(b):
                 self.fail(lp, rp, a, b, f"lengths {len(a)} vs {len(b)}")
@@ -163,51 +161,33 @@ class _Equal:
                 self.fail(lp, rp, a, b, f"keys {sorted(a)} vs {sorted(b)}")
             for k in a:
                 self.value(a[k], b[k], lp.map_value(k), rp.map_value(k))
-        elif isinstance(a, PrimFunc):
-            self.func(a, b, lp, rp)
         elif isinstance(a, IRModule):
             self.module(a, b, lp, rp)
         elif isinstance(a, float):
             if not (a == b or (math.isnan(a) and math.isnan(b))):
                 self.fail(lp, rp, a, b, f"{a} vs {b}")
         elif dataclasses.is_dataclass(a) and not isinstance(a, DType):
-            self.node(a, b, lp, rp)
+            self.node(a, b, lp, rp, ra)
         elif a != b:
             self.fail(lp, rp, a, b, f"{a!r} vs {b!r}")
 
-    def node(self, a, b, lp, rp) -> None:
-        defines = _DEFINES.get(type(a), ())
+    def node(self, a, b, lp, rp, rules: Optional[NodeRules]) -> None:
+        defines = rules.defines if rules else ()
+        skip = rules.skip if rules else ()
         for f in dataclasses.fields(a):
+            if f.name in skip:
+                continue
             fl, fr = lp.attr(f.name), rp.attr(f.name)
             va, vb = getattr(a, f.name), getattr(b, f.name)
-            if f.name in defines:
-                if isinstance(va, tuple) and isinstance(vb, tuple) and len(va) == len(vb):
-                    for i, (x, y) in enumerate(zip(va, vb)):
-                        self.define(x, y, fl.array_index(i), fr.array_index(i))
-                elif isinstance(a, E.IterVar) and id(va) in self.l2r:
-                    self.value(va, vb, fl, fr)
-                else:
-                    self.define(va, vb, fl, fr)
-            else:
+            if f.name not in defines:
                 self.value(va, vb, fl, fr)
-
-    def func(self, a: PrimFunc, b: PrimFunc, lp, rp) -> None:
-        if len(a.params) != len(b.params):
-            self.fail(lp.attr("params"), rp.attr("params"), a.params, b.params,
-                      f"{len(a.params)} vs {len(b.params)} params")
-        for i, (x, y) in enumerate(zip(a.params, b.params)):
-            self.define(x, y, lp.attr("params").array_index(i), rp.attr("params").array_index(i))
-        bl, br = lp.attr("buffer_map"), rp.attr("buffer_map")
-        if len(a.buffer_map) != len(b.buffer_map):
-            self.fail(bl, br, a.buffer_map, b.buffer_map, "buffer_map sizes differ")
-        for i, ((pa, ba), (pb, bb)) in enumerate(zip(a.buffer_map, b.buffer_map)):
-            self.value(pa, pb, bl.array_index(i).attr("param"), br.array_index(i).attr("param"))
-            if id(ba.data) not in self.l2r:
-                self.define(ba.data, bb.data, bl.array_index(i).attr("data"),
-                            br.array_index(i).attr("data"))
-            self.buffer(ba, bb, bl.array_index(i), br.array_index(i), defining=True)
-        self.value(dict(a.attrs), dict(b.attrs), lp.attr("attrs"), rp.attr("attrs"))
-        self.value(a.body, b.body, lp.attr("body"), rp.attr("body"))
+            elif isinstance(va, tuple) and isinstance(vb, tuple) and len(va) == len(vb):
+                for i, (x, y) in enumerate(zip(va, vb)):
+                    self.define(x, y, fl.array_index(i), fr.array_index(i))
+            elif rules.defines_once and id(va) in self.l2r:
+                self.value(va, vb, fl, fr)
+            else:
+                self.define(va, vb, fl, fr)
 
     def module(self, a: IRModule, b: IRModule, lp, rp) -> None:
         if set(a.functions) != set(b.functions):
@@ -219,10 +199,10 @@ class _Equal:
         self.value(dict(a.attrs), dict(b.attrs), lp.attr("attrs"), rp.attr("attrs"))
 
 
-def _compare(a, b, map_free_vars: bool) -> Optional[_Mismatch]:
+def _compare(a, b, map_free_vars: bool) -> Optional[Mismatch]:
     try:
-        _Equal(map_free_vars).value(a, b, ObjectPath.root(), ObjectPath.root())
-    except _Mismatch as m:
+        Equal(map_free_vars).value(a, b, ObjectPath.root(), ObjectPath.root())
+    except Mismatch as m:
         return m
     return None
 
@@ -239,11 +219,9 @@ def first_mismatch(a: Any, b: Any, map_free_vars: bool = False) -> Optional[Obje
 
 
 def _text(x: Any) -> str:
-    from .printer import to_text
-
     try:
-        return to_text(x) if isinstance(x, (E.Node, E.PrimExpr)) else repr(x)
-    except Exception:  # printing must never hide the real mismatch
+        return to_text(x) if isinstance(x, Node) else repr(x)
+    except Exception:  # noqa: BLE001 - printing must never hide the real mismatch
         return repr(x)
 
 
@@ -260,7 +238,9 @@ def assert_structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> None
 
 
 # ---- hashing ----------------------------------------------------------------------------------
-class _Hasher:
+class Hasher:
+    """One hash: variables are numbered in order of definition."""
+
     def __init__(self, map_free_vars: bool):
         self.map_free = map_free_vars
         self.numbers: Dict[int, int] = {}
@@ -271,32 +251,24 @@ class _Hasher:
             n = self.numbers[id(v)] = len(self.numbers)
         return n
 
+    def define(self, v) -> None:
+        r = _rules(v)
+        if r is not None and r.key is not None and not r.binds:
+            r.key(self, v, True)
+        else:
+            self.number(v)
+
     def key(self, a: Any) -> Any:
-        if isinstance(a, (E.EqualOp, E.NotEqualOp)):
-            a = a.asobject()
-        if isinstance(a, E.Var):
-            if id(a) in self.numbers or self.map_free:
-                return ("var", str(a.dtype), self.number(a))
-            return ("free", id(a))
-        if isinstance(a, Buffer):
-            if id(a) in self.numbers:
-                return ("buffer", self.numbers[id(a)])
-            self.number(a)
-            self.number(a.data)
-            for x in a.shape:
-                if isinstance(x, E.Var):
-                    self.number(x)
-            return ("buffer", str(a.dtype), tuple(self.key(s) for s in a.shape),
-                    tuple(self.key(s) for s in a.strides), self.key(a.elem_offset), a.scope)
+        r = _rules(a)
+        if r is not None and r.canonical is not None:
+            a = r.canonical(a)
+            r = _rules(a)
+        if r is not None and r.key is not None:
+            return r.key(self, a, False)
         if isinstance(a, (tuple, list)):
             return tuple(self.key(x) for x in a)
         if isinstance(a, dict):
             return tuple(sorted((str(k), self.key(v)) for k, v in a.items()))
-        if isinstance(a, PrimFunc):
-            for p in a.params:
-                self.number(p)
-            return ("func", tuple(self.key(b) for _, b in a.buffer_map),
-                    self.key(dict(a.attrs)), self.key(a.body))
         if isinstance(a, IRModule):
             return ("module", tuple((n, self.key(a[n])) for n in sorted(a.functions)))
         if isinstance(a, DType):
@@ -304,17 +276,14 @@ class _Hasher:
         if isinstance(a, float) and math.isnan(a):
             return ("nan",)
         if dataclasses.is_dataclass(a):
-            defines = _DEFINES.get(type(a), ())
+            defines = r.defines if r else ()
+            skip = r.skip if r else ()
             for name in defines:
                 v = getattr(a, name)
                 for x in (v if isinstance(v, tuple) else (v,)):
-                    if isinstance(x, Buffer):
-                        self.number(x.data)
-                    else:
-                        self.number(x)
+                    self.define(x)
             return (type(a).__name__,) + tuple(
-                self.key(getattr(a, f.name)) for f in dataclasses.fields(a)
-                if f.name not in _SKIP_FIELDS.get(type(a), ()))
+                self.key(getattr(a, f.name)) for f in dataclasses.fields(a) if f.name not in skip)
         try:
             hash(a)
             return a
@@ -324,7 +293,4 @@ class _Hasher:
 
 def structural_hash(node: Any, map_free_vars: bool = False) -> int:
     """A hash consistent with `structural_equal` (equal trees hash equal)."""
-    return hash(_Hasher(map_free_vars).key(node))
-
-
-_ = Tuple
+    return hash(Hasher(map_free_vars).key(node))

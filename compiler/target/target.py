@@ -16,7 +16,7 @@ import shlex
 import threading
 from typing import Any, Dict, List, Optional, Union
 
-from ..errors import TargetError
+from ..ir.errors import TargetError
 from .kinds import ALIASES, KINDS, TargetKind
 
 TargetLike = Union["Target", str, Dict[str, Any]]

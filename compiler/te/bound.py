@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Set
 
-from ..errors import ScheduleError
-from ..ir import expr as E
-from ..tir.arith_shim import can_prove, eval_region, relax, simplify
+from ..arith import can_prove, covered_ranges, relax, simplify
+from ..ir.errors import ScheduleError
+from ..tir import expr as E
 from .iter_relation import pass_down, pass_up_ranges
 from .stage import Stage
 from .tensor import tensor_loads
@@ -72,7 +72,7 @@ def _needed(stage: Stage, roots, reads, b: Bounds) -> List[E.Range]:
         if consumer not in root_ranges_cache:
             root_ranges_cache[consumer] = _consumer_root_ranges(consumer, fixed_ids, b)
         var_ranges = root_ranges_cache[consumer]
-        for d, reg in enumerate(eval_region(load.indices, var_ranges)):
+        for d, reg in enumerate(covered_ranges(load.indices, var_ranges)):
             bounds = None if reg is None else relax(reg.min, relaxable), \
                 None if reg is None else relax(simplify(reg.min + reg.extent - 1), relaxable)
             if reg is None or bounds[0] is None or bounds[1] is None:

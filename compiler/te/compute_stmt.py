@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List
 
-from ..errors import ScheduleError
-from ..ir import expr as E
-from ..ir.buffer import Buffer
-from ..ir.functor import IRMutator, substitute
-from ..ir.stmt import AttrStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, Stmt, seq
-from ..tir.arith_shim import relax, simplify
+from ..arith import can_prove, relax, simplify
+from ..ir.errors import ScheduleError
+from ..tir import expr as E
+from ..tir.buffer import Buffer
+from ..tir.functor import IRMutator, substitute
+from ..tir.stmt import AttrStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, Stmt, seq
 from .bound import Bounds
+from .inline import to_buffer_loads
 from .iter_relation import pass_up_values
 from .stage import Stage
 
@@ -61,7 +62,6 @@ def _same_range(a: E.Range, b: E.Range) -> bool:
 
 
 def _le(a, b) -> bool:
-    from ..tir.arith_shim import can_prove
 
     return can_prove(a <= b)
 
@@ -88,7 +88,6 @@ def make_stage_stmt(stage: Stage, exprs: tuple, bounds: Bounds, resolve: Callabl
     rootval = {iv.var: simplify(dom[iv].min + values[iv]) for iv in roots}
     data_guards, red_guards = _guards(stage, rootval, values, bounds)
 
-    from .inline import to_buffer_loads
 
     exprs = [to_buffer_loads(substitute(e, rootval), resolve) for e in exprs]
     targets = []

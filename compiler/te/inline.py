@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Callable, Dict
 
-from ..ir import expr as E
-from ..ir.functor import IRMutator, substitute
+from ..tir import expr as E
+from ..tir.functor import IRMutator, substitute
 from .stage import Stage
 from .tensor import ExternOp, TensorLoad
 

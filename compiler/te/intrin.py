@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from functools import reduce
 
-from ..errors import IRError
-from ..ir import expr as E
 from ..ir.dtype import as_dtype
-from ..ir.op import MATH_BINARY, MATH_UNARY
+from ..ir.errors import IRError
+from ..tir import expr as E
+from ..tir.intrinsics import MATH_BINARY, MATH_UNARY
+from .reduction import _max_value, _min_value
 
 _BOOL_RESULT = ("isnan", "isinf", "isfinite")
 
@@ -80,13 +81,11 @@ def any(*conds):  # noqa: A001
 
 
 def max_value(dtype):
-    from .reduction import _max_value
 
     return _max_value(as_dtype(dtype))
 
 
 def min_value(dtype):
-    from .reduction import _min_value
 
     return _min_value(as_dtype(dtype))
 

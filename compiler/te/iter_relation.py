@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Union
 
-from ..ir import expr as E
-from ..tir.arith_shim import simplify
+from ..arith import covered_ranges, simplify
+from ..tir import expr as E
 
 
 @dataclass(eq=False)
@@ -75,7 +75,6 @@ def pass_up_ranges(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
                    leaf: Dict[E.IterVar, E.Range]) -> Dict[E.IterVar, E.Range]:
     """Ranges of every axis from ranges of the leaves (a leaf fixed to a point has extent 1).
     Offsets are relative: a root's result must still be shifted by its own min."""
-    from ..tir.arith_shim import eval_region
 
     rng = dict(leaf)
     for r in reversed(relations):
@@ -86,7 +85,7 @@ def pass_up_ranges(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
                 rng[r.parent] = E.Range(E.const(0), dom[r.parent].extent)
             else:
                 vo, vi = E.Var("o"), E.Var("i")
-                rng[r.parent] = eval_region([vo * split_factor(r, dom) + vi],
+                rng[r.parent] = covered_ranges([vo * split_factor(r, dom) + vi],
                                             {vo: o, vi: i})[0] or \
                     E.Range(E.const(0), dom[r.parent].extent)
         else:

@@ -4,11 +4,11 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, Optional
 
-from ..errors import IRError
-from ..ir import expr as E
-from ..ir.buffer import decl_buffer
 from ..ir.dtype import DTypeLike, as_dtype
-from ..ir.stmt import Evaluate, Stmt
+from ..ir.errors import IRError
+from ..tir import expr as E
+from ..tir.buffer import decl_buffer
+from ..tir.stmt import Evaluate, Stmt
 from .tensor import ComputeOp, ExternOp, PlaceholderOp, Tensor
 
 

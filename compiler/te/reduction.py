@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..errors import IRError
-from ..ir import expr as E
 from ..ir.dtype import DType
+from ..ir.errors import IRError
+from ..tir import expr as E
 
 
 def _axes(axis):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Union
 
-from ..errors import ScheduleError
-from ..ir import expr as E
-from ..ir.functor import IRMutator
+from ..ir.errors import ScheduleError
+from ..tir import expr as E
+from ..tir.functor import IRMutator, substitute
 from .operation import compute
 from .stage import Stage
 from .tensor import ComputeOp, Operation, Tensor, TensorLoad
@@ -87,7 +87,6 @@ class Schedule:
         new_axis = tuple(E.IterVar(iv.dom, E.Var(iv.var.name + ".c", iv.var.dtype), iv.kind)
                          for iv in op.axis)
         vmap = {iv.var: n.var for iv, n in zip(op.axis, new_axis)}
-        from ..ir.functor import substitute
 
         body = tuple(substitute(b, vmap) for b in op.body)
         cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, body)

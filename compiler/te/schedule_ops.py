@@ -12,18 +12,19 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ..errors import ScheduleError
-from ..ir import expr as E
-from ..ir.buffer import Buffer, decl_buffer
+from ..arith import relax, simplify
 from ..ir.dtype import handle
-from ..ir.function import PrimFunc
-from ..ir.stmt import Allocate, Stmt, seq
-from ..tir.arith_shim import relax, simplify
+from ..ir.errors import ScheduleError
+from ..tir import expr as E
+from ..tir.buffer import Buffer, decl_buffer
+from ..tir.function import PrimFunc
+from ..tir.functor import collect_vars
+from ..tir.stmt import Allocate, Stmt, seq
 from .bound import infer_bounds
 from .compute_stmt import make_extern_stmt, make_stage_stmt
 from .inline import inline_bodies
 from .stage import Stage
-from .tensor import ExternOp, Tensor
+from .tensor import ExternOp, Tensor, tensor_loads
 
 
 class _Lowering:
@@ -105,7 +106,6 @@ class _Lowering:
         stage attached (directly or through other attached stages) at `axis` or a loop of
         `parent` nested in it. `parent` need not read the stage directly (P -> M -> C with M and
         P both at C's loop): bound inference derives P's region from M's region there."""
-        from .tensor import tensor_loads
 
         attached = [st for st in computed if st.attach_type == "scope"]
         for st in attached:
@@ -214,7 +214,6 @@ def _runs_inside(stage: Stage, parent: Stage, axis: E.IterVar) -> bool:
 
 
 def _vars(e):
-    from ..ir.functor import collect_vars
 
     return collect_vars(e)
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from ..errors import ScheduleError
-from ..ir import expr as E
-from ..ir.stmt import ForKind
+from ..ir.errors import ScheduleError
+from ..tir import expr as E
+from ..tir.stmt import ForKind
 from .iter_relation import Fuse, Relation, Split
+from .tensor import ExternOp
 
 
 class IterAttr:
@@ -74,7 +75,6 @@ class Stage:
             self._fail(prim, "a placeholder has no loops to schedule")
 
     def _check_not_extern(self, prim: str):
-        from .tensor import ExternOp
 
         if isinstance(self.op, ExternOp):
             self._fail(prim, "an extern stage is one opaque statement computed at the root")

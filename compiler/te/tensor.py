@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..errors import IRError
-from ..ir import expr as E
 from ..ir.dtype import DType
+from ..ir.errors import IRError
+from ..tir import expr as E
+from ..tir.functor import post_order_visit
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -162,7 +163,6 @@ def _reduce_axes(name: str, body: Tuple[E.PrimExpr, ...]) -> Tuple[E.IterVar, ..
 
 
 def _no_nested_reduce(name: str, e: E.PrimExpr) -> None:
-    from ..ir.functor import post_order_visit
 
     def check(n):
         if isinstance(n, E.Reduce):
@@ -174,7 +174,6 @@ def _no_nested_reduce(name: str, e: E.PrimExpr) -> None:
 
 def tensor_loads(e: Any) -> List[TensorLoad]:
     """Every TensorLoad under `e` (Reduce sources and conditions are children)."""
-    from ..ir.functor import post_order_visit
 
     out: List[TensorLoad] = []
 

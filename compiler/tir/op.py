@@ -1,10 +1,10 @@
 """Loop-IR expressions a user writes by hand (as `tvm.tir.call_packed`)."""
 from __future__ import annotations
 
-from ..errors import IRError
-from ..ir import expr as E
-from ..ir.buffer import Buffer
 from ..ir.dtype import int32
+from ..ir.errors import IRError
+from . import expr as E
+from .buffer import Buffer
 
 
 def call_packed(name: str, *args) -> E.Call:

@@ -2,7 +2,7 @@
 
 Environment: COMPILER_DUMP_IR=1 prints the IR after each pass ("unchanged" when a pass
 returned its input), COMPILER_TIME_PASSES=1 prints each pass's time, COMPILER_VERIFY=1 (set in
-tests) runs `compiler.ir.verifier.verify` after every pass; it runs by default too, and
+tests) runs `compiler.tir.verifier.verify` after every pass; it runs by default too, and
 COMPILER_VERIFY=0 turns it off.
 """
 from __future__ import annotations
@@ -12,7 +12,8 @@ import sys
 import time
 from typing import Callable, List, Sequence
 
-from ..ir.function import IRModule
+from ..ir.module import IRModule
+from . import verifier
 from .transform.remove_no_op import remove_no_op
 from .transform.simplify import simplify
 from .transform.storage_flatten import storage_flatten
@@ -37,12 +38,11 @@ def lower_passes() -> List[Pass]:
 
 
 def _verifier():
-    """`compiler.ir.verifier.verify`, unless COMPILER_VERIFY=0 turns it off."""
+    """`compiler.tir.verifier.verify`, unless COMPILER_VERIFY=0 turns it off."""
     if os.environ.get("COMPILER_VERIFY") == "0":
         return None
-    from ..ir.verifier import verify
 
-    return verify
+    return verifier.verify
 
 
 def run_passes(mod: IRModule, passes: Sequence[Pass]) -> IRModule:

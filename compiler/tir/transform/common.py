@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ...ir.function import IRModule, PrimFunc
+from ...ir.module import IRModule
+from ..function import PrimFunc
 
 
 def map_funcs(mod: IRModule, fn: Callable[[PrimFunc], PrimFunc]) -> IRModule:

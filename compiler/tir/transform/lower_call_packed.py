@@ -15,9 +15,10 @@ raises UnsupportedOpError. Functions that are not packed are left alone.
 """
 from __future__ import annotations
 
-from ...errors import UnsupportedOpError
-from ...ir import Buffer, Call, IRModule, IRMutator, cast, const, is_const_int
+from ...ir import IRModule
 from ...ir.dtype import BOOL, handle, int64
+from ...ir.errors import UnsupportedOpError
+from .. import Buffer, Call, IRMutator, cast, const, is_const_int
 
 
 def lower_call_packed(mod: IRModule) -> IRModule:

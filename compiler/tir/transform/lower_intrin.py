@@ -14,17 +14,8 @@ Vector operands (Broadcast divisors) are handled lane-wise like scalars.
 """
 from __future__ import annotations
 
-from ...ir import (
-    Broadcast,
-    Call,
-    FloorDiv,
-    FloorMod,
-    IntImm,
-    IRModule,
-    IRMutator,
-    PrimExpr,
-    make_const,
-)
+from ...ir import IRModule
+from .. import Broadcast, Call, FloorDiv, FloorMod, IntImm, IRMutator, PrimExpr, make_const
 
 
 def lower_intrin(mod: IRModule) -> IRModule:

@@ -25,14 +25,15 @@ Functions that are not packed are left alone.
 """
 from __future__ import annotations
 
-from ...ir import (
+from ...ir import IRModule
+from ...ir.dtype import boolean, handle, int32, int64
+from .. import (
     Allocate,
     AttrStmt,
     Call,
     Evaluate,
     IfThenElse,
     IntImm,
-    IRModule,
     IRMutator,
     LetStmt,
     PrimExpr,
@@ -41,7 +42,6 @@ from ...ir import (
     const,
     seq,
 )
-from ...ir.dtype import boolean, handle, int32, int64
 
 MAX_STACK_BYTES = 1024
 FREE_ON_ERROR = "tir.free_on_error"

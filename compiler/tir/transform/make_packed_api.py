@@ -43,12 +43,13 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional, Set
 
-from ...ir import (
+from ...ir import IRModule
+from ...ir.dtype import BOOL, FLOAT, HANDLE, DType, boolean, handle, int32, int64
+from .. import (
     AssertStmt,
     Buffer,
     Call,
     IntImm,
-    IRModule,
     LetStmt,
     PrimExpr,
     PrimFunc,
@@ -61,7 +62,6 @@ from ...ir import (
     decl_buffer,
     seq,
 )
-from ...ir.dtype import BOOL, FLOAT, HANDLE, DType, boolean, handle, int32, int64
 
 Step = Callable[[object], object]
 

@@ -6,10 +6,11 @@ no empty sequence element, no Allocate/LetStmt/AttrStmt around nothing.
 """
 from __future__ import annotations
 
-from ...ir import expr as E
-from ...ir.function import IRModule, PrimFunc
-from ...ir.functor import IRMutator
-from ...ir.stmt import Evaluate, SeqStmt, no_op, seq
+from ...ir.module import IRModule
+from .. import expr as E
+from ..function import PrimFunc
+from ..functor import IRMutator
+from ..stmt import Evaluate, SeqStmt, no_op, seq
 from .common import map_funcs
 
 

@@ -5,8 +5,9 @@ canonical form; statements and loops are kept (remove_no_op drops the dead ones)
 """
 from __future__ import annotations
 
-from ...ir.function import IRModule, PrimFunc
-from ..arith_shim import simplify as _simplify
+from ...arith import simplify as _simplify
+from ...ir.module import IRModule
+from ..function import PrimFunc
 from .common import map_funcs
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from ...ir import expr as E
-from ...ir.buffer import Buffer
-from ...ir.function import IRModule, PrimFunc
-from ...ir.functor import IRMutator
-from ...ir.stmt import Allocate, BufferStore
-from ..arith_shim import simplify as _simplify
+from ...arith import simplify as _simplify
+from ...ir.module import IRModule
+from .. import expr as E
+from ..buffer import Buffer
+from ..function import PrimFunc
+from ..functor import IRMutator
+from ..stmt import Allocate, BufferStore
 from .common import map_funcs
 
 

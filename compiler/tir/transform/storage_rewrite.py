@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from ...ir import expr as E
-from ...ir.buffer import Buffer
-from ...ir.function import IRModule, PrimFunc
-from ...ir.functor import IRMutator, post_order_visit
-from ...ir.stmt import Allocate, BufferStore, SeqStmt
+from ...ir.module import IRModule
+from .. import expr as E
+from ..buffer import Buffer
+from ..function import PrimFunc
+from ..functor import IRMutator, post_order_visit
+from ..stmt import Allocate, BufferStore, SeqStmt
 from .common import map_funcs
 
 

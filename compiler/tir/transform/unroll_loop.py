@@ -7,11 +7,12 @@ becomes a SERIAL loop.
 """
 from __future__ import annotations
 
-from ...ir import expr as E
-from ...ir.buffer import Buffer
-from ...ir.function import IRModule, PrimFunc
-from ...ir.functor import IRMutator, substitute
-from ...ir.stmt import Allocate, For, ForKind, LetStmt, seq
+from ...ir.module import IRModule
+from .. import expr as E
+from ..buffer import Buffer
+from ..function import PrimFunc
+from ..functor import IRMutator, substitute
+from ..stmt import Allocate, For, ForKind, LetStmt, seq
 from .common import map_funcs
 
 MAX_UNROLL = 512

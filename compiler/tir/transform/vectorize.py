@@ -9,11 +9,12 @@ gathers, lazy if_then_else on a vector condition) stays a SERIAL loop.
 """
 from __future__ import annotations
 
-from ...ir import expr as E
-from ...ir.function import IRModule, PrimFunc
-from ...ir.functor import IRMutator, collect_vars, substitute
-from ...ir.stmt import BufferStore, For, ForKind, SeqStmt
-from ..arith_shim import simplify as _simplify
+from ...arith import simplify as _simplify
+from ...ir.module import IRModule
+from .. import expr as E
+from ..function import PrimFunc
+from ..functor import IRMutator, collect_vars, substitute
+from ..stmt import BufferStore, For, ForKind, SeqStmt
 from .common import map_funcs
 
 

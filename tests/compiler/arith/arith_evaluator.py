@@ -1,7 +1,7 @@
 """A tiny reference evaluator of integer/boolean expressions, the oracle of the simplifier tests.
 
 Integers are Python ints (tests keep values small enough that no dtype overflows)."""
-from compiler.ir import expr as E
+from compiler.tir import expr as E
 
 
 class DivByZero(Exception):

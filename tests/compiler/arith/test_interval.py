@@ -2,8 +2,10 @@
 import pytest
 
 from compiler.arith import Analyzer, IntBound, bound_of, const_bound, eval_region, simplify
-from compiler.errors import IRError
-from compiler.ir import (
+from compiler.ir import structural_equal
+from compiler.ir.dtype import DType
+from compiler.ir.errors import IRError
+from compiler.tir import (
     Cast,
     FloorDiv,
     FloorMod,
@@ -15,9 +17,7 @@ from compiler.ir import (
     Var,
     const,
     decl_buffer,
-    structural_equal,
 )
-from compiler.ir.dtype import DType
 
 i, j, x = Var("i"), Var("j"), Var("x")
 n, m = SizeVar("n"), SizeVar("m")

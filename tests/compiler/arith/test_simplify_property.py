@@ -5,8 +5,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler.arith import const_bound, simplify
-from compiler.ir import Div, FloorDiv, FloorMod, Max, Min, Mod, Select, Var, const
 from compiler.ir.structural_equal import structural_equal
+from compiler.tir import Div, FloorDiv, FloorMod, Max, Min, Mod, Select, Var, const
 
 VARS = [Var("x"), Var("y"), Var("z")]
 _OPS = ["add", "sub", "mul", "floordiv", "floormod", "div", "mod", "min", "max", "select"]

@@ -3,7 +3,9 @@ import pytest
 
 from compiler.arith import simplify
 from compiler.arith.rules import TABLES
-from compiler.ir import (
+from compiler.ir import structural_equal
+from compiler.ir.dtype import DType
+from compiler.tir import (
     Broadcast,
     Cast,
     Div,
@@ -21,9 +23,7 @@ from compiler.ir import (
     SizeVar,
     Var,
     const,
-    structural_equal,
 )
-from compiler.ir.dtype import DType
 
 i, j, k, x, y = Var("i"), Var("j"), Var("k"), Var("x"), Var("y")
 n = SizeVar("n")

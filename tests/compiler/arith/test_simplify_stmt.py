@@ -1,6 +1,7 @@
 """The statement simplifier: before and after IR."""
 from compiler.arith import simplify
-from compiler.ir import (
+from compiler.ir import assert_structural_equal
+from compiler.tir import (
     AssertStmt,
     AttrStmt,
     BufferStore,
@@ -12,7 +13,6 @@ from compiler.ir import (
     PrimFunc,
     Range,
     Var,
-    assert_structural_equal,
     const,
     decl_buffer,
     no_op,

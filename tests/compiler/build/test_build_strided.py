@@ -4,7 +4,7 @@ import numpy as np
 import compiler
 import microruntime
 from compiler import te
-from compiler.ir import decl_buffer
+from compiler.tir import decl_buffer
 
 
 def test_symbolic_strides_take_a_strided_view(target):

@@ -5,8 +5,8 @@ from sample_kernels import vector_add
 
 import compiler
 import microruntime
-from compiler.ir import For, ForKind, PrimFunc, SizeVar, Var, const, decl_buffer
-from compiler.ir import stmt as S
+from compiler.tir import For, ForKind, PrimFunc, SizeVar, Var, const, decl_buffer
+from compiler.tir import stmt as S
 from compiler.ir.dtype import handle
 
 

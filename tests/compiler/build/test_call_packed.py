@@ -8,8 +8,8 @@ import pytest
 import compiler
 import microruntime
 from compiler.build import host_passes
-from compiler.codegen.c import compile_flags, generate_c
-from compiler.ir import BufferStore, Evaluate, For, ForKind, PrimFunc, Var, const, decl_buffer, seq
+from compiler.codegen.c_family.c import compile_flags, generate_c
+from compiler.tir import (BufferStore, Evaluate, For, ForKind, PrimFunc, Var, const, decl_buffer, seq)
 from compiler.ir.dtype import handle
 from compiler.target import Target
 from compiler.tir import call_packed

@@ -61,8 +61,7 @@ def test_failing_task_error_reaches_the_caller(target):
     import pytest
 
     import microruntime
-    from compiler.ir import (AssertStmt, BufferLoad, BufferStore, For, ForKind, PrimFunc, Var,
-                             const, decl_buffer)
+    from compiler.tir import (AssertStmt, BufferLoad, BufferStore, For, ForKind, PrimFunc, Var, const, decl_buffer)
     from compiler.ir.dtype import handle
 
     param, A = Var("A", handle), decl_buffer((8,), "int32", "A")

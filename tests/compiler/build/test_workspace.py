@@ -57,8 +57,7 @@ def _kernel_with_workspace(fails_with, parallel=False):
     `fails_with(flag)` (a statement that fails when flag != 0) runs, then A[0] = T[3]. With
     `parallel`, a parallel loop of 4 iterations, each with its own workspace U, also runs
     `fails_with(flag)`."""
-    from compiler.ir import (Allocate, BufferLoad, BufferStore, For, ForKind, PrimFunc, Var,
-                             cast, const, decl_buffer, seq)
+    from compiler.tir import (Allocate, BufferLoad, BufferStore, For, ForKind, PrimFunc, Var, cast, const, decl_buffer, seq)
     from compiler.ir.dtype import handle
 
     flag, param = Var("flag", "int32"), Var("A", handle)
@@ -85,14 +84,14 @@ def _kernel_with_workspace(fails_with, parallel=False):
 
 
 def _failing_call(flag):
-    from compiler.ir import Evaluate
+    from compiler.tir import Evaluate
     from compiler.tir import call_packed
 
     return Evaluate(call_packed("kiln_test.refuse", flag))
 
 
 def _failing_assert(flag):
-    from compiler.ir import AssertStmt, Evaluate, const, seq
+    from compiler.tir import AssertStmt, Evaluate, const, seq
 
     return AssertStmt(flag == 0, "ValueError", ("the callee refuses",), seq(Evaluate(const(0))))
 

@@ -113,7 +113,8 @@ class HostLib:
 def packed_module(funcs, attrs=None):
     """An IRModule of PrimFuncs {name: (params, buffer_map, body)} in packed form, its large
     Allocates turned into workspaces (lower_workspace)."""
-    from compiler.ir import IRModule, PrimFunc
+    from compiler.ir import IRModule
+    from compiler.tir import PrimFunc
     from compiler.tir.transform.lower_workspace import lower_workspace
     from compiler.tir.transform.make_packed_api import make_packed_api
 

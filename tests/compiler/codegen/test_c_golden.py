@@ -6,13 +6,15 @@ and review the diff of tests/compiler/codegen/golden/.
 import os
 
 from compiler.build import host_passes
-from compiler.codegen.c import generate_c
-from compiler.ir import (
+from compiler.codegen.c_family.c import generate_c
+from compiler.ir import IRModule
+from compiler.ir.dtype import handle
+from compiler.target import Target
+from compiler.tir import (
     Broadcast,
     BufferStore,
     For,
     ForKind,
-    IRModule,
     PrimFunc,
     Ramp,
     SizeVar,
@@ -20,8 +22,6 @@ from compiler.ir import (
     const,
     decl_buffer,
 )
-from compiler.ir.dtype import handle
-from compiler.target import Target
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 

@@ -12,24 +12,24 @@ from llvm_host import compile_host
 
 import compiler
 import microruntime
-from compiler.errors import InternalError
-from compiler.ir import (
+from compiler.ir import IRModule
+from compiler.ir.dtype import handle
+from compiler.ir.errors import InternalError
+from compiler.tir import (
     Allocate,
     BufferLoad,
     BufferStore,
     Evaluate,
     For,
     ForKind,
-    IRModule,
     PrimFunc,
     Var,
+    call_packed,
     cast,
     const,
     decl_buffer,
     seq,
 )
-from compiler.ir.dtype import handle
-from compiler.tir import call_packed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))

@@ -9,7 +9,8 @@ pytest.importorskip("llvmlite")
 
 from llvm_host import Tensor, compile_host  # noqa: E402
 
-from compiler.ir import (  # noqa: E402
+from compiler.ir.dtype import handle  # noqa: E402
+from compiler.tir import (
     Allocate,
     Broadcast,
     BufferStore,
@@ -35,7 +36,6 @@ from compiler.ir import (  # noqa: E402
     decl_buffer,
     seq,
 )
-from compiler.ir.dtype import handle  # noqa: E402
 
 
 def _func(bufs, body, scalars=()):

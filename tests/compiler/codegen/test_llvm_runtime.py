@@ -10,8 +10,9 @@ pytest.importorskip("llvmlite")
 
 from llvm_host import compile_host  # noqa: E402
 
-from compiler.errors import TargetError  # noqa: E402
-from compiler.ir import (  # noqa: E402
+from compiler.ir.dtype import handle  # noqa: E402
+from compiler.ir.errors import TargetError  # noqa: E402
+from compiler.tir import (
     BufferStore,
     Call,
     Evaluate,
@@ -24,7 +25,6 @@ from compiler.ir import (  # noqa: E402
     decl_buffer,
     seq,
 )
-from compiler.ir.dtype import handle  # noqa: E402
 
 
 def _func(bufs, body, scalars=()):

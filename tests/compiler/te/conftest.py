@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from compiler import lower
-from compiler.ir import interpreter
+from compiler.tir import interpreter
 
 
 def _run(s, args, arrays, name="f", **kw):

@@ -103,7 +103,7 @@ def test_lowered_extern_sits_at_the_root_on_the_chosen_buffers():
 
 def test_extern_statement_body_and_default_dtype():
     A = te.placeholder((4,), dtype="int32", name="A")
-    C = te.extern((4,), [A], lambda ins, outs: compiler.ir.Evaluate(
+    C = te.extern((4,), [A], lambda ins, outs: compiler.tir.Evaluate(
         tir.call_packed("kiln_test.f", ins[0], outs[0])), name="C")
     assert C.dtype == A.dtype and C.op.input_tensors() == [A]
     assert isinstance(C.op, te.ExternOp) and C.op.body.value.args[1] is C.op.input_placeholders[0]

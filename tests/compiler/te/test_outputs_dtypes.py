@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from compiler import lower, te
-from compiler.ir import IRModule, decl_buffer, interpreter
+from compiler.ir import IRModule
+from compiler.tir import decl_buffer, interpreter
 
 
 def test_multi_output(run, rng):

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 import compiler
 import microruntime
 from compiler import te
-from compiler.errors import CompilerError
-from compiler.ir import interpreter
+from compiler.ir.errors import CompilerError
+from compiler.tir import interpreter
 
 DTYPES = ["float32", "int32", "int8", "uint8", "float16"]
 
@@ -70,7 +70,7 @@ def _apply(s, C, ops):
 
 def _annotate(stage, how):
     leaves = stage.leaf_iter_vars
-    data = [iv for iv in leaves if iv.kind != compiler.ir.IterKind.REDUCE]
+    data = [iv for iv in leaves if iv.kind != compiler.tir.IterKind.REDUCE]
     if how == "parallel" and data:
         stage.parallel(data[0])
     elif how == "vectorize" and leaves[-1] in data:

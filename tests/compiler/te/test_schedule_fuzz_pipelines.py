@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 import compiler
 import microruntime
 from compiler import te
-from compiler.errors import ScheduleError
-from compiler.ir import interpreter
+from compiler.ir.errors import ScheduleError
+from compiler.tir import interpreter
 
 DTYPES = ["float32", "int32", "int8", "uint8"]
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-REDUCE = compiler.ir.IterKind.REDUCE
+REDUCE = compiler.tir.IterKind.REDUCE
 NO_INDEX = 1 << 30  # argmax's identity index: loses every tie against a real element
 
 

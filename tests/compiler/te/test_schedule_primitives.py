@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from compiler import te
-from compiler.ir import For, ForKind, post_order_visit
+from compiler.tir import For, ForKind, post_order_visit
 
 
 def _elementwise(m=6, n=8):

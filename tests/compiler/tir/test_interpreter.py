@@ -2,19 +2,10 @@
 import numpy as np
 import pytest
 
-from compiler.ir import (
-    BufferStore,
-    For,
-    ForKind,
-    IRModule,
-    PrimFunc,
-    Ramp,
-    Var,
-    decl_buffer,
-    interpreter,
-)
-from compiler.ir import expr as E
+from compiler.ir import IRModule
 from compiler.ir.dtype import handle
+from compiler.tir import BufferStore, For, ForKind, PrimFunc, Ramp, Var, decl_buffer, interpreter
+from compiler.tir import expr as E
 
 
 def _f(bufs, body, scalars=()):
@@ -47,7 +38,7 @@ def test_truncating_and_floor_division():
     body2 = BufferStore(A, E.FloorDiv(x, E.const(2)), (E.const(1),))
     body3 = BufferStore(A, E.Mod(x, E.const(2)), (E.const(2),))
     body4 = BufferStore(A, E.FloorMod(x, E.const(2)), (E.const(3),))
-    from compiler.ir import seq
+    from compiler.tir import seq
     f = _f([A], seq(body, body2, body3, body4), scalars=[x])
     a = np.zeros(4, "int32")
     interpreter.run(f, a, -7)

@@ -1,26 +1,26 @@
 """lower_call_packed (Buffer arguments -> tir.make_dltensor) and storage_rewrite's treatment of
 buffers handed whole to a call: the IR before and the IR expected after."""
 from compiler.build import host_passes
-from compiler.ir import (
+from compiler.ir import IRModule
+from compiler.ir.dtype import handle, int32
+from compiler.ir.structural_equal import assert_structural_equal
+from compiler.target import Target
+from compiler.tir import (
     Allocate,
     BufferStore,
     Call,
     Evaluate,
     For,
     ForKind,
-    IRModule,
     PrimFunc,
     StringImm,
     Var,
+    call_packed,
     const,
     decl_buffer,
     post_order_visit,
     seq,
 )
-from compiler.ir.dtype import handle, int32
-from compiler.ir.structural_equal import assert_structural_equal
-from compiler.target import Target
-from compiler.tir import call_packed
 from compiler.tir.transform.lower_call_packed import lower_call_packed
 from compiler.tir.transform.make_packed_api import make_packed_api
 from compiler.tir.transform.storage_rewrite import storage_rewrite

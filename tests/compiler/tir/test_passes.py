@@ -2,14 +2,16 @@
 before and after in the interpreter."""
 import numpy as np
 
-from compiler.ir import (
+from compiler.ir import IRModule
+from compiler.ir.dtype import handle
+from compiler.ir.structural_equal import assert_structural_equal
+from compiler.tir import (
     Allocate,
     BufferStore,
     Evaluate,
     For,
     ForKind,
     IfThenElse,
-    IRModule,
     PrimFunc,
     Ramp,
     Var,
@@ -17,9 +19,7 @@ from compiler.ir import (
     interpreter,
     seq,
 )
-from compiler.ir import expr as E
-from compiler.ir.dtype import handle
-from compiler.ir.structural_equal import assert_structural_equal
+from compiler.tir import expr as E
 from compiler.tir.transform.remove_no_op import remove_no_op
 from compiler.tir.transform.simplify import simplify
 from compiler.tir.transform.storage_flatten import storage_flatten
@@ -145,7 +145,7 @@ def test_storage_rewrite_reuses_dead_allocation():
     before = _mod([A], Allocate(T1, Allocate(T2, body)))
     after = storage_rewrite(before)
     allocs = []
-    from compiler.ir import post_order_visit
+    from compiler.tir import post_order_visit
     post_order_visit(after["f"].body, lambda n: allocs.append(n) if isinstance(n, Allocate)
                      else None)
     assert len(allocs) == 1 and allocs[0].buffer.shape[0].value == 6
@@ -165,7 +165,7 @@ def test_remove_no_op():
 
 
 def test_runner_verifies_and_dumps(monkeypatch, capsys):
-    from compiler.ir import verifier
+    from compiler.tir import verifier
     from compiler.tir.pipeline import run_passes
 
     seen = []

@@ -1,7 +1,7 @@
 import pytest
 
 from compiler import lower, te
-from compiler.errors import ScheduleError
+from compiler.ir.errors import ScheduleError
 
 
 def test_compute_at_into_a_stage_that_does_not_read_it():

@@ -1,7 +1,7 @@
 import pytest
 
 from compiler import lower, te, tir
-from compiler.errors import IRError, ScheduleError
+from compiler.ir.errors import IRError, ScheduleError
 
 
 def _extern(inputs, name="E"):

@@ -1,6 +1,6 @@
 import pytest
 
-from compiler.errors import ScheduleError
+from compiler.ir.errors import ScheduleError
 
 
 def test_fuse_of_non_adjacent_axes(ew):

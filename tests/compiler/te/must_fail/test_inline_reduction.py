@@ -1,7 +1,7 @@
 import pytest
 
 from compiler import te
-from compiler.errors import ScheduleError
+from compiler.ir.errors import ScheduleError
 
 
 def test_compute_inline_of_a_reduction():

@@ -1,7 +1,7 @@
 import pytest
 
 from compiler import lower, te
-from compiler.errors import ScheduleError
+from compiler.ir.errors import ScheduleError
 
 
 def test_fuse_reduce_with_data_axis():

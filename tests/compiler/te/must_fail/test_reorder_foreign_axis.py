@@ -1,7 +1,7 @@
 import pytest
 
 from compiler import te
-from compiler.errors import ScheduleError
+from compiler.ir.errors import ScheduleError
 
 
 def test_reorder_with_an_axis_of_another_stage(ew):

@@ -1,6 +1,6 @@
 import pytest
 
-from compiler.errors import ScheduleError
+from compiler.ir.errors import ScheduleError
 
 
 def test_split_of_an_axis_already_split(ew):

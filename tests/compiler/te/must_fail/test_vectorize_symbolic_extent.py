@@ -1,7 +1,7 @@
 import pytest
 
 from compiler import lower, te
-from compiler.errors import ScheduleError
+from compiler.ir.errors import ScheduleError
 
 
 def test_vectorize_of_a_non_constant_extent():

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple, Union
 
 from .buffer import Buffer
-from .expr import IterVar, Node, PrimExpr, Var
+from .expr import IterVar, Node, PrimExpr, Var, make_const
 
 
 class Stmt(Node):
@@ -124,7 +124,6 @@ def seq(*stmts: Optional[Stmt]) -> Stmt:
 
 
 def no_op() -> Stmt:
-    from .expr import make_const
 
     return Evaluate(make_const("int32", 0))
 

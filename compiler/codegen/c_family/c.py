@@ -16,15 +16,15 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Set
 
-from ..contrib.cc import compile_source
-from ..errors import InternalError, UnsupportedOpError
-from ..ir import expr as E
-from ..ir import stmt as S
-from ..ir.buffer import Buffer
-from ..ir.functor import free_vars, post_order_visit
-from . import HostArtifact, system_lib_entry_symbol
-from .c_family import CFamilyPrinter
-from .templates import render
+from ...contrib.cc import compile_source
+from ...ir.errors import InternalError, UnsupportedOpError
+from ...tir import expr as E
+from ...tir import stmt as S
+from ...tir.buffer import Buffer
+from ...tir.functor import free_vars, post_order_visit
+from .. import HostArtifact, system_lib_entry_symbol
+from ..templates import render
+from .printer import CFamilyPrinter
 
 _DLTENSOR_FIELDS = {"data": "data", "ndim": "ndim", "dtype_code": "dtype.code",
                     "dtype_bits": "dtype.bits", "dtype_lanes": "dtype.lanes", "shape": "shape",

@@ -8,8 +8,8 @@ from typing import List, Optional
 
 from llvmlite import ir
 
-from . import system_lib_entry_symbol
-from .llvm_types import I8, I32, LIBRARY_CTX, PTR, SAFE_CALL, VOID, ModuleContext, global_variable
+from .. import system_lib_entry_symbol
+from .types import I8, I32, LIBRARY_CTX, PTR, SAFE_CALL, VOID, ModuleContext, global_variable
 
 
 def emit_library(ctx: ModuleContext, symbols: List[str], entry: Optional[str],

@@ -2,23 +2,25 @@
 import pytest
 
 from compiler.ir import (
-    Allocate,
-    BufferStore,
-    For,
-    ForKind,
     IRModule,
-    LetStmt,
     ObjectPath,
-    PrimFunc,
-    Var,
     assert_structural_equal,
-    const,
-    decl_buffer,
-    seq,
     structural_equal,
     structural_hash,
 )
 from compiler.ir.structural_equal import first_mismatch
+from compiler.tir import (
+    Allocate,
+    BufferStore,
+    For,
+    ForKind,
+    LetStmt,
+    PrimFunc,
+    Var,
+    const,
+    decl_buffer,
+    seq,
+)
 
 
 def make_func(n_name="n", value=1.0, loop_name="i"):

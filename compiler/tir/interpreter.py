@@ -1,6 +1,6 @@
 """A reference evaluator of the loop IR: runs a PrimFunc on numpy arrays.
 
-    from compiler.ir import interpreter
+    from compiler.tir import interpreter
     interpreter.run(func, a, b, c)        # numpy arrays for buffer params, ints for scalars
 
 It is the oracle for pass tests: every statement and expression kind is supported, vectors
@@ -17,9 +17,10 @@ from typing import Any, Callable, Dict
 
 import numpy as np
 
-from ..errors import IRError
-from .dtype import DType
+from ..ir.dtype import DType
+from ..ir.errors import IRError
 from .function import PrimFunc
+from .interpreter_bind import bind_args
 from .interpreter_ops import BINARY, CALLS, np_dtype
 
 Fn = Callable[[Dict[int, Any]], Any]
@@ -295,7 +296,6 @@ def _check(name, i, size):
 
 def run(func: PrimFunc, *args) -> None:
     """Run `func`: a numpy array per buffer parameter (written in place), an int per scalar."""
-    from .interpreter_bind import bind_args
 
     if len(args) != len(func.params):
         raise IRError(f"interpreter: {func.attrs.get('global_symbol', 'function')} takes "

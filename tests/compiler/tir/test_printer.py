@@ -1,5 +1,5 @@
 """The printer's text of a small function."""
-from compiler.ir import (
+from compiler.tir import (
     BufferStore,
     For,
     ForKind,
@@ -20,7 +20,7 @@ def test_print_small_function():
     body = For(i, const(0), n, ForKind.SERIAL,
                IfThenElse(i < n - 1, BufferStore(B, A[i] + A[i + 1], (i,))))
     body2 = For(i2, const(1), const(4), ForKind.PARALLEL, BufferStore(B, const(0.0), (i2 // 2,)))
-    from compiler.ir import seq
+    from compiler.tir import seq
     f = PrimFunc((A.data, B.data), seq(body, body2), ((A.data, A), (B.data, B)),
                  {"global_symbol": "add"})
     assert to_text(f) == "\n".join([

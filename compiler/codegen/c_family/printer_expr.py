@@ -16,10 +16,10 @@ import math
 import re
 from typing import Dict, List, Optional, Set
 
-from ..errors import InternalError, UnsupportedOpError
-from ..ir import expr as E
-from ..ir.dtype import DType
-from ..ir.functor import substitute
+from ...ir.dtype import DType
+from ...ir.errors import InternalError, UnsupportedOpError
+from ...tir import expr as E
+from ...tir.functor import substitute
 
 _ARITH = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=",
           E.GT: ">", E.GE: ">=", E.And: "&&", E.Or: "||"}

@@ -7,7 +7,7 @@ from typing import Any, Dict
 
 import numpy as np
 
-from ..errors import IRError
+from ..ir.errors import IRError
 from . import expr as E
 from .interpreter_ops import np_dtype
 

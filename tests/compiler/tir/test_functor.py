@@ -1,6 +1,6 @@
 """Visitors and mutators see through `a == b` / `a != b` (EqualOp / NotEqualOp) objects."""
-from compiler.ir import AssertStmt, Evaluate, IfThenElse, IRMutator, Var, const
-from compiler.ir.functor import free_vars, substitute
+from compiler.tir import AssertStmt, Evaluate, IfThenElse, IRMutator, Var, const
+from compiler.tir.functor import free_vars, substitute
 
 
 def test_free_vars_of_python_comparisons():

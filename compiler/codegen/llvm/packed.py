@@ -11,10 +11,10 @@ from typing import List
 
 from llvmlite import ir
 
-from ..errors import InternalError
-from ..ir import PrimExpr, StringImm
-from ..ir.dtype import DType
-from .llvm_types import ANY, I8, I32, I64, PTR, SERVICES, global_variable
+from ...ir.dtype import DType
+from ...ir.errors import InternalError
+from ...tir import PrimExpr, StringImm
+from .types import ANY, I8, I32, I64, PTR, SERVICES, global_variable
 
 # Services reached through context slots outside system-lib mode (the loader fills them).
 CONTEXT_SLOTS = ("TVMBackendAllocWorkspace", "TVMBackendFreeWorkspace", "TVMBackendParallelLaunch",

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any, List
 
-from ..errors import UnsupportedOpError
-from ..ir import expr as E
-from ..ir import stmt as S
-from ..ir.functor import post_order_visit
-from ..tir.transform.lower_workspace import FREE_ON_ERROR
-from .c_family_expr import CExprPrinter
+from ...ir.errors import UnsupportedOpError
+from ...tir import expr as E
+from ...tir import stmt as S
+from ...tir.functor import post_order_visit
+from ...tir.transform.lower_workspace import FREE_ON_ERROR
+from .printer_expr import CExprPrinter
 
 
 class CFamilyPrinter(CExprPrinter):

@@ -13,9 +13,22 @@ import dataclasses
 from typing import Any, Callable, Dict, List, Optional
 
 from .buffer import Buffer
-from .expr import EqualOp, NotEqualOp, PrimExpr, Var
+from .expr import (
+    BinaryOp,
+    Broadcast,
+    BufferLoad,
+    EqualOp,
+    Let,
+    Not,
+    NotEqualOp,
+    PrimExpr,
+    Ramp,
+    Select,
+    Var,
+    convert,
+)
 from .function import PrimFunc
-from .stmt import Stmt
+from .stmt import Allocate, BufferStore, For, LetStmt, Stmt
 
 _CHILD_TYPES = (PrimExpr, Stmt, Buffer)
 
@@ -108,7 +121,6 @@ class IRMutator:
 def rebuild(node: Any, changes: Dict[str, Any]) -> Any:
     """A copy of `node` with some fields replaced; derived dtypes are recomputed for operators
     whose dtype follows their operands."""
-    from .expr import BinaryOp, Broadcast, BufferLoad, Let, Not, Ramp, Select
 
     kwargs = {f.name: changes.get(f.name, getattr(node, f.name)) for f in dataclasses.fields(node)}
     if isinstance(node, (BinaryOp, Not, Select, Let, Ramp, Broadcast, BufferLoad)) \
@@ -145,7 +157,6 @@ def substitute(node: Any, vmap: Dict[Var, Any]) -> Any:
     """`node` with every variable in `vmap` replaced (Vars keyed by identity)."""
     if not vmap:
         return node
-    from .expr import convert
 
     return _Substitute({k: convert(v) for k, v in vmap.items()}).visit(node)
 
@@ -165,8 +176,6 @@ def collect_vars(node: Any) -> List[Var]:
 def free_vars(stmt: Stmt, defined: Optional[List[Var]] = None) -> List[Var]:
     """Vars used under `stmt` but not defined inside it (loop vars, lets, allocations), in
     first-use order; Buffer data vars of loads/stores count as uses."""
-    from .expr import BufferLoad, Let
-    from .stmt import Allocate, BufferStore, For, LetStmt
 
     bound = {id(v) for v in (defined or [])}
     used: Dict[int, Var] = {}

@@ -1,8 +1,9 @@
 """The verifier catches each class of defect, naming the function and the problem."""
 import pytest
 
-from compiler.errors import InternalError
-from compiler.ir import (
+from compiler.ir import IRModule
+from compiler.ir.errors import InternalError
+from compiler.tir import (
     Add,
     And,
     BufferStore,
@@ -11,7 +12,6 @@ from compiler.ir import (
     For,
     ForKind,
     IfThenElse,
-    IRModule,
     LetStmt,
     PrimFunc,
     Ramp,

@@ -16,11 +16,11 @@ from typing import List, Tuple
 
 import llvmlite.binding as llvm
 
-from ..errors import InternalError, TargetError
-from . import HostArtifact
-from .llvm_function import emit_packed_function
-from .llvm_library import emit_library
-from .llvm_types import LIBRARY_CTX, ModuleContext
+from ...ir.errors import InternalError, TargetError
+from .. import HostArtifact
+from .function import emit_packed_function
+from .library import emit_library
+from .types import LIBRARY_CTX, ModuleContext
 
 __all__ = ["codegen_host", "codegen_host_llvm", "create_target_machine", "is_cross_compiling"]
 

@@ -10,8 +10,8 @@ from typing import Dict, Optional, Sequence
 
 from llvmlite import ir
 
-from ..errors import InternalError
-from ..ir.dtype import DType
+from ...ir.dtype import DType
+from ...ir.errors import InternalError
 
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
 F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()

@@ -12,14 +12,15 @@ from functools import reduce
 
 from llvmlite import ir
 
-from .. import ir as kir
-from ..errors import InternalError
-from ..tir.transform.lower_workspace import FREE_ON_ERROR, MAX_STACK_BYTES
-from .llvm_expr import ExprEmitter
-from .llvm_intrin import IntrinEmitter
-from .llvm_packed import PackedEmitter
-from .llvm_parallel import ParallelEmitter
-from .llvm_types import I32, SAFE_CALL, ModuleContext, memory_type, opaque
+from ... import tir as kir
+from ...ir.dtype import DType
+from ...ir.errors import InternalError
+from ...tir.transform.lower_workspace import FREE_ON_ERROR, MAX_STACK_BYTES
+from .expr import ExprEmitter
+from .intrin import IntrinEmitter
+from .packed import PackedEmitter
+from .parallel import ParallelEmitter
+from .types import I32, SAFE_CALL, ModuleContext, memory_type, opaque
 
 
 class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter):
@@ -125,7 +126,7 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
     def stmt_Return(self, s):
         value = self.expr(s.value)
         if value.type != I32:
-            value = self._fit(value, True, kir.DType(0, 32))
+            value = self._fit(value, True, DType(0, 32))
         self.b.ret(value)
         self.b.position_at_end(self.fn.append_basic_block("after_return"))
 

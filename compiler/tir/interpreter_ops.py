@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from ..errors import IRError
-from .dtype import DType
+from ..ir.dtype import DType
+from ..ir.errors import IRError
 
 
 def np_dtype(dtype: DType):

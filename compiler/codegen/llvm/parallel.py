@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..ir import BufferLoad, BufferStore, Evaluate, free_vars, post_order_visit
-from .llvm_types import I32, PARALLEL_ENV, PARALLEL_LAMBDA
+from ...tir import BufferLoad, BufferStore, Evaluate, free_vars, post_order_visit
+from .types import I32, PARALLEL_ENV, PARALLEL_LAMBDA
 
 
 class ParallelEmitter:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Sequence, Tuple
 
-from .dtype import DType, DTypeLike, as_dtype, handle, int32
+from ..ir.dtype import DType, DTypeLike, as_dtype, handle, int32
 from .expr import BufferLoad, Node, PrimExpr, Var, convert, make_const
 
 

@@ -12,10 +12,10 @@ from typing import Callable
 
 from llvmlite import ir
 
-from .. import ir as kir
-from ..errors import InternalError
-from ..ir.dtype import DType
-from .llvm_types import F32, I1, I16, I32, I64, PTR, llvm_type, memory_type, scalar_type
+from ... import tir as kir
+from ...ir.dtype import DType
+from ...ir.errors import InternalError
+from .types import F32, I1, I16, I32, I64, PTR, llvm_type, memory_type, scalar_type
 
 
 def splat(ty: ir.Type, value) -> ir.Constant:

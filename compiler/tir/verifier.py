@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Set
 
-from ..errors import InternalError
+from ..ir.errors import InternalError
+from ..ir.module import IRModule
 from . import expr as E
-from . import op as OP
+from . import intrinsics as OP
 from . import stmt as S
 from .buffer import Buffer
-from .function import IRModule, PrimFunc
-from .functor import IRVisitor
+from .function import PrimFunc
+from .functor import IRVisitor, free_vars
 
 
 def _short(node: Any) -> str:
@@ -255,7 +256,6 @@ def verify(node: Any, name: Optional[str] = None) -> None:
     if isinstance(node, PrimFunc):
         _Verifier(name or node.attrs.get("global_symbol", "main")).func(node)
         return
-    from .functor import free_vars
 
     v = _Verifier(name or "<stmt>")
     for x in free_vars(node):  # a bare statement: its free variables count as defined

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..errors import InternalError, UnsupportedOpError
-from ..ir.dtype import DType
-from .llvm_expr import splat, with_element
-from .llvm_types import ANY, DLTENSOR, F32, F64, I1, I8, I16, I32, I64, PTR, llvm_type, memory_type
+from ...ir.dtype import DType
+from ...ir.errors import InternalError, UnsupportedOpError
+from .expr import splat, with_element
+from .types import ANY, DLTENSOR, F32, F64, I1, I8, I16, I32, I64, PTR, llvm_type, memory_type
 
 # tir.<name> -> LLVM intrinsic base name (overloaded on the float type).
 LLVM_MATH = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log", "log2": "llvm.log2",

@@ -1,0 +1,25 @@
+"""The base of every IR node, at every level (loop IR, graph IR).
+
+Nodes are immutable values; identity matters (`same_as`), structure is compared with
+`compiler.ir.structural_equal`. `str(node)` prints it with the printer its IR level registered
+(`compiler.ir.printer.register_printer`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .printer import to_text
+
+
+class Node:
+    """Base of every IR node (expressions, statements, buffers, functions, modules)."""
+
+    __slots__ = ()
+
+    def same_as(self, other: Any) -> bool:
+        return self is other
+
+    __hash__ = object.__hash__
+
+    def __str__(self) -> str:
+        return to_text(self)

@@ -1,0 +1,39 @@
+"""PrimFunc: one function of the loop IR (its IRModule is compiler.ir.IRModule)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Tuple
+
+from ..ir.node import Node
+from .buffer import Buffer
+from .expr import Var
+from .stmt import Stmt
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class PrimFunc(Node):
+    """`params` are Vars; a param in `buffer_map` is a tensor argument bound to that Buffer.
+
+    Common attrs: "global_symbol" (the exported name), "target" (a Target), "tir.noalias",
+    "calling_conv" ("default" before make_packed_api, "packed" after, "device_kernel" for GPU
+    kernels).
+    """
+
+    params: Tuple[Var, ...]
+    body: Stmt
+    buffer_map: Tuple[Tuple[Var, Buffer], ...] = ()
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+
+    def buffer_of(self, param: Var) -> Optional[Buffer]:
+        for p, b in self.buffer_map:
+            if p is param:
+                return b
+        return None
+
+    def with_body(self, body: Stmt) -> "PrimFunc":
+        return PrimFunc(self.params, body, self.buffer_map, self.attrs)
+
+    def with_attr(self, key: str, value: Any) -> "PrimFunc":
+        attrs = dict(self.attrs)
+        attrs[key] = value
+        return PrimFunc(self.params, self.body, self.buffer_map, attrs)

@@ -1,0 +1,108 @@
+"""The compiler's layering: no import cycles among its modules, no imports hidden inside
+functions to dodge one, and compiler.ir (shared by every IR level) imports no IR level."""
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PKG = ROOT / "compiler"
+# Imports deferred on purpose: optional dependencies, loaded only when their feature is used.
+DEFERRED_OK = {"llvmlite", "jinja2", "compiler.codegen.llvm", "microruntime"}
+
+
+def _modules():
+    for path in sorted(PKG.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        yield name, path, parts[-1] == "__init__"
+
+
+MODULES = {name: (path, is_pkg) for name, path, is_pkg in _modules()}
+
+
+def _resolve(module, is_pkg, node):
+    """The absolute names an ImportFrom/Import node refers to (modules where they are ones)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    base = module if is_pkg else module.rsplit(".", 1)[0]
+    for _ in range(node.level - 1):
+        base = base.rsplit(".", 1)[0]
+    target = (base + "." + node.module if node.module else base) if node.level else node.module
+    out = []
+    for a in node.names:
+        sub = f"{target}.{a.name}"
+        out.append(sub if sub in MODULES else target)
+    return out
+
+
+def _imports(deferred: bool):
+    """module -> set of compiler modules it imports at module level (or inside functions)."""
+    graph = {}
+    for name, (path, is_pkg) in MODULES.items():
+        tree = ast.parse(path.read_text())
+        found = set()
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            inside = node.col_offset > 0
+            if inside != deferred:
+                continue
+            found.update(_resolve(name, is_pkg, node))
+        graph[name] = found
+    return graph
+
+
+def _cycle(graph):
+    """One import cycle among compiler modules, or None."""
+    state = {}
+
+    def visit(node, stack):
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if dep not in MODULES:
+                continue
+            if state.get(dep) == 1:
+                return stack[stack.index(dep):] + [dep]
+            if dep not in state:
+                found = visit(dep, stack)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node, [])
+            if found:
+                return found
+    return None
+
+
+def _without_parent_edges(graph):
+    """Edges from a package's __init__ to its own submodules are how packages re-export; a
+    submodule importing its parent package's names is the cycle we look for."""
+    return {m: {d for d in deps if not d.startswith(m + ".")} for m, deps in graph.items()}
+
+
+def test_no_import_cycles():
+    cycle = _cycle(_without_parent_edges(_imports(deferred=False)))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_imports_inside_functions():
+    hidden = {m: sorted(d for d in deps if not any(d == ok or d.startswith(ok + ".")
+                                                   for ok in DEFERRED_OK))
+              for m, deps in _imports(deferred=True).items()}
+    hidden = {m: d for m, d in hidden.items() if d}
+    assert not hidden, f"imports inside functions: {hidden}"
+
+
+@pytest.mark.parametrize("level", ["compiler.tir", "compiler.te", "compiler.relax",
+                                   "compiler.codegen", "compiler.arith"])
+def test_ir_core_imports_no_ir_level(level):
+    for name, deps in _imports(deferred=False).items():
+        if name.startswith("compiler.ir"):
+            assert not any(d.startswith(level) for d in deps), (name, deps)
