@@ -5,13 +5,19 @@ from __future__ import annotations
 import functools
 import os
 
+from ..ir.errors import BuildError
+
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "codegen_templates")
 
 
 @functools.lru_cache(maxsize=1)
 def environment():
-    import jinja2
+    try:
+        import jinja2
+    except ImportError as err:
+        raise BuildError("generating C code needs jinja2, which is not installed: "
+                         "pip install 'kiln[compiler]' (or pip install jinja2)") from err
 
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
                               trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
