@@ -81,8 +81,8 @@ def _load(kind: str) -> HostCodegen:
         if err.name not in (module_name, "llvmlite") and not module_name.endswith(str(err.name)):
             raise
         raise TargetError(f"target {kind!r} is not available in this build: {module_name} "
-                          f"cannot be imported ({err}); install it with pip install 'kiln[compiler]' "
-                          "(llvmlite), or use target 'c'") from err
+                          f"cannot be imported ({err}); install llvmlite with "
+                          "pip install 'kiln[compiler]', or use target 'c'") from err
     _LOADED[kind] = module.codegen_host
     return _LOADED[kind]
 
