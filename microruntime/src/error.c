@@ -10,6 +10,7 @@
 typedef struct {
   int raised;
   uint64_t serial; /* counts the errors recorded on this thread */
+  mr_error_kind_t kind_id;
   char kind[MR_MAX_ERROR_KIND];
   char message[MR_MAX_ERROR_MESSAGE];
 } mr_error_state_t;
@@ -27,15 +28,37 @@ static void copy_text(char* dst, size_t cap, const char* src, size_t n) {
   dst[n] = '\0';
 }
 
-static void set_kind(const char* kind) {
-  if (!kind || !*kind) kind = "RuntimeError";
-  copy_text(g_error.kind, sizeof(g_error.kind), kind, strlen(kind));
+/* The names of mr_error_kind_t's kinds, NUL-separated, in enum order from kMrErrorRuntime. */
+static const char k_kind_names[] =
+    "RuntimeError\0ValueError\0TypeError\0KeyError\0IndexError\0MemoryError\0BufferError";
+
+static void set_kind_id(mr_error_kind_t id) {
+  const char* p = k_kind_names;
+  int i;
+  for (i = kMrErrorRuntime; i < (int)id; ++i) p += strlen(p) + 1;
+  copy_text(g_error.kind, sizeof(g_error.kind), p, strlen(p));
+  g_error.kind_id = id;
   g_error.raised = 1;
   ++g_error.serial;
 }
 
+/* A kind given by name: one of the enum's, or kMrErrorOther with the name kept. */
+static void set_kind(const char* kind) {
+  const char* p = k_kind_names;
+  int i;
+  if (!kind || !*kind) kind = "RuntimeError";
+  for (i = kMrErrorRuntime; i < kMrErrorOther; ++i, p += strlen(p) + 1)
+    if (strcmp(p, kind) == 0) {
+      set_kind_id((mr_error_kind_t)i);
+      return;
+    }
+  set_kind_id(kMrErrorOther);
+  copy_text(g_error.kind, sizeof(g_error.kind), kind, strlen(kind));
+}
+
 const char* mr_last_error(void) { return g_error.message; }
 const char* mr_last_error_kind(void) { return g_error.kind; }
+mr_error_kind_t mr_last_error_kind_id(void) { return g_error.kind_id; }
 uint64_t mr_last_error_serial(void) { return g_error.serial; }
 
 int mr_error_set(const char* kind, const char* message) {
@@ -45,13 +68,13 @@ int mr_error_set(const char* kind, const char* message) {
   return -1;
 }
 
-int mr_error_setv(const char* kind, const char* fmt, va_list ap) {
-  set_kind(kind);
+int mr_error_setv(mr_error_kind_t kind, const char* fmt, va_list ap) {
+  set_kind_id(kind);
   vsnprintf(g_error.message, sizeof(g_error.message), fmt, ap);
   return -1;
 }
 
-int mr_error_setf(const char* kind, const char* fmt, ...) {
+int mr_error_setf(mr_error_kind_t kind, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   mr_error_setv(kind, fmt, ap);
@@ -62,17 +85,18 @@ int mr_error_setf(const char* kind, const char* fmt, ...) {
 int mr_value_error(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  mr_error_setv("ValueError", fmt, ap);
+  mr_error_setv(kMrErrorValue, fmt, ap);
   va_end(ap);
   return -1;
 }
 
 int mr_error_oom(const char* what) {
-  return mr_error_setf("MemoryError", "out of memory allocating %s", what);
+  return mr_error_setf(kMrErrorMemory, "out of memory allocating %s", what);
 }
 
 void mr_error_clear(void) {
   g_error.raised = 0;
+  g_error.kind_id = kMrErrorNone;
   g_error.kind[0] = '\0';
   g_error.message[0] = '\0';
 }
@@ -147,7 +171,7 @@ void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) {
     set_kind(kind);
     copy_text(g_error.message, sizeof(g_error.message), cell->message.data, cell->message.size);
   } else {
-    (void)mr_error_set("RuntimeError", "an object that is not an Error was raised");
+    (void)mr_error_setf(kMrErrorRuntime, "an object that is not an Error was raised");
   }
 }
 

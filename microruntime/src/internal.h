@@ -11,9 +11,9 @@
 #include "platform.h"
 
 /* ---- error.c ---- */
-int mr_error_setf(const char* kind, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
-int mr_error_setv(const char* kind, const char* fmt, va_list ap);
-/* mr_error_setf("ValueError", ...), the most common kind. */
+int mr_error_setf(mr_error_kind_t kind, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
+int mr_error_setv(mr_error_kind_t kind, const char* fmt, va_list ap);
+/* mr_error_setf(kMrErrorValue, ...), the most common kind. */
 int mr_value_error(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 int mr_error_oom(const char* what);
 
@@ -97,13 +97,23 @@ int mr_tensor_is_compact(const DLTensor* t);
 
 /* ---- module.c / module_library.c / module_syslib.c ---- */
 typedef void* (*mr_symbol_lookup_t)(void* handle, const char* symbol);
+/* The size of the object at a symbol's address, 0 when unknown. */
+typedef uint64_t (*mr_symbol_size_t)(const void* addr);
 /* Creates a library module over a symbol table and finishes loading it: fills
  * context slots (when fill_context_slots), builds imports from the library blob,
  * and writes the library module into the library_ctx slot. *out_root is the
- * root of the import tree (the library itself when there is no blob). */
-int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup, const char* prefix,
+ * root of the import tree (the library itself when there is no blob). The blob
+ * is read within the size symbol_size gives it; without one (symbol_size NULL,
+ * or a size of 0), within its declared size, at most MR_MAX_LIBRARY_BLOB. */
+int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup,
+                             mr_symbol_size_t symbol_size, const char* prefix,
                              int fill_context_slots, const char* origin,
                              TVMFFIObject** out_root);
+/* Builds the import tree of a library blob of `size` bytes (its real extent) whose
+ * "_lib" entries stand for `lib`; *out_root is module 0. */
+int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t size,
+                        const char* origin, TVMFFIObject** out_root);
+
 /* Library-module symbol lookup honouring the prefix (prefixed name first). */
 void* mr_module_library_symbol(TVMFFIObject* module, const char* symbol);
 int mr_module_library_new(void* handle, mr_symbol_lookup_t lookup, const char* prefix,
@@ -118,8 +128,14 @@ int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*delet
 int mr_function_from_owned_symbol(TVMFFISafeCallType symbol, TVMFFIObject* owner,
                                   TVMFFIObject** out_func);
 
-/* ---- registry.c ---- */
+/* ---- registry.c / builtins.c ---- */
 /* Registers the runtime's own global functions once. */
 void mr_registry_ensure_builtins(void);
+typedef struct {
+  const char* name;
+  TVMFFISafeCallType call;
+} mr_builtin_t;
+/* The built-in global functions. */
+const mr_builtin_t* mr_builtins(size_t* out_count);
 
 #endif /* MR_INTERNAL_H_ */

@@ -84,21 +84,23 @@ static int check_tree(const mr_reader_t* r, const uint64_t* indptr, uint64_t n,
 /* Builds the modules of the blob and their imports; *out_root is module 0.
  * Without a "_lib" entry the .so is not in the tree, so module 0 imports the
  * library: __tvm_ffi__library_ctx (a borrowed pointer) must live as long as
- * the root. */
-static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* origin,
-                     TVMFFIObject** out_root) {
+ * the root. Nothing is read past `size`, the blob's real extent. */
+int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t size,
+                        const char* origin, TVMFFIObject** out_root) {
   mr_reader_t r;
-  uint64_t *indptr = NULL, *children = NULL, n_indptr = 0, n_children = 0, n = 0, i, j;
+  uint64_t *indptr = NULL, *children = NULL, n_indptr = 0, n_children = 0, n = 0, i, j, nbytes;
   TVMFFIObject** mods = NULL;
   char what[MR_MAX_NAME + 16], kind[MR_MAX_NAME];
   int status = -1, has_lib = 0;
   snprintf(what, sizeof(what), "%s: library blob", origin);
   r.p = blob;
-  r.size = 8;
+  r.size = size;
   r.pos = 0;
   r.what = what;
-  if (mr_read_le(&r, 8, "nbytes", &r.size) != 0) return -1;
-  if (mr_add_overflow_u64(r.size, 8, &r.size)) return mr_reader_fail(&r, "nbytes invalid");
+  if (mr_read_le(&r, 8, "nbytes", &nbytes) != 0) return -1;
+  if (nbytes > size - 8)
+    return mr_reader_bad(&r, "nbytes", nbytes, "exceeds the blob's size");
+  r.size = nbytes + 8;
   if (read_vec(&r, "import_tree_indptr", MR_MAX_BLOB_MODULES + 1, &indptr, &n_indptr) != 0 ||
       read_vec(&r, "import_tree_children", (uint64_t)MR_MAX_BLOB_MODULES * MR_MAX_BLOB_MODULES,
                &children, &n_children) != 0)
@@ -135,7 +137,7 @@ static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* o
     if (mr_module_load_from_bytes(kind, payload, (size_t)len, &mods[i]) != 0) {
       char inner[MR_MAX_ERROR_MESSAGE / 2];
       snprintf(inner, sizeof(inner), "%s", mr_last_error());
-      mr_error_setf("RuntimeError", "%s: cannot load imported module %llu of kind '%s': %s",
+      mr_error_setf(kMrErrorRuntime, "%s: cannot load imported module %llu of kind '%s': %s",
                     origin, (unsigned long long)i, kind, inner);
       goto done;
     }
@@ -144,7 +146,7 @@ static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* o
   for (i = 0; i < n; ++i)
     for (j = indptr[i]; j < indptr[i + 1]; ++j)
       if (mr_module_import(mods[i], mods[children[j]]) != 0) {
-        if (strcmp(mr_last_error_kind(), "ValueError") == 0)
+        if (mr_last_error_kind_id() == kMrErrorValue)
           mr_reader_fail(&r, "import tree has a cycle (module %llu imports %llu)",
                          (unsigned long long)i, (unsigned long long)children[j]);
         goto done;
@@ -161,16 +163,35 @@ done:
   return status;
 }
 
-int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup, const char* prefix,
-                             int fill_context, const char* origin, TVMFFIObject** out_root) {
+/* The blob's real extent: the symbol's size, else its declared size (bounded). */
+static int blob_extent(const unsigned char* blob, mr_symbol_size_t symbol_size,
+                       const char* origin, uint64_t* out_size) {
+  uint64_t size = symbol_size ? symbol_size(blob) : 0, nbytes = 0;
+  int i;
+  if (size == 0) {
+    for (i = 7; i >= 0; --i) nbytes = (nbytes << 8) | blob[i];
+    if (nbytes > MR_MAX_LIBRARY_BLOB)
+      return mr_value_error("%s: library blob: nbytes %llu exceeds the limit of %llu", origin,
+                            (unsigned long long)nbytes, (unsigned long long)MR_MAX_LIBRARY_BLOB);
+    size = nbytes + 8;
+  }
+  *out_size = size;
+  return 0;
+}
+
+int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup,
+                             mr_symbol_size_t symbol_size, const char* prefix, int fill_context,
+                             const char* origin, TVMFFIObject** out_root) {
   TVMFFIObject *lib = NULL, *root = NULL;
   const unsigned char* blob;
+  uint64_t blob_size = 0;
   void** ctx;
   if (mr_module_library_new(handle, lookup, prefix, &lib) != 0) return -1;
   if (fill_context) fill_context_slots(lib);
   blob = (const unsigned char*)mr_module_library_symbol(lib, "__tvm_ffi__library_bin");
   if (blob) {
-    if (load_blob(lib, blob, origin, &root) != 0) {
+    if (blob_extent(blob, symbol_size, origin, &blob_size) != 0 ||
+        mr_module_blob_load(lib, blob, blob_size, origin, &root) != 0) {
       mr_object_release(lib);
       return -1;
     }

@@ -156,7 +156,7 @@ int mr_tensor_view(TVMFFIObject* base, int32_t ndim, const int64_t* shape, DLDat
   mr_tensor_obj_t* t;
   uint64_t need;
   size_t base_bytes;
-  if (!b) return mr_error_set("TypeError", "view base is not a Tensor");
+  if (!b) return mr_error_setf(kMrErrorType, "view base is not a Tensor");
   if (!mr_tensor_is_compact(b))
     return mr_value_error("cannot create a view of a non-compact tensor");
   if (tensor_alloc(ndim, shape, dtype, b->device, &t) != 0) return -1;
@@ -279,7 +279,7 @@ int mr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* managed,
                           (unsigned)managed->version.major, DLPACK_MAJOR_VERSION);
   /* Tensors are writable (copies in, kernel outputs): refuse what must not be written. */
   if (managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY)
-    return mr_error_set("BufferError",
+    return mr_error_setf(kMrErrorBuffer,
                         "DLPack tensor is read-only (DLPACK_FLAG_BITMASK_READ_ONLY); the "
                         "runtime's tensors are writable, so copy it instead");
   return wrap_dltensor(&managed->dl_tensor, MR_TENSOR_DLPACK_VERSIONED, managed, out_tensor);
@@ -315,7 +315,7 @@ static void* export_alloc(TVMFFIObject* tensor, size_t size, size_t dl_offset) {
   int32_t i;
   int64_t s = 1;
   if (!mr_tensor_dl(tensor)) {
-    mr_error_set("TypeError", "to_dlpack: not a Tensor");
+    mr_error_setf(kMrErrorType, "to_dlpack: not a Tensor");
     return NULL;
   }
   e = (char*)calloc(1, size);

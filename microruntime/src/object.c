@@ -187,7 +187,7 @@ int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out) {
       return 0;
     }
     case kTVMFFIObjectRValueRef:
-      return mr_error_set("TypeError", "cannot store an ObjectRValueRef value");
+      return mr_error_setf(kMrErrorType, "cannot store an ObjectRValueRef value");
     default:
       *out = *in;
       if (in->type_index >= kTVMFFIStaticObjectBegin) mr_object_retain(in->v_obj);
@@ -216,7 +216,7 @@ int mr_any_get_str(const TVMFFIAny* v, const char** out_data, size_t* out_size) 
       *out_size = mr_bytes_view(v->v_obj)->size;
       return 0;
     default:
-      return mr_error_setf("TypeError", "expected a string, got a value of type index %d",
+      return mr_error_setf(kMrErrorType, "expected a string, got a value of type index %d",
                            (int)v->type_index);
   }
 }

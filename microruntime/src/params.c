@@ -102,7 +102,7 @@ int mr_params_save(const char* const* names, TVMFFIObject* const* tensors, int64
     return mr_value_error("params: invalid names/tensors");
   for (i = 0; i < count; ++i) {
     if (!names[i] || !mr_tensor_dl(tensors[i]))
-      return mr_error_setf("TypeError", "params: entry %lld is not a (name, Tensor) pair",
+      return mr_error_setf(kMrErrorType, "params: entry %lld is not a (name, Tensor) pair",
                            (long long)i);
     if (tensor_record_size(mr_tensor_dl(tensors[i]), &data, &rec) != 0) return -1;
     if (mr_add_overflow_u64(total, 8 + strlen(names[i]), &total) ||

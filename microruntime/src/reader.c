@@ -13,7 +13,7 @@ int mr_reader_fail(const mr_reader_t* r, const char* fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
   va_end(ap);
-  return mr_error_set("ValueError", msg);
+  return mr_error_setf(kMrErrorValue, "%s", msg);
 }
 
 int mr_reader_bad(const mr_reader_t* r, const char* field, uint64_t value, const char* problem) {
