@@ -54,13 +54,13 @@ build/libmicroruntime_asan.a: $(patsubst microruntime/src/%.c,build/obj_asan/%.o
 	@rm -f $@; ar rcs $@ $^
 
 # ---- C tests -------------------------------------------------------------------
-build/tests/%: tests/c/%.c tests/c/check.h build/libmicroruntime.a
+build/tests/%: tests/c/%.c tests/c/check.h $(wildcard microruntime/src/*.h) build/libmicroruntime.a
 	@mkdir -p $(@D)
-	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(INC) -Itests/c $< build/libmicroruntime.a -o $@ -rdynamic -ldl -lpthread -lm
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime.a -o $@ -rdynamic -ldl -lpthread -lm
 
-build/tests_asan/%: tests/c/%.c tests/c/check.h build/libmicroruntime_asan.a
+build/tests_asan/%: tests/c/%.c tests/c/check.h $(wildcard microruntime/src/*.h) build/libmicroruntime_asan.a
 	@mkdir -p $(@D)
-	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Itests/c $< build/libmicroruntime_asan.a -o $@ -rdynamic -ldl -lpthread -lm
+	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime_asan.a -o $@ -rdynamic -ldl -lpthread -lm
 
 build/tests/fixtures/%.so: tests/c/fixtures/%.c $(wildcard microruntime/include/microruntime/*.h)
 	@mkdir -p $(@D)

@@ -32,28 +32,29 @@ static void copy_text(char* dst, size_t cap, const char* src, size_t n) {
 static const char k_kind_names[] =
     "RuntimeError\0ValueError\0TypeError\0KeyError\0IndexError\0MemoryError\0BufferError";
 
-static void set_kind_id(mr_error_kind_t id) {
-  const char* p = k_kind_names;
-  int i;
-  for (i = kMrErrorRuntime; i < (int)id; ++i) p += strlen(p) + 1;
-  copy_text(g_error.kind, sizeof(g_error.kind), p, strlen(p));
+/* Records a new error of kind `id`, named `name`. */
+static void set_kind_named(mr_error_kind_t id, const char* name) {
+  copy_text(g_error.kind, sizeof(g_error.kind), name, strlen(name));
   g_error.kind_id = id;
   g_error.raised = 1;
   ++g_error.serial;
 }
 
-/* A kind given by name: one of the enum's, or kMrErrorOther with the name kept. */
-static void set_kind(const char* kind) {
+/* The name of a kind of the enum other than kMrErrorOther. */
+static const char* kind_name(mr_error_kind_t id) {
   const char* p = k_kind_names;
   int i;
+  for (i = kMrErrorRuntime; i < (int)id && i < kMrErrorOther - 1; ++i) p += strlen(p) + 1;
+  return p;
+}
+
+/* A kind given by name: one of the enum's, or kMrErrorOther with the name kept. */
+static void set_kind(const char* kind) {
+  int i;
   if (!kind || !*kind) kind = "RuntimeError";
-  for (i = kMrErrorRuntime; i < kMrErrorOther; ++i, p += strlen(p) + 1)
-    if (strcmp(p, kind) == 0) {
-      set_kind_id((mr_error_kind_t)i);
-      return;
-    }
-  set_kind_id(kMrErrorOther);
-  copy_text(g_error.kind, sizeof(g_error.kind), kind, strlen(kind));
+  for (i = kMrErrorRuntime; i < kMrErrorOther; ++i)
+    if (strcmp(kind_name((mr_error_kind_t)i), kind) == 0) break;
+  set_kind_named((mr_error_kind_t)i, kind);
 }
 
 const char* mr_last_error(void) { return g_error.message; }
@@ -69,7 +70,7 @@ int mr_error_set(const char* kind, const char* message) {
 }
 
 int mr_error_setv(mr_error_kind_t kind, const char* fmt, va_list ap) {
-  set_kind_id(kind);
+  set_kind_named(kind, kind_name(kind));
   vsnprintf(g_error.message, sizeof(g_error.message), fmt, ap);
   return -1;
 }

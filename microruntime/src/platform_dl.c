@@ -23,7 +23,7 @@ const char* mr_dl_error(void) {
 }
 
 uint64_t mr_dl_symbol_size(const void* addr) {
-#if defined(__GLIBC__) && defined(RTLD_DL_SYMENT)
+#ifdef __GLIBC__ /* dladdr1 and RTLD_DL_SYMENT are GNU extensions */
   Dl_info info;
   const ElfW(Sym)* sym = NULL;
   if (dladdr1(addr, &info, (void**)&sym, RTLD_DL_SYMENT) == 0 || !sym ||
