@@ -10,9 +10,9 @@ CWARN := -std=c99 -Wall -Wextra -Werror -Wno-unused-parameter
 CDEFS := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 CFLAGS ?= -O2 -g
 MR_SRCS := $(sort $(wildcard microruntime/src/*.c))
-# The dlopen-free static library leaves out the shared-library loader and the dynamic
-# loading of platform.h.
-MR_DL_SRCS := $(addprefix microruntime/src/,module_dso.c platform_dl.c)
+# The dlopen-free static library leaves out the shared-library loader, the dynamic
+# loading of platform.h and the ELF checks made before dlopen.
+MR_DL_SRCS := $(addprefix microruntime/src/,module_dso.c platform_dl.c elf_check.c)
 MR_NODL_SRCS := $(filter-out $(MR_DL_SRCS),$(MR_SRCS))
 CTESTS := $(patsubst tests/c/%.c,%,$(sort $(wildcard tests/c/test_*.c)))
 # Hand-written ABI kernels that the module tests dlopen.

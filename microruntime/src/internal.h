@@ -120,6 +120,13 @@ int mr_module_library_new(void* handle, mr_symbol_lookup_t lookup, const char* p
                           TVMFFIObject** out_module);
 void* mr_syslib_lookup(void* handle, const char* symbol);
 
+/* ---- elf_check.c (dlopen builds only) ---- */
+/* Fails (RuntimeError naming the path) when the native ELF file at path has headers
+ * or segments that do not fit in it; other files are left to the dynamic loader. */
+int mr_elf_check_file(const char* path);
+/* The same checks on a file image in memory. */
+int mr_elf_check_image(const void* data, size_t size, const char* origin);
+
 /* ---- function.c ---- */
 int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*deleter)(void*),
                                TVMFFIObject** out_func);
