@@ -3,7 +3,8 @@
  *   count x { u64 0xDD5E40F096B4A13F, u64 0, i32 device_type, i32 device_id,
  *             i32 ndim, u8 code, u8 bits, u16 lanes, i64 shape[ndim],
  *             i64 data_byte_size (= ceil(bits/8) * prod(shape)), data }.
- * Loading validates every field and produces CPU tensors. */
+ * Loading validates every field and produces CPU tensors; as in TVM, only records
+ * of CPU tensors (device_type 1) are accepted. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +49,7 @@ enum { LIST_COUNT = 2 };
 static const field_t k_tensor_header[] = {
     {"tensor magic", MR_PARAMS_TENSOR_MAGIC, 8, FIELD_EQUAL},
     {"tensor reserved field", 0, 8, FIELD_EQUAL},
-    {"device_type", 0, 4, FIELD_ANY},
+    {"device_type", kDLCPU, 4, FIELD_EQUAL}, /* tensors are saved from and loaded to the CPU */
     {"device_id", 0, 4, FIELD_ANY},
     {"ndim", MR_MAX_NDIM, 4, FIELD_AT_MOST},
     {"dtype code", 17, 1, FIELD_AT_MOST},
@@ -56,7 +57,7 @@ static const field_t k_tensor_header[] = {
     {"dtype lanes", 1, 2, FIELD_EQUAL},
 };
 /* Indices of the values read and written. */
-enum { TENSOR_DEVICE_TYPE = 2, TENSOR_NDIM = 4, TENSOR_CODE, TENSOR_BITS, TENSOR_FIELDS = 8 };
+enum { TENSOR_NDIM = 4, TENSOR_CODE, TENSOR_BITS, TENSOR_FIELDS = 8 };
 
 /* ---- saving ---- */
 static unsigned char* put_le(unsigned char* p, uint64_t v, int nbytes) {
@@ -120,7 +121,6 @@ int mr_params_save(const char* const* names, TVMFFIObject* const* tensors, int64
     p += n;
   }
   p = put_le(p, (uint64_t)count, 8);
-  v[TENSOR_DEVICE_TYPE] = kDLCPU;
   for (i = 0; i < count; ++i) {
     const DLTensor* t = mr_tensor_dl(tensors[i]);
     (void)tensor_record_size(t, &data, &rec);
