@@ -33,16 +33,19 @@ static int builtin_module_get_function(void* self, const TVMFFIAny* args, int32_
                          "arguments, got %d", (int)n);
   if (args[0].type_index != kTVMFFIModule)
     return mr_error_setf(kMrErrorType,
-                         "ffi.ModuleGetFunction: argument 'module' must be a Module (type index "
-                         "%d), got type index %d", kTVMFFIModule, (int)args[0].type_index);
+                         "ffi.ModuleGetFunction: argument 'module' must be a Module, got type "
+                         "index %d (%s)", (int)args[0].type_index,
+                         mr_type_index_name(args[0].type_index));
   if (mr_any_get_str(&args[1], &name, &len) != 0)
     return mr_error_setf(kMrErrorType,
                          "ffi.ModuleGetFunction: argument 'name' must be a string, got type "
-                         "index %d", (int)args[1].type_index);
+                         "index %d (%s)", (int)args[1].type_index,
+                         mr_type_index_name(args[1].type_index));
   if (n == 3 && args[2].type_index != kTVMFFIBool && args[2].type_index != kTVMFFIInt)
     return mr_error_setf(kMrErrorType,
                          "ffi.ModuleGetFunction: argument 'query_imports' must be a bool or an "
-                         "int, got type index %d", (int)args[2].type_index);
+                         "int, got type index %d (%s)", (int)args[2].type_index,
+                         mr_type_index_name(args[2].type_index));
   if (len >= sizeof(buf)) return mr_value_error("function name too long");
   memcpy(buf, name, len);
   buf[len] = '\0';

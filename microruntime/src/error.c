@@ -106,17 +106,37 @@ void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
   (void)mr_error_set(kind, message);
 }
 
+/* Appends s to the message of length len (truncating); returns the new length. */
+static size_t append(size_t len, const char* s) {
+  size_t n = strlen(s), cap = sizeof(g_error.message) - 1;
+  if (n > cap - len) n = cap - len;
+  memcpy(g_error.message + len, s, n);
+  return len + n;
+}
+
+/* Whether `value` is the number a message gives after a "type index " part. */
+static int is_type_index_value(const char* before, const char* value) {
+  static const char k_head[] = "type index ";
+  size_t n = strlen(before), k = sizeof(k_head) - 1;
+  char* end;
+  if (n < k || memcmp(before + n - k, k_head, k) != 0 || !*value) return 0;
+  (void)strtol(value, &end, 10);
+  return *end == '\0';
+}
+
+/* Kernels say "... but got type index <n>": the runtime adds the type's name. */
 void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t num_parts) {
-  size_t len = 0, cap = sizeof(g_error.message) - 1;
+  size_t len = 0;
   int32_t i;
   set_kind(kind);
-  for (i = 0; parts && i < num_parts && len < cap; ++i) {
-    size_t n;
+  for (i = 0; parts && i < num_parts; ++i) {
     if (!parts[i]) continue;
-    n = strlen(parts[i]);
-    if (n > cap - len) n = cap - len;
-    memcpy(g_error.message + len, parts[i], n);
-    len += n;
+    len = append(len, parts[i]);
+    if (i > 0 && parts[i - 1] && is_type_index_value(parts[i - 1], parts[i])) {
+      len = append(len, " (");
+      len = append(len, mr_type_index_name((int32_t)strtol(parts[i], NULL, 10)));
+      len = append(len, ")");
+    }
   }
   g_error.message[len] = '\0';
 }

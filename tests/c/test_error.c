@@ -25,6 +25,18 @@ int main(void) {
   CHECK(strcmp(mr_last_error(), "Mismatched A.dtype on argument #0") == 0);
   CHECK(strcmp(mr_last_error_kind(), "TypeError") == 0);
 
+  /* A type index a kernel reports is named. */
+  {
+    const char* got[] = {"expected Tensor, but got ", "type index ", "0"};
+    const char* obj[] = {"got type index ", "68", "; ", "type index ", "x1", " type index ", "300"};
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", got, 3);
+    CHECK(strcmp(mr_last_error(), "expected Tensor, but got type index 0 (None)") == 0);
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", obj, 7);
+    CHECK(strcmp(mr_last_error(),
+                 "got type index 68 (Function); type index x1 type index 300 (object)") == 0);
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", parts, 5);
+  }
+
   /* Every recorded error is a new occurrence, even with the same text; clearing is not one. */
   {
     uint64_t before = mr_last_error_serial();
