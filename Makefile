@@ -21,7 +21,7 @@ FIXTURES := $(patsubst tests/c/fixtures/%.c,build/tests/fixtures/%.so,$(sort $(w
 MR_VIS := -fvisibility=hidden
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all runtime venv test ctest pytest test-asan ctest-asan ctest-valgrind lint size \
+.PHONY: all runtime venv test ctest pytest test-asan ctest-asan ctest-valgrind lint size fuzz \
         test-interop demo apps clean
 
 all: runtime
@@ -76,6 +76,62 @@ ctest-asan: $(addprefix build/tests_asan/,$(CTESTS)) $(FIXTURES)
 ctest-valgrind: $(addprefix build/tests/,$(CTESTS)) $(FIXTURES)
 	@set -e; for t in $(CTESTS); do echo "== $$t (valgrind)"; \
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect build/tests/$$t; done
+
+# ---- fuzzing the loaders -----------------------------------------------------------
+# Each target (tests/c/fuzz/fuzz_<name>.c) runs FUZZ_SECONDS from its seeds: params files,
+# library blobs, and the ELF checks made before dlopen (seeded with the fixture .so files).
+# With clang: libFuzzer (coverage-guided) + ASan/UBSan; without it, tests/c/fuzz/driver.c
+# (random mutations of the seeds) with the C compiler's ASan/UBSan.
+FUZZ_SECONDS ?= 20
+FUZZ_TARGETS := params blob elf
+# clang counts only if it links libFuzzer (Debian: packages clang and libclang-rt-dev).
+ifneq ($(filter fuzz,$(MAKECMDGOALS)),)
+FUZZ_CLANG := $(shell mkdir -p build && printf 'int LLVMFuzzerTestOneInput(void){return 0;}' \
+  > build/fuzz_probe.c && clang -fsanitize=fuzzer,address build/fuzz_probe.c \
+  -o build/fuzz_probe >/dev/null 2>&1 && command -v clang)
+endif
+ifneq ($(FUZZ_CLANG),)
+FUZZ_CC := $(FUZZ_CLANG)
+FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_OBJ_FLAGS := $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_LINK_FLAGS := $(FUZZ_SAN) -fsanitize=fuzzer
+FUZZ_DRIVER :=
+FUZZ_MODE := libFuzzer
+else
+FUZZ_CC := $(CC)
+FUZZ_OBJ_FLAGS := $(SAN)
+FUZZ_LINK_FLAGS := $(SAN)
+FUZZ_DRIVER := tests/c/fuzz/driver.c
+FUZZ_MODE := mutation driver
+endif
+FUZZ_DIR := build/fuzz_$(if $(FUZZ_DRIVER),driver,libfuzzer)
+
+$(FUZZ_DIR)/obj/%.o: microruntime/src/%.c $(wildcard microruntime/include/microruntime/*.h microruntime/src/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CWARN) $(CDEFS) -O1 -g $(FUZZ_OBJ_FLAGS) $(INC) -c $< -o $@
+
+$(FUZZ_DIR)/libmicroruntime_fuzz.a: $(patsubst microruntime/src/%.c,$(FUZZ_DIR)/obj/%.o,$(MR_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/c/fuzz/fuzz_%.c $(FUZZ_DRIVER) $(FUZZ_DIR)/libmicroruntime_fuzz.a
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CWARN) $(CDEFS) -O1 -g $(FUZZ_LINK_FLAGS) $(INC) -Imicroruntime/src $< \
+	  $(FUZZ_DRIVER) $(FUZZ_DIR)/libmicroruntime_fuzz.a -o $@ -ldl -lpthread -lm
+
+fuzz: $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS)) $(FIXTURES)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  corpus=$(FUZZ_DIR)/corpus_$$t; log=$(FUZZ_DIR)/$$t.log; mkdir -p $$corpus; \
+	  if [ $$t = elf ]; then cp $(FIXTURES) $$corpus/; else cp tests/c/fuzz/seeds/$$t/* $$corpus/; fi; \
+	  if [ -n "$(FUZZ_DRIVER)" ]; then \
+	    $(FUZZ_DIR)/fuzz_$$t $(FUZZ_SECONDS) $$corpus/* > $$log 2>&1 || { tail -60 $$log; exit 1; }; \
+	  else \
+	    ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	      -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 $$corpus > $$log 2>&1 \
+	      || { tail -60 $$log; exit 1; }; \
+	  fi; \
+	  echo "fuzz $$t ($(FUZZ_MODE)): $$(grep -o 'number_of_executed_units: *[0-9]*' $$log \
+	    | grep -o '[0-9]*$$') inputs in $(FUZZ_SECONDS) s, no failure"; \
+	done
 
 # ---- Python -------------------------------------------------------------------
 $(VENV)/.installed: pyproject.toml setup.py microruntime/build_ffi.py microruntime/py_fastcall.c \
