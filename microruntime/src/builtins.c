@@ -4,51 +4,54 @@
 
 #include "internal.h"
 
+/* TypeError naming the argument, what it must be, and what it is. */
+static int bad_argument(const char* func, const char* arg, const char* expected,
+                        const TVMFFIAny* value) {
+  return mr_error_setf(kMrErrorType, "%s: argument '%s' must be %s, got type index %d (%s)",
+                       func, arg, expected, (int)value->type_index,
+                       mr_type_index_name(value->type_index));
+}
+
+/* A string argument as a NUL-terminated copy in buf[MR_MAX_NAME]. */
+static int string_argument(const char* func, const char* arg, const TVMFFIAny* value,
+                           char* buf) {
+  const char* text;
+  size_t len;
+  if (mr_any_get_str(value, &text, &len) != 0) return bad_argument(func, arg, "a string", value);
+  if (len >= MR_MAX_NAME)
+    return mr_value_error("%s: argument '%s' is longer than %d bytes", func, arg, MR_MAX_NAME - 1);
+  memcpy(buf, text, len);
+  buf[len] = '\0';
+  return 0;
+}
+
 static int builtin_system_lib(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
-  const char* prefix = "";
-  size_t len = 0;
-  char buf[MR_MAX_NAME];
+  static const char k_name[] = "ffi.SystemLib";
+  char buf[MR_MAX_NAME] = "";
   TVMFFIObject* mod;
   (void)self;
-  if (n > 1) return mr_error_setf(kMrErrorType, "ffi.SystemLib takes at most 1 argument");
-  if (n == 1 && mr_any_get_str(&args[0], &prefix, &len) != 0) return -1;
-  if (len >= sizeof(buf)) return mr_value_error("system library prefix too long");
-  memcpy(buf, prefix, len);
-  buf[len] = '\0';
-  if (mr_module_system_lib(buf, &mod) != 0) return -1;
+  if (n > 1) return mr_error_setf(kMrErrorType, "%s takes at most 1 argument", k_name);
+  if ((n == 1 && string_argument(k_name, "prefix", &args[0], buf) != 0) ||
+      mr_module_system_lib(buf, &mod) != 0)
+    return -1;
   mr_any_set_object(result, mod);
   return 0;
 }
 
 static int builtin_module_get_function(void* self, const TVMFFIAny* args, int32_t n,
                                        TVMFFIAny* result) {
-  const char* name;
-  size_t len;
+  static const char k_name[] = "ffi.ModuleGetFunction";
   char buf[MR_MAX_NAME];
   TVMFFIObject* f;
   (void)self;
   if (n < 2 || n > 3)
-    return mr_error_setf(kMrErrorType,
-                         "ffi.ModuleGetFunction(module, name, query_imports) takes 2 or 3 "
-                         "arguments, got %d", (int)n);
+    return mr_error_setf(kMrErrorType, "%s(module, name, query_imports) takes 2 or 3 arguments, "
+                         "got %d", k_name, (int)n);
   if (args[0].type_index != kTVMFFIModule)
-    return mr_error_setf(kMrErrorType,
-                         "ffi.ModuleGetFunction: argument 'module' must be a Module, got type "
-                         "index %d (%s)", (int)args[0].type_index,
-                         mr_type_index_name(args[0].type_index));
-  if (mr_any_get_str(&args[1], &name, &len) != 0)
-    return mr_error_setf(kMrErrorType,
-                         "ffi.ModuleGetFunction: argument 'name' must be a string, got type "
-                         "index %d (%s)", (int)args[1].type_index,
-                         mr_type_index_name(args[1].type_index));
+    return bad_argument(k_name, "module", "a Module", &args[0]);
+  if (string_argument(k_name, "name", &args[1], buf) != 0) return -1;
   if (n == 3 && args[2].type_index != kTVMFFIBool && args[2].type_index != kTVMFFIInt)
-    return mr_error_setf(kMrErrorType,
-                         "ffi.ModuleGetFunction: argument 'query_imports' must be a bool or an "
-                         "int, got type index %d (%s)", (int)args[2].type_index,
-                         mr_type_index_name(args[2].type_index));
-  if (len >= sizeof(buf)) return mr_value_error("function name too long");
-  memcpy(buf, name, len);
-  buf[len] = '\0';
+    return bad_argument(k_name, "query_imports", "a bool or an int", &args[2]);
   if (mr_module_get_function(args[0].v_obj, buf, n == 3 && args[2].v_int64 != 0, &f) != 0)
     return -1;
   mr_any_set_object(result, f);

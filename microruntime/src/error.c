@@ -57,6 +57,14 @@ static void set_kind(const char* kind) {
   set_kind_named((mr_error_kind_t)i, kind);
 }
 
+/* Appends s to the message of length len (truncating); returns the new length. */
+static size_t append(size_t len, const char* s) {
+  size_t n = strlen(s), cap = sizeof(g_error.message) - 1;
+  if (n > cap - len) n = cap - len;
+  memcpy(g_error.message + len, s, n);
+  return len + n;
+}
+
 const char* mr_last_error(void) { return g_error.message; }
 const char* mr_last_error_kind(void) { return g_error.kind; }
 mr_error_kind_t mr_last_error_kind_id(void) { return g_error.kind_id; }
@@ -69,10 +77,19 @@ int mr_error_set(const char* kind, const char* message) {
   return -1;
 }
 
-int mr_error_setv(mr_error_kind_t kind, const char* fmt, va_list ap) {
+int mr_error_setv_in(mr_error_kind_t kind, const char* context, const char* fmt, va_list ap) {
+  size_t n = 0;
   set_kind_named(kind, kind_name(kind));
-  vsnprintf(g_error.message, sizeof(g_error.message), fmt, ap);
+  if (context) {
+    n = append(0, context);
+    n = append(n, ": ");
+  }
+  vsnprintf(g_error.message + n, sizeof(g_error.message) - n, fmt, ap);
   return -1;
+}
+
+int mr_error_setv(mr_error_kind_t kind, const char* fmt, va_list ap) {
+  return mr_error_setv_in(kind, NULL, fmt, ap);
 }
 
 int mr_error_setf(mr_error_kind_t kind, const char* fmt, ...) {
@@ -104,14 +121,6 @@ void mr_error_clear(void) {
 
 void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
   (void)mr_error_set(kind, message);
-}
-
-/* Appends s to the message of length len (truncating); returns the new length. */
-static size_t append(size_t len, const char* s) {
-  size_t n = strlen(s), cap = sizeof(g_error.message) - 1;
-  if (n > cap - len) n = cap - len;
-  memcpy(g_error.message + len, s, n);
-  return len + n;
 }
 
 /* Whether `value` is the number a message gives after a "type index " part. */

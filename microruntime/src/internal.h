@@ -13,6 +13,8 @@
 /* ---- error.c ---- */
 int mr_error_setf(mr_error_kind_t kind, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
 int mr_error_setv(mr_error_kind_t kind, const char* fmt, va_list ap);
+/* The same with the message "<context>: <formatted>". */
+int mr_error_setv_in(mr_error_kind_t kind, const char* context, const char* fmt, va_list ap);
 /* mr_error_setf(kMrErrorValue, ...), the most common kind. */
 int mr_value_error(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 int mr_error_oom(const char* what);
@@ -96,6 +98,11 @@ const char* mr_device_type_name(int32_t device_type);
 /* Elements of a shape, or -1 on overflow / negative dims. */
 int mr_shape_numel(int32_t ndim, const int64_t* shape, uint64_t* out_numel);
 int mr_tensor_is_compact(const DLTensor* t);
+/* A tensor over memory `owner` holds (dl is copied; its shape and strides must
+ * outlive the tensor); release(owner) runs when the tensor is freed. On failure
+ * the caller still owns `owner`. */
+int mr_tensor_wrap(const DLTensor* dl, void* owner, void (*release)(void* owner),
+                   TVMFFIObject** out_tensor);
 
 /* ---- module.c / module_library.c / module_syslib.c ---- */
 typedef void* (*mr_symbol_lookup_t)(void* handle, const char* symbol);
