@@ -131,7 +131,8 @@ fuzz: $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS)) $(FIXTURES)
 	    $(FUZZ_DIR)/fuzz_$$t $(FUZZ_SECONDS) $$corpus/* > $$log 2>&1 || { tail -60 $$log; exit 1; }; \
 	  else \
 	    ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
-	      -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 $$corpus > $$log 2>&1 \
+	      -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ \
+	      $$corpus > $$log 2>&1 \
 	      || { tail -60 $$log; exit 1; }; \
 	  fi; \
 	  echo "fuzz $$t ($(FUZZ_MODE)): $$(grep -o 'number_of_executed_units: *[0-9]*' $$log \
