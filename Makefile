@@ -10,8 +10,15 @@ CWARN := -std=c99 -Wall -Wextra -Werror -Wno-unused-parameter
 CDEFS := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 CFLAGS ?= -O2 -g
 MR_SRCS := $(sort $(wildcard microruntime/src/*.c))
-# The dlopen-free static library leaves out the shared-library loader.
-MR_NODL_SRCS := $(filter-out microruntime/src/module_dso.c,$(MR_SRCS))
+# The dlopen-free static library leaves out the shared-library loader, the dynamic
+# loading of platform.h and the ELF checks made before dlopen.
+MR_DL_SRCS := $(addprefix microruntime/src/,module_dso.c platform_dl.c elf_check.c)
+MR_NODL_SRCS := $(filter-out $(MR_DL_SRCS),$(MR_SRCS))
+# In every library, but not part of the core that `make size` measures: benchmarking
+# (time_evaluator), DLPack exchange with other frameworks, and saving params (deployments
+# load them). A static link of a model that uses none of these leaves them out.
+MR_EXTRA_SRCS := $(addprefix microruntime/src/,timer.c tensor_dlpack.c params_save.c)
+MR_CORE_SRCS := $(filter-out $(MR_EXTRA_SRCS),$(MR_NODL_SRCS))
 CTESTS := $(patsubst tests/c/%.c,%,$(sort $(wildcard tests/c/test_*.c)))
 # Hand-written ABI kernels that the module tests dlopen.
 FIXTURES := $(patsubst tests/c/fixtures/%.c,build/tests/fixtures/%.so,$(sort $(wildcard tests/c/fixtures/*.c)))
@@ -19,7 +26,7 @@ FIXTURES := $(patsubst tests/c/fixtures/%.c,build/tests/fixtures/%.so,$(sort $(w
 MR_VIS := -fvisibility=hidden
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all runtime venv test ctest pytest test-asan ctest-asan ctest-valgrind lint size \
+.PHONY: all runtime venv test ctest pytest test-asan ctest-asan ctest-valgrind lint size fuzz \
         test-interop demo apps clean
 
 all: runtime
@@ -52,13 +59,13 @@ build/libmicroruntime_asan.a: $(patsubst microruntime/src/%.c,build/obj_asan/%.o
 	@rm -f $@; ar rcs $@ $^
 
 # ---- C tests -------------------------------------------------------------------
-build/tests/%: tests/c/%.c tests/c/check.h build/libmicroruntime.a
+build/tests/%: tests/c/%.c tests/c/check.h $(wildcard microruntime/src/*.h) build/libmicroruntime.a
 	@mkdir -p $(@D)
-	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(INC) -Itests/c $< build/libmicroruntime.a -o $@ -rdynamic -ldl -lpthread -lm
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime.a -o $@ -rdynamic -ldl -lpthread -lm
 
-build/tests_asan/%: tests/c/%.c tests/c/check.h build/libmicroruntime_asan.a
+build/tests_asan/%: tests/c/%.c tests/c/check.h $(wildcard microruntime/src/*.h) build/libmicroruntime_asan.a
 	@mkdir -p $(@D)
-	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Itests/c $< build/libmicroruntime_asan.a -o $@ -rdynamic -ldl -lpthread -lm
+	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime_asan.a -o $@ -rdynamic -ldl -lpthread -lm
 
 build/tests/fixtures/%.so: tests/c/fixtures/%.c $(wildcard microruntime/include/microruntime/*.h)
 	@mkdir -p $(@D)
@@ -74,6 +81,63 @@ ctest-asan: $(addprefix build/tests_asan/,$(CTESTS)) $(FIXTURES)
 ctest-valgrind: $(addprefix build/tests/,$(CTESTS)) $(FIXTURES)
 	@set -e; for t in $(CTESTS); do echo "== $$t (valgrind)"; \
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect build/tests/$$t; done
+
+# ---- fuzzing the loaders -----------------------------------------------------------
+# Each target (tests/c/fuzz/fuzz_<name>.c) runs FUZZ_SECONDS from its seeds: params files,
+# library blobs, and the ELF checks made before dlopen (seeded with the fixture .so files).
+# With clang: libFuzzer (coverage-guided) + ASan/UBSan; without it, tests/c/fuzz/driver.c
+# (random mutations of the seeds) with the C compiler's ASan/UBSan.
+FUZZ_SECONDS ?= 20
+FUZZ_TARGETS := params blob elf
+# clang counts only if it links libFuzzer (Debian: packages clang and libclang-rt-dev).
+ifneq ($(filter fuzz,$(MAKECMDGOALS)),)
+FUZZ_CLANG := $(shell mkdir -p build && printf 'int LLVMFuzzerTestOneInput(void){return 0;}' \
+  > build/fuzz_probe.c && clang -fsanitize=fuzzer,address build/fuzz_probe.c \
+  -o build/fuzz_probe >/dev/null 2>&1 && command -v clang)
+endif
+ifneq ($(FUZZ_CLANG),)
+FUZZ_CC := $(FUZZ_CLANG)
+FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_OBJ_FLAGS := $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_LINK_FLAGS := $(FUZZ_SAN) -fsanitize=fuzzer
+FUZZ_DRIVER :=
+FUZZ_MODE := libFuzzer
+else
+FUZZ_CC := $(CC)
+FUZZ_OBJ_FLAGS := $(SAN)
+FUZZ_LINK_FLAGS := $(SAN)
+FUZZ_DRIVER := tests/c/fuzz/driver.c
+FUZZ_MODE := mutation driver
+endif
+FUZZ_DIR := build/fuzz_$(if $(FUZZ_DRIVER),driver,libfuzzer)
+
+$(FUZZ_DIR)/obj/%.o: microruntime/src/%.c $(wildcard microruntime/include/microruntime/*.h microruntime/src/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CWARN) $(CDEFS) -O1 -g $(FUZZ_OBJ_FLAGS) $(INC) -c $< -o $@
+
+$(FUZZ_DIR)/libmicroruntime_fuzz.a: $(patsubst microruntime/src/%.c,$(FUZZ_DIR)/obj/%.o,$(MR_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/c/fuzz/fuzz_%.c $(FUZZ_DRIVER) $(FUZZ_DIR)/libmicroruntime_fuzz.a
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CWARN) $(CDEFS) -O1 -g $(FUZZ_LINK_FLAGS) $(INC) -Imicroruntime/src $< \
+	  $(FUZZ_DRIVER) $(FUZZ_DIR)/libmicroruntime_fuzz.a -o $@ -ldl -lpthread -lm
+
+fuzz: $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS)) $(FIXTURES)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  corpus=$(FUZZ_DIR)/corpus_$$t; log=$(FUZZ_DIR)/$$t.log; mkdir -p $$corpus; \
+	  if [ $$t = elf ]; then cp $(FIXTURES) $$corpus/; else cp tests/c/fuzz/seeds/$$t/* $$corpus/; fi; \
+	  if [ -n "$(FUZZ_DRIVER)" ]; then \
+	    $(FUZZ_DIR)/fuzz_$$t $(FUZZ_SECONDS) $$corpus/* > $$log 2>&1 || { tail -60 $$log; exit 1; }; \
+	  else \
+	    ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	      -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ \
+	      $$corpus > $$log 2>&1 \
+	      || { tail -60 $$log; exit 1; }; \
+	  fi; \
+	  echo "fuzz $$t ($(FUZZ_MODE)): $$(grep -o 'number_of_executed_units: *[0-9]*' $$log \
+	    | grep -o '[0-9]*$$') inputs in $(FUZZ_SECONDS) s, no failure"; \
+	done
 
 # ---- Python -------------------------------------------------------------------
 $(VENV)/.installed: pyproject.toml setup.py microruntime/build_ffi.py microruntime/py_fastcall.c \
@@ -104,17 +168,20 @@ lint: venv
 	$(PY) -m ruff check .
 	$(MAKE) -s runtime CFLAGS="-O2 -g"
 
+SIZE_FLAGS := $(CWARN) $(CDEFS) -Os -DMR_NO_DLOPEN -ffunction-sections -fdata-sections \
+  -fno-asynchronous-unwind-tables -fno-unwind-tables $(INC)
 size:
-	@rm -rf build/size; mkdir -p build/size
-	@for f in $(MR_NODL_SRCS); do \
-	  $(CC) $(CWARN) $(CDEFS) -Os -DMR_NO_DLOPEN -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables $(INC) \
-	    -c $$f -o build/size/$$(basename $$f .c).o || exit 1; done
-	@ar rcs build/size/libmicroruntime_core.a build/size/*.o
+	@rm -rf build/size; mkdir -p build/size/core build/size/extra
+	@for f in $(MR_CORE_SRCS); do $(CC) $(SIZE_FLAGS) -c $$f -o build/size/core/$$(basename $$f .c).o || exit 1; done
+	@for f in $(MR_EXTRA_SRCS); do $(CC) $(SIZE_FLAGS) -c $$f -o build/size/extra/$$(basename $$f .c).o || exit 1; done
+	@ar rcs build/size/libmicroruntime_core.a build/size/core/*.o
 	@strip --strip-unneeded build/size/libmicroruntime_core.a
 	@size -t build/size/libmicroruntime_core.a | tail -1 | \
 	  awk '{printf "microruntime core (static, -Os, no unwind tables, stripped): text %d bytes (%.1f KB); goal <= 24 KB\n", $$1, $$1/1024}'
-	@size -A build/size/*.o | awk '$$1 ~ /^\.text/ {c+=$$2} $$1 ~ /^\.rodata/ {r+=$$2} $$1 ~ /^\.eh_frame/ {e+=$$2} \
+	@size -A build/size/core/*.o | awk '$$1 ~ /^\.text/ {c+=$$2} $$1 ~ /^\.rodata/ {r+=$$2} $$1 ~ /^\.eh_frame/ {e+=$$2} \
 	  END {printf "  of which: code %d, read-only data (messages) %d, unwind tables (.eh_frame) %d\n", c, r, e}'
+	@size -t build/size/extra/*.o | tail -1 | \
+	  awk '{printf "outside the core (time_evaluator, DLPack, params saving: %s): text %d bytes\n", "$(notdir $(MR_EXTRA_SRCS))", $$1}'
 
 # Interop with Apache TVM 0.27 (large download; not part of `make test`).
 test-interop: venv

@@ -12,6 +12,10 @@ from ._loader import ffi, lib
 
 _ERROR_CLASSES = {}
 _tls = threading.local()
+# The C runtime keeps at most this many bytes of an error's kind and message, NUL included
+# (MR_MAX_ERROR_KIND and MR_MAX_ERROR_MESSAGE in microruntime/src/config.h).
+_MAX_ERROR_KIND = 64
+_MAX_ERROR_MESSAGE = 4096
 
 
 def register_error(cls, name=None):
@@ -40,8 +44,8 @@ def make_error(kind, message, serial=None):
     if serial is not None:
         pending = getattr(_tls, "pending", None)
         _tls.pending = None
-        if (pending is not None and pending[1] == serial and type(pending[0]).__name__ == kind
-                and _exc_message(pending[0]) == message):
+        if (pending is not None and pending[1] == serial
+                and (kind, message) == _as_recorded(pending[0])):
             return pending[0]
     cls = error_class(kind)
     try:
@@ -58,6 +62,16 @@ def remember_python_error(exc):
     """
     _ERROR_CLASSES.setdefault(type(exc).__name__, type(exc))
     _tls.pending = (exc, lib.mr_last_error_serial())
+
+
+def _as_recorded(exc):
+    """(kind, message) of `exc` as the C runtime holds them once recorded: cut at a NUL and at
+    the runtime's limits (so a long message still identifies its exception), then decoded."""
+    def clip(data, limit):
+        return data.split(b"\0", 1)[0][:limit - 1].decode("utf-8", "replace")
+
+    kind, message = exc_kind_and_message(exc)
+    return clip(kind, _MAX_ERROR_KIND), clip(message, _MAX_ERROR_MESSAGE)
 
 
 def _exc_message(exc):

@@ -21,6 +21,21 @@ OBJECT, STR, BYTES, ERROR, FUNCTION, SHAPE, TENSOR, ARRAY, MAP, MODULE = range(6
 
 _new_obj_out = ffi.new
 
+_TYPE_NAMES = {NONE: "None", INT: "int", BOOL: "bool", FLOAT: "float",
+               OPAQUE_PTR: "opaque pointer", DATA_TYPE: "DataType", DEVICE: "Device",
+               DLTENSOR_PTR: "DLTensor*", RAW_STR: "str", BYTE_ARRAY_PTR: "bytes",
+               10: "ObjectRValueRef", SMALL_STR: "str", SMALL_BYTES: "bytes", OBJECT: "Object",
+               STR: "str", BYTES: "bytes", ERROR: "Error", FUNCTION: "Function", SHAPE: "Shape",
+               TENSOR: "Tensor", ARRAY: "Array", MAP: "Map", MODULE: "Module"}
+
+
+def type_index_name(type_index):
+    """What a type index stands for, for messages (as the C runtime names it)."""
+    if type_index in _TYPE_NAMES:
+        return _TYPE_NAMES[type_index]
+    return "object" if type_index >= 128 else "unknown type"
+
+
 
 def _created(status, out, temps):
     check_call(status)
@@ -203,7 +218,8 @@ def _any_to_py(a, owned):
     if t == BYTE_ARRAY_PTR:
         ba = ffi.cast("TVMFFIByteArray*", a.v_ptr)
         return ffi.unpack(ba.data, ba.size)
-    raise TypeError(f"cannot convert a value of type index {t} to Python")
+    raise TypeError(f"cannot convert a value of type index {t} ({type_index_name(t)}) to "
+                    "Python")
 
 
 def _copy_dltensor(dl):

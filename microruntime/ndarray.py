@@ -225,8 +225,16 @@ def from_dlpack(ext_tensor):
 def numpy_argument(arr, temps):
     """A numpy array as a function argument: zero-copy when aligned and compact, else a copy
     that is written back into `arr` after the call (so outputs still land). The caller keeps
-    the returned NDArray alive for the duration of the call."""
-    if (arr.flags.c_contiguous and arr.ctypes.data % _ALIGN == 0 and arr.flags.writeable
+    the returned NDArray alive for the duration of the call.
+
+    A read-only array is refused: the runtime cannot tell which arguments a function writes,
+    and a write into one would be lost silently (the runtime's own DLPack import refuses
+    read-only tensors for the same reason)."""
+    if not arr.flags.writeable:
+        raise BufferError("a read-only numpy array cannot be passed to a function: the "
+                          "function may write it, and the write would be lost; pass a "
+                          "writeable array (arr.copy()) or an NDArray (nd.array(arr))")
+    if (arr.flags.c_contiguous and arr.ctypes.data % _ALIGN == 0
             and arr.dtype.kind in "biuf"):
         try:
             nd = from_dlpack(arr)
@@ -235,8 +243,7 @@ def numpy_argument(arr, temps):
         if nd is not None:
             return nd
     nd = array(arr)
-    if arr.flags.writeable:
-        temps.append(_WriteBack(nd, arr))
+    temps.append(_WriteBack(nd, arr))
     return nd
 
 

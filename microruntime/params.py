@@ -11,6 +11,9 @@ def save_param_dict(params):
     for name, value in params.items():
         if not isinstance(name, str):
             raise TypeError(f"parameter names must be str, not {type(name).__name__}")
+        if "\0" in name:
+            # The C API takes NUL-terminated names: "a\0b" would be saved as "a".
+            raise ValueError(f"parameter name {name!r} contains a NUL character")
         names.append(ffi.new("char[]", name.encode("utf-8")))
         tensors.append(value if isinstance(value, NDArray) else array(value))
     c_names = ffi.new("const char*[]", names)

@@ -18,8 +18,11 @@
 #define MR_MAX_MODULE_KIND 64
 #define MR_MAX_DEVICE_TYPES 32
 #define MR_MAX_DEVICE_IDS 16
-/* Library blobs (__tvm_ffi__library_bin). */
+/* Library blobs (__tvm_ffi__library_bin). A blob whose real size the platform
+ * cannot tell (system library, symbol without a size) is read within its declared
+ * size, which may be at most this. */
 #define MR_MAX_BLOB_MODULES 1024
+#define MR_MAX_LIBRARY_BLOB ((uint64_t)1 << 30)
 /* Params files. */
 #define MR_MAX_PARAMS 1000000
 /* Threads. */

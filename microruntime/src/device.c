@@ -39,7 +39,7 @@ const mr_device_api_t* mr_device_api_get(int32_t device_type) {
     mr_mutex_unlock(&g_device_mutex);
   }
   if (!api)
-    mr_error_setf("RuntimeError", "no backend for device '%s' (device type %d) in this runtime",
+    mr_error_setf(kMrErrorRuntime, "no backend for device '%s' (device type %d) in this runtime",
                   mr_device_type_name(device_type), (int)device_type);
   return api;
 }

@@ -23,7 +23,7 @@ static int cpu_alloc_data(DLDevice dev, size_t nbytes, size_t alignment, DLDataT
   if (alignment & (alignment - 1))
     return mr_value_error("alignment %zu is not a power of two", alignment);
   p = mr_aligned_alloc(alignment, nbytes);
-  if (!p) return mr_error_setf("MemoryError", "cpu: cannot allocate %zu bytes", nbytes);
+  if (!p) return mr_error_setf(kMrErrorMemory, "cpu: cannot allocate %zu bytes", nbytes);
   *out_ptr = p;
   return 0;
 }

@@ -10,6 +10,7 @@
 typedef struct {
   int raised;
   uint64_t serial; /* counts the errors recorded on this thread */
+  mr_error_kind_t kind_id;
   char kind[MR_MAX_ERROR_KIND];
   char message[MR_MAX_ERROR_MESSAGE];
 } mr_error_state_t;
@@ -27,15 +28,46 @@ static void copy_text(char* dst, size_t cap, const char* src, size_t n) {
   dst[n] = '\0';
 }
 
-static void set_kind(const char* kind) {
-  if (!kind || !*kind) kind = "RuntimeError";
-  copy_text(g_error.kind, sizeof(g_error.kind), kind, strlen(kind));
+/* The names of mr_error_kind_t's kinds, NUL-separated, in enum order from kMrErrorRuntime. */
+static const char k_kind_names[] =
+    "RuntimeError\0ValueError\0TypeError\0KeyError\0IndexError\0MemoryError\0BufferError";
+
+/* Records a new error of kind `id`, named `name`. */
+static void set_kind_named(mr_error_kind_t id, const char* name) {
+  copy_text(g_error.kind, sizeof(g_error.kind), name, strlen(name));
+  g_error.kind_id = id;
   g_error.raised = 1;
   ++g_error.serial;
 }
 
+/* The name of a kind of the enum other than kMrErrorOther. */
+static const char* kind_name(mr_error_kind_t id) {
+  const char* p = k_kind_names;
+  int i;
+  for (i = kMrErrorRuntime; i < (int)id && i < kMrErrorOther - 1; ++i) p += strlen(p) + 1;
+  return p;
+}
+
+/* A kind given by name: one of the enum's, or kMrErrorOther with the name kept. */
+static void set_kind(const char* kind) {
+  int i;
+  if (!kind || !*kind) kind = "RuntimeError";
+  for (i = kMrErrorRuntime; i < kMrErrorOther; ++i)
+    if (strcmp(kind_name((mr_error_kind_t)i), kind) == 0) break;
+  set_kind_named((mr_error_kind_t)i, kind);
+}
+
+/* Appends s to the message of length len (truncating); returns the new length. */
+static size_t append(size_t len, const char* s) {
+  size_t n = strlen(s), cap = sizeof(g_error.message) - 1;
+  if (n > cap - len) n = cap - len;
+  memcpy(g_error.message + len, s, n);
+  return len + n;
+}
+
 const char* mr_last_error(void) { return g_error.message; }
 const char* mr_last_error_kind(void) { return g_error.kind; }
+mr_error_kind_t mr_last_error_kind_id(void) { return g_error.kind_id; }
 uint64_t mr_last_error_serial(void) { return g_error.serial; }
 
 int mr_error_set(const char* kind, const char* message) {
@@ -45,13 +77,22 @@ int mr_error_set(const char* kind, const char* message) {
   return -1;
 }
 
-int mr_error_setv(const char* kind, const char* fmt, va_list ap) {
-  set_kind(kind);
-  vsnprintf(g_error.message, sizeof(g_error.message), fmt, ap);
+int mr_error_setv_in(mr_error_kind_t kind, const char* context, const char* fmt, va_list ap) {
+  size_t n = 0;
+  set_kind_named(kind, kind_name(kind));
+  if (context) {
+    n = append(0, context);
+    n = append(n, ": ");
+  }
+  vsnprintf(g_error.message + n, sizeof(g_error.message) - n, fmt, ap);
   return -1;
 }
 
-int mr_error_setf(const char* kind, const char* fmt, ...) {
+int mr_error_setv(mr_error_kind_t kind, const char* fmt, va_list ap) {
+  return mr_error_setv_in(kind, NULL, fmt, ap);
+}
+
+int mr_error_setf(mr_error_kind_t kind, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   mr_error_setv(kind, fmt, ap);
@@ -62,17 +103,18 @@ int mr_error_setf(const char* kind, const char* fmt, ...) {
 int mr_value_error(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  mr_error_setv("ValueError", fmt, ap);
+  mr_error_setv(kMrErrorValue, fmt, ap);
   va_end(ap);
   return -1;
 }
 
 int mr_error_oom(const char* what) {
-  return mr_error_setf("MemoryError", "out of memory allocating %s", what);
+  return mr_error_setf(kMrErrorMemory, "out of memory allocating %s", what);
 }
 
 void mr_error_clear(void) {
   g_error.raised = 0;
+  g_error.kind_id = kMrErrorNone;
   g_error.kind[0] = '\0';
   g_error.message[0] = '\0';
 }
@@ -81,17 +123,29 @@ void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
   (void)mr_error_set(kind, message);
 }
 
+/* Whether `value` is the number a message gives after a "type index " part. */
+static int is_type_index_value(const char* before, const char* value) {
+  static const char k_head[] = "type index ";
+  size_t n = strlen(before), k = sizeof(k_head) - 1;
+  char* end;
+  if (n < k || memcmp(before + n - k, k_head, k) != 0 || !*value) return 0;
+  (void)strtol(value, &end, 10);
+  return *end == '\0';
+}
+
+/* Kernels say "... but got type index <n>": the runtime adds the type's name. */
 void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t num_parts) {
-  size_t len = 0, cap = sizeof(g_error.message) - 1;
+  size_t len = 0;
   int32_t i;
   set_kind(kind);
-  for (i = 0; parts && i < num_parts && len < cap; ++i) {
-    size_t n;
+  for (i = 0; parts && i < num_parts; ++i) {
     if (!parts[i]) continue;
-    n = strlen(parts[i]);
-    if (n > cap - len) n = cap - len;
-    memcpy(g_error.message + len, parts[i], n);
-    len += n;
+    len = append(len, parts[i]);
+    if (i > 0 && parts[i - 1] && is_type_index_value(parts[i - 1], parts[i])) {
+      len = append(len, " (");
+      len = append(len, mr_type_index_name((int32_t)strtol(parts[i], NULL, 10)));
+      len = append(len, ")");
+    }
   }
   g_error.message[len] = '\0';
 }
@@ -147,7 +201,7 @@ void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) {
     set_kind(kind);
     copy_text(g_error.message, sizeof(g_error.message), cell->message.data, cell->message.size);
   } else {
-    (void)mr_error_set("RuntimeError", "an object that is not an Error was raised");
+    (void)mr_error_setf(kMrErrorRuntime, "an object that is not an Error was raised");
   }
 }
 

@@ -77,7 +77,7 @@ int TVMFFIFunctionCall(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_arg
   TVMFFIObject* obj = (TVMFFIObject*)func;
   const TVMFFIFunctionCell* cell;
   if (!obj || obj->type_index != kTVMFFIFunction)
-    return mr_error_set("TypeError", "called object is not a Function");
+    return mr_error_setf(kMrErrorType, "called object is not a Function");
   cell = (const TVMFFIFunctionCell*)(obj + 1);
   return cell->safe_call(func, args, num_args, result);
 }

@@ -11,9 +11,11 @@
 #include "platform.h"
 
 /* ---- error.c ---- */
-int mr_error_setf(const char* kind, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
-int mr_error_setv(const char* kind, const char* fmt, va_list ap);
-/* mr_error_setf("ValueError", ...), the most common kind. */
+int mr_error_setf(mr_error_kind_t kind, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
+int mr_error_setv(mr_error_kind_t kind, const char* fmt, va_list ap);
+/* The same with the message "<context>: <formatted>". */
+int mr_error_setv_in(mr_error_kind_t kind, const char* context, const char* fmt, va_list ap);
+/* mr_error_setf(kMrErrorValue, ...), the most common kind. */
 int mr_value_error(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 int mr_error_oom(const char* what);
 
@@ -36,6 +38,8 @@ int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out);
 /* Borrowed string view of a RawStr, SmallStr, ByteArrayPtr, Str or Bytes value. */
 int mr_any_get_str(const TVMFFIAny* value, const char** out_data, size_t* out_size);
 void mr_any_set_object(TVMFFIAny* out, TVMFFIObject* obj);
+/* What a type index stands for, for messages: "None", "int", "Tensor", "Function", ... */
+const char* mr_type_index_name(int32_t type_index);
 
 /* ---- checked arithmetic ---- */
 static inline int mr_mul_overflow_u64(uint64_t a, uint64_t b, uint64_t* out) {
@@ -94,21 +98,43 @@ const char* mr_device_type_name(int32_t device_type);
 /* Elements of a shape, or -1 on overflow / negative dims. */
 int mr_shape_numel(int32_t ndim, const int64_t* shape, uint64_t* out_numel);
 int mr_tensor_is_compact(const DLTensor* t);
+/* A tensor over memory `owner` holds (dl is copied; its shape and strides must
+ * outlive the tensor); release(owner) runs when the tensor is freed. On failure
+ * the caller still owns `owner`. */
+int mr_tensor_wrap(const DLTensor* dl, void* owner, void (*release)(void* owner),
+                   TVMFFIObject** out_tensor);
 
 /* ---- module.c / module_library.c / module_syslib.c ---- */
 typedef void* (*mr_symbol_lookup_t)(void* handle, const char* symbol);
+/* The size of the object at a symbol's address, 0 when unknown. */
+typedef uint64_t (*mr_symbol_size_t)(const void* addr);
 /* Creates a library module over a symbol table and finishes loading it: fills
  * context slots (when fill_context_slots), builds imports from the library blob,
  * and writes the library module into the library_ctx slot. *out_root is the
- * root of the import tree (the library itself when there is no blob). */
-int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup, const char* prefix,
+ * root of the import tree (the library itself when there is no blob). The blob
+ * is read within the size symbol_size gives it; without one (symbol_size NULL,
+ * or a size of 0), within its declared size, at most MR_MAX_LIBRARY_BLOB. */
+int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup,
+                             mr_symbol_size_t symbol_size, const char* prefix,
                              int fill_context_slots, const char* origin,
                              TVMFFIObject** out_root);
+/* Builds the import tree of a library blob of `size` bytes (its real extent) whose
+ * "_lib" entries stand for `lib`; *out_root is module 0. */
+int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t size,
+                        const char* origin, TVMFFIObject** out_root);
+
 /* Library-module symbol lookup honouring the prefix (prefixed name first). */
 void* mr_module_library_symbol(TVMFFIObject* module, const char* symbol);
 int mr_module_library_new(void* handle, mr_symbol_lookup_t lookup, const char* prefix,
                           TVMFFIObject** out_module);
 void* mr_syslib_lookup(void* handle, const char* symbol);
+
+/* ---- elf_check.c (dlopen builds only) ---- */
+/* Fails (RuntimeError naming the path) when the native ELF file at path has headers
+ * or segments that do not fit in it; other files are left to the dynamic loader. */
+int mr_elf_check_file(const char* path);
+/* The same checks on a file image in memory. */
+int mr_elf_check_image(const void* data, size_t size, const char* origin);
 
 /* ---- function.c ---- */
 int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*deleter)(void*),
@@ -118,8 +144,14 @@ int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*delet
 int mr_function_from_owned_symbol(TVMFFISafeCallType symbol, TVMFFIObject* owner,
                                   TVMFFIObject** out_func);
 
-/* ---- registry.c ---- */
+/* ---- registry.c / builtins.c ---- */
 /* Registers the runtime's own global functions once. */
 void mr_registry_ensure_builtins(void);
+typedef struct {
+  const char* name;
+  TVMFFISafeCallType call;
+} mr_builtin_t;
+/* The built-in global functions. */
+const mr_builtin_t* mr_builtins(size_t* out_count);
 
 #endif /* MR_INTERNAL_H_ */

@@ -195,7 +195,7 @@ static int get_function(mr_module_obj_t* m, const char* name, int query_imports,
 int mr_module_get_function(TVMFFIObject* module, const char* name, int query_imports,
                            TVMFFIObject** out_func) {
   mr_module_obj_t* m = mr_module_cast(module);
-  if (!m) return mr_error_set("TypeError", "get_function: not a Module");
+  if (!m) return mr_error_setf(kMrErrorType, "get_function: not a Module");
   if (check_name(name) != 0) return -1;
   return get_function(m, name, query_imports, out_func);
 }
@@ -222,7 +222,7 @@ static int reaches(mr_module_obj_t* from, mr_module_obj_t* target, int depth) {
 int mr_module_import(TVMFFIObject* module, TVMFFIObject* imported) {
   mr_module_obj_t *m = mr_module_cast(module), *im = mr_module_cast(imported);
   int status = 0;
-  if (!m || !im) return mr_error_set("TypeError", "import: not a Module");
+  if (!m || !im) return mr_error_setf(kMrErrorType, "import: not a Module");
   mr_mutex_lock(&g_module_mutex);
   if (reaches(im, m, 0)) {
     status = mr_value_error("import would create a cycle of modules");
@@ -286,7 +286,7 @@ int mr_module_load_from_bytes(const char* kind, const char* data, size_t size,
   /* A loader may also be a global function, as in TVM. */
   snprintf(name, sizeof(name), "ffi.Module.load_from_bytes.%s", kind);
   if (mr_registry_get(name, &f) != 0)
-    return mr_error_setf("RuntimeError",
+    return mr_error_setf(kMrErrorRuntime,
                          "no loader registered for module kind '%s' (nor a global '%s')",
                          kind, name);
   memset(&result, 0, sizeof(result));
@@ -296,7 +296,7 @@ int mr_module_load_from_bytes(const char* kind, const char* data, size_t size,
     status = mr_function_call(f, &arg, 1, &result);
   }
   if (status == 0 && result.type_index != kTVMFFIModule) {
-    status = mr_error_setf("TypeError", "loader '%s' did not return a Module", name);
+    status = mr_error_setf(kMrErrorType, "loader '%s' did not return a Module", name);
     mr_any_clear(&result);
   }
   if (status == 0) *out_module = result.v_obj;
@@ -310,7 +310,7 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
                                   TVMFFIObjectHandle* out) {
   mr_module_obj_t* m = mr_module_cast((TVMFFIObject*)library_ctx);
   TVMFFIObject *f = NULL, *cached;
-  if (!m) return mr_error_set("RuntimeError", "library context is not a Module");
+  if (!m) return mr_error_setf(kMrErrorRuntime, "library context is not a Module");
   if (check_name(func_name) != 0) return -1;
   cached = cache_get(m, func_name);
   if (cached) {
@@ -319,7 +319,7 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
   }
   if (import_function(m, func_name, &f) != 0) return -1;
   if (!f && mr_registry_get(func_name, &f) != 0)
-    return mr_error_setf("RuntimeError",
+    return mr_error_setf(kMrErrorRuntime,
                          "function '%s' is not in the imports or the global registry",
                          func_name);
   cached = cache_insert(m, func_name, f);
@@ -329,27 +329,21 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
   return 0;
 }
 
-static pthread_mutex_t g_init_once_mutex;
-static pthread_once_t g_init_once_mutex_once = PTHREAD_ONCE_INIT;
+static mr_mutex_t g_init_once_mutex; /* recursive: an init may run another InitOnce */
+static mr_once_t g_init_once_mutex_once = MR_ONCE_INIT;
 
-static void init_once_mutex(void) {
-  pthread_mutexattr_t attr;
-  pthread_mutexattr_init(&attr);
-  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-  pthread_mutex_init(&g_init_once_mutex, &attr);
-  pthread_mutexattr_destroy(&attr);
-}
+static void init_once_mutex(void) { mr_mutex_init_recursive(&g_init_once_mutex); }
 
 int TVMFFIHandleInitOnce(void** handle_addr, int (*init)(void** result)) {
   int status = 0;
   void* result = NULL;
   if (!handle_addr || !init) return mr_value_error("HandleInitOnce: NULL argument");
-  pthread_once(&g_init_once_mutex_once, init_once_mutex);
-  pthread_mutex_lock(&g_init_once_mutex);
+  mr_once(&g_init_once_mutex_once, init_once_mutex);
+  mr_mutex_lock(&g_init_once_mutex);
   if (*handle_addr == NULL) {
     status = init(&result);
     if (status == 0) *handle_addr = result;
   }
-  pthread_mutex_unlock(&g_init_once_mutex);
+  mr_mutex_unlock(&g_init_once_mutex);
   return status;
 }

@@ -1,22 +1,15 @@
-/* Loading a shared library with dlopen. The only file that uses dlopen/dlsym;
- * builds without dynamic loading use module_nodl.c instead. */
-#include <dlfcn.h>
-#include <string.h>
-
+/* Loading a shared library through the platform's dynamic loader (platform_dl.c),
+ * after checking its ELF headers against the file (elf_check.c). Builds without
+ * dynamic loading use module_nodl.c instead. */
 #include "module.h"
-
-static void* dso_lookup(void* handle, const char* symbol) { return dlsym(handle, symbol); }
 
 int mr_module_load(const char* path, TVMFFIObject** out_module) {
   void* handle;
-  const char* err;
   if (!path) return mr_value_error("module path is NULL");
-  handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-  if (!handle) {
-    err = dlerror();
-    return mr_error_setf("RuntimeError", "cannot load library '%s': %s", path,
-                         err ? err : "unknown dlopen error");
-  }
+  if (mr_elf_check_file(path) != 0) return -1;
+  handle = mr_dl_open(path);
+  if (!handle)
+    return mr_error_setf(kMrErrorRuntime, "cannot load library '%s': %s", path, mr_dl_error());
   /* The library stays loaded for the life of the process, as in TVM. */
-  return mr_module_library_create(handle, dso_lookup, "", 1, path, out_module);
+  return mr_module_library_create(handle, mr_dl_sym, mr_dl_symbol_size, "", 1, path, out_module);
 }

@@ -48,57 +48,66 @@ static void fill_context_slots(TVMFFIObject* lib) {
 /* ---- __tvm_ffi__library_bin ----
  * u64 nbytes, vec<u64> import_tree_indptr, vec<u64> import_tree_children,
  * then per module: str kind ("_lib" is the library itself), str payload. */
-static int read_vec(mr_reader_t* r, const char* field, uint64_t max, uint64_t** out,
+/* Item i of a vec<u64> whose items start at `items` (little-endian, unaligned). */
+static uint64_t item(const unsigned char* items, uint64_t i) {
+  uint64_t v = 0;
+  int b;
+  for (b = 7; b >= 0; --b) v = (v << 8) | items[i * 8 + (uint64_t)b];
+  return v;
+}
+
+/* A vec<u64> of at most max items, left in place: *out points at its items. */
+static int read_vec(mr_reader_t* r, const char* field, uint64_t max, const unsigned char** out,
                     uint64_t* out_n) {
-  uint64_t n, i, at = r->pos;
-  uint64_t* v;
+  uint64_t n, at = r->pos;
   if (mr_read_le(r, 8, field, &n) != 0) return -1;
   if (n > max || n > (r->size - r->pos) / 8)
     return mr_reader_fail(r, "%s count %llu at offset %llu is invalid", field,
                           (unsigned long long)n, (unsigned long long)at);
-  v = (uint64_t*)malloc((n ? n : 1) * sizeof(uint64_t));
-  if (!v) return mr_error_oom("the library blob");
-  for (i = 0; i < n; ++i) (void)mr_read_le(r, 8, field, &v[i]);
-  *out = v;
+  *out = r->p + r->pos;
   *out_n = n;
+  r->pos += 8 * n;
   return 0;
 }
 
 /* Checks the CSR import tree: monotone indptr, children in range. Cycles are
  * refused when the imports are made (mr_module_import). */
-static int check_tree(const mr_reader_t* r, const uint64_t* indptr, uint64_t n,
-                      const uint64_t* children, uint64_t nchildren) {
+static int check_tree(const mr_reader_t* r, const unsigned char* indptr, uint64_t n,
+                      const unsigned char* children, uint64_t nchildren) {
   uint64_t i;
-  if (indptr[0] != 0 || indptr[n] != nchildren)
+  if (item(indptr, 0) != 0 || item(indptr, n) != nchildren)
     return mr_reader_fail(r, "import_tree_indptr is inconsistent");
   for (i = 0; i < n; ++i)
-    if (indptr[i] > indptr[i + 1])
+    if (item(indptr, i) > item(indptr, i + 1))
       return mr_reader_fail(r, "import_tree_indptr decreases at %llu", (unsigned long long)i);
   for (i = 0; i < nchildren; ++i)
-    if (children[i] >= n)
+    if (item(children, i) >= n)
       return mr_reader_fail(r, "child %llu out of range (%llu modules)",
-                            (unsigned long long)children[i], (unsigned long long)n);
+                            (unsigned long long)item(children, i), (unsigned long long)n);
   return 0;
 }
 
 /* Builds the modules of the blob and their imports; *out_root is module 0.
  * Without a "_lib" entry the .so is not in the tree, so module 0 imports the
  * library: __tvm_ffi__library_ctx (a borrowed pointer) must live as long as
- * the root. */
-static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* origin,
-                     TVMFFIObject** out_root) {
+ * the root. Nothing is read past `size`, the blob's real extent. */
+int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t size,
+                        const char* origin, TVMFFIObject** out_root) {
   mr_reader_t r;
-  uint64_t *indptr = NULL, *children = NULL, n_indptr = 0, n_children = 0, n = 0, i, j;
+  const unsigned char *indptr, *children;
+  uint64_t n_indptr = 0, n_children = 0, n = 0, i, j, nbytes;
   TVMFFIObject** mods = NULL;
   char what[MR_MAX_NAME + 16], kind[MR_MAX_NAME];
   int status = -1, has_lib = 0;
   snprintf(what, sizeof(what), "%s: library blob", origin);
   r.p = blob;
-  r.size = 8;
+  r.size = size;
   r.pos = 0;
   r.what = what;
-  if (mr_read_le(&r, 8, "nbytes", &r.size) != 0) return -1;
-  if (mr_add_overflow_u64(r.size, 8, &r.size)) return mr_reader_fail(&r, "nbytes invalid");
+  if (mr_read_le(&r, 8, "nbytes", &nbytes) != 0) return -1;
+  if (nbytes > size - 8)
+    return mr_reader_bad(&r, "nbytes", nbytes, "exceeds the blob's size");
+  r.size = nbytes + 8;
   if (read_vec(&r, "import_tree_indptr", MR_MAX_BLOB_MODULES + 1, &indptr, &n_indptr) != 0 ||
       read_vec(&r, "import_tree_children", (uint64_t)MR_MAX_BLOB_MODULES * MR_MAX_BLOB_MODULES,
                &children, &n_children) != 0)
@@ -135,18 +144,18 @@ static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* o
     if (mr_module_load_from_bytes(kind, payload, (size_t)len, &mods[i]) != 0) {
       char inner[MR_MAX_ERROR_MESSAGE / 2];
       snprintf(inner, sizeof(inner), "%s", mr_last_error());
-      mr_error_setf("RuntimeError", "%s: cannot load imported module %llu of kind '%s': %s",
+      mr_error_setf(kMrErrorRuntime, "%s: cannot load imported module %llu of kind '%s': %s",
                     origin, (unsigned long long)i, kind, inner);
       goto done;
     }
   }
   if (mr_reader_end(&r) != 0) goto done;
   for (i = 0; i < n; ++i)
-    for (j = indptr[i]; j < indptr[i + 1]; ++j)
-      if (mr_module_import(mods[i], mods[children[j]]) != 0) {
-        if (strcmp(mr_last_error_kind(), "ValueError") == 0)
+    for (j = item(indptr, i); j < item(indptr, i + 1); ++j)
+      if (mr_module_import(mods[i], mods[item(children, j)]) != 0) {
+        if (mr_last_error_kind_id() == kMrErrorValue)
           mr_reader_fail(&r, "import tree has a cycle (module %llu imports %llu)",
-                         (unsigned long long)i, (unsigned long long)children[j]);
+                         (unsigned long long)i, (unsigned long long)item(children, j));
         goto done;
       }
   if (!has_lib && mr_module_import(mods[0], lib) != 0) goto done;
@@ -156,21 +165,24 @@ static int load_blob(TVMFFIObject* lib, const unsigned char* blob, const char* o
 done:
   for (i = 0; mods && i < n; ++i) mr_object_release(mods[i]);
   free(mods);
-  free(indptr);
-  free(children);
   return status;
 }
 
-int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup, const char* prefix,
-                             int fill_context, const char* origin, TVMFFIObject** out_root) {
+int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup,
+                             mr_symbol_size_t symbol_size, const char* prefix, int fill_context,
+                             const char* origin, TVMFFIObject** out_root) {
   TVMFFIObject *lib = NULL, *root = NULL;
   const unsigned char* blob;
+  uint64_t blob_size;
   void** ctx;
   if (mr_module_library_new(handle, lookup, prefix, &lib) != 0) return -1;
   if (fill_context) fill_context_slots(lib);
   blob = (const unsigned char*)mr_module_library_symbol(lib, "__tvm_ffi__library_bin");
   if (blob) {
-    if (load_blob(lib, blob, origin, &root) != 0) {
+    /* The symbol's size; unknown, the declared size is trusted up to a limit. */
+    blob_size = symbol_size ? symbol_size(blob) : 0;
+    if (blob_size == 0) blob_size = MR_MAX_LIBRARY_BLOB + 8;
+    if (mr_module_blob_load(lib, blob, blob_size, origin, &root) != 0) {
       mr_object_release(lib);
       return -1;
     }

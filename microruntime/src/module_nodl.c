@@ -5,7 +5,7 @@
 #ifdef MR_NO_DLOPEN
 int mr_module_load(const char* path, TVMFFIObject** out_module) {
   (void)out_module;
-  return mr_error_setf("RuntimeError", "cannot load '%s': runtime built without dynamic loading",
+  return mr_error_setf(kMrErrorRuntime, "cannot load '%s': runtime built without dynamic loading",
                        path ? path : "(null)");
 }
 #else

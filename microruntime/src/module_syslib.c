@@ -23,6 +23,15 @@ void* mr_syslib_lookup(void* handle, const char* symbol) {
   return mr_symtab_get(&g_symbols, symbol);
 }
 
+/* Registration gives no sizes; where the dynamic loader is at hand it can tell the
+ * size of a symbol the executable or a library exports, else a blob's declared size
+ * is trusted up to MR_MAX_LIBRARY_BLOB (it was linked in with the program's code). */
+#ifdef MR_NO_DLOPEN
+static const mr_symbol_size_t k_symbol_size = NULL;
+#else
+static const mr_symbol_size_t k_symbol_size = mr_dl_symbol_size;
+#endif
+
 static mr_mutex_t g_syslib_create_mutex = MR_MUTEX_INIT;
 
 int mr_module_system_lib(const char* prefix, TVMFFIObject** out_module) {
@@ -36,12 +45,12 @@ int mr_module_system_lib(const char* prefix, TVMFFIObject** out_module) {
     if (strcmp(g_syslibs[i].prefix, prefix) == 0) mod = g_syslibs[i].module;
   if (!mod) {
     if (g_num_syslibs == (int)(sizeof(g_syslibs) / sizeof(g_syslibs[0]))) {
-      status = mr_error_set("RuntimeError", "too many system library prefixes");
+      status = mr_error_setf(kMrErrorRuntime, "too many system library prefixes");
     } else if (!(copy = mr_strndup(prefix, strlen(prefix)))) {
       status = mr_error_oom("a system library");
     } else {
-      status = mr_module_library_create(NULL, mr_syslib_lookup, prefix, 0, "system library",
-                                        &mod);
+      status = mr_module_library_create(NULL, mr_syslib_lookup, k_symbol_size, prefix, 0,
+                                        "system library", &mod);
       if (status == 0) {
         g_syslibs[g_num_syslibs].prefix = copy;
         g_syslibs[g_num_syslibs].module = mod; /* the table keeps this reference */

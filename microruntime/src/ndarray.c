@@ -1,19 +1,21 @@
 /* Tensors (type 70): the 24-byte object header followed by a DLTensor, with
  * shape and strides stored inline. Data is owned (device allocation), borrowed
- * from a base tensor (views), or owned through a DLPack managed tensor. */
+ * from a base tensor (views), or held by a foreign owner (a DLPack managed tensor,
+ * see tensor_dlpack.c) released with the tensor. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-enum { MR_TENSOR_OWNED, MR_TENSOR_VIEW, MR_TENSOR_DLPACK, MR_TENSOR_DLPACK_VERSIONED };
+enum { MR_TENSOR_OWNED, MR_TENSOR_VIEW, MR_TENSOR_FOREIGN };
 
 typedef struct {
   TVMFFIObject header;
   DLTensor dl; /* at offset 24 */
   int kind;
-  void* owner; /* base Tensor object (view) or managed tensor (DLPack) */
+  void* owner;                 /* base Tensor object (view) or foreign owner */
+  void (*release)(void* owner); /* foreign owner's release */
 } mr_tensor_obj_t;
 
 /* Fails on a negative dimension or when the product of the non-zero
@@ -62,16 +64,9 @@ static void tensor_deleter(void* self, int flags) {
       case MR_TENSOR_VIEW:
         mr_object_release((TVMFFIObject*)t->owner);
         break;
-      case MR_TENSOR_DLPACK: {
-        DLManagedTensor* m = (DLManagedTensor*)t->owner;
-        if (m->deleter) m->deleter(m);
+      default:
+        t->release(t->owner);
         break;
-      }
-      default: {
-        DLManagedTensorVersioned* m = (DLManagedTensorVersioned*)t->owner;
-        if (m->deleter) m->deleter(m);
-        break;
-      }
     }
     t->owner = NULL;
     t->dl.data = NULL;
@@ -156,7 +151,7 @@ int mr_tensor_view(TVMFFIObject* base, int32_t ndim, const int64_t* shape, DLDat
   mr_tensor_obj_t* t;
   uint64_t need;
   size_t base_bytes;
-  if (!b) return mr_error_set("TypeError", "view base is not a Tensor");
+  if (!b) return mr_error_setf(kMrErrorType, "view base is not a Tensor");
   if (!mr_tensor_is_compact(b))
     return mr_value_error("cannot create a view of a non-compact tensor");
   if (tensor_alloc(ndim, shape, dtype, b->device, &t) != 0) return -1;
@@ -235,126 +230,17 @@ int mr_tensor_copy_to_bytes(const DLTensor* from, void* data, size_t nbytes) {
   return copy_bytes(from, data, nbytes, 0);
 }
 
-/* ---- DLPack import ---- */
-/* The producer's tensor is checked once here: everything else trusts tensors. */
-static int check_dltensor(const DLTensor* dl) {
-  uint64_t numel, nbytes;
-  int32_t i;
-  if (check_ndim(dl->ndim, dl->shape) != 0) return -1;
-  if (dl->dtype.bits == 0 || dl->dtype.lanes == 0)
-    return mr_value_error("DLPack tensor dtype has %u bits and %u lanes; both must be non-zero",
-                          (unsigned)dl->dtype.bits, (unsigned)dl->dtype.lanes);
-  for (i = 0; i < dl->ndim; ++i)
-    if (dl->shape[i] < 0)
-      return mr_value_error("DLPack tensor dimension %d is negative (%lld)", (int)i,
-                            (long long)dl->shape[i]);
-  if (mr_shape_numel(dl->ndim, dl->shape, &numel) != 0 ||
-      mr_mul_overflow_u64(numel, mr_dtype_bytes(dl->dtype), &nbytes) || nbytes > SIZE_MAX)
-    return mr_value_error("DLPack tensor shape has too many elements");
-  return 0;
-}
-
-static int wrap_dltensor(const DLTensor* dl, int kind, void* owner, TVMFFIObject** out) {
+/* ---- tensors over memory someone else owns (tensor_dlpack.c) ---- */
+int mr_tensor_wrap(const DLTensor* dl, void* owner, void (*release)(void* owner),
+                   TVMFFIObject** out_tensor) {
   mr_tensor_obj_t* t;
-  if (check_dltensor(dl) != 0) return -1;
+  if (check_ndim(dl->ndim, dl->shape) != 0) return -1;
   t = (mr_tensor_obj_t*)mr_object_alloc(sizeof(*t), kTVMFFITensor, tensor_deleter, "a Tensor");
   if (!t) return -1;
   t->dl = *dl;
-  t->kind = kind;
+  t->kind = MR_TENSOR_FOREIGN;
   t->owner = owner;
-  *out = &t->header;
-  return 0;
-}
-
-int mr_tensor_from_dlpack(DLManagedTensor* managed, TVMFFIObject** out_tensor) {
-  if (!managed) return mr_value_error("DLPack tensor is NULL");
-  return wrap_dltensor(&managed->dl_tensor, MR_TENSOR_DLPACK, managed, out_tensor);
-}
-
-int mr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* managed,
-                                    TVMFFIObject** out_tensor) {
-  if (!managed) return mr_value_error("DLPack tensor is NULL");
-  if (managed->version.major != DLPACK_MAJOR_VERSION)
-    return mr_value_error("DLPack major version %u is not supported (expected %d)",
-                          (unsigned)managed->version.major, DLPACK_MAJOR_VERSION);
-  /* Tensors are writable (copies in, kernel outputs): refuse what must not be written. */
-  if (managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY)
-    return mr_error_set("BufferError",
-                        "DLPack tensor is read-only (DLPACK_FLAG_BITMASK_READ_ONLY); the "
-                        "runtime's tensors are writable, so copy it instead");
-  return wrap_dltensor(&managed->dl_tensor, MR_TENSOR_DLPACK_VERSIONED, managed, out_tensor);
-}
-
-/* ---- DLPack export: the managed struct holds a reference to the tensor ---- */
-typedef struct {
-  DLManagedTensor managed;
-  int64_t strides[MR_MAX_NDIM];
-} mr_export_t;
-
-typedef struct {
-  DLManagedTensorVersioned managed;
-  int64_t strides[MR_MAX_NDIM];
-} mr_export_versioned_t;
-
-static void export_deleter(DLManagedTensor* self) {
-  mr_object_release((TVMFFIObject*)self->manager_ctx);
-  free(self);
-}
-
-static void export_versioned_deleter(DLManagedTensorVersioned* self) {
-  mr_object_release((TVMFFIObject*)self->manager_ctx);
-  free(self);
-}
-
-/* A zeroed export struct of `size` bytes whose DLTensor (at dl_offset) views the
- * tensor, with compact strides filled in; the struct holds a tensor reference. */
-static void* export_alloc(TVMFFIObject* tensor, size_t size, size_t dl_offset) {
-  char* e;
-  DLTensor* out;
-  int64_t* strides;
-  int32_t i;
-  int64_t s = 1;
-  if (!mr_tensor_dl(tensor)) {
-    mr_error_set("TypeError", "to_dlpack: not a Tensor");
-    return NULL;
-  }
-  e = (char*)calloc(1, size);
-  if (!e) {
-    mr_error_oom("a DLPack tensor");
-    return NULL;
-  }
-  out = (DLTensor*)(e + dl_offset);
-  strides = (int64_t*)(e + size - MR_MAX_NDIM * sizeof(int64_t));
-  *out = *mr_tensor_dl(tensor);
-  if (!out->strides && out->ndim > 0) {
-    for (i = out->ndim - 1; i >= 0; --i) {
-      strides[i] = s;
-      s *= out->shape[i];
-    }
-    out->strides = strides;
-  }
-  mr_object_retain(tensor);
-  return e;
-}
-
-int mr_tensor_to_dlpack(TVMFFIObject* tensor, DLManagedTensor** out_managed) {
-  mr_export_t* e =
-      (mr_export_t*)export_alloc(tensor, sizeof(mr_export_t), offsetof(DLManagedTensor, dl_tensor));
-  if (!e) return -1;
-  e->managed.manager_ctx = tensor;
-  e->managed.deleter = export_deleter;
-  *out_managed = &e->managed;
-  return 0;
-}
-
-int mr_tensor_to_dlpack_versioned(TVMFFIObject* tensor, DLManagedTensorVersioned** out_managed) {
-  mr_export_versioned_t* e = (mr_export_versioned_t*)export_alloc(
-      tensor, sizeof(mr_export_versioned_t), offsetof(DLManagedTensorVersioned, dl_tensor));
-  if (!e) return -1;
-  e->managed.version.major = DLPACK_MAJOR_VERSION;
-  e->managed.version.minor = DLPACK_MINOR_VERSION;
-  e->managed.manager_ctx = tensor;
-  e->managed.deleter = export_versioned_deleter;
-  *out_managed = &e->managed;
+  t->release = release;
+  *out_tensor = &t->header;
   return 0;
 }

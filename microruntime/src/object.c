@@ -173,6 +173,26 @@ const TVMFFIShapeCell* mr_shape_view(const TVMFFIObject* shape) {
 }
 
 /* ---- values ---- */
+/* Names of type indices 0-12 and 64-74, NUL-separated. */
+static const char k_pod_type_names[] =
+    "None\0int\0bool\0float\0opaque pointer\0DataType\0Device\0DLTensor*\0str\0bytes\0"
+    "ObjectRValueRef\0str\0bytes";
+static const char k_object_type_names[] =
+    "Object\0str\0bytes\0Error\0Function\0Shape\0Tensor\0Array\0Map\0Module\0OpaquePyObject";
+
+static const char* nth_name(const char* names, int n) {
+  while (n-- > 0) names += strlen(names) + 1;
+  return names;
+}
+
+const char* mr_type_index_name(int32_t type_index) {
+  if (type_index >= kTVMFFINone && type_index <= kTVMFFISmallBytes)
+    return nth_name(k_pod_type_names, type_index);
+  if (type_index >= kTVMFFIObject && type_index <= kTVMFFIOpaquePyObject)
+    return nth_name(k_object_type_names, type_index - kTVMFFIObject);
+  return type_index >= kTVMFFIDynObjectBegin ? "object" : "unknown type";
+}
+
 int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out) {
   TVMFFIObject* obj;
   switch (in->type_index) {
@@ -187,7 +207,7 @@ int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out) {
       return 0;
     }
     case kTVMFFIObjectRValueRef:
-      return mr_error_set("TypeError", "cannot store an ObjectRValueRef value");
+      return mr_error_setf(kMrErrorType, "cannot store an ObjectRValueRef value");
     default:
       *out = *in;
       if (in->type_index >= kTVMFFIStaticObjectBegin) mr_object_retain(in->v_obj);
@@ -216,8 +236,8 @@ int mr_any_get_str(const TVMFFIAny* v, const char** out_data, size_t* out_size) 
       *out_size = mr_bytes_view(v->v_obj)->size;
       return 0;
     default:
-      return mr_error_setf("TypeError", "expected a string, got a value of type index %d",
-                           (int)v->type_index);
+      return mr_error_setf(kMrErrorType, "expected a string, got type index %d (%s)",
+                           (int)v->type_index, mr_type_index_name(v->type_index));
   }
 }
 

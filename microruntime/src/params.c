@@ -1,23 +1,35 @@
-/* Param dicts in TVM's save_param_dict format (little-endian):
+/* Loading param dicts in TVM's save_param_dict format (little-endian):
  *   u64 0xF7E58D4F05049CB7, u64 0, vec<string> names, u64 count,
  *   count x { u64 0xDD5E40F096B4A13F, u64 0, i32 device_type, i32 device_id,
  *             i32 ndim, u8 code, u8 bits, u16 lanes, i64 shape[ndim],
  *             i64 data_byte_size (= ceil(bits/8) * prod(shape)), data }.
- * Loading validates every field and produces CPU tensors. */
+ * Loading validates every field and produces CPU tensors; as in TVM, only records
+ * of CPU tensors (device_type 1) are accepted. Saving is in params_save.c. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "params_format.h"
 
-#define MR_PARAMS_LIST_MAGIC 0xF7E58D4F05049CB7ULL
-#define MR_PARAMS_TENSOR_MAGIC 0xDD5E40F096B4A13FULL
+static const char k_rule_text[][10] = {"", "", "at most ", "at least "};
 
-static int host_is_big_endian(void) {
-  const uint16_t one = 1;
-  return *(const unsigned char*)&one == 0;
-}
+const mr_params_field_t mr_params_list_header[3] = {
+    {"magic", MR_PARAMS_LIST_MAGIC, 8, MR_FIELD_EQUAL},
+    {"reserved field", 0, 8, MR_FIELD_EQUAL},
+    {"name count", MR_MAX_PARAMS, 8, MR_FIELD_AT_MOST},
+};
 
-static void swap_elements(unsigned char* p, size_t nbytes, size_t elem) {
+const mr_params_field_t mr_params_tensor_header[8] = {
+    {"tensor magic", MR_PARAMS_TENSOR_MAGIC, 8, MR_FIELD_EQUAL},
+    {"tensor reserved field", 0, 8, MR_FIELD_EQUAL},
+    {"device_type", kDLCPU, 4, MR_FIELD_EQUAL}, /* tensors are saved from and loaded to the CPU */
+    {"device_id", 0, 4, MR_FIELD_ANY},
+    {"ndim", MR_MAX_NDIM, 4, MR_FIELD_AT_MOST},
+    {"dtype code", 17, 1, MR_FIELD_AT_MOST},
+    {"dtype bits", 1, 1, MR_FIELD_AT_LEAST},
+    {"dtype lanes", 1, 2, MR_FIELD_EQUAL},
+};
+
+void mr_params_swap_elements(unsigned char* p, size_t nbytes, size_t elem) {
   size_t i, j;
   if (elem < 2) return;
   for (i = 0; i + elem <= nbytes; i += elem)
@@ -28,128 +40,16 @@ static void swap_elements(unsigned char* p, size_t nbytes, size_t elem) {
     }
 }
 
-/* A little-endian integer field of a record header, as written and as
- * checked on load. */
-enum { FIELD_ANY, FIELD_EQUAL, FIELD_AT_MOST, FIELD_AT_LEAST };
-static const char k_rule_text[][10] = {"", "", "at most ", "at least "};
-typedef struct {
-  const char* name;
-  uint64_t limit; /* the fixed value (FIELD_EQUAL) or the bound */
-  uint8_t width, rule;
-} field_t;
-
-static const field_t k_list_header[] = {
-    {"magic", MR_PARAMS_LIST_MAGIC, 8, FIELD_EQUAL},
-    {"reserved field", 0, 8, FIELD_EQUAL},
-    {"name count", MR_MAX_PARAMS, 8, FIELD_AT_MOST},
-};
-enum { LIST_COUNT = 2 };
-
-static const field_t k_tensor_header[] = {
-    {"tensor magic", MR_PARAMS_TENSOR_MAGIC, 8, FIELD_EQUAL},
-    {"tensor reserved field", 0, 8, FIELD_EQUAL},
-    {"device_type", 0, 4, FIELD_ANY},
-    {"device_id", 0, 4, FIELD_ANY},
-    {"ndim", MR_MAX_NDIM, 4, FIELD_AT_MOST},
-    {"dtype code", 17, 1, FIELD_AT_MOST},
-    {"dtype bits", 1, 1, FIELD_AT_LEAST},
-    {"dtype lanes", 1, 2, FIELD_EQUAL},
-};
-/* Indices of the values read and written. */
-enum { TENSOR_DEVICE_TYPE = 2, TENSOR_NDIM = 4, TENSOR_CODE, TENSOR_BITS, TENSOR_FIELDS = 8 };
-
-/* ---- saving ---- */
-static unsigned char* put_le(unsigned char* p, uint64_t v, int nbytes) {
-  int i;
-  for (i = 0; i < nbytes; ++i) p[i] = (unsigned char)(v >> (8 * i));
-  return p + nbytes;
-}
-
-/* Writes values[i] for each field (fixed fields: their value). */
-static unsigned char* put_fields(unsigned char* p, const field_t* f, int n,
-                                 const uint64_t* values) {
-  int i;
-  for (i = 0; i < n; ++i)
-    p = put_le(p, f[i].rule == FIELD_EQUAL ? f[i].limit : values[i], f[i].width);
-  return p;
-}
-
-static int tensor_record_size(const DLTensor* t, uint64_t* out_data, uint64_t* out_total) {
-  uint64_t numel, data, total;
-  if (t->dtype.lanes != 1)
-    return mr_value_error("params: cannot save a vector dtype (lanes > 1)");
-  if (t->ndim < 0 || t->ndim > MR_MAX_NDIM || mr_shape_numel(t->ndim, t->shape, &numel) != 0 ||
-      mr_mul_overflow_u64(numel, ((uint64_t)t->dtype.bits + 7) / 8, &data))
-    return mr_value_error("params: tensor shape is invalid");
-  if (!mr_tensor_is_compact(t))
-    return mr_value_error("params: only compact tensors can be saved");
-  total = 16 + 8 + 4 + 4 + 8 * (uint64_t)t->ndim + 8;
-  if (mr_add_overflow_u64(total, data, &total))
-    return mr_value_error("params: tensor too large");
-  *out_data = data;
-  *out_total = total;
-  return 0;
-}
-
-int mr_params_save(const char* const* names, TVMFFIObject* const* tensors, int64_t count,
-                   TVMFFIObject** out_bytes) {
-  uint64_t total = 8 + 8 + 8 + 8, data, rec, v[TENSOR_FIELDS] = {0};
-  unsigned char *buf = NULL, *p;
-  int64_t i;
-  int32_t d;
-  int status = -1;
-  if (count < 0 || (count > 0 && (!names || !tensors)))
-    return mr_value_error("params: invalid names/tensors");
-  for (i = 0; i < count; ++i) {
-    if (!names[i] || !mr_tensor_dl(tensors[i]))
-      return mr_error_setf("TypeError", "params: entry %lld is not a (name, Tensor) pair",
-                           (long long)i);
-    if (tensor_record_size(mr_tensor_dl(tensors[i]), &data, &rec) != 0) return -1;
-    if (mr_add_overflow_u64(total, 8 + strlen(names[i]), &total) ||
-        mr_add_overflow_u64(total, rec, &total) || total > SIZE_MAX)
-      return mr_value_error("params: dict too large");
-  }
-  buf = (unsigned char*)malloc(total ? (size_t)total : 1);
-  if (!buf) return mr_error_oom("a params blob");
-  v[LIST_COUNT] = (uint64_t)count;
-  p = put_fields(buf, k_list_header, 3, v);
-  for (i = 0; i < count; ++i) {
-    size_t n = strlen(names[i]);
-    p = put_le(p, n, 8);
-    memcpy(p, names[i], n);
-    p += n;
-  }
-  p = put_le(p, (uint64_t)count, 8);
-  v[TENSOR_DEVICE_TYPE] = kDLCPU;
-  for (i = 0; i < count; ++i) {
-    const DLTensor* t = mr_tensor_dl(tensors[i]);
-    (void)tensor_record_size(t, &data, &rec);
-    v[TENSOR_NDIM] = (uint64_t)t->ndim;
-    v[TENSOR_CODE] = t->dtype.code;
-    v[TENSOR_BITS] = t->dtype.bits;
-    p = put_fields(p, k_tensor_header, TENSOR_FIELDS, v);
-    for (d = 0; d < t->ndim; ++d) p = put_le(p, (uint64_t)t->shape[d], 8);
-    p = put_le(p, data, 8);
-    if (mr_tensor_copy_to_bytes(t, p, (size_t)data) != 0) goto done;
-    if (host_is_big_endian()) swap_elements(p, (size_t)data, ((size_t)t->dtype.bits + 7) / 8);
-    p += data;
-  }
-  status = mr_bytes_create((const char*)buf, (size_t)total, out_bytes);
-done:
-  free(buf);
-  return status;
-}
-
 /* ---- loading ---- */
 /* Reads each field into values[i] and checks it against its rule. */
-static int read_fields(mr_reader_t* r, const field_t* f, int n, uint64_t* values) {
+static int read_fields(mr_reader_t* r, const mr_params_field_t* f, int n, uint64_t* values) {
   int i;
   for (i = 0; i < n; ++i) {
     uint64_t v;
     if (mr_read_le(r, f[i].width, f[i].name, &v) != 0) return -1;
-    if ((f[i].rule == FIELD_EQUAL && v != f[i].limit) ||
-        (f[i].rule == FIELD_AT_MOST && v > f[i].limit) ||
-        (f[i].rule == FIELD_AT_LEAST && v < f[i].limit))
+    if ((f[i].rule == MR_FIELD_EQUAL && v != f[i].limit) ||
+        (f[i].rule == MR_FIELD_AT_MOST && v > f[i].limit) ||
+        (f[i].rule == MR_FIELD_AT_LEAST && v < f[i].limit))
       return mr_reader_fail(r, "bad %s %llu at offset %llu, expected %s%llu", f[i].name,
                             (unsigned long long)v, (unsigned long long)r->at,
                             k_rule_text[f[i].rule], (unsigned long long)f[i].limit);
@@ -159,16 +59,16 @@ static int read_fields(mr_reader_t* r, const field_t* f, int n, uint64_t* values
 }
 
 static int read_tensor(mr_reader_t* r, TVMFFIObject** out) {
-  uint64_t h[TENSOR_FIELDS], v, data_size, numel = 1, expected, d;
+  uint64_t h[MR_PARAMS_TENSOR_FIELDS], v, data_size, numel = 1, expected, d;
   int64_t shape[MR_MAX_NDIM];
   DLDataType dtype;
   DLDevice cpu = {kDLCPU, 0};
   TVMFFIObject* t;
-  if (read_fields(r, k_tensor_header, TENSOR_FIELDS, h) != 0) return -1;
-  dtype.code = (uint8_t)h[TENSOR_CODE];
-  dtype.bits = (uint8_t)h[TENSOR_BITS];
+  if (read_fields(r, mr_params_tensor_header, MR_PARAMS_TENSOR_FIELDS, h) != 0) return -1;
+  dtype.code = (uint8_t)h[MR_PARAMS_TENSOR_CODE];
+  dtype.bits = (uint8_t)h[MR_PARAMS_TENSOR_BITS];
   dtype.lanes = 1;
-  for (d = 0; d < h[TENSOR_NDIM]; ++d) {
+  for (d = 0; d < h[MR_PARAMS_TENSOR_NDIM]; ++d) {
     if (mr_read_le(r, 8, "shape", &v) != 0) return -1;
     shape[d] = (int64_t)v;
     if (shape[d] < 0 || mr_mul_overflow_u64(numel, v, &numel))
@@ -179,13 +79,14 @@ static int read_tensor(mr_reader_t* r, TVMFFIObject** out) {
       data_size != expected)
     return mr_reader_bad(r, "data_byte_size", data_size, "does not match the shape and dtype");
   if (mr_reader_need(r, data_size, "tensor data") != 0 ||
-      mr_tensor_create((int32_t)h[TENSOR_NDIM], shape, dtype, cpu, &t) != 0)
+      mr_tensor_create((int32_t)h[MR_PARAMS_TENSOR_NDIM], shape, dtype, cpu, &t) != 0)
     return -1;
   if (data_size) {
     DLTensor* dl = mr_tensor_dl(t);
     memcpy(dl->data, r->p + r->pos, (size_t)data_size);
-    if (host_is_big_endian())
-      swap_elements((unsigned char*)dl->data, (size_t)data_size, ((size_t)dtype.bits + 7) / 8);
+    if (mr_host_is_big_endian())
+      mr_params_swap_elements((unsigned char*)dl->data, (size_t)data_size,
+                              ((size_t)dtype.bits + 7) / 8);
   }
   r->pos += data_size;
   *out = t;
@@ -203,12 +104,12 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
   if (!data && size) return mr_value_error("params: data is NULL");
   r.p = (const unsigned char*)data;
   r.size = size;
-  if (read_fields(&r, k_list_header, 3, h) != 0) goto done;
-  if (h[LIST_COUNT] > (r.size - r.pos) / 8) {
-    mr_reader_bad(&r, "name count", h[LIST_COUNT], "exceeds the data");
+  if (read_fields(&r, mr_params_list_header, 3, h) != 0) goto done;
+  if (h[MR_PARAMS_LIST_COUNT] > (r.size - r.pos) / 8) {
+    mr_reader_bad(&r, "name count", h[MR_PARAMS_LIST_COUNT], "exceeds the data");
     goto done;
   }
-  count = h[LIST_COUNT];
+  count = h[MR_PARAMS_LIST_COUNT];
   items = (TVMFFIAny*)calloc(count ? 2 * count : 1, sizeof(TVMFFIAny));
   if (!items) {
     mr_error_oom("params");

@@ -1,5 +1,6 @@
-/* POSIX implementations of platform.h: clocks, sleeping, aligned memory, and
- * the number of physical cores (sysfs topology, else the affinity mask). */
+/* POSIX implementations of platform.h: recursive mutexes, clocks, sleeping,
+ * aligned memory, and the number of physical cores (sysfs topology, else the
+ * affinity mask). Dynamic loading is in platform_dl.c. */
 #define _GNU_SOURCE
 #include "platform.h"
 
@@ -27,6 +28,14 @@ void mr_sleep_ms(int ms) {
 }
 
 void mr_thread_yield(void) { sched_yield(); }
+
+void mr_mutex_init_recursive(mr_mutex_t* m) {
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(m, &attr);
+  pthread_mutexattr_destroy(&attr);
+}
 
 void* mr_aligned_alloc(size_t alignment, size_t nbytes) {
   void* p = NULL;

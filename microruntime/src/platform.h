@@ -1,5 +1,9 @@
-/* Platform services: threads-local storage, atomics, mutexes, clocks, CPU topology.
- * The portable core uses only these; platform.c implements them on POSIX. */
+/* Platform services: thread-local storage, atomics, mutexes, condition variables,
+ * once-initialisation, threads, clocks, CPU topology, and dynamic loading. The
+ * portable core uses only these; platform.c implements them on POSIX (pthreads),
+ * platform_dl.c the dynamic loading (dlopen), which dlopen-free builds leave out.
+ * A port to another OS replaces the typedefs and inline wrappers below and those
+ * two files. */
 #ifndef MR_PLATFORM_H_
 #define MR_PLATFORM_H_
 
@@ -56,10 +60,40 @@ static inline void mr_cpu_relax(void) {
 /* Gives the CPU to another runnable thread, if there is one. */
 void mr_thread_yield(void);
 
+/* ---- mutexes, condition variables, once, threads, thread-specific data ---- */
 typedef pthread_mutex_t mr_mutex_t;
+typedef pthread_cond_t mr_cond_t;
+typedef pthread_once_t mr_once_t;
+typedef pthread_t mr_thread_t;
+typedef pthread_key_t mr_tls_key_t;
 #define MR_MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
-#define mr_mutex_lock(m) ((void)pthread_mutex_lock(m))
-#define mr_mutex_unlock(m) ((void)pthread_mutex_unlock(m))
+#define MR_COND_INIT PTHREAD_COND_INITIALIZER
+#define MR_ONCE_INIT PTHREAD_ONCE_INIT
+
+static inline void mr_mutex_lock(mr_mutex_t* m) { (void)pthread_mutex_lock(m); }
+static inline void mr_mutex_unlock(mr_mutex_t* m) { (void)pthread_mutex_unlock(m); }
+/* 0 when the mutex was taken, non-zero when another thread holds it. */
+static inline int mr_mutex_trylock(mr_mutex_t* m) { return pthread_mutex_trylock(m); }
+/* Initialises a mutex that its holder may lock again (not statically initialisable). */
+void mr_mutex_init_recursive(mr_mutex_t* m);
+static inline void mr_cond_wait(mr_cond_t* c, mr_mutex_t* m) { (void)pthread_cond_wait(c, m); }
+static inline void mr_cond_broadcast(mr_cond_t* c) { (void)pthread_cond_broadcast(c); }
+/* Runs init exactly once per flag, process-wide; later callers wait for it. */
+static inline void mr_once(mr_once_t* flag, void (*init)(void)) { (void)pthread_once(flag, init); }
+/* 0 on success. */
+static inline int mr_thread_create(mr_thread_t* t, void* (*run)(void*), void* arg) {
+  return pthread_create(t, NULL, run, arg);
+}
+static inline void mr_thread_join(mr_thread_t t) { (void)pthread_join(t, NULL); }
+static inline int mr_thread_is_self(mr_thread_t t) { return pthread_equal(t, pthread_self()); }
+/* Thread-specific pointers; `destroy` runs on a thread's non-NULL value when it exits. */
+static inline int mr_tls_key_create(mr_tls_key_t* key, void (*destroy)(void*)) {
+  return pthread_key_create(key, destroy);
+}
+static inline void* mr_tls_get(mr_tls_key_t key) { return pthread_getspecific(key); }
+static inline int mr_tls_set(mr_tls_key_t key, void* value) {
+  return pthread_setspecific(key, value);
+}
 
 /* Monotonic clock in nanoseconds. */
 int64_t mr_now_ns(void);
@@ -69,5 +103,19 @@ int mr_physical_cores(void);
 /* Aligned host memory (alignment a power of two >= sizeof(void*)); NULL on failure. */
 void* mr_aligned_alloc(size_t alignment, size_t nbytes);
 void mr_aligned_free(void* ptr);
+
+/* ---- dynamic loading (platform_dl.c; absent when MR_NO_DLOPEN) ----
+ * For kernel libraries and, later, device drivers found at run time. */
+/* A handle to the library at path (loaded with its symbols private, resolved
+ * lazily), or NULL; mr_dl_error() then says why. */
+void* mr_dl_open(const char* path);
+/* The address of `symbol` in the library, or NULL. */
+void* mr_dl_sym(void* handle, const char* symbol);
+void mr_dl_close(void* handle);
+/* Why the last mr_dl_* call on this thread failed ("unknown error" if it did not say). */
+const char* mr_dl_error(void);
+/* The size in bytes the library's symbol table gives the object at addr, or 0 when
+ * it is unknown (no such symbol, or a symbol without a size). */
+uint64_t mr_dl_symbol_size(const void* addr);
 
 #endif /* MR_PLATFORM_H_ */

@@ -1,19 +1,14 @@
 /* Bounds-checked little-endian reading of binary formats (params files,
  * library blobs). Every error is a ValueError naming the format, the field
  * and its offset. */
-#include <stdio.h>
-
 #include "internal.h"
 
 int mr_reader_fail(const mr_reader_t* r, const char* fmt, ...) {
-  char msg[MR_MAX_ERROR_MESSAGE];
-  int n = snprintf(msg, sizeof(msg), "%s: ", r->what);
   va_list ap;
-  if (n < 0 || n >= (int)sizeof(msg) / 2) n = 0;
   va_start(ap, fmt);
-  vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+  mr_error_setv_in(kMrErrorValue, r->what, fmt, ap);
   va_end(ap);
-  return mr_error_set("ValueError", msg);
+  return -1;
 }
 
 int mr_reader_bad(const mr_reader_t* r, const char* field, uint64_t value, const char* problem) {

@@ -23,7 +23,7 @@ int mr_symtab_set(mr_symtab_t* t, const char* name, void* ptr) {
   s = find(t, name);
   if (!s) {
     if (t->count >= t->max) {
-      status = mr_error_setf("RuntimeError", "too many %s", t->what);
+      status = mr_error_setf(kMrErrorRuntime, "too many %s", t->what);
     } else if (mr_grow(&t->items, &t->cap, t->count, sizeof(*t->items), t->what) != 0) {
       status = -1;
     } else if (!(t->items[t->count].name = mr_strndup(name, n))) {

@@ -1,4 +1,4 @@
-/* TVMBackendParallelLaunch / TVMBackendParallelBarrier on a pthread pool,
+/* TVMBackendParallelLaunch / TVMBackendParallelBarrier on a thread pool (platform.h threads),
  * created on first use. N workers in all: the calling thread runs task 0 and
  * N-1 pool threads run the others. N comes from MR_NUM_THREADS, else
  * TVM_NUM_THREADS, else the number of physical cores. A launch from inside a
@@ -22,15 +22,15 @@
 #define MR_SPIN_PAUSES 256
 
 typedef struct {
-  pthread_mutex_t mutex;
-  pthread_cond_t cond;
+  mr_mutex_t mutex;
+  mr_cond_t cond;
   int count;
   unsigned generation;
 } mr_barrier_t;
 
 static struct {
-  pthread_mutex_t mutex;
-  pthread_cond_t work_cond, done_cond;
+  mr_mutex_t mutex;
+  mr_cond_t work_cond, done_cond;
   int num_threads;
   int generation; /* bumped once per job; changed only with mr_atomic_add_int */
   int remaining;  /* pool threads still running the current job */
@@ -42,13 +42,13 @@ static struct {
   int status; /* the first error from a pool thread, with its message */
   char error_kind[MR_MAX_ERROR_KIND];
   char error_message[MR_MAX_ERROR_MESSAGE];
-} g_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, 0,
+} g_pool = {MR_MUTEX_INIT, MR_COND_INIT, MR_COND_INIT, 1, 0,
             0, 0, NULL, NULL, {NULL, 0},
-            {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0}, 0, {0}, {0}};
+            {MR_MUTEX_INIT, MR_COND_INIT, 0, 0}, 0, {0}, {0}};
 
-static pthread_mutex_t g_launch_mutex = PTHREAD_MUTEX_INITIALIZER;
-static pthread_t g_threads[MR_MAX_THREADS];
-static pthread_once_t g_pool_once = PTHREAD_ONCE_INIT;
+static mr_mutex_t g_launch_mutex = MR_MUTEX_INIT;
+static mr_thread_t g_threads[MR_MAX_THREADS];
+static mr_once_t g_pool_once = MR_ONCE_INIT;
 static MR_THREAD_LOCAL int g_in_task;
 
 static int env_threads(const char* name) {
@@ -63,7 +63,7 @@ static int env_threads(const char* name) {
 /* Waits until (*counter == value) == equal: spins for up to MR_SPIN_NS (with
  * pause hints, then yielding the CPU, so that a thread we wait for can run on
  * a busy machine), then sleeps on cond. Returns the counter's value. */
-static int await_counter(int* counter, int value, int equal, pthread_cond_t* cond) {
+static int await_counter(int* counter, int value, int equal, mr_cond_t* cond) {
   int64_t deadline = mr_now_ns() + MR_SPIN_NS;
   int v, i;
   for (i = 1; ((v = mr_atomic_load_int(counter)) == value) != equal; ++i) {
@@ -75,18 +75,18 @@ static int await_counter(int* counter, int value, int equal, pthread_cond_t* con
     mr_thread_yield();
   }
   if ((v == value) == equal) return v;
-  pthread_mutex_lock(&g_pool.mutex);
+  mr_mutex_lock(&g_pool.mutex);
   while (((v = mr_atomic_load_int(counter)) == value) != equal)
-    pthread_cond_wait(cond, &g_pool.mutex);
-  pthread_mutex_unlock(&g_pool.mutex);
+    mr_cond_wait(cond, &g_pool.mutex);
+  mr_mutex_unlock(&g_pool.mutex);
   return v;
 }
 
 /* Wakes the sleepers of cond after a counter they wait on has changed. */
-static void wake(pthread_cond_t* cond) {
-  pthread_mutex_lock(&g_pool.mutex);
-  pthread_cond_broadcast(cond);
-  pthread_mutex_unlock(&g_pool.mutex);
+static void wake(mr_cond_t* cond) {
+  mr_mutex_lock(&g_pool.mutex);
+  mr_cond_broadcast(cond);
+  mr_mutex_unlock(&g_pool.mutex);
 }
 
 /* Runs tasks first, first + N, ... of the current job. */
@@ -106,13 +106,13 @@ static void* worker_main(void* arg) {
     if (g_pool.shutdown) return NULL;
     status = run_tasks(index, g_pool.num_threads);
     if (status != 0) {
-      pthread_mutex_lock(&g_pool.mutex);
+      mr_mutex_lock(&g_pool.mutex);
       if (g_pool.status == 0) {
         g_pool.status = status;
         strncpy(g_pool.error_kind, mr_last_error_kind(), sizeof(g_pool.error_kind) - 1);
         strncpy(g_pool.error_message, mr_last_error(), sizeof(g_pool.error_message) - 1);
       }
-      pthread_mutex_unlock(&g_pool.mutex);
+      mr_mutex_unlock(&g_pool.mutex);
     }
     if (mr_atomic_add_int(&g_pool.remaining, -1) == 0) wake(&g_pool.done_cond);
   }
@@ -124,14 +124,14 @@ static void* worker_main(void* arg) {
 static void pool_shutdown(void) {
   int i;
   /* exit() from inside a parallel task (launch in progress): leave the pool alone. */
-  if (pthread_mutex_trylock(&g_launch_mutex) != 0) return;
+  if (mr_mutex_trylock(&g_launch_mutex) != 0) return;
   g_pool.shutdown = 1;
   mr_atomic_add_int(&g_pool.generation, 1);
   wake(&g_pool.work_cond);
   for (i = 1; i < g_pool.num_threads; ++i)
-    if (!pthread_equal(g_threads[i], pthread_self())) pthread_join(g_threads[i], NULL);
+    if (!mr_thread_is_self(g_threads[i])) mr_thread_join(g_threads[i]);
   g_pool.num_threads = 1;
-  pthread_mutex_unlock(&g_launch_mutex);
+  mr_mutex_unlock(&g_launch_mutex);
 }
 
 static void pool_init(void) {
@@ -140,13 +140,13 @@ static void pool_init(void) {
   if (n == 0) n = mr_physical_cores();
   if (n > MR_MAX_THREADS) n = MR_MAX_THREADS;
   for (i = 1; i < n; ++i)
-    if (pthread_create(&g_threads[i], NULL, worker_main, (void*)(intptr_t)i) != 0) break;
+    if (mr_thread_create(&g_threads[i], worker_main, (void*)(intptr_t)i) != 0) break;
   g_pool.num_threads = i < 1 ? 1 : i;
   if (g_pool.num_threads > 1) atexit(pool_shutdown);
 }
 
 int mr_num_threads(void) {
-  pthread_once(&g_pool_once, pool_init);
+  mr_once(&g_pool_once, pool_init);
   return g_pool.num_threads;
 }
 
@@ -167,7 +167,7 @@ int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_ta
   if (num_task < 0) return mr_value_error("invalid num_task %d", num_task);
   if (num_task == 0) num_task = n;
   if (g_in_task || n == 1 || num_task == 1) return run_serially(flambda, cdata);
-  pthread_mutex_lock(&g_launch_mutex);
+  mr_mutex_lock(&g_launch_mutex);
   g_pool.f = flambda;
   g_pool.cdata = cdata;
   g_pool.env.sync_handle = &g_pool.barrier;
@@ -183,7 +183,7 @@ int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_ta
     status = g_pool.status;
     mr_error_set(g_pool.error_kind, g_pool.error_message);
   }
-  pthread_mutex_unlock(&g_launch_mutex);
+  mr_mutex_unlock(&g_launch_mutex);
   return status;
 }
 
@@ -193,18 +193,18 @@ int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv) {
   (void)task_id;
   if (!penv || !penv->sync_handle || penv->num_task <= 1) return 0;
   if (penv->num_task > g_pool.num_threads)
-    return mr_error_setf("RuntimeError", "barrier over %d tasks but only %d threads",
+    return mr_error_setf(kMrErrorRuntime, "barrier over %d tasks but only %d threads",
                          (int)penv->num_task, g_pool.num_threads);
   b = (mr_barrier_t*)penv->sync_handle;
-  pthread_mutex_lock(&b->mutex);
+  mr_mutex_lock(&b->mutex);
   gen = b->generation;
   if (++b->count == penv->num_task) {
     b->count = 0;
     ++b->generation;
-    pthread_cond_broadcast(&b->cond);
+    mr_cond_broadcast(&b->cond);
   } else {
-    while (gen == b->generation) pthread_cond_wait(&b->cond, &b->mutex);
+    while (gen == b->generation) mr_cond_wait(&b->cond, &b->mutex);
   }
-  pthread_mutex_unlock(&b->mutex);
+  mr_mutex_unlock(&b->mutex);
   return 0;
 }

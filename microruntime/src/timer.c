@@ -79,7 +79,7 @@ int mr_time_evaluator(TVMFFIObject* func, DLDevice dev, int number, int repeat,
   mr_timer_t* t;
   if (!func || func->type_index != kTVMFFIFunction ||
       (preproc && preproc->type_index != kTVMFFIFunction))
-    return mr_error_set("TypeError", "time_evaluator: func and preproc must be Functions");
+    return mr_error_setf(kMrErrorType, "time_evaluator: func and preproc must be Functions");
   if (number <= 0 || repeat <= 0 || min_repeat_ms < 0)
     return mr_value_error("time_evaluator: number (%d) and repeat (%d) must be positive", number,
                           repeat);

@@ -16,8 +16,8 @@ typedef struct {
   size_t depth, count, cap;
 } mr_ws_pool_t;
 
-static pthread_key_t g_ws_key;
-static pthread_once_t g_ws_once = PTHREAD_ONCE_INIT;
+static mr_tls_key_t g_ws_key;
+static mr_once_t g_ws_once = MR_ONCE_INIT;
 
 static void pool_destroy(void* p) {
   mr_ws_pool_t* pool = (mr_ws_pool_t*)p;
@@ -27,15 +27,15 @@ static void pool_destroy(void* p) {
   free(pool);
 }
 
-static void ws_key_init(void) { (void)pthread_key_create(&g_ws_key, pool_destroy); }
+static void ws_key_init(void) { (void)mr_tls_key_create(&g_ws_key, pool_destroy); }
 
 static mr_ws_pool_t* get_pool(void) {
   mr_ws_pool_t* pool;
-  pthread_once(&g_ws_once, ws_key_init);
-  pool = (mr_ws_pool_t*)pthread_getspecific(g_ws_key);
+  mr_once(&g_ws_once, ws_key_init);
+  pool = (mr_ws_pool_t*)mr_tls_get(g_ws_key);
   if (!pool) {
     pool = (mr_ws_pool_t*)calloc(1, sizeof(*pool));
-    if (pool && pthread_setspecific(g_ws_key, pool) != 0) {
+    if (pool && mr_tls_set(g_ws_key, pool) != 0) {
       free(pool);
       pool = NULL;
     }
@@ -44,7 +44,7 @@ static mr_ws_pool_t* get_pool(void) {
 }
 
 static void* workspace_oom(uint64_t nbytes) {
-  mr_error_setf("MemoryError", "cannot allocate a workspace of %llu bytes",
+  mr_error_setf(kMrErrorMemory, "cannot allocate a workspace of %llu bytes",
                 (unsigned long long)nbytes);
   return NULL;
 }
@@ -58,7 +58,7 @@ static void* cpu_alloc(uint64_t nbytes) {
   }
   if (nbytes > SIZE_MAX - MR_DATA_ALIGNMENT) return workspace_oom(nbytes);
   if (pool->depth >= MR_MAX_WORKSPACE_DEPTH) {
-    mr_error_set("RuntimeError", "too many live workspaces on this thread");
+    mr_error_setf(kMrErrorRuntime, "too many live workspaces on this thread");
     return NULL;
   }
   if (pool->depth == pool->count) {
@@ -86,9 +86,9 @@ static void* cpu_alloc(uint64_t nbytes) {
 static int cpu_free(void* ptr) {
   mr_ws_pool_t* pool = get_pool();
   if (!pool || pool->depth == 0)
-    return mr_error_set("RuntimeError", "no workspace to free on this thread");
+    return mr_error_setf(kMrErrorRuntime, "no workspace to free on this thread");
   if (pool->blocks[pool->depth - 1].ptr != ptr)
-    return mr_error_set("RuntimeError", "workspace freed out of order (not LIFO)");
+    return mr_error_setf(kMrErrorRuntime, "workspace freed out of order (not LIFO)");
   --pool->depth;
   return 0;
 }

@@ -1,4 +1,5 @@
-/* Thread-local error slot, CStrParts concatenation, Error objects. */
+/* Thread-local error slot, kinds by name and by enum, CStrParts concatenation,
+ * Error objects. */
 #include <pthread.h>
 
 #include "check.h"
@@ -23,6 +24,18 @@ int main(void) {
   TVMFFIErrorSetRaisedFromCStrParts("TypeError", parts, 5);
   CHECK(strcmp(mr_last_error(), "Mismatched A.dtype on argument #0") == 0);
   CHECK(strcmp(mr_last_error_kind(), "TypeError") == 0);
+
+  /* A type index a kernel reports is named. */
+  {
+    const char* got[] = {"expected Tensor, but got ", "type index ", "0"};
+    const char* obj[] = {"got type index ", "68", "; ", "type index ", "x1", " type index ", "300"};
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", got, 3);
+    CHECK(strcmp(mr_last_error(), "expected Tensor, but got type index 0 (None)") == 0);
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", obj, 7);
+    CHECK(strcmp(mr_last_error(),
+                 "got type index 68 (Function); type index x1 type index 300 (object)") == 0);
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", parts, 5);
+  }
 
   /* Every recorded error is a new occurrence, even with the same text; clearing is not one. */
   {
@@ -62,6 +75,20 @@ int main(void) {
   mr_object_release((TVMFFIObject*)err);
   CHECK(strcmp(mr_last_error_kind(), "ValueError") == 0);
   CHECK(strcmp(mr_last_error(), "bad value") == 0);
+
+  /* Kinds the runtime branches on are an enum; the name is still what crosses the ABI. */
+  CHECK(mr_last_error_kind_id() == kMrErrorValue);
+  mr_error_set("MemoryError", "m");
+  CHECK(mr_last_error_kind_id() == kMrErrorMemory);
+  mr_error_set("BufferError", "b");
+  CHECK(mr_last_error_kind_id() == kMrErrorBuffer);
+  TVMFFIErrorSetRaisedFromCStr("MyOwnError", "from a kernel");
+  CHECK(mr_last_error_kind_id() == kMrErrorOther);
+  CHECK(strcmp(mr_last_error_kind(), "MyOwnError") == 0);
+  mr_error_set(NULL, "no kind");
+  CHECK(mr_last_error_kind_id() == kMrErrorRuntime);
+  mr_error_clear();
+  CHECK(mr_last_error_kind_id() == kMrErrorNone);
 
   /* Long messages are truncated, not overflowed. */
   {

@@ -246,6 +246,9 @@ static void test_blobs(void) {
   CHECK_FAIL(mr_module_load(FIXTURES "blob_missing.so", &mod),
              "no loader registered for module kind 'nosuchkind'");
   CHECK_FAIL(mr_module_load(FIXTURES "blob_bad.so", &mod), "out of range");
+  /* Declared sizes beyond the symbol's real size (ELF st_size) are refused. */
+  CHECK_FAIL(mr_module_load(FIXTURES "blob_oversize.so", &mod),
+             "nbytes 1048576 at offset 0 exceeds the blob's size");
 }
 
 /* Imports added on one thread while another looks functions up through them. */

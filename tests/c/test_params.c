@@ -94,6 +94,7 @@ int main(void) {
   corrupt(0x2a, 3, "tensor count 3");
   corrupt(0x32, 0, "tensor magic");
   corrupt(0x3a, 0x1, "tensor reserved");
+  corrupt(0x42, 2, "bad device_type 2 at offset 66, expected 1"); /* CPU only, as in TVM */
   corrupt(0x4a, 40, "ndim 40");
   corrupt(0x4e, 99, "dtype code 99");
   corrupt(0x4f, 0, "dtype bits 0");

@@ -80,7 +80,7 @@ def test_read_only_producer_is_refused_not_made_writable():
     with pytest.raises(BufferError):
         nd.from_dlpack(capsule)
     del capsule
-    # as a function argument a read-only array still works: it is copied
+    # an explicit copy works (passed directly to a function, it is refused: see test_module)
     assert nd.array(src).numpy().tolist() == [0, 1, 2, 3]
 
 

@@ -49,6 +49,36 @@ def test_numpy_arguments_to_kernel(kernels):
     np.testing.assert_array_equal(c, a + b)
 
 
+def test_read_only_numpy_output_is_refused(kernels):
+    """Before, a read-only output was copied in and the kernel's result silently dropped."""
+    add = mr.load_module(kernels.so("add"))["add"]
+    a, b = np.arange(5, dtype="float32"), np.ones(5, "float32")
+    c = np.zeros(5, "float32")
+    c.flags.writeable = False
+    with pytest.raises(BufferError, match="read-only numpy array"):
+        add(a, b, c)
+    a.flags.writeable = False  # read-only inputs too: the runtime cannot tell them apart
+    with pytest.raises(BufferError, match="pass a writeable array"):
+        add(a, b, np.zeros(5, "float32"))
+
+
+def test_kernel_errors_name_the_type_given(tmp_path):
+    """Compiled kernels report "got type index <n>"; the runtime adds the type's name."""
+    compiler = pytest.importorskip("compiler")
+    from compiler import te
+
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute(A.shape, lambda i: A[i] * 2.0, name="B")
+    f = compiler.build(te.create_schedule(B.op), [A, B], target="llvm", name="double")
+    out = nd.empty((3,), "float32")
+    for value, name in [(None, "None"), (3, "int"), (2.5, "float"), ("text", "str"),
+                        ([1, 2], "Array"), (f, "Module"), (f["double"], "Function")]:
+        with pytest.raises(TypeError, match=rf"expected Tensor, but got type index \d+ "
+                                            rf"\({name}\)"):
+            f["double"](value, out)
+
+
 def test_kernel_errors(kernels):
     add = mr.load_module(kernels.so("add"))["add"]
     _, _, A, B, _ = vectors(4)

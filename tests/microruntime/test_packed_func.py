@@ -2,6 +2,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import microruntime as mr
 from microruntime import nd
@@ -136,6 +138,43 @@ def test_python_exceptions_cross_c(exc):
         outer(f)
 
 
+class TwoArgError(Exception):
+    def __init__(self, text, code):
+        super().__init__(text, code)
+
+
+@pytest.mark.parametrize("exc", [CustomError("x" * 5000), ValueError("é" * 3000),
+                                 TwoArgError("y" * 4096, 7), KeyError("z" * 9000),
+                                 CustomError("before\0after" + "w" * 5000),
+                                 type("E" * 80, (Exception,), {})("long kind")])
+def test_long_python_exceptions_keep_their_identity(exc):
+    """The runtime keeps 4 KB of a message (and 63 bytes of a kind): a longer one still comes
+    back as the very exception raised, not a truncated copy of another type."""
+    def raiser():
+        raise exc
+
+    f = mr.convert(raiser)
+    with pytest.raises(BaseException) as info:
+        f()
+    assert info.value is exc
+    with pytest.raises(BaseException) as info:
+        mr.convert(lambda g: g())(f)
+    assert type(info.value) is type(exc)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=6000), st.sampled_from([ValueError, CustomError, TwoArgError]))
+def test_python_exceptions_of_any_message_cross_c(text, cls):
+    exc = cls(text, 1) if cls is TwoArgError else cls(text)
+
+    def raiser():
+        raise exc
+
+    with pytest.raises(BaseException) as info:
+        mr.convert(raiser)()
+    assert info.value is exc
+
+
 def test_exception_kind_reconstructed_from_message():
     def raiser():
         raise KeyError("missing key")
@@ -208,6 +247,22 @@ def test_dltensor_result_is_copied_into_an_owned_ndarray():
     slot.v_ptr = ffi.NULL
     with pytest.raises(TypeError, match="NULL DLTensor"):
         take_any(slot)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.broadcast_to(np.float32(1), (4,)),
+    lambda: np.frombuffer(b"\0" * 16, dtype="float32"),
+    lambda: np.arange(8, dtype="int8")[::2].view(),
+])
+def test_read_only_numpy_arguments_are_refused(echo, make):
+    """A function may write any tensor argument; a read-only array's writes would be lost."""
+    arr = make()
+    arr.flags.writeable = False
+    with pytest.raises(BufferError, match="read-only numpy array.*nd.array"):
+        echo(arr)
+    out = echo(mr.nd.array(arr))  # an explicit copy is fine
+    np.testing.assert_array_equal(out.numpy(), arr)
+    assert echo(arr.copy()).shape == arr.shape
 
 
 def test_bad_arguments():

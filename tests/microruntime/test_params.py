@@ -58,6 +58,40 @@ def test_names_and_types():
         mr.load_param_dict("a string")
 
 
+@pytest.mark.parametrize("name", ["a\0b", "\0", "w\0"])
+def test_names_with_nul_are_refused(name):
+    """The C API takes NUL-terminated names: "a\\0b" and "a" would both be saved as "a"."""
+    with pytest.raises(ValueError, match="NUL"):
+        mr.save_param_dict({"a": np.ones(1, "float32"), name: np.zeros(1, "float32")})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=5), st.integers(0, 3), max_size=5))
+def test_names_round_trip_or_are_refused(names):
+    params = {name: np.full(size, 1.5, "float32") for name, size in names.items()}
+    if any("\0" in name for name in names):
+        with pytest.raises(ValueError, match="NUL"):
+            mr.save_param_dict(params)
+        return
+    loaded = mr.load_param_dict(mr.save_param_dict(params))
+    assert list(loaded) == list(params)
+    for name, value in params.items():
+        np.testing.assert_array_equal(loaded[name].numpy(), value)
+
+
+@pytest.mark.parametrize("device_type", [0, 2, 4, 7, 0x7FFFFFFF])
+def test_only_cpu_tensors_load(device_type):
+    """TVM saves and loads CPU tensors only (device_type 1 at offset 0x42 of the example)."""
+    blob = bytearray(EXPECTED_182)
+    blob[0x42:0x46] = device_type.to_bytes(4, "little")
+    with pytest.raises(ValueError, match=f"bad device_type {device_type} at offset 66, "
+                                         "expected 1"):
+        mr.load_param_dict(bytes(blob))
+    blob[0x42:0x46] = (1).to_bytes(4, "little")
+    blob[0x46:0x4a] = (3).to_bytes(4, "little")  # a device_id is accepted, as in TVM
+    assert list(mr.load_param_dict(bytes(blob))) == ["w", "b"]
+
+
 @pytest.mark.parametrize("blob", [b"", b"\x00" * 16, EXPECTED_182[:-1], EXPECTED_182[:100],
                                   EXPECTED_182[:8], EXPECTED_182 + b"\x00"])
 def test_malformed_blobs(blob):
@@ -85,7 +119,8 @@ def test_fuzz_mutated_valid_blob(edits, cut):
         out = mr.load_param_dict(bytes(blob[:cut]))
     except ValueError:
         return
-    for arr in out.values():  # whatever loads must be usable
+    for arr in out.values():  # whatever loads must be usable, and on the CPU
+        assert arr.device.device_type == 1
         arr.numpy()
 
 

@@ -29,8 +29,25 @@ extern "C" {
 #define MR_VERSION "0.1.0"
 
 /* ---- errors -------------------------------------------------------------- */
+/* The kinds of error the runtime itself records. Code that branches on an error
+ * compares mr_last_error_kind_id() with these; mr_last_error_kind() is the kind's
+ * name, which is what crosses the ABI (kernels and callbacks may record kinds of
+ * their own: kMrErrorOther, named by mr_last_error_kind()). */
+typedef enum {
+  kMrErrorNone = 0, /* nothing recorded since the last mr_error_clear */
+  kMrErrorRuntime = 1,
+  kMrErrorValue = 2,
+  kMrErrorType = 3,
+  kMrErrorKey = 4,
+  kMrErrorIndex = 5,
+  kMrErrorMemory = 6,
+  kMrErrorBuffer = 7,
+  kMrErrorOther = 8
+} mr_error_kind_t;
+
 MR_DLL const char* mr_last_error(void);
 MR_DLL const char* mr_last_error_kind(void);
+MR_DLL mr_error_kind_t mr_last_error_kind_id(void);
 /* Changes with every error recorded on this thread (each one is a new occurrence, even with the
  * same kind and message); bindings use it to tie their own exception to one occurrence. */
 MR_DLL uint64_t mr_last_error_serial(void);
