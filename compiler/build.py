@@ -29,6 +29,7 @@ from .tir.transform.lower_call_packed import lower_call_packed
 from .tir.transform.lower_intrin import lower_intrin
 from .tir.transform.lower_workspace import lower_workspace
 from .tir.transform.make_packed_api import make_packed_api
+from .tir.transform.split_host_device import split_host_device
 
 HOST_PASSES = [
     make_packed_api,   # TVM-FFI safe-call signature: unpack and check every argument
@@ -45,11 +46,22 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     microruntime Module. `runtime` is accepted for API compatibility and unused."""
     del runtime
     mods = _as_target_modules(inputs, args, target, name, binds)
+    mods = {_host_target(t, target_host): m for t, m in mods.items()}
+    for tgt, mod in mods.items():
+        # Thread-bound regions -> kernels (a CPU target with one raises ScheduleError).
+        split = split_host_device(_with_target(mod, tgt))
+        if not tgt.kind.is_host:
+            kernels = [g for g, f in split.items() if f.attrs.get("calling_conv") ==
+                       "device_kernel"]
+            raise TargetError(
+                f"code generation for {tgt.kind.name!r} is not implemented yet; the host/device "
+                f"split made the kernel(s) {', '.join(kernels) or '(none)'} but no "
+                f"{tgt.kind.name!r} code generator exists to compile them: build for a CPU "
+                "target ('llvm' or 'c') without thread binds")
     if len(mods) != 1:
         raise TargetError("building several targets into one module is not supported yet; "
                           f"got {', '.join(str(t) for t in mods)}")
     (tgt, mod), = mods.items()
-    tgt = _host_target(tgt, target_host)
     packed = host_passes(mod, tgt)
     workdir = tempfile.mkdtemp(prefix="kiln_build_")
     artifact = codegen_host(packed, tgt, workdir)
@@ -82,7 +94,7 @@ def load_artifact(artifact: HostArtifact, target: Target, workdir: str, mod: IRM
     import microruntime
 
 
-    if target.kind == "llvm" and _is_cross_llvm(target):
+    if target.kind.name == "llvm" and _is_cross_llvm(target):
         # Code for another architecture (-mtriple): nothing here can link or run it, so the
         # module only exports (export_library: .o, .a, .tar, .so with a cross fcompile) and
         # shows its source; calling a function raises AttributeError.
@@ -92,7 +104,7 @@ def load_artifact(artifact: HostArtifact, target: Target, workdir: str, mod: IRM
                             options=KERNEL_LIBRARY_OPTIONS)
         module = microruntime.load_module(so_path)
     module._sources = dict(artifact.sources)
-    module._format = "c" if target.kind == "c" else "ll"
+    module._format = "c" if target.kind.name == "c" else "ll"
     module._dso_exportable = True
     module._exporter = make_exporter(artifact, target, mod)
     # The loaded library stays mapped; the build directory goes with the module object.
@@ -131,17 +143,28 @@ def _as_target_modules(inputs, args, target, name, binds) -> Dict[Target, IRModu
     return {tgt: _as_module(inputs, args, name, binds)}
 
 
+def _with_target(mod: IRModule, target: Target) -> IRModule:
+    return mod.with_functions({g: f.with_attr("target", target) if isinstance(f, PrimFunc)
+                               else f for g, f in mod.items()})
+
+
 def _host_target(target: Target, target_host) -> Target:
-    if target.kind not in HOST_KINDS:
-        raise TargetError(f"target {target.kind!r} is not supported yet by build; device "
-                          f"code generation is not implemented, use one of {HOST_KINDS}")
-    if target.kind == "llvm" and not host_codegen_available("llvm"):
+    """`target` ready to build: a device target gets its host (`target_host`, else its own
+    `host`, else the default CPU target); a CPU target is its own host."""
+    if target.kind.name not in HOST_KINDS:
+        host = target_host if target_host is not None else target.host
+        return target.with_host(host if host is not None else _default_host())
+    if target.kind.name == "llvm" and not host_codegen_available("llvm"):
         raise TargetError("target 'llvm' is not available: compiler.codegen.llvm cannot be "
                           "imported (is llvmlite installed?); use target 'c'")
     if target_host is not None:
         host = Target(target_host)
-        if host.kind != target.kind:
-            raise TargetError(f"target_host {host.kind!r} differs from the CPU target "
-                              f"{target.kind!r}; for a CPU target the host is the target")
+        if host.kind is not target.kind:
+            raise TargetError(f"target_host {host.kind.name!r} differs from the CPU target "
+                              f"{target.kind.name!r}; for a CPU target the host is the target")
     return target
+
+
+def _default_host() -> Target:
+    return Target("llvm" if host_codegen_available("llvm") else "c")
 

@@ -69,10 +69,10 @@ def export_library(artifact, target, system_lib: bool, file_name: str, fcompile=
     if ext == "a":
         if not system_lib:
             raise TargetError("exporting a static library (.a) needs a system library: build "
-                              f"with target '{target.kind} --system-lib' (its functions then "
+                              f"with target '{target.kind.name} --system-lib' (its functions then "
                               "register themselves at start-up)")
         cross_cc = kwargs.get("cc")
-        if target.kind == "c" and cross_cc and fcompile is None:
+        if target.kind.name == "c" and cross_cc and fcompile is None:
             # The host object is for this machine: compile the C source with the given
             # compiler and archive it with the matching archiver.
             obj = _compile_c(artifact, target, cross_cc, workspace_dir, kwargs.get("options"))
@@ -87,7 +87,7 @@ def export_library(artifact, target, system_lib: bool, file_name: str, fcompile=
     if fcompile is None:
         _cc.create_shared(file_name, [obj], **_with_options(kwargs, _cc.KERNEL_LIBRARY_OPTIONS))
         return file_name
-    if target.kind == "c" and "c" in artifact.sources:
+    if target.kind.name == "c" and "c" in artifact.sources:
         workdir = workspace_dir or tempfile.mkdtemp(prefix="kiln_export_")
         source = os.path.join(workdir, "lib0.c")
         with open(source, "w") as f:

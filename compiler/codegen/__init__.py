@@ -98,7 +98,7 @@ def host_codegen_available(kind: str) -> bool:
 
 def codegen_host(mod, target, workdir: str) -> HostArtifact:
     """Generates and compiles host code for `mod` (packed form) on `target` into `workdir`."""
-    return _load(target.kind)(mod, target, workdir)
+    return _load(target.kind.name)(mod, target, workdir)
 
 
 def system_lib_entry_symbol(prefix: str) -> str:

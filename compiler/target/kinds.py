@@ -38,6 +38,9 @@ _CPU = {
     "fast-math-reassoc": bool,
 }
 
+# Kinds whose host code we generate; the others are devices and need a host target.
+HOST_KINDS = ("c", "llvm")
+
 _GPU = {
     "max_num_threads": int,
     "thread_warp_size": int,
@@ -46,13 +49,34 @@ _GPU = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TargetKind:
+    """One kind of target, as `tvm.target.TargetKind`: `Target("cuda").kind.name == "cuda"`.
+
+    Kinds are singletons (the values of KINDS) compared by identity; `str(kind)` is its name.
+    """
+
     name: str
     device_type: int                      # DLPack device type the kind's kernels run on
     keys: Tuple[str, ...]
     options: Dict[str, type] = field(default_factory=dict)
     defaults: Dict[str, object] = field(default_factory=dict)
+
+    @property
+    def default_keys(self) -> Tuple[str, ...]:
+        """The dispatch keys of a target of this kind that sets no `-keys` (TVM's name)."""
+        return self.keys
+
+    @property
+    def is_host(self) -> bool:
+        """Whether the compiler generates host code for this kind (else it is a device)."""
+        return self.name in HOST_KINDS
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"TargetKind({self.name!r})"
 
 
 KINDS: Dict[str, TargetKind] = {
@@ -73,6 +97,10 @@ KINDS: Dict[str, TargetKind] = {
                    {**COMMON, **_GPU, "max_function_args": int},
                    {"max_num_threads": 256, "thread_warp_size": 16,
                     "max_function_args": 31}),
+        TargetKind("rocm", 10, ("rocm", "gpu"),
+                   {**COMMON, **_GPU, "mcpu": str, "mtriple": str, "mattr": list},
+                   {"max_num_threads": 256, "thread_warp_size": 64,
+                    "mtriple": "amdgcn-amd-amdhsa-hcc"}),
         TargetKind("vulkan", 7, ("vulkan", "gpu"),
                    {**COMMON, **_GPU, "supports_float16": bool, "supports_int8": bool,
                     "supports_int16": bool, "supports_int64": bool, "supports_float64": bool,
@@ -83,6 +111,3 @@ KINDS: Dict[str, TargetKind] = {
 
 # Names TVM users write that mean one of the kinds above.
 ALIASES = {"cpu": "llvm", "ptx": "nvptx"}
-
-# Kinds whose host code we generate; the others need a host target.
-HOST_KINDS = ("c", "llvm")

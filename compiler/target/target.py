@@ -17,7 +17,7 @@ import threading
 from typing import Any, Dict, List, Optional, Union
 
 from ..ir.errors import TargetError
-from .kinds import ALIASES, KINDS, TargetKind
+from .kinds import ALIASES, HOST_KINDS, KINDS, TargetKind
 
 TargetLike = Union["Target", str, Dict[str, Any]]
 
@@ -31,7 +31,10 @@ def _stack() -> List["Target"]:
 
 
 class Target:
-    """A parsed target: `kind` (str), `attrs` (option name -> value), `keys`, `host`."""
+    """A parsed target, with TVM's fields: `kind` (a TargetKind: `target.kind.name == "llvm"`),
+    `attrs` (option name -> parsed value, TVM's option names: "mcpu", "mattr", "system-lib",
+    ...), `keys` (dispatch keys: the `-keys` option or the kind's default keys) and `host` (the
+    Target that runs the host code of a device target, or None)."""
 
     __slots__ = ("kind", "attrs", "host")
 
@@ -49,22 +52,18 @@ class Target:
         else:
             raise TargetError(f"a target is a string, a dict or a Target, not {target!r}")
         self.host: Optional[Target] = Target(host) if host is not None else None
-        if self.host is not None and self.host.kind not in ("c", "llvm"):
-            raise TargetError(f"target host {self.host.kind!r} cannot run host code; use "
+        if self.host is not None and self.host.kind.name not in HOST_KINDS:
+            raise TargetError(f"target host {self.host.kind.name!r} cannot run host code; use "
                               "'llvm' or 'c'")
 
     # ---- queries -----------------------------------------------------------------------------
     @property
-    def kind_info(self) -> TargetKind:
-        return KINDS[self.kind]
-
-    @property
     def keys(self) -> List[str]:
-        return list(self.attrs.get("keys") or KINDS[self.kind].keys)
+        return list(self.attrs.get("keys") or self.kind.keys)
 
     @property
     def device_type(self) -> int:
-        return KINDS[self.kind].device_type
+        return self.kind.device_type
 
     @property
     def system_lib(self) -> bool:
@@ -82,21 +81,28 @@ class Target:
     def get(self, name: str, default: Any = None) -> Any:
         if name in self.attrs:
             return self.attrs[name]
-        return KINDS[self.kind].defaults.get(name, default)
+        return self.kind.defaults.get(name, default)
 
     def with_host(self, host: Optional[TargetLike]) -> "Target":
+        """This target with `host` as its host (a copy of it when `host` is None)."""
         return Target(self, host=host) if host is not None else Target(self)
+
+    def without_host(self) -> "Target":
+        """This target alone, its host dropped (what a device kernel is compiled for)."""
+        out = Target(self)
+        out.host = None
+        return out
 
     def export(self) -> Dict[str, Any]:
         """The dict form (accepted back by Target)."""
-        out: Dict[str, Any] = {"kind": self.kind, "keys": self.keys, **self.attrs}
+        out: Dict[str, Any] = {"kind": self.kind.name, "keys": self.keys, **self.attrs}
         if self.host is not None:
             out["host"] = self.host.export()
         return out
 
     # ---- value semantics ---------------------------------------------------------------------
     def __str__(self) -> str:
-        parts = [self.kind, "-keys=" + ",".join(self.keys)]
+        parts = [self.kind.name, "-keys=" + ",".join(self.keys)]
         for name in sorted(self.attrs):
             if name == "keys":
                 continue
@@ -148,18 +154,18 @@ class Target:
 
 
 # ---- parsing --------------------------------------------------------------------------------
-def _kind(name: str) -> str:
+def _kind(name: str) -> TargetKind:
     name = ALIASES.get(name, name)
     if name not in KINDS:
         raise TargetError(f"unknown target kind {name!r}; valid kinds: "
                           f"{', '.join(sorted(KINDS))}")
-    return name
+    return KINDS[name]
 
 
-def _convert(kind: str, name: str, value: Any) -> Any:
-    options = KINDS[kind].options
+def _convert(kind: TargetKind, name: str, value: Any) -> Any:
+    options = kind.options
     if name not in options:
-        raise TargetError(f"unknown option {name!r} for target kind {kind!r}; valid options: "
+        raise TargetError(f"unknown option {name!r} for target kind {kind.name!r}; valid options: "
                           f"{', '.join(sorted(options))}")
     typ = options[name]
     try:
@@ -177,7 +183,7 @@ def _convert(kind: str, name: str, value: Any) -> Any:
             return [str(v) for v in value]
         return str(value)
     except (TypeError, ValueError) as err:
-        raise TargetError(f"option {name!r} of target {kind!r} takes a {typ.__name__}, got "
+        raise TargetError(f"option {name!r} of target {kind.name!r} takes a {typ.__name__}, got "
                           f"{value!r}") from err
 
 
@@ -193,8 +199,8 @@ def _parse_string(text: str):
                               "-name=value or -flag")
         name, eq, value = word.lstrip("-").partition("=")
         if not eq:
-            if KINDS[kind].options.get(name) not in (bool, None):
-                raise TargetError(f"option {name!r} of target {kind!r} needs a value: "
+            if kind.options.get(name) not in (bool, None):
+                raise TargetError(f"option {name!r} of target {kind.name!r} needs a value: "
                                   f"-{name}=...")
             value = True
         attrs[name] = _convert(kind, name, value)
@@ -206,8 +212,8 @@ def _parse_dict(spec: Dict[str, Any]):
         raise TargetError(f"a target dict needs a 'kind'; valid kinds: "
                           f"{', '.join(sorted(KINDS))}")
     kind = _kind(str(spec["kind"]))
-    attrs = {name.replace("_", "-") if name.replace("_", "-") in KINDS[kind].options
-             and name not in KINDS[kind].options else name: value
+    attrs = {name.replace("_", "-") if name.replace("_", "-") in kind.options
+             and name not in kind.options else name: value
              for name, value in spec.items() if name != "kind"}
     return kind, {name: _convert(kind, name, value) for name, value in attrs.items()}
 

@@ -24,6 +24,12 @@ def _bind(env: Dict[int, Any], e, value: int, what: str) -> None:
 def bind_args(func, args, env: Dict[int, Any], mem: Dict[int, np.ndarray]) -> None:
     for p, a in zip(func.params, args):
         buf = func.buffer_of(p)
+        if buf is None and isinstance(a, np.ndarray):
+            if not a.flags.c_contiguous:
+                raise IRError(f"interpreter: argument '{p.name}' is a bare pointer and needs a "
+                              "contiguous array")
+            mem[id(p)] = a.reshape(-1)      # a device kernel's pointer parameter: flat memory
+            continue
         if buf is None:
             env[id(p)] = np_dtype(p.dtype).type(a)
             continue

@@ -7,7 +7,7 @@ from compiler.target import Target
 
 def test_parse_and_canonical_round_trip():
     t = Target("llvm -mcpu=znver4 -mattr=+avx2,+fma --system-lib")
-    assert t.kind == "llvm"
+    assert t.kind.name == "llvm"
     assert t.attrs == {"mcpu": "znver4", "mattr": ["+avx2", "+fma"], "system-lib": True}
     assert str(t) == "llvm -keys=cpu -mattr=+avx2,+fma -mcpu=znver4 --system-lib"
     assert Target(str(t)) == t
@@ -16,17 +16,17 @@ def test_parse_and_canonical_round_trip():
 
 def test_dict_form_and_host():
     t = Target({"kind": "cuda", "arch": "sm_80", "host": "llvm"})
-    assert t.kind == "cuda" and t.attrs["arch"] == "sm_80"
-    assert t.host.kind == "llvm"
+    assert t.kind.name == "cuda" and t.attrs["arch"] == "sm_80"
+    assert t.host.kind.name == "llvm"
     assert t.keys == ["cuda", "gpu"]
     assert t.get("max_num_threads") == 1024
 
 
 def test_aliases_and_gpu_kinds():
     assert Target("nvptx").keys == ["cuda", "gpu"]
-    assert Target("ptx").kind == "nvptx"
+    assert Target("ptx").kind.name == "nvptx"
     for kind in ("opencl", "metal", "vulkan"):
-        assert Target(kind).kind == kind
+        assert Target(kind).kind.name == kind
 
 
 def test_system_lib_prefix():
@@ -40,7 +40,7 @@ def test_context():
     with Target("c -opt-level=3") as t:
         assert Target.current() is t
         with Target("llvm"):
-            assert Target.current().kind == "llvm"
+            assert Target.current().kind.name == "llvm"
         assert Target.current().attrs["opt-level"] == 3
     assert Target.current() is None
 
