@@ -54,17 +54,14 @@ from .. import (
     post_order_visit,
     rebuild,
 )
+from .common import map_funcs
 
 PARALLEL_LAUNCH = "tir.parallel_launch"
 
 
 def lower_parallel(mod: IRModule) -> IRModule:
-    funcs, changed = {}, False
-    for name, f in mod.items():
-        new = _LowerParallel().visit_func(f) if f.attrs.get("calling_conv") == "packed" else f
-        changed |= new is not f
-        funcs[name] = new
-    return mod.with_functions(funcs) if changed else mod
+    return map_funcs(mod, lambda f: _LowerParallel().visit_func(f)
+                     if f.attrs.get("calling_conv") == "packed" else f)
 
 
 class _LowerParallel(IRMutator):
