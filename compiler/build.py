@@ -1,8 +1,9 @@
 """`build(...)`: lower if needed, run the host passes, generate host code, link a shared library
 and load it into the microruntime, callable at once (`m["test_add"](a, b, c)`), as `tvm.build`.
 
-The host passes (one flat list, run through the pipeline's runner):
-    make_packed_api -> lower_call_packed -> lower_workspace -> lower_intrin -> annotate_entry
+The host passes (`host_passes()` of compiler/tir/pipeline.py, run through its runner):
+    split_host_device -> make_packed_api -> lower_call_packed -> lower_workspace -> lower_parallel -> lower_intrin
+    -> annotate_entry
 Their output (the "packed form") is the input of every host codegen; see
 compiler/tir/transform/make_packed_api.py and compiler/codegen/__init__.py.
 """
@@ -22,22 +23,10 @@ from .ir.module import IRModule
 from .lower import lower
 from .target import Target
 from .target.kinds import HOST_KINDS
+from .tir import pipeline
 from .tir.function import PrimFunc
 from .tir.pipeline import run_passes
-from .tir.transform.annotate_entry import annotate_entry
-from .tir.transform.lower_call_packed import lower_call_packed
-from .tir.transform.lower_intrin import lower_intrin
-from .tir.transform.lower_workspace import lower_workspace
-from .tir.transform.make_packed_api import make_packed_api
 from .tir.transform.split_host_device import split_host_device
-
-HOST_PASSES = [
-    make_packed_api,   # TVM-FFI safe-call signature: unpack and check every argument
-    lower_call_packed,  # Buffer arguments of call_packed -> DLTensors made on the stack
-    lower_workspace,   # temporaries > 1 KiB (or dynamic) -> TVMBackendAllocWorkspace/Free
-    lower_intrin,      # portable rewrites of intrinsics (sigmoid, rsqrt, pow-2 floordiv, ...)
-    annotate_entry,    # mark the single function of a module as `main`
-]
 
 
 def build(inputs, args=None, target=None, target_host=None, runtime=None,
@@ -48,9 +37,8 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     mods = _as_target_modules(inputs, args, target, name, binds)
     mods = {_host_target(t, target_host): m for t, m in mods.items()}
     for tgt, mod in mods.items():
-        # Thread-bound regions -> kernels (a CPU target with one raises ScheduleError).
-        split = split_host_device(_with_target(mod, tgt))
         if not tgt.kind.is_host:
+            split = split_host_device(_with_target(mod, tgt))
             kernels = [g for g, f in split.items() if f.attrs.get("calling_conv") ==
                        "device_kernel"]
             raise TargetError(
@@ -79,7 +67,7 @@ def host_passes(mod: IRModule, target: Target) -> IRModule:
     prefix = target.system_lib_prefix
     if prefix is not None and "system_lib_prefix" not in mod.attrs:
         mod = mod.with_attr("system_lib_prefix", prefix)
-    return run_passes(mod, HOST_PASSES)
+    return run_passes(mod, pipeline.host_passes())
 
 
 def _is_cross_llvm(target: Target) -> bool:

@@ -56,6 +56,10 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
                                 "live workspaces) without recording an error; the runtime "
                                 "service that just failed already raised it (TVM's "
                                 "tvm_throw_last_error)"),
+    "tir.parallel_task_id": (0, "int32 index of the running task, inside a parallel launch's body "
+                                "(lower_parallel)"),
+    "tir.parallel_num_task": (0, "int32 number of tasks of the running parallel launch "
+                                 "(penv->num_task)"),
     # ---- GPU ---------------------------------------------------------------------------------
     "tir.storage_sync": (1, "barrier over a memory scope (StringImm 'shared' or 'global')"),
 }

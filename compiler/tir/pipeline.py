@@ -1,4 +1,6 @@
-"""The lowering pipeline: one flat list of passes, and the one runner that executes passes.
+"""The pass pipeline: one flat list (the lower passes, then the host passes) and the one runner
+that executes passes. `compiler.lower` runs `lower_passes()`; `compiler.build` runs
+`host_passes()` on the result for one host target.
 
 Environment: COMPILER_DUMP_IR=1 prints the IR after each pass ("unchanged" when a pass
 returned its input), COMPILER_TIME_PASSES=1 prints each pass's time, COMPILER_VERIFY=1 (set in
@@ -14,8 +16,15 @@ from typing import Callable, List, Sequence
 
 from ..ir.module import IRModule
 from . import verifier
+from .transform.annotate_entry import annotate_entry
+from .transform.lower_call_packed import lower_call_packed
+from .transform.lower_intrin import lower_intrin
+from .transform.lower_parallel import lower_parallel
+from .transform.lower_workspace import lower_workspace
+from .transform.make_packed_api import make_packed_api
 from .transform.remove_no_op import remove_no_op
 from .transform.simplify import simplify
+from .transform.split_host_device import split_host_device
 from .transform.storage_flatten import storage_flatten
 from .transform.storage_rewrite import storage_rewrite
 from .transform.unroll_loop import unroll_loop
@@ -34,6 +43,20 @@ def lower_passes() -> List[Pass]:
         storage_rewrite,   # allocations whose lifetimes do not overlap share memory
         simplify,          # clean up what vectorize/unroll substituted
         remove_no_op,      # drop empty loops, no-op evaluations and constant-false branches
+    ]
+
+
+def host_passes() -> List[Pass]:
+    """The passes `build` runs after `lower_passes()`, in order: their result is the packed form
+    every host codegen prints (compiler/codegen)."""
+    return [
+        split_host_device,  # thread-bound loops -> device kernels + launches (CPU: an error)
+        make_packed_api,    # TVM-FFI safe-call signature: unpack and check every argument
+        lower_call_packed,  # Buffer arguments of call_packed -> DLTensors made on the stack
+        lower_workspace,    # temporaries > 1 KiB (or dynamic) -> TVMBackendAllocWorkspace/Free
+        lower_parallel,     # PARALLEL loops -> outlined task bodies launched on the thread pool
+        lower_intrin,       # portable rewrites of intrinsics (sigmoid, rsqrt, pow-2 floordiv, ...)
+        annotate_entry,     # mark the single function of a module as `main`
     ]
 
 

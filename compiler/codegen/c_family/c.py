@@ -3,12 +3,13 @@
 
 `codegen_host(mod, target, workdir)` implements the host-codegen interface of
 compiler/codegen/__init__.py. `generate_c(mod, target)` returns the C text alone (golden tests).
-Parallel loops are outlined into task functions launched with TVMBackendParallelLaunch
-(num_task 0 = all workers); workspace, parallel and function-call services go through the
-context slots described in compiler/codegen/__init__.py. `tir.call_packed` fills a TVMFFIAny
-array and calls `kiln_call_packed` (codegen_templates/c/services.h.j2) with a static handle per
-call site, filled once (thread-safely, inside parallel loops too) by TVMFFIHandleInitOnce with a
-lookup through the library context; `tir.make_dltensor` is a DLTensor compound literal.
+The parallel launches made by lower_parallel print as task functions launched with
+TVMBackendParallelLaunch (num_task 0 = all workers); workspace, parallel and function-call
+services go through the context slots described in compiler/codegen/__init__.py.
+`tir.call_packed` fills a TVMFFIAny array and calls `kiln_call_packed`
+(codegen_templates/c/services.h.j2) with a static handle per call site, filled once
+(thread-safely, inside parallel loops too) by TVMFFIHandleInitOnce with a lookup through the
+library context; `tir.make_dltensor` is a DLTensor compound literal.
 `tir.throw_last_error` (a failed workspace service) returns -1 without recording an error.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ...ir.errors import InternalError, UnsupportedOpError
 from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.buffer import Buffer
-from ...tir.functor import free_vars, post_order_visit
+from ...tir.transform.lower_parallel import PARALLEL_LAUNCH
 from .. import HostArtifact, system_lib_entry_symbol
 from ..templates import render
 from .printer import CFamilyPrinter
@@ -31,8 +32,7 @@ _DLTENSOR_FIELDS = {"data": "data", "ndim": "ndim", "dtype_code": "dtype.code",
                     "strides": "strides", "byte_offset": "byte_offset",
                     "device_type": "device.device_type", "device_id": "device.device_id"}
 # File-scope names a function body must not shadow.
-_RESERVED = {"kiln_parts", "closure", "task_id", "penv", "cdata", "num_task", "extent", "chunk",
-             "begin", "end"}
+_RESERVED = {"kiln_parts", "closure", "task_id", "penv", "cdata"}
 _ANY_FIELDS = {"tir.any_int64": "u.v_int64", "tir.any_float64": "u.v_float64",
                "tir.any_handle": "u.v_ptr"}
 
@@ -108,6 +108,10 @@ class CHostPrinter(CFamilyPrinter):
             return self.make_dltensor(args)
         if op == "tir.call_packed":
             return self.call_packed(e)
+        if op == "tir.parallel_task_id":
+            return "task_id"
+        if op == "tir.parallel_num_task":
+            return "penv->num_task"
         if op == "tir.dtype_name":
             raise InternalError("tir.dtype_name may only appear in AssertStmt messages")
         if op == "tir.throw_last_error":
@@ -191,33 +195,42 @@ class CHostPrinter(CFamilyPrinter):
                 f"(int32_t)({dev_id})}}, {len(shape)}, {{(uint8_t)({code}), (uint8_t)({bits}), "
                 f"(uint16_t)({lanes})}}, {shape_ptr}, NULL, 0}})")
 
-    # ---- parallel loops ----------------------------------------------------------------------
+    # ---- parallel launches (made by lower_parallel) ------------------------------------------
+    def stmt_AttrStmt(self, s: S.AttrStmt) -> None:
+        if s.key == PARALLEL_LAUNCH:
+            self.parallel_launch(s)
+        else:
+            super().stmt_AttrStmt(s)
+
     def for_parallel(self, s: S.For) -> None:
-        if self.in_parallel:  # nested parallel loops run serially inside their task
-            self.serial_loop(s.loop_var, s.min, s.extent, s.body)
-            return
+        raise InternalError(f"parallel loop {s.loop_var.name} reached the C codegen; run "
+                            "lower_parallel first")
+
+    def parallel_launch(self, s: S.AttrStmt) -> None:
+        """The task function (closure struct of the node's Vars, the body) as a file-scope
+        helper, and here the launch, returning its status on failure."""
+        if self.in_parallel:
+            raise InternalError("a parallel launch inside a parallel launch; lower_parallel "
+                                "makes nested parallel loops serial")
         self.services.add("parallel")
         name = f"{self.symbol}_compute_{len(self.lambdas)}"
-        captured = _captured_vars(s)
-        fields = [(self.decl_type(v), self.local_type(v), self.name_of(v)) for v in captured]
+        fields = [(self.decl_type(v), self.local_type(v), self.name_of(v)) for v in s.node]
         # The task function frees only its own workspaces on error (on its own thread); the
-        # caller frees those live around the loop when the launch fails.
+        # caller frees those live around the launch when it fails.
         saved = (self.lines, self.level, self.error_frees)
-        self.lines, self.level, self.error_frees, self.in_parallel = [], 2, [], True
+        self.lines, self.level, self.error_frees, self.in_parallel = [], 1, [], True
         self.stmt(s.body)
         body = self.text()
         self.lines, self.level, self.error_frees = saved
         self.in_parallel = False
-        loop_type = self.value_type(s.loop_var.dtype)
         self.lambdas.append(render("c/parallel_lambda.c.j2", name=name, fields=fields,
-                                   loop_type=loop_type, loop_var=self.name_of(s.loop_var),
-                                   start=self.expr(s.min), extent=self.expr(s.extent),
                                    body=body))
         closure, rc = self.fresh("kiln_closure"), self.fresh("kiln_rc")
         values = ", ".join(f for _, _, f in fields) or "0"
         self.emit(f"{name}_closure {closure} = {{{values}}};")
         # A failed task recorded its error; the runtime passes it on to this thread.
-        self.emit(f"int32_t {rc} = kiln_parallel_launch({name}, &{closure}, 0);")
+        self.emit(f"int32_t {rc} = kiln_parallel_launch({name}, &{closure}, "
+                  f"{self.expr(s.value)});")
         self.emit(f"if ({rc} != 0) {{")
         self.level += 1
         self.emit_error_return(rc)
@@ -235,20 +248,6 @@ class CHostPrinter(CFamilyPrinter):
         if var.dtype.is_handle and id(var) in self.pointer_types:
             return self.storage_type(self.pointer_types[id(var)]) + "*"
         return self.value_type(var.dtype)
-
-
-def _captured_vars(loop: S.For) -> List[E.Var]:
-    """Free variables of a loop, including those in the elem_offset of buffers it touches."""
-    found: Dict[int, E.Var] = {id(v): v for v in free_vars(loop)}
-
-    def visit(node) -> None:
-        buffer = getattr(node, "buffer", None)
-        if isinstance(node, (E.BufferLoad, S.BufferStore)) and buffer is not None:
-            for v in free_vars(S.Evaluate(buffer.elem_offset)):
-                found.setdefault(id(v), v)
-
-    post_order_visit(loop, visit)
-    return list(found.values())
 
 
 # ---- the file ---------------------------------------------------------------------------------

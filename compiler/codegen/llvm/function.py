@@ -15,6 +15,7 @@ from llvmlite import ir
 from ... import tir as kir
 from ...ir.dtype import DType
 from ...ir.errors import InternalError
+from ...tir.transform.lower_parallel import PARALLEL_LAUNCH
 from ...tir.transform.lower_workspace import FREE_ON_ERROR, MAX_STACK_BYTES
 from .expr import ExprEmitter
 from .intrin import IntrinEmitter
@@ -24,8 +25,8 @@ from .types import I32, SAFE_CALL, ModuleContext, memory_type, opaque
 
 
 class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter):
-    def __init__(self, ctx: ModuleContext, fn: ir.Function, name: str, in_parallel=False):
-        self.ctx, self.fn, self.name, self.in_parallel = ctx, fn, name, in_parallel
+    def __init__(self, ctx: ModuleContext, fn: ir.Function, name: str):
+        self.ctx, self.fn, self.name = ctx, fn, name
         self.vars = {}
         self.error_frees = []  # frees of the workspaces live here (lower_workspace.py)
         self.entry = fn.append_basic_block("entry")
@@ -95,6 +96,9 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
             self.stmt(s.body)
 
     def stmt_AttrStmt(self, s):
+        if s.key == PARALLEL_LAUNCH:
+            self.parallel_launch(s)
+            return
         if s.key != FREE_ON_ERROR:
             self.stmt(s.body)
             return
@@ -165,9 +169,9 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
         self.b.position_at_end(done)
 
     def stmt_For(self, s):
-        if s.kind == kir.ForKind.PARALLEL and not self.in_parallel:
-            self.parallel_for(s)
-            return
+        if s.kind == kir.ForKind.PARALLEL:
+            raise InternalError(f"llvm codegen: parallel loop {s.loop_var.name} reached the "
+                                "codegen; run lower_parallel first")
         if s.kind == kir.ForKind.THREAD_BINDING:
             raise InternalError(f"llvm codegen: thread-bound loop {s.loop_var.name} in host code")
         lo, extent = self.expr(s.min), self.expr(s.extent)

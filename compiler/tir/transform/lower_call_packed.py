@@ -19,14 +19,12 @@ from ...ir import IRModule
 from ...ir.dtype import BOOL, handle, int64
 from ...ir.errors import UnsupportedOpError
 from .. import Buffer, Call, IRMutator, cast, const, is_const_int
+from .common import map_funcs
 
 
 def lower_call_packed(mod: IRModule) -> IRModule:
-    funcs = {}
-    for name, f in mod.items():
-        packed = f.attrs.get("calling_conv") == "packed"
-        funcs[name] = _LowerCallPacked(f).visit_func(f) if packed else f
-    return mod.with_functions(funcs)
+    return map_funcs(mod, lambda f: _LowerCallPacked(f).visit_func(f)
+                     if f.attrs.get("calling_conv") == "packed" else f)
 
 
 class _LowerCallPacked(IRMutator):

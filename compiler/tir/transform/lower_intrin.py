@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from ...ir import IRModule
 from .. import Broadcast, Call, FloorDiv, FloorMod, IntImm, IRMutator, PrimExpr, make_const
+from .common import map_funcs
 
 
 def lower_intrin(mod: IRModule) -> IRModule:
     mutator = _LowerIntrin()
-    return mod.with_functions({name: mutator.visit_func(f) for name, f in mod.items()})
+    return map_funcs(mod, mutator.visit_func)
 
 
 def _const_value(e: PrimExpr):

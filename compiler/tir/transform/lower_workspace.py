@@ -42,19 +42,15 @@ from .. import (
     const,
     seq,
 )
+from .common import map_funcs
 
 MAX_STACK_BYTES = 1024
 FREE_ON_ERROR = "tir.free_on_error"
 
 
 def lower_workspace(mod: IRModule) -> IRModule:
-    funcs = {}
-    for name, f in mod.items():
-        if f.attrs.get("calling_conv") != "packed":
-            funcs[name] = f
-            continue
-        funcs[name] = _LowerWorkspace(f).visit_func(f)
-    return mod.with_functions(funcs)
+    return map_funcs(mod, lambda f: _LowerWorkspace(f).visit_func(f)
+                     if f.attrs.get("calling_conv") == "packed" else f)
 
 
 def _nbytes(alloc: Allocate) -> PrimExpr:

@@ -76,6 +76,8 @@ def make_packed_api(mod: IRModule) -> IRModule:
     for name, func in mod.items():
         conv = func.attrs.get("calling_conv", "default")
         funcs[name] = _Packer(func, name).run() if conv == "default" else func
+    if all(funcs[name] is func for name, func in mod.items()):
+        return mod
     return mod.with_functions(funcs)
 
 

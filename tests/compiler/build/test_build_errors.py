@@ -83,3 +83,27 @@ def test_unknown_target_option():
 def test_gpu_target_not_supported_yet():
     with pytest.raises(TargetError, match="code generation for 'cuda' is not implemented yet"):
         compiler.build(*vector_add(), target="cuda")
+
+
+def test_gpu_target_names_the_kernels_it_split():
+    from compiler import te
+
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=16)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    with pytest.raises(TargetError, match=r"'cuda'.*kernel\(s\) scale_kernel"):
+        compiler.build(s, [A, B], target="cuda", name="scale")
+
+
+def test_thread_bind_in_a_host_build_is_a_schedule_error(target):
+    from compiler import ScheduleError, te
+
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    s[B].bind(B.op.axis[0], te.thread_axis("threadIdx.x"))
+    with pytest.raises(ScheduleError, match=r"'threadIdx.x'.*target='cuda'"):
+        compiler.build(s, [A, B], target=target, name="scale")

@@ -112,15 +112,17 @@ class HostLib:
 
 def packed_module(funcs, attrs=None):
     """An IRModule of PrimFuncs {name: (params, buffer_map, body)} in packed form, its large
-    Allocates turned into workspaces (lower_workspace)."""
+    Allocates turned into workspaces (lower_workspace), its parallel loops outlined
+    (lower_parallel)."""
     from compiler.ir import IRModule
     from compiler.tir import PrimFunc
+    from compiler.tir.transform.lower_parallel import lower_parallel
     from compiler.tir.transform.lower_workspace import lower_workspace
     from compiler.tir.transform.make_packed_api import make_packed_api
 
     mod = IRModule({name: PrimFunc(tuple(params), body, tuple(bmap), {"global_symbol": name})
                     for name, (params, bmap, body) in funcs.items()}, attrs or {})
-    return lower_workspace(make_packed_api(mod))
+    return lower_parallel(lower_workspace(make_packed_api(mod)))
 
 
 def compile_host(tmp_path, funcs, target="llvm", attrs=None, threads=1):

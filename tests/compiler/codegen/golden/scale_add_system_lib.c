@@ -66,6 +66,8 @@ static const char* kiln_dtype_name(char* buf, int32_t code, int32_t bits, int32_
   return buf;
 }
 
+static inline int32_t kiln_min_int32(int32_t a, int32_t b) { return a < b ? a : b; }
+
 extern int TVMBackendParallelLaunch(FTVMParallelLambda, void*, int);
 static inline int kiln_parallel_launch(FTVMParallelLambda a0, void* a1, int a2) {
   return TVMBackendParallelLaunch(a0, a1, a2);
@@ -84,14 +86,16 @@ static int scale_add_compute_0(int task_id, TVMParallelGroupEnv* penv, void* cda
   float* restrict C = closure->C;
   float* restrict A = closure->A;
   float* restrict B = closure->B;
-  int32_t num_task = (int32_t)penv->num_task;
-  int32_t extent = (n >> 2);
-  int32_t chunk = (extent + num_task - 1) / num_task;
-  int32_t begin = 0 + (int32_t)task_id * chunk;
-  int32_t end = begin + chunk;
-  if (end > 0 + extent) end = 0 + extent;
   (void)closure;
-  for (int32_t i = begin; i < end; ++i) {
+  (void)task_id;
+  (void)penv;
+  int32_t num_task = penv->num_task;
+  int32_t task_id_1 = task_id;
+  int32_t extent = (n >> 2);
+  int32_t chunk = (((extent + num_task) - 1) / num_task);
+  int32_t begin = kiln_min_int32((task_id_1 * chunk), extent);
+  int32_t end = kiln_min_int32((begin + chunk), extent);
+  for (int32_t i = begin; i < (begin + (end - begin)); ++i) {
     for (int32_t lane = 0; lane < 4; ++lane) {
       C[((i * 4) + lane)] = ((A[((i * 4) + lane)] * 2.0f) + B[((i * 4) + lane)]);
     }
