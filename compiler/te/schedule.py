@@ -36,7 +36,7 @@ class Schedule:
 
     def consumers(self, stage: Stage) -> List[Stage]:
         return [s for s in self.stages if not s.is_placeholder
-                and any(self.stage_map.get(t.op) is stage for t in s.op.input_tensors())]
+                and any(self.stage_map.get(t.op) is stage for t in s.op.input_tensors)]
 
     def reads_transitively(self, consumer: Stage, producer: Stage) -> bool:
         todo, seen = [consumer], set()
@@ -45,7 +45,7 @@ class Schedule:
             if id(s) in seen or s.is_placeholder:
                 continue
             seen.add(id(s))
-            for t in s.op.input_tensors():
+            for t in s.op.input_tensors:
                 p = self.stage_map.get(t.op)
                 if p is producer:
                     return True
@@ -61,7 +61,7 @@ class Schedule:
         readers = readers if isinstance(readers, (list, tuple)) else [readers]
         reader_stages = [r if isinstance(r, Stage) else self[r] for r in readers]
         for r in reader_stages:
-            if r.is_placeholder or tensor not in r.op.input_tensors():
+            if r.is_placeholder or tensor not in r.op.input_tensors:
                 raise ScheduleError(f"cache_read of '{tensor.name}': stage '{r.name}' does not "
                                     f"read '{tensor.name}'")
         cache = compute(tensor.shape, lambda *i: tensor[i], name=f"{tensor.name}.{scope}")
@@ -133,7 +133,7 @@ def _post_order(outputs: Sequence[Operation]) -> List[Operation]:
         if id(op) in seen:
             return
         seen.add(id(op))
-        for t in op.input_tensors():
+        for t in op.input_tensors:
             visit(t.op)
         order.append(op)
 

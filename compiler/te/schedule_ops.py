@@ -115,7 +115,7 @@ class _Lowering:
                                     "returned")
         readers: Dict[Stage, List[Stage]] = {}
         for c in computed:
-            tensors = c.op.input_tensors() if isinstance(c.op, ExternOp) else \
+            tensors = c.op.input_tensors if isinstance(c.op, ExternOp) else \
                 [ld.tensor for b in self.bodies[c] for ld in tensor_loads(b)]
             read = {self.sch.stage_map.get(t.op) for t in tensors}
             for p in read:
@@ -141,7 +141,7 @@ class _Lowering:
         for st in computed:
             if not isinstance(st.op, ExternOp):
                 continue
-            for t in st.op.input_tensors():
+            for t in st.op.input_tensors:
                 producer = self.sch.stage_map.get(t.op)
                 if producer is None or producer.is_placeholder:
                     continue
