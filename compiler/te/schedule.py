@@ -88,7 +88,7 @@ class Schedule:
                          for iv in op.axis)
         vmap = {iv.var: n.var for iv, n in zip(op.axis, new_axis)}
 
-        body = tuple(substitute(b, vmap) for b in op.body)
+        body = _substitute_bodies(op.body, vmap)
         cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, body)
         idx = tuple(iv.var for iv in op.axis)
         new_op = ComputeOp(op.name, op.tag, op.attrs, op.axis,
@@ -102,6 +102,28 @@ class Schedule:
         self.stage_map[cache_op] = cache_stage
         return cache_op.outputs[tensor.value_index] if len(cache_op.outputs) > 1 \
             else cache_op.outputs[0]
+
+
+def _substitute_bodies(bodies, vmap) -> tuple:
+    """`bodies` with `vmap` applied, inside Reduce combiners (result, identity) too; bodies that
+    shared one combiner share the new one."""
+    combiners: Dict[int, E.CommReducer] = {}
+
+    def combiner(c: E.CommReducer) -> E.CommReducer:
+        if id(c) not in combiners:
+            combiners[id(c)] = E.CommReducer(c.lhs, c.rhs,
+                                             tuple(substitute(x, vmap) for x in c.result),
+                                             tuple(substitute(x, vmap) for x in c.identity))
+        return combiners[id(c)]
+
+    out = []
+    for b in bodies:
+        b = substitute(b, vmap)
+        if isinstance(b, E.Reduce):
+            b = E.Reduce(combiner(b.combiner), b.source, b.axis, b.condition, b.value_index,
+                         b.init, b.dtype)
+        out.append(b)
+    return tuple(out)
 
 
 class _ReplaceLoads(IRMutator):

@@ -72,9 +72,11 @@ class _Lowering:
         sch = self.sch
         self.bodies = bodies = inline_bodies(sch)
         for st in sch.stages:
-            if st.attach_type == "inline" and st in self.arg_stages:
-                raise ScheduleError(f"compute_inline on stage '{st.name}': it is an argument "
-                                    "of the function, so it must be computed")
+            # an inlined argument is left unused (as TVM); an inlined output would never be
+            # written
+            if st.attach_type == "inline" and st.is_output:
+                raise ScheduleError(f"compute_inline on stage '{st.name}': it is an output of "
+                                    "the schedule, so it must be computed")
             if st.attach_type == "scope" and st.attach_stage.attach_type == "inline":
                 raise ScheduleError(f"compute_at on stage '{st.name}': its parent stage "
                                     f"'{st.attach_stage.name}' was inlined")
