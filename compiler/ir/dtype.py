@@ -1,14 +1,13 @@
 """Data types of the IR: a code (int, uint, float, bfloat, bool, handle), bits and vector lanes.
 
-`DType` is an immutable value: `DType.parse("float32x4")`, `str(d) == "float32x4"`. Every IR node
-that has a type carries a DType; Python strings are accepted wherever a dtype is expected and
-converted with `as_dtype`.
+`DType` is an immutable value and a `str` subclass: `DType.parse("float32x4") == "float32x4"`.
+Every IR node that has a type carries a DType; Python strings are accepted wherever a dtype is
+expected and converted with `as_dtype`.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Union
+from typing import Optional, Union
 
 from .errors import IRError
 
@@ -20,11 +19,38 @@ _NAMES = {INT: "int", UINT: "uint", FLOAT: "float", HANDLE: "handle", BFLOAT: "b
 _PATTERN = re.compile(r"^(int|uint|float|bfloat|handle|bool)(\d*)(?:x(\d+))?$")
 
 
-@dataclass(frozen=True, slots=True)
-class DType:
-    code: int
-    bits: int
-    lanes: int = 1
+class DType(str):
+    """A dtype that *is* its name: `DType.parse("float32") == "float32"`, it hashes as the str,
+    so it works as a dict key next to plain names and wherever TVM code expects a str
+    (`np.zeros(n, dtype=A.dtype)`, `A.dtype == "float32"`); `type(d) is str` is False (it is a
+    subclass). `code`, `bits` and `lanes` are read-only fields; `DType("float32")` parses."""
+
+    __slots__ = ("code", "bits", "lanes")
+
+    def __new__(cls, code, bits: Optional[int] = None, lanes: int = 1) -> "DType":
+        if isinstance(code, str):
+            if bits is not None:
+                raise IRError(f"DType({code!r}, ...): give a name alone or (code, bits, lanes)")
+            return code if type(code) is cls else cls.parse(code)
+        if code not in _NAMES or bits is None:
+            raise IRError(f"DType({code!r}, {bits!r}, {lanes!r}): unknown type code")
+        self = str.__new__(cls, _name(code, bits, lanes))
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "bits", bits)
+        object.__setattr__(self, "lanes", lanes)
+        return self
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"DType is immutable (cannot set {key!r})")
+
+    def __reduce__(self):
+        return (DType, (self.code, self.bits, self.lanes))
+
+    def __copy__(self) -> "DType":
+        return self
+
+    def __deepcopy__(self, memo) -> "DType":
+        return self
 
     @staticmethod
     def parse(text: str) -> "DType":
@@ -51,16 +77,10 @@ class DType:
         return DType(code, nbits, int(lanes) if lanes else 1)
 
     def __str__(self) -> str:
-        if self.code == BOOL:
-            base = "bool"
-        elif self.code == HANDLE:
-            base = "handle"
-        else:
-            base = f"{_NAMES[self.code]}{self.bits}"
-        return base if self.lanes == 1 else f"{base}x{self.lanes}"
+        return str.__str__(self)
 
     def __repr__(self) -> str:
-        return f"DType({str(self)!r})"
+        return f"DType({str.__repr__(self)})"
 
     # ---- queries ---------------------------------------------------------------------------
     @property
@@ -114,6 +134,16 @@ class DType:
 
     def with_bits(self, bits: int) -> "DType":
         return DType(self.code, bits, self.lanes)
+
+
+def _name(code: int, bits: int, lanes: int) -> str:
+    if code == BOOL:
+        base = "bool"
+    elif code == HANDLE:
+        base = "handle"
+    else:
+        base = f"{_NAMES[code]}{bits}"
+    return base if lanes == 1 else f"{base}x{lanes}"
 
 
 DTypeLike = Union[DType, str]

@@ -37,13 +37,23 @@ def _ceildiv(a, b):
     return simplify(E.FloorDiv(simplify(a + b - 1), b))
 
 
+def _fits(ext: E.PrimExpr, factor: E.PrimExpr) -> bool:
+    """Whether a constant extent is at most a constant split factor."""
+    return isinstance(ext, E.IntImm) and isinstance(factor, E.IntImm) \
+        and ext.value <= factor.value
+
+
 def pass_down(relations: List[Relation], dom: Dict[E.IterVar, E.Range]) -> None:
     """Fill `dom` for derived axes from the ranges of their parents (in relation order)."""
     zero = E.const(0)
     for r in relations:
         if isinstance(r, Split):
             ext = dom[r.parent].extent
-            if r.factor is not None:
+            if r.factor is not None and _fits(ext, r.factor):
+                # factor >= extent: one outer iteration, the inner loop is clamped (as TVM)
+                dom[r.outer] = E.Range(zero, E.const(1, ext.dtype))
+                dom[r.inner] = E.Range(zero, ext)
+            elif r.factor is not None:
                 dom[r.outer] = E.Range(zero, _ceildiv(ext, r.factor))
                 dom[r.inner] = E.Range(zero, r.factor)
             else:

@@ -13,9 +13,11 @@ from .tensor import ComputeOp, ExternOp, PlaceholderOp, Tensor
 
 
 def _shape(shape) -> tuple:
+    """The shape as expressions; a Python float extent (`N / bn`) is truncated to int, as TVM's
+    te.compute does."""
     if not isinstance(shape, (list, tuple)):
         shape = (shape,)
-    return tuple(E.convert(s) for s in shape)
+    return tuple(E.convert(int(s) if isinstance(s, float) else s) for s in shape)
 
 
 def var(name: str = "v", dtype: DTypeLike = "int32") -> E.Var:

@@ -23,8 +23,9 @@ def _axes(axis):
 
 
 def comm_reducer(fcombine: Callable, fidentity: Callable, name: str = "reduce"):
-    """A commutative reducer: `fcombine(lhs, rhs)` combines (tuples of) values,
-    `fidentity(dtype)` gives (a tuple of) identity elements."""
+    """A commutative reducer, as TVM's: `fcombine(lhs, rhs)` combines two values, or for a
+    reducer over tuples (`argmax((idx, val), axis=k)`) two tuples of Vars, returning a tuple;
+    `fidentity(*dtypes)` gives the identity element (a tuple for tuples)."""
 
     def reducer(expr, axis=None, where=None, init=None):
         if axis is not None and not isinstance(axis, (E.IterVar, list, tuple)):
@@ -34,7 +35,7 @@ def comm_reducer(fcombine: Callable, fidentity: Callable, name: str = "reduce"):
         dtypes = [s.dtype for s in sources]
         lhs = tuple(E.Var(f"x{i}", d) for i, d in enumerate(dtypes))
         rhs = tuple(E.Var(f"y{i}", d) for i, d in enumerate(dtypes))
-        result = fcombine(*lhs, *rhs) if multi else fcombine(lhs[0], rhs[0])
+        result = fcombine(lhs, rhs) if multi else fcombine(lhs[0], rhs[0])
         result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         ident = fidentity(*dtypes) if multi else fidentity(dtypes[0])
         ident = tuple(ident) if isinstance(ident, (tuple, list)) else (ident,)

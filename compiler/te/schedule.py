@@ -36,7 +36,7 @@ class Schedule:
 
     def consumers(self, stage: Stage) -> List[Stage]:
         return [s for s in self.stages if not s.is_placeholder
-                and any(self.stage_map.get(t.op) is stage for t in s.op.input_tensors())]
+                and any(self.stage_map.get(t.op) is stage for t in s.op.input_tensors)]
 
     def reads_transitively(self, consumer: Stage, producer: Stage) -> bool:
         todo, seen = [consumer], set()
@@ -45,7 +45,7 @@ class Schedule:
             if id(s) in seen or s.is_placeholder:
                 continue
             seen.add(id(s))
-            for t in s.op.input_tensors():
+            for t in s.op.input_tensors:
                 p = self.stage_map.get(t.op)
                 if p is producer:
                     return True
@@ -61,7 +61,7 @@ class Schedule:
         readers = readers if isinstance(readers, (list, tuple)) else [readers]
         reader_stages = [r if isinstance(r, Stage) else self[r] for r in readers]
         for r in reader_stages:
-            if r.is_placeholder or tensor not in r.op.input_tensors():
+            if r.is_placeholder or tensor not in r.op.input_tensors:
                 raise ScheduleError(f"cache_read of '{tensor.name}': stage '{r.name}' does not "
                                     f"read '{tensor.name}'")
         cache = compute(tensor.shape, lambda *i: tensor[i], name=f"{tensor.name}.{scope}")
@@ -88,7 +88,7 @@ class Schedule:
                          for iv in op.axis)
         vmap = {iv.var: n.var for iv, n in zip(op.axis, new_axis)}
 
-        body = tuple(substitute(b, vmap) for b in op.body)
+        body = _substitute_bodies(op.body, vmap)
         cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, body)
         idx = tuple(iv.var for iv in op.axis)
         new_op = ComputeOp(op.name, op.tag, op.attrs, op.axis,
@@ -102,6 +102,28 @@ class Schedule:
         self.stage_map[cache_op] = cache_stage
         return cache_op.outputs[tensor.value_index] if len(cache_op.outputs) > 1 \
             else cache_op.outputs[0]
+
+
+def _substitute_bodies(bodies, vmap) -> tuple:
+    """`bodies` with `vmap` applied, inside Reduce combiners (result, identity) too; bodies that
+    shared one combiner share the new one."""
+    combiners: Dict[int, E.CommReducer] = {}
+
+    def combiner(c: E.CommReducer) -> E.CommReducer:
+        if id(c) not in combiners:
+            combiners[id(c)] = E.CommReducer(c.lhs, c.rhs,
+                                             tuple(substitute(x, vmap) for x in c.result),
+                                             tuple(substitute(x, vmap) for x in c.identity))
+        return combiners[id(c)]
+
+    out = []
+    for b in bodies:
+        b = substitute(b, vmap)
+        if isinstance(b, E.Reduce):
+            b = E.Reduce(combiner(b.combiner), b.source, b.axis, b.condition, b.value_index,
+                         b.init, b.dtype)
+        out.append(b)
+    return tuple(out)
 
 
 class _ReplaceLoads(IRMutator):
@@ -133,7 +155,7 @@ def _post_order(outputs: Sequence[Operation]) -> List[Operation]:
         if id(op) in seen:
             return
         seen.add(id(op))
-        for t in op.input_tensors():
+        for t in op.input_tensors:
             visit(t.op)
         order.append(op)
 

@@ -72,9 +72,11 @@ class _Lowering:
         sch = self.sch
         self.bodies = bodies = inline_bodies(sch)
         for st in sch.stages:
-            if st.attach_type == "inline" and st in self.arg_stages:
-                raise ScheduleError(f"compute_inline on stage '{st.name}': it is an argument "
-                                    "of the function, so it must be computed")
+            # an inlined argument is left unused (as TVM); an inlined output would never be
+            # written
+            if st.attach_type == "inline" and st.is_output:
+                raise ScheduleError(f"compute_inline on stage '{st.name}': it is an output of "
+                                    "the schedule, so it must be computed")
             if st.attach_type == "scope" and st.attach_stage.attach_type == "inline":
                 raise ScheduleError(f"compute_at on stage '{st.name}': its parent stage "
                                     f"'{st.attach_stage.name}' was inlined")
@@ -115,7 +117,7 @@ class _Lowering:
                                     "returned")
         readers: Dict[Stage, List[Stage]] = {}
         for c in computed:
-            tensors = c.op.input_tensors() if isinstance(c.op, ExternOp) else \
+            tensors = c.op.input_tensors if isinstance(c.op, ExternOp) else \
                 [ld.tensor for b in self.bodies[c] for ld in tensor_loads(b)]
             read = {self.sch.stage_map.get(t.op) for t in tensors}
             for p in read:
@@ -141,7 +143,7 @@ class _Lowering:
         for st in computed:
             if not isinstance(st.op, ExternOp):
                 continue
-            for t in st.op.input_tensors():
+            for t in st.op.input_tensors:
                 producer = self.sch.stage_map.get(t.op)
                 if producer is None or producer.is_placeholder:
                     continue

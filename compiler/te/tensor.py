@@ -66,7 +66,8 @@ class Tensor:
 
 
 class Operation:
-    """Base of operations. `outputs` are its tensors; `input_tensors()` those it reads."""
+    """Base of operations. `outputs` are its tensors; `input_tensors` (a property, as in TVM)
+    those it reads."""
 
     name: str
     outputs: List[Tensor]
@@ -78,6 +79,7 @@ class Operation:
     def num_outputs(self) -> int:
         return len(self.outputs)
 
+    @property
     def input_tensors(self) -> List[Tensor]:
         return []
 
@@ -109,6 +111,7 @@ class ComputeOp(Operation):
     def shape(self):
         return self.outputs[0].shape
 
+    @property
     def input_tensors(self) -> List[Tensor]:
         found: List[Tensor] = []
         for b in self.body:
@@ -135,6 +138,7 @@ class ExternOp(Operation):
         self.outputs = [Tensor(self, i, b.shape, b.dtype, b.name)
                         for i, b in enumerate(self.output_placeholders)]
 
+    @property
     def input_tensors(self) -> List[Tensor]:
         found: List[Tensor] = []
         for t in self.inputs:

@@ -128,14 +128,33 @@ class SizeVar(Var):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class IntImm(PrimExpr):
+    """An integer (or bool) constant; `int(c)` and `bool(c)` give its value, as in TVM."""
+
     dtype: DType
     value: int
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __bool__(self) -> bool:
+        return self.value != 0
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class FloatImm(PrimExpr):
+    """A float constant; `float(c)` gives its value, as in TVM."""
+
     dtype: DType
     value: float
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __int__(self) -> int:
+        return int(self.value)
 
 
 @dataclass(frozen=True, eq=False, slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Tuple
 
+from ..ir.dtype import handle
 from ..ir.node import Node
 from .buffer import Buffer
 from .expr import Var
@@ -14,6 +15,9 @@ from .stmt import Stmt
 class PrimFunc(Node):
     """`params` are Vars; a param in `buffer_map` is a tensor argument bound to that Buffer.
 
+    As in TVM, a Buffer given in `params` becomes a handle Var of its name bound to it in
+    `buffer_map`; `buffer_map` may be a dict and `attrs` None.
+
     Common attrs: "global_symbol" (the exported name), "target" (a Target), "tir.noalias",
     "calling_conv" ("default" before make_packed_api, "packed" after, "device_kernel" for GPU
     kernels).
@@ -23,6 +27,20 @@ class PrimFunc(Node):
     body: Stmt
     buffer_map: Tuple[Tuple[Var, Buffer], ...] = ()
     attrs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        params, bmap = [], list(dict(self.buffer_map).items() if isinstance(self.buffer_map, dict)
+                                else self.buffer_map)
+        for p in self.params:
+            if isinstance(p, Buffer):
+                var = Var(p.name, handle)
+                bmap.append((var, p))
+                p = var
+            params.append(p)
+        object.__setattr__(self, "params", tuple(params))
+        object.__setattr__(self, "buffer_map", tuple(bmap))
+        if self.attrs is None:
+            object.__setattr__(self, "attrs", {})
 
     def buffer_of(self, param: Var) -> Optional[Buffer]:
         for p, b in self.buffer_map:

@@ -98,7 +98,8 @@ def _entry(mod) -> str:
     if not entries and len(mod) == 1:
         name, func = next(iter(mod.items()))
         entries = [func.attrs.get("global_symbol", name)]
-    return entries[0] if len(entries) == 1 else None
+    # a function named "main" is itself `__tvm_ffi_main`: no forwarder
+    return entries[0] if len(entries) == 1 and entries[0] != "main" else None
 
 
 def optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, opt: int) -> None:

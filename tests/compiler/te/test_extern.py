@@ -105,5 +105,5 @@ def test_extern_statement_body_and_default_dtype():
     A = te.placeholder((4,), dtype="int32", name="A")
     C = te.extern((4,), [A], lambda ins, outs: compiler.tir.Evaluate(
         tir.call_packed("kiln_test.f", ins[0], outs[0])), name="C")
-    assert C.dtype == A.dtype and C.op.input_tensors() == [A]
+    assert C.dtype == A.dtype and C.op.input_tensors == [A]
     assert isinstance(C.op, te.ExternOp) and C.op.body.value.args[1] is C.op.input_placeholders[0]

@@ -92,7 +92,7 @@ def test_non_divisible_reduce_split(run, rng):
 
 def test_comm_reducer_argmax(run, rng):
     argmax = te.comm_reducer(
-        lambda i0, v0, i1, v1: (te.select(v0 >= v1, i0, i1), te.select(v0 >= v1, v0, v1)),
+        lambda x, y: (te.select(x[1] >= y[1], x[0], y[0]), te.select(x[1] >= y[1], x[1], y[1])),
         lambda t0, t1: (te.const(-1, t0), te.min_value(t1)), name="argmax")
     A = te.placeholder((4, 6), name="A")
     k = te.reduce_axis((0, 6), "k")

@@ -259,7 +259,8 @@ def test_reduction_matches_numpy(dtype, n, m, r, symbolic, reducer, where, moves
         mask = (ii + jj + kk) % 2 == 1
 
     if reducer == "argmax":
-        def fcombine(x0, x1, y0, y1):
+        def fcombine(x, y):
+            (x0, x1), (y0, y1) = x, y
             keep = te.any(x1 > y1, te.all(x1 == y1, x0 <= y0))
             return te.select(keep, x0, y0), te.select(keep, x1, y1)
 

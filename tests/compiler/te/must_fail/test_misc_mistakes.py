@@ -53,5 +53,5 @@ def test_inline_an_output_argument():
     B = te.compute((4,), lambda i: A[i] + 1.0, name="B")
     s = te.create_schedule(B.op)
     s[B].compute_inline()
-    with pytest.raises(ScheduleError, match=r"compute_inline on stage 'B': it is an argument"):
+    with pytest.raises(ScheduleError, match=r"compute_inline on stage 'B': it is an output"):
         lower(s, [A, B])
