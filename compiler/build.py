@@ -43,7 +43,8 @@ HOST_PASSES = [
 def build(inputs, args=None, target=None, target_host=None, runtime=None,
           name: str = "default_function", binds=None):
     """Builds a Schedule (with `args`), PrimFunc, IRModule or {target: IRModule} into a
-    RuntimeModule (compiler/runtime_module.py) wrapping the loaded microruntime Module. `runtime` is accepted for API compatibility and unused."""
+    RuntimeModule (compiler/runtime_module.py) wrapping the loaded microruntime Module.
+    `runtime` is accepted for API compatibility and unused."""
     del runtime
     mods = _as_target_modules(inputs, args, target, name, binds)
     if len(mods) != 1:

@@ -148,8 +148,8 @@ def export_library(parts: LibraryParts, file_name: str, fcompile=None, workspace
         if len(objects) == 1 and parts.library_bin is None:
             shutil.copyfile(objects[0], file_name)
         else:
-            _cc.create_relocatable(file_name, objects + _blob_objects(parts, workdir, cross_cc, kwargs),
-                           cross_cc)
+            blob = _blob_objects(parts, workdir, cross_cc, kwargs)
+            _cc.create_relocatable(file_name, objects + blob, cross_cc)
         return file_name
     if ext == "tar":
         with tarfile.open(file_name, "w") as tar:
@@ -206,8 +206,8 @@ def _export_static(parts: LibraryParts, file_name, objects, fcompile, workdir, k
         # One object, so that the app's reference to kiln_system_lib_<prefix>register pulls in
         # every module and the blob's registration with it.
         merged = os.path.join(workdir, "lib.o")
-        _cc.create_relocatable(merged, objects + _blob_objects(parts, workdir, cross_cc, kwargs),
-                       cross_cc)
+        blob = _blob_objects(parts, workdir, cross_cc, kwargs)
+        _cc.create_relocatable(merged, objects + blob, cross_cc)
         objects = [merged]
     if ar is not None:
         _cc.create_staticlib(file_name, objects, ar=ar)

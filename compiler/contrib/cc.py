@@ -19,7 +19,7 @@ from typing import Callable, List, Optional, Sequence, Union
 
 from ..ir.errors import BuildError
 
-__all__ = ["KERNEL_LIBRARY_OPTIONS", "archiver_for", "get_cc", "compile_source", "create_shared",
+__all__ = ["archiver_for", "get_cc", "compile_source", "create_shared",
            "create_relocatable", "create_staticlib", "cross_compiler", "run_command"]
 
 
