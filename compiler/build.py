@@ -16,11 +16,12 @@ import weakref
 from typing import Dict
 
 from .codegen import HostArtifact, codegen_host, host_codegen_available
-from .contrib.cc import KERNEL_LIBRARY_OPTIONS, create_shared
-from .export import make_exporter
+from .contrib import cc
+from .contrib.cc import create_shared
 from .ir.errors import TargetError
 from .ir.module import IRModule
 from .lower import lower
+from .runtime_module import RuntimeModule
 from .target import Target
 from .target.kinds import HOST_KINDS
 from .tir import pipeline
@@ -31,8 +32,9 @@ from .tir.transform.split_host_device import split_host_device
 
 def build(inputs, args=None, target=None, target_host=None, runtime=None,
           name: str = "default_function", binds=None):
-    """Builds a Schedule (with `args`), PrimFunc, IRModule or {target: IRModule} into a loaded
-    microruntime Module. `runtime` is accepted for API compatibility and unused."""
+    """Builds a Schedule (with `args`), PrimFunc, IRModule or {target: IRModule} into a
+    RuntimeModule (compiler/runtime_module.py) wrapping the loaded microruntime Module.
+    `runtime` is accepted for API compatibility and unused."""
     del runtime
     mods = _as_target_modules(inputs, args, target, name, binds)
     mods = {_host_target(t, target_host): m for t, m in mods.items()}
@@ -77,24 +79,19 @@ def _is_cross_llvm(target: Target) -> bool:
 
 
 def load_artifact(artifact: HostArtifact, target: Target, workdir: str, mod: IRModule):
-    """Links the object into a .so, loads it and attaches what export_library/get_source need
-    (a cross-compiled llvm object is not loaded: that module only exports)."""
+    """Links the object into a .so, loads it and wraps it with what export_library/get_source
+    need (compiler/runtime_module.py). A cross-compiled llvm object is not loaded: that module
+    only exports and shows its source; calling a function raises AttributeError."""
     import microruntime
 
-
-    if target.kind.name == "llvm" and _is_cross_llvm(target):
-        # Code for another architecture (-mtriple): nothing here can link or run it, so the
-        # module only exports (export_library: .o, .a, .tar, .so with a cross fcompile) and
-        # shows its source; calling a function raises AttributeError.
-        module = microruntime.Module(None, type_key="llvm")
-    else:
+    cross = target.kind.name == "llvm" and _is_cross_llvm(target)
+    runtime = None
+    if not cross:
         so_path = create_shared(os.path.join(workdir, "lib.so"), [artifact.object_file],
-                            options=KERNEL_LIBRARY_OPTIONS)
-        module = microruntime.load_module(so_path)
-    module._sources = dict(artifact.sources)
-    module._format = "c" if target.kind.name == "c" else "ll"
-    module._dso_exportable = True
-    module._exporter = make_exporter(artifact, target, mod)
+                                options=cc.KERNEL_LIBRARY_OPTIONS)
+        runtime = microruntime.load_module(so_path)
+    module = RuntimeModule(runtime, artifact, target, mod.attrs.get("system_lib_prefix"),
+                           cross=cross)
     # The loaded library stays mapped; the build directory goes with the module object.
     weakref.finalize(module, shutil.rmtree, workdir, True)
     return module

@@ -1,42 +1,102 @@
-"""`Module.export_library` for modules the compiler built (attached as `module._exporter`).
+"""The file-writing half of `export_library`: one library file from a module tree's host code and
+the packed blob of its other modules (compiler/runtime_module.py gathers both).
 
 By the file name's extension:
 - `.so` / `.dylib` / `.dll`: linked with `fcompile` (default `contrib.cc.create_shared`);
-- `.tar`: the object file(s), which `microruntime.load_module` links when loading;
-- `.o`: the single relocatable object;
+- `.tar`: the object file(s) (`lib0.o`, `lib1.o`, ...; the blob as `devc.c`), which
+  `microruntime.load_module` links when loading;
+- `.o`: one relocatable object (the host objects and the blob merged with `cc -r`);
 - `.a`: a static library (`contrib.cc.create_staticlib`), only for `--system-lib` targets: its
   object registers its functions at start-up and exposes `kiln_system_lib_<prefix>register`;
-- `.c` / `.ll`: the generated source text.
+- `.c` / `.ll` / `.s`: the root module's generated source text.
 `.a` for target "c" with `cc="aarch64-linux-gnu-gcc"` compiles the C source with that compiler
 and archives it with its `ar`. A custom `fcompile` (e.g.
 `contrib.cc.cross_compiler("aarch64-linux-gnu-")`) receives the C source for target "c" (so a
 cross compiler compiles it, as TVM does with C source modules) and the object otherwise; extra
 keyword arguments (`options=[...]`, `cc=...`) are passed on.
+
+Imported modules that are not host code travel in `__tvm_ffi__library_bin` (TVM-FFI 0.27 layout,
+see `pack_library_bin`), written as C source (`library_bin_c_source`) and compiled with the host
+code; for a system library the blob registers itself at start-up as
+`<prefix>__tvm_ffi__library_bin` through `TVMFFIEnvModRegisterSystemLibSymbol`, as TVM does.
 """
 from __future__ import annotations
 
 import os
 import shutil
+import struct
 import tarfile
 import tempfile
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
 
+from .codegen import HostArtifact
 from .codegen.c_family.c import compile_flags
 from .contrib import cc as _cc
 from .ir.errors import TargetError
+from .target import Target
+
+LIBRARY_BIN = "__tvm_ffi__library_bin"
 
 
-def make_exporter(artifact, target, mod):
-    """The `_exporter(module, file_name, **kwargs)` for one built artifact."""
-    system_lib = mod.attrs.get("system_lib_prefix") is not None
-
-    def exporter(module, file_name, fcompile=None, addons=None, workspace_dir=None, **kwargs):
-        del module, addons
-        return export_library(artifact, target, system_lib, file_name, fcompile,
-                              workspace_dir, **kwargs)
-
-    return exporter
+@dataclass
+class HostCode:
+    """One host module's code: its artifact (object file + sources) and target."""
+    artifact: HostArtifact
+    target: Target
+    cross: bool = False  # code for another architecture (llvm -mtriple=...)
 
 
+@dataclass
+class LibraryParts:
+    """Everything one exported library holds. `hosts[0]` is the root module."""
+    hosts: List[HostCode]
+    system_lib_prefix: Optional[str] = None   # None: not a system library
+    static_objects: List[str] = field(default_factory=list)  # static-library imports' objects
+    library_bin: Optional[bytes] = None       # the packed blob, when there are such imports
+
+
+# ---- __tvm_ffi__library_bin ------------------------------------------------------------------
+def _u64(value: int) -> bytes:
+    return struct.pack("<Q", value)
+
+
+def _string(data: bytes) -> bytes:
+    return _u64(len(data)) + data
+
+
+def pack_library_bin(modules: Sequence[Tuple[str, Optional[bytes]]], indptr: Sequence[int],
+                     children: Sequence[int]) -> bytes:
+    """The blob: u64 nbytes, vec<u64> import_tree_indptr, vec<u64> import_tree_children, then per
+    module `string kind` and (unless kind is "_lib", the library itself) `string payload`.
+    `modules[i]` is (kind, payload); module 0 is the root of the import tree (CSR)."""
+    body = _u64(len(indptr)) + b"".join(_u64(i) for i in indptr)
+    body += _u64(len(children)) + b"".join(_u64(c) for c in children)
+    for kind, payload in modules:
+        body += _string(kind.encode())
+        if kind != "_lib":
+            body += _string(bytes(payload))
+    return _u64(len(body)) + body
+
+
+def library_bin_c_source(blob: bytes, system_lib_prefix: Optional[str] = None) -> str:
+    """C99 source defining the blob: the exported const array `__tvm_ffi__library_bin`, or for a
+    system library a static array registered at start-up as `<prefix>__tvm_ffi__library_bin`."""
+    rows = [", ".join(f"0x{b:02x}" for b in blob[i:i + 16]) for i in range(0, len(blob), 16)]
+    data = ",\n  ".join(rows)
+    if system_lib_prefix is None:
+        return (f"/* imported modules of this library (TVM-FFI library blob) */\n"
+                f"const unsigned char {LIBRARY_BIN}[{len(blob)}] = {{\n  {data}\n}};\n")
+    name = f"{system_lib_prefix}{LIBRARY_BIN}"
+    return (f"/* imported modules of the system library '{system_lib_prefix}' */\n"
+            f"int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol);\n"
+            f"static const unsigned char kiln_library_bin[{len(blob)}] = {{\n  {data}\n}};\n"
+            f"static void __attribute__((constructor)) kiln_register_library_bin(void) {{\n"
+            f"  TVMFFIEnvModRegisterSystemLibSymbol(\"{name}\", (void*)kiln_library_bin);\n"
+            f"}}\n")
+
+
+# ---- writing a library -----------------------------------------------------------------------
 def _with_options(kwargs, extra):
     kwargs = dict(kwargs)
     options = kwargs.pop("options", None) or []
@@ -46,72 +106,123 @@ def _with_options(kwargs, extra):
     return kwargs
 
 
-def export_library(artifact, target, system_lib: bool, file_name: str, fcompile=None,
-                   workspace_dir=None, **kwargs):
-    file_name = os.path.abspath(os.fspath(file_name))
-    obj = artifact.object_file
-    ext = file_name.rsplit(".", 1)[-1] if "." in os.path.basename(file_name) else ""
-    if ext in ("c", "ll", "s", "asm"):
-        fmt = {"s": "asm"}.get(ext, ext)
-        if fmt not in artifact.sources:
-            raise TargetError(f"this module has no {fmt!r} source; it has "
-                              f"{', '.join(sorted(artifact.sources)) or 'none'}")
-        with open(file_name, "w") as f:
-            f.write(artifact.sources[fmt])
-        return file_name
-    if ext == "o":
-        shutil.copyfile(obj, file_name)
-        return file_name
-    if ext == "tar":
-        with tarfile.open(file_name, "w") as tar:
-            tar.add(obj, arcname="lib0.o")
-        return file_name
-    if ext == "a":
-        if not system_lib:
-            raise TargetError("exporting a static library (.a) needs a system library: build "
-                              f"with target '{target.kind.name} --system-lib' (its functions then "
-                              "register themselves at start-up)")
-        cross_cc = kwargs.get("cc")
-        if target.kind.name == "c" and cross_cc and fcompile is None:
-            # The host object is for this machine: compile the C source with the given
-            # compiler and archive it with the matching archiver.
-            obj = _compile_c(artifact, target, cross_cc, workspace_dir, kwargs.get("options"))
-            ar = kwargs.get("ar") or _cc.archiver_for(cross_cc)
-            _cc.create_staticlib(file_name, [obj], ar=ar)
-            return file_name
-        (fcompile or _cc.create_staticlib)(file_name, [obj])
-        return file_name
-    if ext not in ("so", "dylib", "dll"):
-        raise TargetError(f"cannot export {os.path.basename(file_name)!r}: use .so, .tar, .o, "
-                          ".a (system library), or .c/.ll (source)")
-    if fcompile is None:
-        _cc.create_shared(file_name, [obj], **_with_options(kwargs, _cc.KERNEL_LIBRARY_OPTIONS))
-        return file_name
-    if target.kind.name == "c" and "c" in artifact.sources:
-        workdir = workspace_dir or tempfile.mkdtemp(prefix="kiln_export_")
-        source = os.path.join(workdir, "lib0.c")
-        with open(source, "w") as f:
-            f.write(artifact.sources["c"])
-
-        result = fcompile(file_name, [source],
-                          **_with_options(kwargs, ["-std=c99", "-fPIC"] + compile_flags(target)))
-    else:
-        result = fcompile(file_name, [obj], **kwargs)
-    return result if result is not None else file_name
-
-
-def _compile_c(artifact, target, cc, workspace_dir, options) -> str:
-    """The module's C source compiled with `cc` (e.g. a cross compiler) into an object."""
-
-    workdir = workspace_dir or tempfile.mkdtemp(prefix="kiln_export_")
-    source = os.path.join(workdir, "lib0.c")
-    with open(source, "w") as f:
-        f.write(artifact.sources["c"])
-    return _cc.compile_source(source, os.path.join(workdir, "lib0.o"),
-                              compile_flags(target) + _cc_options(options), cc=cc)
-
-
 def _cc_options(options):
     if options is None:
         return []
     return options.split() if isinstance(options, str) else list(options)
+
+
+def _write(path: str, text: str) -> str:
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def _blob_source(parts: LibraryParts, workdir: str) -> List[str]:
+    if parts.library_bin is None:
+        return []
+    return [_write(os.path.join(workdir, "devc.c"),
+                   library_bin_c_source(parts.library_bin, parts.system_lib_prefix))]
+
+
+def _check_blob_compiler(parts: LibraryParts, cc, what: str):
+    if parts.library_bin is not None and cc is None and any(h.cross for h in parts.hosts):
+        raise TargetError(f"exporting {what} of a cross-compiled module with imported modules "
+                          "needs the target's C compiler for the library blob: pass "
+                          "cc='<triple>-gcc'")
+
+
+def export_library(parts: LibraryParts, file_name: str, fcompile=None, workspace_dir=None,
+                   **kwargs):
+    """Writes `parts` as `file_name` (the format follows the extension; see the module doc)."""
+    file_name = os.path.abspath(os.fspath(file_name))
+    root = parts.hosts[0]
+    ext = file_name.rsplit(".", 1)[-1] if "." in os.path.basename(file_name) else ""
+    if ext in ("c", "ll", "s", "asm"):
+        return save_source(root.artifact, file_name, {"s": "asm"}.get(ext, ext))
+    workdir = workspace_dir or tempfile.mkdtemp(prefix="kiln_export_")
+    objects = [h.artifact.object_file for h in parts.hosts] + list(parts.static_objects)
+    if ext == "o":
+        cross_cc = kwargs.get("cc")
+        _check_blob_compiler(parts, cross_cc, "an object file (.o)")
+        if len(objects) == 1 and parts.library_bin is None:
+            shutil.copyfile(objects[0], file_name)
+        else:
+            blob = _blob_objects(parts, workdir, cross_cc, kwargs)
+            _cc.create_relocatable(file_name, objects + blob, cross_cc)
+        return file_name
+    if ext == "tar":
+        with tarfile.open(file_name, "w") as tar:
+            for i, obj in enumerate(objects):
+                tar.add(obj, arcname=f"lib{i}.o")
+            for source in _blob_source(parts, workdir):
+                tar.add(source, arcname="devc.c")
+        return file_name
+    if ext == "a":
+        return _export_static(parts, file_name, objects, fcompile, workdir, kwargs)
+    if ext not in ("so", "dylib", "dll"):
+        raise TargetError(f"cannot export {os.path.basename(file_name)!r}: use .so, .tar, .o, "
+                          ".a (system library), or .c/.ll/.s (source)")
+    blob = _blob_source(parts, workdir)
+    if fcompile is None:
+        _cc.create_shared(file_name, objects + blob,
+                          **_with_options(kwargs, _cc.KERNEL_LIBRARY_OPTIONS))
+        return file_name
+    if all(h.target.kind.name == "c" and "c" in h.artifact.sources for h in parts.hosts):
+        sources = [_write(os.path.join(workdir, f"lib{i}.c"), h.artifact.sources["c"])
+                   for i, h in enumerate(parts.hosts)]
+        result = fcompile(file_name, sources + list(parts.static_objects) + blob,
+                          **_with_options(kwargs, ["-std=c99", "-fPIC"]
+                                          + compile_flags(root.target)))
+    else:
+        result = fcompile(file_name, objects + blob, **kwargs)
+    return result if result is not None else file_name
+
+
+def save_source(artifact: HostArtifact, file_name: str, fmt: str) -> str:
+    """Writes the generated source `fmt` ("c", "ll", "asm") of one host module."""
+    if fmt not in artifact.sources:
+        raise TargetError(f"this module has no {fmt!r} source; it has "
+                          f"{', '.join(sorted(artifact.sources)) or 'none'}")
+    return _write(file_name, artifact.sources[fmt])
+
+
+def _export_static(parts: LibraryParts, file_name, objects, fcompile, workdir, kwargs):
+    root = parts.hosts[0]
+    if parts.system_lib_prefix is None:
+        raise TargetError("exporting a static library (.a) needs a system library: build "
+                          f"with target '{root.target.kind.name} --system-lib' (its functions then "
+                          "register themselves at start-up)")
+    cross_cc = kwargs.get("cc")
+    ar = None
+    if cross_cc and fcompile is None and all(h.target.kind.name == "c" for h in parts.hosts):
+        # The host objects are for this machine: compile the C sources with the given
+        # compiler and archive them with the matching archiver.
+        objects = [_compile_c(h, i, cross_cc, workdir, kwargs.get("options"))
+                   for i, h in enumerate(parts.hosts)] + list(parts.static_objects)
+        ar = kwargs.get("ar") or _cc.archiver_for(cross_cc)
+    _check_blob_compiler(parts, cross_cc, "a static library (.a)")
+    if parts.library_bin is not None or len(objects) > 1:
+        # One object, so that the app's reference to kiln_system_lib_<prefix>register pulls in
+        # every module and the blob's registration with it.
+        merged = os.path.join(workdir, "lib.o")
+        blob = _blob_objects(parts, workdir, cross_cc, kwargs)
+        _cc.create_relocatable(merged, objects + blob, cross_cc)
+        objects = [merged]
+    if ar is not None:
+        _cc.create_staticlib(file_name, objects, ar=ar)
+    else:
+        (fcompile or _cc.create_staticlib)(file_name, objects)
+    return file_name
+
+
+def _blob_objects(parts: LibraryParts, workdir, cc, kwargs) -> List[str]:
+    return [_cc.compile_source(src, src[:-2] + ".o", _cc_options(kwargs.get("options")), cc=cc)
+            for src in _blob_source(parts, workdir)]
+
+
+def _compile_c(host: HostCode, index: int, cc, workdir, options) -> str:
+    """A module's C source compiled with `cc` (e.g. a cross compiler) into an object."""
+    source = _write(os.path.join(workdir, f"lib{index}.c"), host.artifact.sources["c"])
+    return _cc.compile_source(source, os.path.join(workdir, f"lib{index}.o"),
+                              compile_flags(host.target) + _cc_options(options), cc=cc)

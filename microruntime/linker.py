@@ -7,9 +7,11 @@ import tarfile
 import tempfile
 
 _INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
-# A kernel library's code binds to its own context slots and library context, even when a
-# library loaded with RTLD_GLOBAL (a system library, say) defines the same names.
-_SELF_BINDING = ["-Wl,-Bsymbolic"] if sys.platform.startswith("linux") else []
+# Linker options for a kernel library: its code binds to its own context slots and library
+# context (`__TVMBackend*`, `__tvm_ffi__library_ctx`) even when another library loaded with
+# RTLD_GLOBAL defines the same names (a system library, say), instead of sharing that one's.
+# The one definition; the compiler's contrib.cc uses it too.
+KERNEL_LIBRARY_OPTIONS = ["-Wl,-Bsymbolic"] if sys.platform.startswith("linux") else []
 
 
 def _cc():
@@ -48,7 +50,7 @@ def link_shared(path):
     inputs = _extract(path, tmp.name) if path.endswith(".tar") else [path]
     so_path = os.path.join(tmp.name, os.path.basename(path).rsplit(".", 1)[0] + ".so")
     _run([_cc(), "-shared", "-fPIC", "-O2", "-I" + _INCLUDE, "-o", so_path] + inputs
-         + _SELF_BINDING)
+         + KERNEL_LIBRARY_OPTIONS)
     return tmp, so_path
 
 
@@ -62,7 +64,7 @@ def export_static(obj_path, file_name):
         with tarfile.open(file_name, "w") as tar:
             tar.add(obj_path, arcname=os.path.basename(obj_path))
     elif file_name.endswith((".so", ".dylib", ".dll")):
-        _run([_cc(), "-shared", "-fPIC", "-o", file_name, obj_path] + _SELF_BINDING)
+        _run([_cc(), "-shared", "-fPIC", "-o", file_name, obj_path] + KERNEL_LIBRARY_OPTIONS)
     else:
         raise ValueError(f"cannot export a static library as {file_name!r} "
                          "(expected .o, .a, .tar or .so)")

@@ -1,8 +1,9 @@
-"""Module: a runtime module (a loaded library, the system library, or what the compiler built).
+"""Module: a runtime module (a loaded library, the system library, a static library, or an
+imported module that a library's `__tvm_ffi__library_bin` rebuilt).
 
-The compiler (which imports microruntime, never the reverse) attaches to modules it builds:
-`_exporter` (callable(module, file_name, **kwargs), used by export_library), `_sources`
-(dict fmt -> text, used by get_source/save), `_format` and `_dso_exportable`.
+A pure runtime object: it knows no source code and no compiler. What `compiler.build` returns
+wraps one of these (compiler/runtime_module.py) and adds the host code, its sources and the
+export of the whole import tree into one library.
 """
 import os
 import shutil
@@ -17,14 +18,14 @@ from .packed_func import PackedFunc, get_global_func
 class Module(Object):
     """A runtime Module: `mod["name"](*args)` calls one of its functions."""
 
+    # The entry function's name, as tvm_ffi.Module.entry_name in TVM 0.27: `mod["main"]`
+    # resolves to the symbol `__tvm_ffi_main` (classic TVM used "__tvm_main__").
+    entry_name = "main"
+
     def __init__(self, handle, type_key=None):
         Object.__init__(self, handle)
         self._type_key = type_key
         self._funcs = {}
-        self._exporter = None
-        self._sources = {}
-        self._format = None
-        self._dso_exportable = None
         self._path = None  # the shared library file it was loaded from
         self._keep = None
 
@@ -53,8 +54,8 @@ class Module(Object):
 
     @property
     def entry_func(self):
-        """The entry function (`__tvm_ffi_main`), i.e. get_function("main")."""
-        return self["main"]
+        """The entry function (`__tvm_ffi_main`), i.e. get_function(entry_name)."""
+        return self[self.entry_name]
 
     def implements_function(self, name, query_imports=False):
         """Whether the module defines function `name`."""
@@ -77,14 +78,10 @@ class Module(Object):
 
     @property
     def format(self):
-        if self._format is not None:
-            return self._format
         return "so" if self._path else ""
 
     @property
     def is_dso_exportable(self):
-        if self._dso_exportable is not None:
-            return bool(self._dso_exportable)
         return self.type_key in ("llvm", "c", "static_library")
 
     @property
@@ -106,33 +103,24 @@ class Module(Object):
 
     # ---- source, save, export ----------------------------------------------------------
     def get_source(self, fmt=""):
-        """The module's source in format `fmt` ("" = its first), if the compiler attached it."""
-        if fmt in self._sources:
-            return self._sources[fmt]
-        if fmt == "" and self._sources:
-            return next(iter(self._sources.values()))
-        have = ", ".join(sorted(self._sources)) or "none"
-        raise ValueError(f"Module[{self.type_key}] has no source in format {fmt!r} "
-                         f"(available: {have})")
+        """A runtime module has no source (modules the compiler builds do)."""
+        raise ValueError(f"Module[{self.type_key}] has no source in format {fmt!r}: only "
+                         "modules built by the compiler carry their source")
 
     def save(self, file_name, fmt=""):
-        """Saves the module's source (or, for a loaded library, the library) to a file."""
+        """Saves a loaded shared library (a copy of the file it was loaded from)."""
         fmt = fmt or os.path.splitext(file_name)[1].lstrip(".")
-        if fmt in self._sources:
-            with open(file_name, "w") as f:
-                f.write(self._sources[fmt])
-        elif self._path is not None and fmt in ("so", "dll", "dylib"):
+        if self._path is not None and fmt in ("so", "dll", "dylib"):
             shutil.copyfile(self._path, file_name)
         else:
             raise ValueError(f"Module[{self.type_key}] cannot be saved in format {fmt!r}")
 
     def export_library(self, file_name, fcompile=None, addons=None, workspace_dir=None,
                        **kwargs):
-        """Exports the module (and its imports) as one library file."""
+        """Exports a loaded shared library (a copy) or a static library (.o/.a/.tar/.so).
+        Modules the compiler builds export their host code and imports themselves."""
+        del fcompile, addons, workspace_dir, kwargs
         file_name = os.fspath(file_name)
-        if self._exporter is not None:
-            return self._exporter(self, file_name, fcompile=fcompile, addons=addons,
-                                  workspace_dir=workspace_dir, **kwargs)
         if self._keep is not None and "static_path" in self._keep:
             from .linker import export_static
 
@@ -219,7 +207,6 @@ def load_static_library(path, func_names):
         raise FileNotFoundError(f"cannot load static library: no such file {path!r}")
     mod = Module(None, type_key="static_library")
     mod._keep = {"static_path": path, "func_names": tuple(func_names)}
-    mod._dso_exportable = True
     return mod
 
 

@@ -2,6 +2,7 @@
 
     create_shared("lib.so", ["a.o", "b.o"], options=["-O2"])   # cc -shared -fPIC ...
     create_staticlib("lib.a", ["a.o"])                          # ar rcs
+    create_relocatable("all.o", ["a.o", "b.o"])                 # cc -r
     compile_source("k.c", "k.o", options=["-march=native"])     # cc -c -fPIC -std=c99 -O2
     fcompile = cross_compiler("aarch64-linux-gnu-", options=["-static-libgcc"])
 
@@ -14,13 +15,12 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 from typing import Callable, List, Optional, Sequence, Union
 
 from ..ir.errors import BuildError
 
-__all__ = ["KERNEL_LIBRARY_OPTIONS", "archiver_for", "get_cc", "compile_source", "create_shared",
-           "create_staticlib", "cross_compiler", "run_command"]
+__all__ = ["archiver_for", "get_cc", "compile_source", "create_shared",
+           "create_relocatable", "create_staticlib", "cross_compiler", "run_command"]
 
 
 def get_cc() -> str:
@@ -57,10 +57,14 @@ def compile_source(source: str, output: str, options=None, cc: Optional[str] = N
     return output
 
 
-# Linker options for a kernel library: its code binds to its own context slots and library
-# context (`__TVMBackend*`, `__tvm_ffi__library_ctx`) even when another library loaded with
-# RTLD_GLOBAL defines the same names (a system library, say), instead of sharing that one's.
-KERNEL_LIBRARY_OPTIONS = ["-Wl,-Bsymbolic"] if sys.platform.startswith("linux") else []
+def __getattr__(name):
+    # KERNEL_LIBRARY_OPTIONS (linker options for a kernel library) is defined once, in
+    # microruntime.linker; read on first use so importing the compiler does not load the runtime.
+    if name == "KERNEL_LIBRARY_OPTIONS":
+        from microruntime.linker import KERNEL_LIBRARY_OPTIONS
+
+        return list(KERNEL_LIBRARY_OPTIONS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def create_shared(output: str, objects: Union[str, Sequence[str]], options=None,
@@ -74,6 +78,14 @@ def create_shared(output: str, objects: Union[str, Sequence[str]], options=None,
 
 
 create_shared.output_format = "so"  # type: ignore[attr-defined]
+
+
+def create_relocatable(output: str, objects: Union[str, Sequence[str]],
+                       cc: Optional[str] = None) -> str:
+    """Links relocatable objects into one relocatable object (`cc -r`); returns `output`."""
+    objs = [objects] if isinstance(objects, str) else list(objects)
+    run_command(_listify(cc or get_cc()) + ["-r", "-nostdlib", "-o", output] + objs)
+    return output
 
 
 def archiver_for(cc: str) -> str:

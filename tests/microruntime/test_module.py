@@ -185,19 +185,20 @@ def test_export_library_copies_loaded_library(kernels, tmp_path):
         mod.export_library(str(tmp_path / "x.tar"))
 
 
-def test_compiler_hooks(tmp_path, kernels):
+def test_runtime_module_is_pure_runtime(tmp_path, kernels):
+    """A runtime Module knows no source; it saves/exports only the library it was loaded from."""
     mod = mr.load_module(kernels.so("add"))
-    calls = []
-    mod._exporter = lambda m, name, **kw: calls.append((m, name, kw)) or "done"
-    mod._sources = {"c": "int x;", "ll": "; llvm"}
-    assert mod.export_library("out.so", workspace_dir="w", options=["-O3"]) == "done"
-    assert calls[0][0] is mod and calls[0][1] == "out.so"
-    assert calls[0][2]["workspace_dir"] == "w" and calls[0][2]["options"] == ["-O3"]
-    assert mod.get_source() == "int x;" and mod.get_source("ll") == "; llvm"
-    with pytest.raises(ValueError, match="no source in format 'cu'"):
-        mod.get_source("cu")
-    mod.save(str(tmp_path / "k.c"))
-    assert (tmp_path / "k.c").read_text() == "int x;"
+    assert mr.Module.entry_name == "main" and mod.entry_name == "main"
+    assert not hasattr(mod, "_exporter") and not hasattr(mod, "_sources")
+    assert mod.format == "so"
+    with pytest.raises(ValueError, match="no source in format 'c'"):
+        mod.get_source("c")
+    mod.save(str(tmp_path / "k.so"))
+    a, b, A, B, C = vectors(3)
+    mr.load_module(str(tmp_path / "k.so"))["add"](A, B, C)
+    np.testing.assert_allclose(C.numpy(), a + b)
+    with pytest.raises(ValueError, match="cannot be saved"):
+        mod.save(str(tmp_path / "k.c"))
     plain = mr.system_lib()
     with pytest.raises(RuntimeError, match="cannot be exported"):
         plain.export_library(str(tmp_path / "x.so"))
