@@ -1,10 +1,11 @@
 """Compiler half of the interop with Apache TVM 0.27: libraries Kiln builds and exports
 (`export_library("x.so")`) load and run in Apache TVM (`tvm.runtime.load_module`).
 
-For each Kiln host target ("c", and "llvm" when llvmlite is there) three kernels are built:
+For each Kiln host target ("c", and "llvm" when llvmlite is there) four libraries are built:
 an elementwise add over a symbolic length, a split + parallel loop (TVM's loader fills the
 `__TVMBackendParallelLaunch` slot with its thread pool), and a two-stage kernel whose 16 KiB
-intermediate goes through TVMBackendAllocWorkspace. TVM runs in a subprocess (tvm_run_kiln.py),
+intermediate goes through TVMBackendAllocWorkspace, and the add kernel with an imported module
+of the test-only kind "test.echo" packed into the library blob. TVM runs in a subprocess (tvm_run_kiln.py),
 one per library: libtvm_ffi and microruntime export the same C symbols, so the two runtimes are
 never loaded into one process (the Kiln build itself loads microruntime here).
 """
@@ -63,7 +64,10 @@ def ws_kernel():
     return te.create_schedule(C.op), [A, C], "ws"
 
 
-KERNELS = {"add": add_kernel, "par": par_kernel, "ws": ws_kernel}
+KERNELS = {"add": add_kernel, "par": par_kernel, "ws": ws_kernel, "blob": add_kernel}
+# What the test-only module kind "test.echo" (tests/compiler/build/echo_module.py) carries in
+# the library blob of the "blob" case; tvm_run_kiln.py checks it comes back.
+ECHO_PAYLOAD = b"kiln\x00echo\xff" * 3
 
 
 @pytest.fixture(scope="module")
@@ -76,13 +80,18 @@ def _run_in_tvm(out_dir, target, kind):
 
     schedule, args, func = KERNELS[kind]()
     m = compiler.build(schedule, args, target=target, name=func)
+    if kind == "blob":
+        from compiler.runtime_module import SerializedModule
+
+        m.import_module(SerializedModule("test.echo", ECHO_PAYLOAD))
     case_id = f"{kind}_{target}"
     path = str(out_dir / f"{case_id}.so")
     m.export_library(path)
     manifest = out_dir / "manifest.json"
     cases = json.loads(manifest.read_text()) if manifest.exists() else []
     cases = [c for c in cases if c["id"] != case_id]
-    cases.append({"id": case_id, "path": path, "func": func, "kind": kind})
+    cases.append({"id": case_id, "path": path, "func": func, "kind": kind,
+                  "payload": ECHO_PAYLOAD.hex()})
     manifest.write_text(json.dumps(cases))
     proc = subprocess.run([TVM_PYTHON, os.path.join(HERE, "tvm_run_kiln.py"), str(out_dir),
                            case_id], capture_output=True, text=True)
@@ -119,3 +128,12 @@ def test_workspace(out_dir, target):
                                "__TVMBackendFreeWorkspace": True}, result
     kind, text = result["shape_error"]
     assert kind == "ValueError" and "Mismatched A.shape[0] on argument #0" in text, result
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_library_blob_import(out_dir, target):
+    """One .so with an imported module in __tvm_ffi__library_bin: TVM decodes the blob with
+    its own `ffi.Module.load_from_bytes.test.echo` and both functions are reachable."""
+    result = _run_in_tvm(out_dir, target, "blob")
+    # the echo loader returns the module of a library it compiled: TVM's kind "library"
+    assert result["imports"] == ["library"], result

@@ -11,6 +11,9 @@ kind "add": C = A + B over several lengths (symbolic n), mod["main"] too, and a 
 wrong shape must raise a TVM error whose text is Kiln's ("Mismatched ..." naming the argument).
 kind "par": C = A + 1 (split + parallel) over several lengths, including more than one chunk.
 kind "ws":  C[i] = 2 * A[n-1-i] + 1 with a 16 KiB intermediate (a workspace), called repeatedly.
+kind "blob": the add kernel plus an imported "test.echo" module in the library blob; the echo
+loader (tests/compiler/build/echo_module.py) is registered with TVM before loading, and the
+import's `echo` must return the manifest's "payload".
 """
 import ctypes
 import json
@@ -20,6 +23,11 @@ import traceback
 
 import numpy as np
 import tvm
+import tvm_ffi
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "compiler",
+                                "build"))
+from echo_module import register_echo_loader  # noqa: E402
 
 DEV = tvm.cpu(0)
 
@@ -106,7 +114,22 @@ def context_slots(path, names):
     return filled
 
 
-CHECKS = {"add": check_add, "par": check_par, "ws": check_ws}
+def check_blob(mod, func, info):
+    a = np.arange(16, dtype="float32")
+    c = empty((16,))
+    mod[func](tensor(a), tensor(a), c)
+    np.testing.assert_array_equal(c.numpy(), 2 * a)
+    imports = list(mod.imports)  # TVM 0.27 (tvm_ffi.Module); classic TVM: imported_modules
+    info["imports"] = [m.kind for m in imports]
+    if len(imports) != 1:
+        raise AssertionError(f"expected one imported module, got {imports!r}")
+    payload = bytes.fromhex(info["payload"])
+    got = bytes(imports[0]["echo"]())
+    if got != payload:
+        raise AssertionError(f"echo returned {got!r}, expected {payload!r}")
+
+
+CHECKS = {"add": check_add, "par": check_par, "ws": check_ws, "blob": check_blob}
 
 
 def main(out, only=None):
@@ -114,8 +137,10 @@ def main(out, only=None):
         cases = [c for c in json.load(fh) if only is None or c["id"] == only]
     results = {"tvm_version": tvm.__version__, "cases": {}}
     for case in cases:
-        info = {"ok": False, "path": case["path"]}
+        info = {"ok": False, "path": case["path"], "payload": case.get("payload")}
         try:
+            if case["kind"] == "blob":
+                register_echo_loader(tvm_ffi.register_global_func, tvm.runtime.load_module)
             mod = tvm.runtime.load_module(case["path"])
             CHECKS[case["kind"]](mod, case["func"], info)
             info["ok"] = True
