@@ -94,7 +94,8 @@ def export_library(artifact, target, system_lib: bool, file_name: str, fcompile=
             f.write(artifact.sources["c"])
 
         result = fcompile(file_name, [source],
-                          **_with_options(kwargs, ["-std=c99", "-fPIC"] + compile_flags(target)))
+                          **_with_options(kwargs, ["-std=c99", "-fPIC"]
+                                          + compile_flags(target, host=False)))
     else:
         result = fcompile(file_name, [obj], **kwargs)
     return result if result is not None else file_name
@@ -108,7 +109,7 @@ def _compile_c(artifact, target, cc, workspace_dir, options) -> str:
     with open(source, "w") as f:
         f.write(artifact.sources["c"])
     return _cc.compile_source(source, os.path.join(workdir, "lib0.o"),
-                              compile_flags(target) + _cc_options(options), cc=cc)
+                              compile_flags(target, cc) + _cc_options(options), cc=cc)
 
 
 def _cc_options(options):
