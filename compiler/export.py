@@ -173,7 +173,7 @@ def export_library(parts: LibraryParts, file_name: str, fcompile=None, workspace
                    for i, h in enumerate(parts.hosts)]
         result = fcompile(file_name, sources + list(parts.static_objects) + blob,
                           **_with_options(kwargs, ["-std=c99", "-fPIC"]
-                                          + compile_flags(root.target)))
+                                          + compile_flags(root.target, host=False)))
     else:
         result = fcompile(file_name, objects + blob, **kwargs)
     return result if result is not None else file_name
@@ -225,4 +225,4 @@ def _compile_c(host: HostCode, index: int, cc, workdir, options) -> str:
     """A module's C source compiled with `cc` (e.g. a cross compiler) into an object."""
     source = _write(os.path.join(workdir, f"lib{index}.c"), host.artifact.sources["c"])
     return _cc.compile_source(source, os.path.join(workdir, f"lib{index}.o"),
-                              compile_flags(host.target) + _cc_options(options), cc=cc)
+                              compile_flags(host.target, cc) + _cc_options(options), cc=cc)

@@ -30,6 +30,7 @@ _CPU = {
     "march": str,
     "num-cores": int,
     "fast-math": bool,
+    "fp-contract": str,  # "fast" (default: a*b + c may become fma) or "off" (bit-exact)
     "fast-math-nnan": bool,
     "fast-math-ninf": bool,
     "fast-math-nsz": bool,

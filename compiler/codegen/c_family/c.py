@@ -15,10 +15,11 @@ library context; `tir.make_dltensor` is a DLTensor compound literal.
 from __future__ import annotations
 
 import os
+import platform
 from typing import Dict, List, Set
 
-from ...contrib.cc import compile_source
-from ...ir.errors import InternalError, UnsupportedOpError
+from ...contrib.cc import compile_source, get_cc
+from ...ir.errors import InternalError, TargetError, UnsupportedOpError
 from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.buffer import Buffer
@@ -298,21 +299,69 @@ def generate_c(mod, target) -> str:
                   entry_symbol=system_lib_entry_symbol(prefix or ""))
 
 
-def compile_flags(target) -> List[str]:
-    """cc flags that honour the target's options."""
+def _arch(triple: str) -> str:
+    """The architecture of a triple or a machine name, normalised ("amd64" -> "x86_64")."""
+    arch = triple.split("-")[0].lower()
+    return {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64", "i386": "x86",
+            "i686": "x86"}.get(arch, arch)
+
+
+def _is_cross_cc(cc: str) -> bool:
+    """Whether a compiler command targets another architecture ("aarch64-linux-gnu-gcc",
+    "clang --target=riscv64-linux-gnu")."""
+    words = _listify_cc(cc)
+    host = _arch(platform.machine())
+    for word in words:
+        if word.startswith("--target=") or word.startswith("-target="):
+            return _arch(word.split("=", 1)[1]) != host
+    name = os.path.basename(words[0]) if words else ""
+    return name.count("-") >= 2 and _arch(name) != host
+
+
+def _listify_cc(cc) -> List[str]:
+    return cc.split() if isinstance(cc, str) else list(cc or [])
+
+
+def compile_flags(target, cc=None, host: bool = True) -> List[str]:
+    """cc flags that honour the target's options (gcc / clang spelling).
+
+    CPU: `-mcpu=<name>` (or `-march=<name>`) picks the CPU (`-march=` on x86, `-mcpu=` elsewhere);
+    `-mcpu=generic` is the compiler's portable baseline; with neither, a host build (no foreign
+    `-mtriple`, a native `cc`, `host` true) uses `-march=native` like the llvm target's host CPU,
+    and a cross build gets no CPU flag. `-mattr=+avx2,+fma` -> `-mavx2 -mfma` (`-x` -> `-mno-x`).
+    FP contraction (`a*b + c` -> fma): `-ffp-contract=fast` unless `-fp-contract=off`
+    (bit-exact results), as the llvm target. `-fast-math` -> `-ffast-math`.
+    """
     # No -fwrapv: as in TVM, overflow of 32/64-bit signed arithmetic is undefined in generated
     # code, which lets the C compiler widen int32 index arithmetic (-fwrapv made the gemm bench
     # 4x slower). 8/16-bit results are wrapped explicitly by the printer.
     flags = [f"-O{target.get('opt-level', 2)}", "-ftree-vectorize", "-fno-math-errno"]
+    triple = target.get("mtriple")
+    arch = _arch(triple) if triple else _arch(platform.machine())
+    cross = (triple and arch != _arch(platform.machine())) or _is_cross_cc(cc or get_cc())
     cpu = target.get("mcpu") or target.get("march")
-    if cpu:
-        flags.append(f"-march={cpu}")
+    if cpu is None and host and not cross:
+        cpu = "native"
+    if cpu and cpu != "generic":
+        x86 = arch in ("x86_64", "x86")
+        flags.append(f"-march={cpu}" if x86 or target.get("march") else f"-mcpu={cpu}")
     for attr in target.get("mattr") or []:
         feature = attr.lstrip("+-")
         flags.append(f"-mno-{feature}" if attr.startswith("-") else f"-m{feature}")
+    flags.append(f"-ffp-contract={fp_contract(target)}")
     if target.get("fast-math"):
         flags.append("-ffast-math")
     return flags
+
+
+def fp_contract(target) -> str:
+    """The target's `-fp-contract` mode: "fast" (default: fuse `a*b + c` into fma where the CPU
+    has one) or "off" (every product and sum rounded on its own, bit-exact across targets)."""
+    mode = target.get("fp-contract") or "fast"
+    if mode not in ("fast", "off"):
+        raise TargetError(f"-fp-contract={mode} is not a contraction mode; use "
+                          "-fp-contract=fast (the default) or -fp-contract=off")
+    return mode
 
 
 def codegen_host(mod, target, workdir: str) -> HostArtifact:
@@ -320,5 +369,12 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
     path = os.path.join(workdir, "host.c")
     with open(path, "w") as f:
         f.write(source)
-    obj = compile_source(path, os.path.join(workdir, "host.o"), compile_flags(target))
-    return HostArtifact(object_file=obj, sources={"c": source})
+    # -save-temps=obj keeps the assembly (host.s) of the one compile for get_source("asm").
+    obj = compile_source(path, os.path.join(workdir, "host.o"),
+                         compile_flags(target) + ["-save-temps=obj"])
+    sources = {"c": source}
+    asm = os.path.join(workdir, "host.s")
+    if os.path.exists(asm):
+        with open(asm) as f:
+            sources["asm"] = f.read()
+    return HostArtifact(object_file=obj, sources=sources)

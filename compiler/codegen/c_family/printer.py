@@ -13,7 +13,7 @@ from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.functor import post_order_visit
 from ...tir.transform.lower_workspace import FREE_ON_ERROR
-from .printer_expr import CExprPrinter
+from .printer_expr import CExprPrinter, NotVectorForm, is_contiguous
 
 
 class CFamilyPrinter(CExprPrinter):
@@ -105,11 +105,49 @@ class CFamilyPrinter(CExprPrinter):
             self.emit(f"{self.value_type(var.dtype)} {self.name_of(var)} = {self.expr(s.value)};")
 
     def declare_vector(self, var: E.Var, value: E.PrimExpr) -> None:
+        """A vector variable is an array of its lanes in both forms."""
         lanes = var.dtype.lanes
         name = self.name_of(var)
         self.emit(f"{self.value_type(var.dtype.element_of())} {name}[{lanes}];")
-        self.lane_loop(lanes, lambda: self.emit(f"{name}[{self.lane}] = {self.expr(value)};"))
+        self.vector_or_lanes(
+            lanes, var.dtype,
+            lambda vt: f"{vt}_store(&{name}[{self.lane}], {self.vexpr(value, vt)});",
+            lambda: self.lane_loop(lanes, lambda: self.emit(
+                f"{name}[{self.lane}] = {self.expr(value)};")))
         self.vector_vars.add(id(var))
+
+    def vector_or_lanes(self, lanes: int, dtype, vector, lanes_form) -> None:
+        """A vector statement: `vector(type)` (one chunk's statement, NotVectorForm when it has
+        none) in a loop over chunks under `#if KILN_VECTOR_EXT`, with `lanes_form()` for
+        compilers without vector extensions; else `lanes_form()` alone."""
+        outer, self.lane = self.lane, self.fresh("lane")
+        try:
+            vt = self.vector_type(dtype)
+            text = vector(vt)
+        except NotVectorForm:
+            self.taken.discard(self.lane)
+            self.lane = outer
+            lanes_form()
+            return
+        self.lines.append("#if KILN_VECTOR_EXT")
+        self.emit(f"#pragma GCC unroll {lanes}")
+        self.emit(f"for (int32_t {self.lane} = 0; {self.lane} < {lanes}; "
+                  f"{self.lane} += {vt}_step) {{")
+        self.emit(self.indent_unit + text)
+        self.emit("}")
+        self.lane = outer
+        self.lines.append("#else")
+        lanes_form()
+        self.lines.append("#endif")
+
+    def vector_store(self, s: S.BufferStore, vt: str) -> str:
+        """One chunk of a store of a whole vector to contiguous elements, or NotVectorForm."""
+        t = s.buffer.dtype
+        if (len(s.indices) != 1 or not is_contiguous(s.indices[0]) or t.is_bool
+                or (t.is_float and t.bits == 16)):
+            raise NotVectorForm(str(s))
+        value = self.vexpr(s.value, vt)
+        return f"{vt}_store(&{self.element(s.buffer, s.indices)}, {value});"
 
     def lane_loop(self, lanes: int, body) -> None:
         outer, self.lane = self.lane, self.fresh("lane")
@@ -159,6 +197,11 @@ class CFamilyPrinter(CExprPrinter):
             value = self.stored_value(s.buffer, self.expr(s.value))
             self.emit(f"{self.element(s.buffer, s.indices)} = {value};")
             return
+        self.vector_or_lanes(lanes, s.value.dtype, lambda vt: self.vector_store(s, vt),
+                             lambda: self.store_lanes(s, lanes))
+
+    def store_lanes(self, s: S.BufferStore, lanes: int) -> None:
+        """The lane form of a vector store: a loop over the lanes."""
         if self._reads_other_lanes(s):
             # Vector semantics read every lane before writing any: stage through a temporary.
             tmp = self.fresh("kiln_vec")

@@ -2,10 +2,16 @@
 C-like text, shared by the C host codegen and (later) CUDA, OpenCL and Metal, which override
 only what differs (type names, qualifiers, intrinsics, thread indices).
 
-Vectors (Ramp / Broadcast / vector loads, made by the vectorize pass) are printed lane by lane:
-a store of a vector value becomes a loop over its lanes in which every vector sub-expression is
-printed for lane `l` (`Ramp(b, s, n)` -> `b + s*l`, `Broadcast(v)` -> `v`), which C compilers
-turn back into SIMD code. float16 / bfloat16 values are computed as `float` and converted at
+Vectors (Ramp / Broadcast / vector loads, made by the vectorize pass) have two forms. The lane
+form works everywhere: a store of a vector value becomes a loop over its lanes in which every
+vector sub-expression is printed for lane `l` (`Ramp(b, s, n)` -> `b + s*l`, `Broadcast(v)` ->
+`v`). The vector form (`vexpr`) is a loop over chunks of the machine's vector width (one register)
+in GCC vector extensions (`kiln_float32x32`: typedefs and load / store / splat helpers in the
+prelude) for what maps onto them one to one: float32/64 and
+32/64-bit integer vectors of 2^k lanes, +, -, * (and / for floats), Broadcast, and loads of
+contiguous (stride-1 Ramp) or broadcast indices; anything else raises `NotVectorForm` and the
+statement keeps the lane form only. A statement with a vector form prints both, under
+`#if KILN_VECTOR_EXT` (gcc and clang) / `#else` (other compilers). float16 / bfloat16 values are computed as `float` and converted at
 loads, stores and casts through helpers of the prelude (plain C99 has no half type).
 Expressions are fully parenthesised; statements are printed flat (LetStmt and AssertStmt chains
 do not nest blocks).
@@ -31,6 +37,11 @@ _LIBM = {"exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "tanh"
          "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "pow", "atan2", "fmod", "copysign",
          "hypot", "ldexp"}
 _CLASSIFY = {"isnan", "isinf", "isfinite"}
+_VECTOR_OPS = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.Div: "/"}
+
+
+class NotVectorForm(Exception):
+    """The expression has no GCC-vector-extension form; the caller prints lanes instead."""
 
 
 class CExprPrinter:
@@ -214,6 +225,47 @@ class CExprPrinter:
     def expr_Broadcast(self, e: E.Broadcast) -> str:
         return self.expr(e.value)
 
+    # ---- vector form (GCC vector extensions) ---------------------------------------------------
+    def vector_type(self, t: DType) -> str:
+        """The vector-extension type for vector dtype `t`: a chunk of min(lanes, the machine's
+        vector width) lanes (`kiln_float32x32_step`, set in the prelude from __AVX__ etc.), so
+        every value fits a register; raises NotVectorForm for dtypes without one."""
+        lanes, elem = t.lanes, t.element_of()
+        if lanes < 2 or lanes & (lanes - 1) or not (
+                (elem.is_float and elem.bits in (32, 64)) or
+                (elem.is_integer and not elem.is_bool and elem.bits in (32, 64))):
+            raise NotVectorForm(str(t))
+        ctype = self.value_type(elem)
+        name = f"kiln_{elem}x{lanes}"
+        self.helpers |= {"vector_ext", f"vec:{name}:{ctype}:{lanes}"}
+        return name
+
+    def vexpr(self, e, vt: str) -> str:
+        """`e` as a vector-extension expression of type `vt` for the chunk of lanes starting at
+        `self.lane`, or NotVectorForm."""
+        if self.vector_type(e.dtype) != vt:
+            raise NotVectorForm(str(e))
+        if isinstance(e, E.Var):
+            if id(e) not in self.vector_vars:
+                raise NotVectorForm(e.name)
+            return f"{vt}_load(&{self.name_of(e)}[{self.lane}])"
+        if isinstance(e, E.Broadcast):
+            return f"{vt}_splat({self.expr(e.value)})"
+        if isinstance(e, E.Let):
+            return self.vexpr(substitute(e.body, {e.var: e.value}), vt)
+        if type(e) in _VECTOR_OPS and (e.dtype.is_float or not isinstance(e, E.Div)):
+            return f"({self.vexpr(e.a, vt)} {_VECTOR_OPS[type(e)]} {self.vexpr(e.b, vt)})"
+        if isinstance(e, E.BufferLoad):
+            t = e.buffer.dtype
+            if t.is_float and t.bits == 16 or t.is_bool or len(e.indices) != 1:
+                raise NotVectorForm(str(e))
+            index = e.indices[0]
+            if isinstance(index, E.Broadcast):
+                return f"{vt}_splat({self.element(e.buffer, [index.value])})"
+            if is_contiguous(index):
+                return f"{vt}_load(&{self.element(e.buffer, [index])})"
+        raise NotVectorForm(str(e))
+
     def _need_lane(self, e) -> None:
         if self.lane is None:
             raise InternalError(f"vector expression {e} printed outside a lane loop")
@@ -306,6 +358,12 @@ class CExprPrinter:
 
 for _cls in _ARITH:
     setattr(CExprPrinter, "expr_" + _cls.__name__, CExprPrinter.expr_BinaryOp)
+
+
+def is_contiguous(index) -> bool:
+    """Whether a vector index is Ramp(base, 1, lanes)."""
+    return (isinstance(index, E.Ramp) and isinstance(index.stride, E.IntImm)
+            and index.stride.value == 1)
 
 
 def _tag(ctype: str) -> str:

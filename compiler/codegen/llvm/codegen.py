@@ -6,8 +6,9 @@ PrimFunc is built into its own LLVM module and verified at once (a failure names
 then the modules are linked with the library symbols (llvm_library), optimised with LLVM's
 standard pipeline at `-opt-level` (default 3) and emitted for the target machine:
 `-mtriple` (default: this host), `-mcpu`/`-mattr` (default: this host's CPU and features when
-not cross compiling, else "generic"), relocation model PIC. `-fast-math[-<flag>]` sets
-fast-math flags on float operations.
+not cross compiling, else "generic"), relocation model PIC. Float operations carry the
+`contract` fast-math flag unless `-fp-contract=off` (so `a*b + c` becomes an fma where the CPU
+has one); `-fast-math[-<flag>]` sets the other fast-math flags.
 """
 from __future__ import annotations
 
@@ -68,10 +69,20 @@ def create_target_machine(target) -> llvm.TargetMachine:
 
 
 def fast_math_flags(target) -> Tuple[str, ...]:
+    """The fast-math flags of float operations. `contract` is on by default (as TVM's
+    AllowFPOpFusion=Fast: `a*b + c` may become one fma where the CPU has one); `-fp-contract=off`
+    removes it for bit-exact results, `-fast-math[-<flag>]` adds the others."""
     attrs = getattr(target, "attrs", {}) or {}
-    if attrs.get("fast-math"):
+    mode = attrs.get("fp-contract") or "fast"
+    if mode not in ("fast", "off"):
+        raise TargetError(f"-fp-contract={mode} is not a contraction mode; use "
+                          "-fp-contract=fast (the default) or -fp-contract=off")
+    contract = mode == "fast"
+    if attrs.get("fast-math") and contract:
         return ("fast",)
-    return tuple(f for f in FAST_MATH_FLAGS if attrs.get(f"fast-math-{f}"))
+    wanted = {f for f in FAST_MATH_FLAGS if attrs.get("fast-math") or attrs.get(f"fast-math-{f}")}
+    wanted = wanted | {"contract"} if contract else wanted - {"contract"}
+    return tuple(f for f in FAST_MATH_FLAGS if f in wanted)
 
 
 def _system_lib_prefix(mod, target):
