@@ -8,32 +8,29 @@ argument (a Python callback's), taking its own reference to objects.
 import numpy as np
 
 from ._loader import ffi, lib
+from .abi import TYPE_NAMES, TypeIndex
 from .base import check_call, make_error
 from .device import Device
 from .dtype import DataType
 from .ndarray import NDArray, NDArrayView, numpy_argument
 from .object import WRAPPERS, Object, ObjectGeneric, ShapeTuple
 
-# TVMFFITypeIndex values.
-NONE, INT, BOOL, FLOAT, OPAQUE_PTR, DATA_TYPE, DEVICE, DLTENSOR_PTR = 0, 1, 2, 3, 4, 5, 6, 7
-RAW_STR, BYTE_ARRAY_PTR, SMALL_STR, SMALL_BYTES = 8, 9, 11, 12
-OBJECT, STR, BYTES, ERROR, FUNCTION, SHAPE, TENSOR, ARRAY, MAP, MODULE = range(64, 74)
+T = TypeIndex
+NONE, INT, BOOL, FLOAT, OPAQUE_PTR = T.NONE, T.INT, T.BOOL, T.FLOAT, T.OPAQUE_PTR
+DATA_TYPE, DEVICE, DLTENSOR_PTR, RAW_STR = T.DATA_TYPE, T.DEVICE, T.DLTENSOR_PTR, T.RAW_STR
+BYTE_ARRAY_PTR, SMALL_STR, SMALL_BYTES = T.BYTE_ARRAY_PTR, T.SMALL_STR, T.SMALL_BYTES
+OBJECT, STR, BYTES, ERROR, FUNCTION = T.OBJECT, T.STR, T.BYTES, T.ERROR, T.FUNCTION
+SHAPE, TENSOR, ARRAY, MAP, MODULE = T.SHAPE, T.TENSOR, T.ARRAY, T.MAP, T.MODULE
 
 _new_obj_out = ffi.new
 
-_TYPE_NAMES = {NONE: "None", INT: "int", BOOL: "bool", FLOAT: "float",
-               OPAQUE_PTR: "opaque pointer", DATA_TYPE: "DataType", DEVICE: "Device",
-               DLTENSOR_PTR: "DLTensor*", RAW_STR: "str", BYTE_ARRAY_PTR: "bytes",
-               10: "ObjectRValueRef", SMALL_STR: "str", SMALL_BYTES: "bytes", OBJECT: "Object",
-               STR: "str", BYTES: "bytes", ERROR: "Error", FUNCTION: "Function", SHAPE: "Shape",
-               TENSOR: "Tensor", ARRAY: "Array", MAP: "Map", MODULE: "Module"}
 
 
 def type_index_name(type_index):
     """What a type index stands for, for messages (as the C runtime names it)."""
-    if type_index in _TYPE_NAMES:
-        return _TYPE_NAMES[type_index]
-    return "object" if type_index >= 128 else "unknown type"
+    if type_index in TYPE_NAMES:
+        return TYPE_NAMES[type_index]
+    return "object" if type_index >= T.DYN_OBJECT_BEGIN else "unknown type"
 
 
 

@@ -2,11 +2,14 @@
 import json
 
 from ._loader import ffi, lib
+from .abi import DEVICE_NAMES, DeviceType
 from .base import check_call
 
-# DLDeviceType values (DLPack).
-kDLCPU, kDLCUDA, kDLCUDAHost, kDLOpenCL = 1, 2, 3, 4
-kDLVulkan, kDLMetal, kDLVPI, kDLROCM, kDLExtDev = 7, 8, 9, 10, 12
+# DLDeviceType values under the names TVM's Python API uses.
+kDLCPU, kDLCUDA, kDLCUDAHost, kDLOpenCL = (DeviceType.CPU, DeviceType.CUDA,
+                                           DeviceType.CUDA_HOST, DeviceType.OPENCL)
+kDLVulkan, kDLMetal, kDLVPI = DeviceType.VULKAN, DeviceType.METAL, DeviceType.VPI
+kDLROCM, kDLExtDev = DeviceType.ROCM, DeviceType.EXT_DEV
 
 DEVICE_TYPE_OF_NAME = {
     "cpu": kDLCPU, "llvm": kDLCPU, "c": kDLCPU, "stackvm": kDLCPU,
@@ -15,12 +18,7 @@ DEVICE_TYPE_OF_NAME = {
     "vulkan": kDLVulkan, "metal": kDLMetal, "mtl": kDLMetal,
     "vpi": kDLVPI, "rocm": kDLROCM, "ext_dev": kDLExtDev,
 }
-NAME_OF_DEVICE_TYPE = {
-    kDLCPU: "cpu", kDLCUDA: "cuda", kDLCUDAHost: "cuda_host", kDLOpenCL: "opencl",
-    kDLVulkan: "vulkan", kDLMetal: "metal", kDLVPI: "vpi", kDLROCM: "rocm",
-    11: "rocm_host", kDLExtDev: "ext_dev", 13: "cuda_managed", 14: "oneapi", 15: "webgpu",
-    16: "hexagon",
-}
+NAME_OF_DEVICE_TYPE = dict(DEVICE_NAMES)
 
 # mr_device_attr_t
 _ATTR = {

@@ -1,9 +1,12 @@
 """The Jinja environment over codegen_templates/ (one folder per language). Templates lay out
-files, kernel frames and signatures; expressions are printed by the codegens, never here."""
+files, kernel frames and signatures; expressions are printed by the codegens, never here.
+Every template sees `abi` (microruntime/abi.py) for type indices and layout constants."""
 from __future__ import annotations
 
 import functools
 import os
+
+from microruntime import abi
 
 from ..ir.errors import BuildError
 
@@ -19,9 +22,11 @@ def environment():
         raise BuildError("generating C code needs jinja2, which is not installed: "
                          "pip install 'kiln[compiler]' (or pip install jinja2)") from err
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                              undefined=jinja2.StrictUndefined, autoescape=False)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined, autoescape=False)
+    env.globals["abi"] = abi
+    return env
 
 
 def render(template: str, **context) -> str:

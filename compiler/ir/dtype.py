@@ -9,10 +9,14 @@ from __future__ import annotations
 import re
 from typing import Optional, Union
 
+from microruntime.abi import DataTypeCode
+
 from .errors import IRError
 
 # DLPack type codes (the same numbers the runtime uses).
-INT, UINT, FLOAT, HANDLE, BFLOAT, BOOL = 0, 1, 2, 3, 4, 6
+INT, UINT, FLOAT, BFLOAT, BOOL = (DataTypeCode.INT, DataTypeCode.UINT, DataTypeCode.FLOAT,
+                                 DataTypeCode.BFLOAT, DataTypeCode.BOOL)
+HANDLE = DataTypeCode.OPAQUE_HANDLE
 
 _NAMES = {INT: "int", UINT: "uint", FLOAT: "float", HANDLE: "handle", BFLOAT: "bfloat",
           BOOL: "bool"}

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Tuple
 
+from microruntime.abi import DeviceType
+
 COMMON = {
     "keys": list,
     "device": str,
@@ -82,27 +84,27 @@ class TargetKind:
 
 KINDS: Dict[str, TargetKind] = {
     k.name: k for k in (
-        TargetKind("c", 1, ("cpu",), {**COMMON, **_CPU}),
-        TargetKind("llvm", 1, ("cpu",), {**COMMON, **_CPU}),
-        TargetKind("cuda", 2, ("cuda", "gpu"),
+        TargetKind("c", DeviceType.CPU, ("cpu",), {**COMMON, **_CPU}),
+        TargetKind("llvm", DeviceType.CPU, ("cpu",), {**COMMON, **_CPU}),
+        TargetKind("cuda", DeviceType.CUDA, ("cuda", "gpu"),
                    {**COMMON, **_GPU, "arch": str, "mcpu": str, "mtriple": str,
                     "registers_per_block": int},
                    {"max_num_threads": 1024, "thread_warp_size": 32}),
-        TargetKind("nvptx", 2, ("cuda", "gpu"),
+        TargetKind("nvptx", DeviceType.CUDA, ("cuda", "gpu"),
                    {**COMMON, **_GPU, "mcpu": str, "mtriple": str},
                    {"max_num_threads": 1024, "thread_warp_size": 32,
                     "mtriple": "nvptx64-nvidia-cuda"}),
-        TargetKind("opencl", 4, ("opencl", "gpu"), {**COMMON, **_GPU},
+        TargetKind("opencl", DeviceType.OPENCL, ("opencl", "gpu"), {**COMMON, **_GPU},
                    {"max_num_threads": 256, "thread_warp_size": 1}),
-        TargetKind("metal", 8, ("metal", "gpu"),
+        TargetKind("metal", DeviceType.METAL, ("metal", "gpu"),
                    {**COMMON, **_GPU, "max_function_args": int},
                    {"max_num_threads": 256, "thread_warp_size": 16,
                     "max_function_args": 31}),
-        TargetKind("rocm", 10, ("rocm", "gpu"),
+        TargetKind("rocm", DeviceType.ROCM, ("rocm", "gpu"),
                    {**COMMON, **_GPU, "mcpu": str, "mtriple": str, "mattr": list},
                    {"max_num_threads": 256, "thread_warp_size": 64,
                     "mtriple": "amdgcn-amd-amdhsa-hcc"}),
-        TargetKind("vulkan", 7, ("vulkan", "gpu"),
+        TargetKind("vulkan", DeviceType.VULKAN, ("vulkan", "gpu"),
                    {**COMMON, **_GPU, "supports_float16": bool, "supports_int8": bool,
                     "supports_int16": bool, "supports_int64": bool, "supports_float64": bool,
                     "mtriple": str},

@@ -18,6 +18,8 @@ import os
 import platform
 from typing import Dict, List, Set
 
+from microruntime.abi import TypeIndex
+
 from ...contrib.cc import compile_source, get_cc
 from ...ir.errors import InternalError, TargetError, UnsupportedOpError
 from ...tir import expr as E
@@ -70,7 +72,8 @@ _SERVICES = {
              "TVMFFIErrorSetRaisedFromCStrParts(\"RuntimeError\", parts, 1); return -1; }"),
 }
 # TVMFFIAny type indices of call_packed arguments (as compiler/codegen/llvm_packed.py).
-_ANY_INT, _ANY_BOOL, _ANY_FLOAT, _ANY_DLTENSOR_PTR, _ANY_RAW_STR = 1, 2, 3, 7, 8
+_ANY_INT, _ANY_BOOL, _ANY_FLOAT = TypeIndex.INT, TypeIndex.BOOL, TypeIndex.FLOAT
+_ANY_DLTENSOR_PTR, _ANY_RAW_STR = TypeIndex.DLTENSOR_PTR, TypeIndex.RAW_STR
 
 
 class CHostPrinter(CFamilyPrinter):

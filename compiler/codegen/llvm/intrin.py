@@ -7,6 +7,7 @@ intrinsics read `TVMFFIAny` and `DLTensor` fields; runtime services go through `
 from __future__ import annotations
 
 from llvmlite import ir
+from microruntime.abi import OBJECT_HEADER_BYTES, DataTypeCode, TypeIndex
 
 from ...ir.dtype import DType
 from ...ir.errors import InternalError, UnsupportedOpError
@@ -28,9 +29,10 @@ DLTENSOR_FIELDS = {"data": ((0,), PTR, False), "device_type": ((1, 0), I32, True
                    "dtype_code": ((3, 0), I8, False), "dtype_bits": ((3, 1), I8, False),
                    "dtype_lanes": ((3, 2), I16, False), "shape": ((4,), PTR, False),
                    "strides": ((5,), PTR, False), "byte_offset": ((6,), I64, False)}
-TENSOR_OBJECT, OBJECT_HEADER_BYTES = 70, 24
-DTYPE_PREFIX = {0: "int", 1: "uint", 2: "float", 3: "handle", 4: "bfloat", 5: "complex",
-                6: "bool"}
+TENSOR_OBJECT = TypeIndex.TENSOR
+DTYPE_PREFIX = {DataTypeCode.INT: "int", DataTypeCode.UINT: "uint", DataTypeCode.FLOAT: "float",
+                DataTypeCode.OPAQUE_HANDLE: "handle", DataTypeCode.BFLOAT: "bfloat",
+                DataTypeCode.COMPLEX: "complex", DataTypeCode.BOOL: "bool"}
 
 
 def _type_suffix(ty: ir.Type) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import List
 
 from llvmlite import ir
+from microruntime.abi import TypeIndex
 
 from ...ir.dtype import DType
 from ...ir.errors import InternalError
@@ -21,7 +22,8 @@ CONTEXT_SLOTS = ("TVMBackendAllocWorkspace", "TVMBackendFreeWorkspace", "TVMBack
                  "TVMBackendParallelBarrier", "TVMFFIFunctionCall", "TVMFFIEnvModLookupFromImports",
                  "TVMFFIHandleInitOnce")
 # TVMFFIAny type indices for call_packed arguments.
-INT, BOOL, FLOAT, DLTENSOR_PTR, RAW_STR = 1, 2, 3, 7, 8
+INT, BOOL, FLOAT = TypeIndex.INT, TypeIndex.BOOL, TypeIndex.FLOAT
+DLTENSOR_PTR, RAW_STR = TypeIndex.DLTENSOR_PTR, TypeIndex.RAW_STR
 
 
 class PackedEmitter:

@@ -43,6 +43,8 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional, Set
 
+from microruntime.abi import DEVICE_NAMES, STATIC_OBJECT_BEGIN, TypeIndex
+
 from ...ir import IRModule
 from ...ir.dtype import BOOL, FLOAT, HANDLE, DType, boolean, handle, int32, int64
 from .. import (
@@ -65,10 +67,9 @@ from .. import (
 
 Step = Callable[[object], object]
 
-# DLPack/TVM-FFI type indices (see shared reference §1.1).
-NONE, INT, BOOL_T, FLOAT_T, OPAQUE_PTR, DLTENSOR_PTR = 0, 1, 2, 3, 4, 7
-OBJECT_BEGIN, TENSOR = 64, 70
-DEVICE_NAMES = {1: "cpu", 2: "cuda", 4: "opencl", 7: "vulkan", 8: "metal"}
+NONE, INT, BOOL_T, FLOAT_T = TypeIndex.NONE, TypeIndex.INT, TypeIndex.BOOL, TypeIndex.FLOAT
+OPAQUE_PTR, DLTENSOR_PTR, TENSOR = TypeIndex.OPAQUE_PTR, TypeIndex.DLTENSOR_PTR, TypeIndex.TENSOR
+OBJECT_BEGIN = STATIC_OBJECT_BEGIN
 
 
 def make_packed_api(mod: IRModule) -> IRModule:
