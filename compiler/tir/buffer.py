@@ -44,13 +44,20 @@ class Buffer(Node):
 def decl_buffer(shape: Sequence, dtype: DTypeLike = "float32", name: str = "buffer",
                 data: Optional[Var] = None, strides: Sequence = (), elem_offset=None,
                 scope: str = "global", data_alignment: int = 64,
-                offset_factor: int = 1) -> Buffer:
-    """A new Buffer; its data pointer is a fresh handle Var unless `data` is given."""
+                offset_factor: int = 0) -> Buffer:
+    """A new Buffer; its data pointer is a fresh handle Var unless `data` is given.
+
+    As in TVM, a non-zero `offset_factor` without an `elem_offset` makes the offset symbolic
+    (a Var `<name>_elem_offset`, bound from a tensor argument's byte_offset and required to be
+    a multiple of `offset_factor`); otherwise the offset is 0.
+    """
     dtype = as_dtype(dtype)
     shape = tuple(convert(s) for s in (shape if isinstance(shape, (list, tuple)) else (shape,)))
     if data is None:
         data = Var(name, handle)
+    if elem_offset is None:
+        elem_offset = Var(f"{name}_elem_offset", int32) if offset_factor else make_const(int32, 0)
     return Buffer(name=name, data=data, dtype=dtype, shape=shape,
-                  strides=tuple(convert(s) for s in strides),
-                  elem_offset=make_const(int32, 0) if elem_offset is None else convert(elem_offset),
-                  scope=scope, data_alignment=data_alignment, offset_factor=offset_factor)
+                  strides=tuple(convert(s) for s in strides), elem_offset=convert(elem_offset),
+                  scope=scope, data_alignment=data_alignment,
+                  offset_factor=max(offset_factor, 1))

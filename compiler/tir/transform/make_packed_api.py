@@ -28,8 +28,10 @@ After (the **packed form**, the input contract of every host codegen, see compil
      it (`LetStmt(n, cast(n.dtype, shape[k]))`), every other dimension is asserted equal
      (ValueError); strides: NULL means compact, non-NULL compact buffers are asserted compact
      (dimensions of extent 1 may have any stride), symbolic strides bind from `strides[k]` or
-     the compact value (ValueError); byte_offset must be 0 unless `elem_offset` is a Var, which
-     it then binds (ValueError); device_type must equal the target's (ValueError); device_id is
+     the compact value (ValueError); byte_offset must be `elem_offset * itemsize` unless
+     `elem_offset` is an unbound Var, which it then binds to byte_offset / itemsize after
+     asserting byte_offset is a multiple of itemsize * offset_factor (ValueError); device_type
+     must equal the target's (ValueError); device_id is
      bound from the first tensor and asserted equal on the others (ValueError); finally
      `LetStmt(buffer.data, tir.dltensor_get(handle, "data"))` and an assert that it is not NULL
      unless the tensor is empty (ValueError).
@@ -259,6 +261,11 @@ class _Packer:
         offset = _get(h, "byte_offset", int64)
         eo = buf.elem_offset
         if isinstance(eo, Var) and id(eo) not in self.bound:
+            # Whole elements, offset_factor of them at a time (TVM's ArgBinder checks the factor).
+            unit = buf.dtype.bytes * buf.offset_factor
+            if unit > 1:
+                self.check((offset % unit).equal(0), "ValueError", f"{buf.name}.byte_offset", i,
+                           f"a multiple of {unit}", offset)
             self.let(eo, cast(eo.dtype, offset // buf.dtype.bytes))
             return
         if isinstance(eo, IntImm):

@@ -1,13 +1,18 @@
 """Every pass of the pipeline returns the very same IRModule object when it changes nothing (the
 runner then prints "unchanged"): each is run on its own output, after `lower` and after the
-host passes."""
+host passes; and each pass of the pipeline, once it rewrote a module, returns its own output
+unchanged."""
 import pytest
 
 import compiler
-from compiler import te
+from compiler import te, tir
 from compiler.build import host_passes
+from compiler.ir import IRModule
+from compiler.ir.dtype import float32
 from compiler.target import Target
+from compiler.te.schedule_ops import schedule_to_primfunc
 from compiler.tir import pipeline
+from compiler.tir.pipeline import run_passes
 
 PASSES = list({id(p): p for p in pipeline.lower_passes() + pipeline.host_passes()}.values())
 
@@ -33,4 +38,42 @@ def test_pass_returns_same_module_when_unchanged(p, form):
     if form == "packed":
         mod = host_passes(mod, Target("c"))
     once = p(mod)
+    assert p(once) is once
+
+
+def _busy():
+    """A function on which most passes have work: a sigmoid (lower_intrin), an unrolled and a
+    vectorized loop, a call_packed on a buffer (lower_call_packed) that is a large dynamic
+    temporary (lower_workspace), a parallel loop (lower_parallel), one function
+    (annotate_entry); before storage_flatten."""
+    n = te.var("n")
+    A = te.placeholder((n, 512), name="A")
+    B = te.compute((n, 512), lambda i, j: tir.Call(float32, "tir.sigmoid", (A[i, j],)),
+                   name="B")
+    C = te.extern((n, 512), [B], lambda ins, outs: tir.call_packed("g", ins[0], outs[0]),
+                  name="C")
+    D = te.compute((n, 512), lambda i, j: C[i, j] + 1.0, name="D")
+    s = te.create_schedule(D.op)
+    s[D].parallel(D.op.axis[0])
+    s[D].vectorize(s[D].split(D.op.axis[1], factor=4)[1])
+    s[B].unroll(s[B].split(B.op.axis[1], factor=2)[1])
+    func = schedule_to_primfunc(s, [A, D], "f").with_attr("target", Target("c"))
+    return IRModule({"f": func})
+
+
+PIPELINE = pipeline.lower_passes() + pipeline.host_passes()
+IDLE_ON_BUSY = {"storage_rewrite", "remove_no_op", "split_host_device"}
+
+
+@pytest.mark.parametrize("k", range(len(PIPELINE)),
+                         ids=[f"{k}-{p.__name__}" for k, p in enumerate(PIPELINE)])
+def test_pass_returns_its_own_output_after_rewriting(k):
+    """After `p` rewrote a module, running `p` again on the result returns that very object."""
+    mod = run_passes(_busy(), PIPELINE[:k])
+    p = PIPELINE[k]
+    once = p(mod)
+    if p.__name__ in IDLE_ON_BUSY:
+        assert once is mod
+    else:
+        assert once is not mod, f"{p.__name__} had nothing to do: the test lost its point"
     assert p(once) is once
