@@ -2,8 +2,8 @@
 and load it into the microruntime, callable at once (`m["test_add"](a, b, c)`), as `tvm.build`.
 
 The host passes (`host_passes()` of compiler/tir/pipeline.py, run through its runner):
-    split_host_device -> make_packed_api -> lower_call_packed -> lower_workspace -> lower_parallel -> lower_intrin
-    -> annotate_entry
+    split_host_device -> make_packed_api -> lower_call_packed -> lower_workspace
+    -> lower_parallel -> lower_intrin -> annotate_entry
 Their output (the "packed form") is the input of every host codegen; see
 compiler/tir/transform/make_packed_api.py and compiler/codegen/__init__.py.
 """

@@ -7,6 +7,7 @@ intrinsics read `TVMFFIAny` and `DLTensor` fields; runtime services go through `
 from __future__ import annotations
 
 from llvmlite import ir
+
 from microruntime.abi import OBJECT_HEADER_BYTES, DataTypeCode, TypeIndex
 
 from ...ir.dtype import DType

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import List
 
 from llvmlite import ir
+
 from microruntime.abi import TypeIndex
 
 from ...ir.dtype import DType

@@ -10,9 +10,18 @@ from compiler.ir.errors import ScheduleError
 from compiler.ir.structural_equal import assert_structural_equal
 from compiler.lower import lower
 from compiler.target import Target
-from compiler.tir import BufferStore, Evaluate, For, ForKind, PrimFunc, Var, decl_buffer
+from compiler.tir import (
+    BufferStore,
+    Evaluate,
+    For,
+    ForKind,
+    PrimFunc,
+    Var,
+    decl_buffer,
+    interpreter,
+    verifier,
+)
 from compiler.tir import expr as E
-from compiler.tir import interpreter, verifier
 from compiler.tir.transform.split_host_device import split_host_device
 
 CUDA = Target("cuda", host="llvm")
