@@ -6,8 +6,9 @@ an elementwise add over a symbolic length, a split + parallel loop (TVM's loader
 `__TVMBackendParallelLaunch` slot with its thread pool), and a two-stage kernel whose 16 KiB
 intermediate goes through TVMBackendAllocWorkspace, and the add kernel with an imported
 module of the test-only kind "test.echo" packed into the library blob. TVM runs in a subprocess
-(tvm_run_kiln.py), one per library: libtvm_ffi and microruntime export the same C symbols, so the two runtimes are
-never loaded into one process (the Kiln build itself loads microruntime here).
+(tvm_run_kiln.py), one per library: libtvm_ffi and microruntime export the same C symbols, so
+the two runtimes are never loaded into one process (the Kiln build itself loads microruntime
+here).
 """
 import json
 import os
