@@ -6,6 +6,10 @@ After: every access in the body is on a 1-D buffer with elem_offset 0 and no str
 buffer shares the `data` Var of the buffer it flattens, so `buffer_map` keeps the declared N-d
 argument buffers (what the packed API checks against). A buffer that already is 1-D, compact
 and at offset 0 is kept as it is.
+
+A buffer of a vector dtype (`float32x2`: each element is `lanes` scalars, as TVM's) flattens to
+its scalar element type, `lanes` times as long: the element at flat index i is the vector load
+`Ramp(i * lanes, 1, lanes)`.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from .common import map_funcs
 
 
 def _is_flat(b: Buffer) -> bool:
-    return (b.ndim == 1 and E.is_const_int(b.elem_offset, 0)
+    return (b.ndim == 1 and b.dtype.lanes == 1 and E.is_const_int(b.elem_offset, 0)
             and (not b.strides or E.is_const_int(b.strides[0], 1)))
 
 
@@ -56,7 +60,9 @@ class _Flatten(IRMutator):
         if _is_flat(b):
             return b
         if b not in self.flat:
-            self.flat[b] = Buffer(b.name, b.data, b.dtype, (flat_extent(b),), (),
+            lanes = b.dtype.lanes
+            extent = flat_extent(b) if lanes == 1 else _simplify(flat_extent(b) * lanes)
+            self.flat[b] = Buffer(b.name, b.data, b.dtype.element_of(), (extent,), (),
                                   E.const(0), b.scope, b.data_alignment, b.offset_factor)
         return self.flat[b]
 
@@ -67,7 +73,11 @@ class _Flatten(IRMutator):
         for i, st in zip(indices, strides_of(b)):
             term = i if E.is_const_int(st, 1) else i * st
             idx = term if idx is None else idx + term
-        return idx if idx is not None else E.const(0)
+        idx = idx if idx is not None else E.const(0)
+        lanes = b.dtype.lanes
+        if lanes == 1:
+            return idx
+        return E.Ramp(_simplify(idx * lanes), E.const(1, idx.dtype), lanes)
 
     def visit_BufferLoad(self, e):
         e = self.generic_visit(e)
