@@ -7,6 +7,15 @@
     xo, xi = s[C].split(C.op.axis[0], factor=4)
 """
 from ..tir.expr import IterVar, Range, Var  # noqa: F401
+from ..tir.op import (  # noqa: F401
+    div,
+    floordiv,
+    floormod,
+    indexdiv,
+    indexmod,
+    truncdiv,
+    truncmod,
+)
 from .intrin import *  # noqa: F401,F403
 from .intrin import abs, all, any, if_then_else, max_value, min_value, power, select  # noqa: F401
 from .operation import (  # noqa: F401
