@@ -90,6 +90,7 @@ class Operation:
 class PlaceholderOp(Operation):
     def __init__(self, name: str, shape, dtype: DType):
         self.name, self.shape, self.dtype = name, shape, dtype
+        self.tag, self.attrs = "", {}
         self.axis: Tuple[E.IterVar, ...] = ()
         self.reduce_axis: Tuple[E.IterVar, ...] = ()
         self.outputs = [Tensor(self, 0, shape, dtype, name)]
