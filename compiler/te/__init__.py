@@ -32,4 +32,12 @@ from .reduction import comm_reducer, max, min, sum  # noqa: F401
 from .schedule import Schedule, create_schedule  # noqa: F401
 from .stage import Stage  # noqa: F401
 from .tag import TagScope, tag_scope  # noqa: F401
-from .tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, Tensor, TensorLoad  # noqa: F401
+from .tensor import (  # noqa: F401
+    ComputeOp,
+    ExternOp,
+    Operation,
+    PlaceholderOp,
+    Tensor,
+    TensorLoad,
+    TensorSlice,
+)
