@@ -5,6 +5,7 @@ The division functions take expressions or Python numbers; when both operands ar
 the result is folded to a constant, as TVM folds them."""
 from __future__ import annotations
 
+from ..arith.const_fold import fold
 from ..ir.dtype import as_dtype, int32
 from ..ir.errors import IRError
 from . import expr as E
@@ -61,8 +62,6 @@ def call_pure_extern(dtype, func_name: str, *args) -> E.Call:
 
 # ---- division -------------------------------------------------------------------------------
 def _folded(cls, a, b) -> E.PrimExpr:
-    from ..arith.const_fold import fold  # the arith package imports this one
-
     e = E.binary(cls, a, b)
     if isinstance(e.b, (E.IntImm, E.FloatImm)) and e.b.value == 0 \
             and isinstance(e.a, (E.IntImm, E.FloatImm)):
