@@ -1,8 +1,10 @@
 """The compiler's errors: a user's mistake raises a specific CompilerError subclass whose message
-names the thing and the fix; a broken invariant of the compiler itself raises InternalError."""
+names the thing and the fix; a broken invariant of the compiler itself raises InternalError.
+Both are RuntimeErrors, as TVM's TVMError and InternalError are (and as the runtime's errors
+are), so TVM code that catches RuntimeError catches them."""
 
 
-class CompilerError(Exception):
+class CompilerError(RuntimeError):
     """Base of every error caused by what the user asked for."""
 
 
@@ -26,5 +28,5 @@ class IRError(CompilerError):
     """Malformed IR given by the user (wrong types, undefined variables, bad arguments)."""
 
 
-class InternalError(Exception):
+class InternalError(RuntimeError):
     """A compiler invariant does not hold: a bug in the compiler, not in the user's program."""

@@ -7,6 +7,15 @@
     xo, xi = s[C].split(C.op.axis[0], factor=4)
 """
 from ..tir.expr import IterVar, Range, Var  # noqa: F401
+from ..tir.op import (  # noqa: F401
+    div,
+    floordiv,
+    floormod,
+    indexdiv,
+    indexmod,
+    truncdiv,
+    truncmod,
+)
 from .intrin import *  # noqa: F401,F403
 from .intrin import abs, all, any, if_then_else, max_value, min_value, power, select  # noqa: F401
 from .operation import (  # noqa: F401
@@ -22,4 +31,13 @@ from .operation import (  # noqa: F401
 from .reduction import comm_reducer, max, min, sum  # noqa: F401
 from .schedule import Schedule, create_schedule  # noqa: F401
 from .stage import Stage  # noqa: F401
-from .tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, Tensor, TensorLoad  # noqa: F401
+from .tag import TagScope, tag_scope  # noqa: F401
+from .tensor import (  # noqa: F401
+    ComputeOp,
+    ExternOp,
+    Operation,
+    PlaceholderOp,
+    Tensor,
+    TensorLoad,
+    TensorSlice,
+)

@@ -2,8 +2,12 @@
 directions of message passing over them.
 
 Convention: a root axis ranges over [min, min + extent) (min from bound inference); every derived
-axis (split outer/inner, fused) starts at 0. `pass_down` gives derived ranges from root ranges;
-`pass_up_values` gives root values from leaf loop values.
+axis (split outer/inner, fused, rebased, singleton) starts at 0. `pass_down` gives derived ranges
+from root ranges; `pass_up_values` gives root values from leaf loop values.
+
+Rebase (made by `Schedule.normalize`) is the identity on these relative values: a root's min is
+added once, where its value is used. Singleton (`fuse()` of no axes) is a unit loop that no root
+depends on.
 """
 from __future__ import annotations
 
@@ -30,7 +34,18 @@ class Fuse:
     fused: E.IterVar
 
 
-Relation = Union[Split, Fuse]
+@dataclass(eq=False)
+class Rebase:
+    parent: E.IterVar
+    rebased: E.IterVar
+
+
+@dataclass(eq=False)
+class Singleton:
+    iter: E.IterVar
+
+
+Relation = Union[Split, Fuse, Rebase, Singleton]
 
 
 def _ceildiv(a, b):
@@ -59,8 +74,12 @@ def pass_down(relations: List[Relation], dom: Dict[E.IterVar, E.Range]) -> None:
             else:
                 dom[r.outer] = E.Range(zero, r.nparts)
                 dom[r.inner] = E.Range(zero, _ceildiv(ext, r.nparts))
-        else:
+        elif isinstance(r, Fuse):
             dom[r.fused] = E.Range(zero, simplify(dom[r.outer].extent * dom[r.inner].extent))
+        elif isinstance(r, Rebase):
+            dom[r.rebased] = E.Range(zero, dom[r.parent].extent)
+        else:
+            dom[r.iter] = E.Range(zero, E.const(1, r.iter.var.dtype))
 
 
 def split_factor(r: Split, dom: Dict[E.IterVar, E.Range]) -> E.PrimExpr:
@@ -75,7 +94,9 @@ def pass_up_values(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
         if isinstance(r, Split):
             v = values[r.outer] * split_factor(r, dom) + values[r.inner]
             values[r.parent] = simplify(v)
-        else:
+        elif isinstance(r, Rebase):
+            values[r.parent] = values[r.rebased]
+        elif isinstance(r, Fuse):
             ext = dom[r.inner].extent
             values[r.outer] = simplify(E.FloorDiv(values[r.fused], ext))
             values[r.inner] = simplify(E.FloorMod(values[r.fused], ext))
@@ -98,7 +119,9 @@ def pass_up_ranges(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
                 rng[r.parent] = covered_ranges([vo * split_factor(r, dom) + vi],
                                             {vo: o, vi: i})[0] or \
                     E.Range(E.const(0), dom[r.parent].extent)
-        else:
+        elif isinstance(r, Rebase):
+            rng[r.parent] = rng[r.rebased]
+        elif isinstance(r, Fuse):
             f = rng[r.fused]
             if not E.is_const_int(f.extent, 1):
                 rng[r.outer] = E.Range(E.const(0), dom[r.outer].extent)

@@ -9,6 +9,7 @@ from ..ir.errors import IRError
 from ..tir import expr as E
 from ..tir.buffer import decl_buffer
 from ..tir.stmt import Evaluate, Stmt
+from .tag import scoped_tag
 from .tensor import ComputeOp, ExternOp, PlaceholderOp, Tensor
 
 
@@ -80,7 +81,9 @@ def _arg_names(fcompute: Callable, ndim: int) -> list:
 def compute(shape, fcompute: Callable, name: str = "compute", tag: str = "",
             attrs: Optional[Dict[str, Any]] = None):
     """A tensor whose element at index `i...` is `fcompute(i...)`. If fcompute returns a tuple
-    the operation has several outputs (a list of Tensors is returned)."""
+    the operation has several outputs (a list of Tensors is returned). `tag` defaults to the
+    tag of the enclosing `te.tag_scope`."""
+    tag = scoped_tag(tag, f"compute {name}")
     shape = _shape(shape)
     names = _arg_names(fcompute, len(shape))
     axis = tuple(E.IterVar(E.Range(E.make_const(s.dtype, 0), s), E.Var(n, s.dtype))
@@ -101,7 +104,9 @@ def extern(shape, inputs, fcompute: Callable, name: str = "extern", dtype=None, 
     gets one Buffer per input tensor and per output and returns a statement or an expression
     (wrapped in Evaluate), typically `tir.call_packed("f", *ins, *outs)`. `shape` is one shape
     or a list of shapes (several outputs); `dtype` one dtype or one per output (default: the
-    first input's). Returns a Tensor, or a list of Tensors for several outputs."""
+    first input's). Returns a Tensor, or a list of Tensors for several outputs. `tag` defaults
+    to the tag of the enclosing `te.tag_scope`."""
+    tag = scoped_tag(tag, f"extern {name}")
     multi = isinstance(shape, (list, tuple)) and bool(shape) \
         and all(isinstance(s, (list, tuple)) for s in shape)
     shapes = [_shape(s) for s in shape] if multi else [_shape(shape)]

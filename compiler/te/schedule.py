@@ -2,11 +2,13 @@
 consumer order, plus the primitives that add stages (cache_read, cache_write)."""
 from __future__ import annotations
 
+import copy
 from typing import Dict, List, Sequence, Union
 
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.functor import IRMutator, substitute
+from .iter_relation import Rebase
 from .operation import compute
 from .stage import Stage
 from .tensor import ComputeOp, Operation, Tensor, TensorLoad
@@ -52,6 +54,56 @@ class Schedule:
                 if p is not None:
                     todo.append(p)
         return False
+
+    # ---- copies ------------------------------------------------------------------------------
+    def copy(self) -> "Schedule":
+        """A schedule with its own stages (the same operations and axes, the same loop
+        structure and attachments): scheduling it leaves this one unchanged."""
+        out = object.__new__(Schedule)
+        out.outputs = list(self.outputs)
+        twin: Dict[Stage, Stage] = {}
+        for st in self.stages:
+            c = copy.copy(st)
+            c.schedule = out
+            c.all_iter_vars, c.leaf_iter_vars = list(st.all_iter_vars), list(st.leaf_iter_vars)
+            c.relations = list(st.relations)
+            c.iter_attrs = {iv: copy.copy(a) for iv, a in st.iter_attrs.items()}
+            for a in c.iter_attrs.values():
+                a.pragmas = list(a.pragmas)
+            twin[st] = c
+        for c in twin.values():
+            if c.attach_stage is not None:
+                c.attach_stage = twin[c.attach_stage]
+        out.stages = [twin[st] for st in self.stages]
+        out.stage_map = {op: twin[st] for op, st in self.stage_map.items()}
+        return out
+
+    def normalize(self) -> "Schedule":
+        """The normalized schedule, as TVM's: a copy in which every root axis that is still a
+        loop (not split, fused or bound to a thread) is replaced by a rebased axis over
+        [0, extent), so every loop starts at 0 (a reduce_axis((2, 10)) loop runs over 0..7 and
+        its uses read k + 2). This schedule is left unchanged. Lowering already builds every loop
+        from 0 this way, so both lower to the same loops."""
+        out = self.copy()
+        rebased: Dict[E.IterVar, E.IterVar] = {}
+        for st in out.stages:
+            if st.is_placeholder or st.attach_type == "inline":
+                continue
+            for iv in list(st.op.axis) + list(st.op.reduce_axis):
+                attr = st.iter_attrs.get(iv)
+                if iv not in st.leaf_iter_vars or (attr is not None and attr.thread is not None):
+                    continue
+                new = E.IterVar(None, E.Var(iv.var.name, iv.var.dtype), iv.kind)
+                st.relations.append(Rebase(iv, new))
+                if attr is not None:
+                    st.iter_attrs[new] = attr
+                st.all_iter_vars.append(new)
+                st.leaf_iter_vars[st.leaf_iter_vars.index(iv)] = new
+                rebased[iv] = new
+        for st in out.stages:
+            if st.attach_type == "scope" and st.attach_ivar in rebased:
+                st.attach_ivar = rebased[st.attach_ivar]
+        return out
 
     # ---- cache stages ------------------------------------------------------------------------
     def cache_read(self, tensor: Tensor, scope: str, readers) -> Tensor:

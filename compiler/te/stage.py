@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.stmt import ForKind
-from .iter_relation import Fuse, Relation, Split
+from .iter_relation import Fuse, Relation, Singleton, Split
 from .tensor import ExternOp
 
 
@@ -108,12 +108,17 @@ class Stage:
         return outer, inner
 
     def fuse(self, *axes):
-        """Fuse adjacent leaf axes (outermost first) into one."""
+        """Fuse adjacent leaf axes (outermost first) into one. One axis is returned as it is;
+        no axis at all makes a new outermost loop of extent 1 (named "singleton"), as TVM."""
         self._check_compute("fuse")
         if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
             axes = tuple(axes[0])
         if not axes:
-            self._fail("fuse", "give at least one axis")
+            unit = E.IterVar(E.Range(E.const(0), E.const(1)), E.Var("singleton"))
+            self.relations.append(Singleton(unit))
+            self.all_iter_vars.append(unit)
+            self.leaf_iter_vars.insert(0, unit)
+            return unit
         axes = [self._leaf("fuse", a) for a in axes]
         pos = [self.leaf_iter_vars.index(a) for a in axes]
         for (a, pa), (b, pb) in zip(zip(axes, pos), zip(axes[1:], pos[1:])):

@@ -29,6 +29,12 @@ class TensorLoad(E.PrimExpr):
     def __repr__(self) -> str:
         return f"{self.tensor.name}[{', '.join(str(i) for i in self.indices)}]"
 
+    def __getitem__(self, indices):
+        n = len(indices) if isinstance(indices, tuple) else 1
+        raise IRError(f"tensor {self.tensor.name} has {self.tensor.ndim} dimensions but is "
+                      f"indexed with {len(self.indices) + n} indices: {self!r} is already an "
+                      "element")
+
 
 class Tensor:
     """Output `value_index` of `op`, of `shape` and `dtype`."""
@@ -43,16 +49,20 @@ class Tensor:
     def ndim(self) -> int:
         return len(self.shape)
 
-    def __getitem__(self, indices) -> TensorLoad:
+    def __getitem__(self, indices):
+        """`T[i, j]`: the element, a TensorLoad. Fewer indices than dimensions give a
+        TensorSlice to index further, as TVM: `T[i][j]` is `T[i, j]`."""
         if not isinstance(indices, tuple):
             indices = (indices,)
+        if len(indices) < self.ndim:
+            return TensorSlice(self, indices)
+        return self(*indices)
+
+    def __call__(self, *indices) -> TensorLoad:
         if len(indices) != self.ndim:
             raise IRError(f"tensor {self.name} has {self.ndim} dimensions but is indexed with "
                           f"{len(indices)} indices")
         return TensorLoad(self, tuple(E.convert(i) for i in indices))
-
-    def __call__(self, *indices) -> TensorLoad:
-        return self[tuple(indices)]
 
     def __repr__(self) -> str:
         return f"Tensor({self.name}, shape={[str(s) for s in self.shape]}, {self.dtype})"
@@ -63,6 +73,51 @@ class Tensor:
     def __eq__(self, other) -> bool:
         return isinstance(other, Tensor) and other.op is self.op \
             and other.value_index == self.value_index
+
+
+class TensorSlice:
+    """`T[i]` of a tensor with more dimensions: indexing it again adds indices (`T[i][j]`);
+    used as a value it is the element `T(*indices)` (an error until every dimension has its
+    index), as TVM's TensorSlice."""
+
+    __slots__ = ("tensor", "indices")
+
+    def __init__(self, tensor: Tensor, indices):
+        self.tensor = tensor
+        self.indices = tuple(indices) if isinstance(indices, tuple) else (indices,)
+
+    def __getitem__(self, indices):
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        return self.tensor[self.indices + indices]
+
+    def asobject(self) -> TensorLoad:
+        return self.tensor(*self.indices)
+
+    _as_expr = asobject  # what E.convert calls
+
+    @property
+    def dtype(self) -> DType:
+        return self.tensor.dtype
+
+    def __repr__(self) -> str:
+        return f"{self.tensor.name}[{', '.join(str(i) for i in self.indices)}]"
+
+
+def _delegate_to_element(name):
+    def method(self, *args):
+        return getattr(self.asobject(), name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+# A slice in an expression stands for its element (`A[i] * 2` with A one-dimensional is a
+# TensorLoad already; this gives the clear error for a partial one).
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+              "__rmod__", "__neg__", "__lt__", "__le__", "__gt__", "__ge__", "astype"):
+    setattr(TensorSlice, _name, _delegate_to_element(_name))
 
 
 class Operation:
@@ -90,6 +145,7 @@ class Operation:
 class PlaceholderOp(Operation):
     def __init__(self, name: str, shape, dtype: DType):
         self.name, self.shape, self.dtype = name, shape, dtype
+        self.tag, self.attrs = "", {}
         self.axis: Tuple[E.IterVar, ...] = ()
         self.reduce_axis: Tuple[E.IterVar, ...] = ()
         self.outputs = [Tensor(self, 0, shape, dtype, name)]

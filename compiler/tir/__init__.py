@@ -59,7 +59,19 @@ from .functor import (
     rebuild,
     substitute,
 )
-from .op import call_packed
+from .op import (
+    call_extern,
+    call_intrin,
+    call_packed,
+    call_pure_extern,
+    div,
+    floordiv,
+    floormod,
+    indexdiv,
+    indexmod,
+    truncdiv,
+    truncmod,
+)
 from .printer import to_text
 from .stmt import (
     Allocate,

@@ -285,6 +285,15 @@ class Select(PrimExpr):
     dtype: DType = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self):
+        if not all(type(x) not in (EqualOp, NotEqualOp) and isinstance(x, PrimExpr)
+                   for x in (self.condition, self.true_value, self.false_value)):
+            # Python values, as TVM converts them: `Select(x < 0, 0.0, x)`
+            t, f = self.true_value, self.false_value
+            t = _match_python(t, convert(f)) if not isinstance(t, PrimExpr) else convert(t)
+            f = _match_python(f, t) if not isinstance(f, PrimExpr) else convert(f)
+            object.__setattr__(self, "condition", convert(self.condition))
+            object.__setattr__(self, "true_value", t)
+            object.__setattr__(self, "false_value", f)
         if self.dtype is None:
             object.__setattr__(self, "dtype", self.true_value.dtype)
 

@@ -27,6 +27,10 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
     "tir.bitwise_or": (2, "a | b"),
     "tir.bitwise_xor": (2, "a ^ b"),
     "tir.bitwise_not": (1, "~a"),
+    "tir.call_extern": (None, "(name: StringImm, args...) -> calls the external C function "
+                              "`name`, passing each arg as its own C type; the value has the "
+                              "call's dtype (tir.call_extern)"),
+    "tir.call_pure_extern": (None, "tir.call_extern of a function without side effects"),
     # ---- packed API (after make_packed_api) --------------------------------------------------
     "tir.any_type_index": (2, "(args, i) -> int32 type index of args[i]"),
     "tir.any_int64": (2, "(args, i) -> args[i].v_int64"),

@@ -1,10 +1,16 @@
-"""Loop-IR expressions a user writes by hand (as `tvm.tir.call_packed`)."""
+"""Loop-IR expressions a user writes by hand, with the names of `tvm.tir.op`: packed, extern and
+intrinsic calls, and the integer division family (`floordiv`, `truncdiv`, `indexdiv`, ...).
+
+The division functions take expressions or Python numbers; when both operands are constants
+the result is folded to a constant, as TVM folds them."""
 from __future__ import annotations
 
-from ..ir.dtype import int32
+from ..arith.const_fold import fold
+from ..ir.dtype import as_dtype, int32
 from ..ir.errors import IRError
 from . import expr as E
 from .buffer import Buffer
+from .intrinsics import INTRINSICS
 
 
 def call_packed(name: str, *args) -> E.Call:
@@ -18,3 +24,94 @@ def call_packed(name: str, *args) -> E.Call:
         raise IRError(f"call_packed needs the function name as a non-empty str, got {name!r}")
     converted = tuple(a if isinstance(a, Buffer) else E.convert(a) for a in args)
     return E.Call(int32, "tir.call_packed", (E.StringImm(name),) + converted)
+
+
+# ---- calls ----------------------------------------------------------------------------------
+def call_intrin(dtype, func_name: str, *args) -> E.Call:
+    """A call of the intrinsic `func_name` ("tir.exp", "tir.fabs", ... : an entry of
+    compiler/tir/intrinsics.py) returning `dtype`, as `tvm.tir.call_intrin`."""
+    if func_name not in INTRINSICS:
+        hint = f"; did you mean 'tir.{func_name}'?" if f"tir.{func_name}" in INTRINSICS else \
+            "; the known ones are listed in compiler/tir/intrinsics.py"
+        raise IRError(f"call_intrin: '{func_name}' is not an intrinsic{hint}")
+    arity = INTRINSICS[func_name][0]
+    if arity is not None and arity != len(args):
+        raise IRError(f"call_intrin: '{func_name}' takes {arity} arguments, got {len(args)}")
+    return E.Call(as_dtype(dtype), func_name, tuple(E.convert(a) for a in args))
+
+
+def _extern(op: str, what: str, dtype, func_name: str, args) -> E.Call:
+    if not isinstance(func_name, str) or not func_name.isidentifier():
+        raise IRError(f"{what}: the function name must be a C identifier such as 'fabsf', "
+                      f"got {func_name!r}")
+    converted = tuple(E.convert(a) for a in args)
+    return E.Call(as_dtype(dtype), op, (E.StringImm(func_name),) + converted)
+
+
+def call_extern(dtype, func_name: str, *args) -> E.Call:
+    """A call of the external C function `func_name` (from libm, libc or any library the
+    program is linked with) returning `dtype`, as `tvm.tir.call_extern`: its arguments are
+    passed with their own C types, so they must match the function's prototype (cast them)."""
+    return _extern("tir.call_extern", "call_extern", dtype, func_name, args)
+
+
+def call_pure_extern(dtype, func_name: str, *args) -> E.Call:
+    """`call_extern` of a function without side effects (`tvm.tir.call_pure_extern`)."""
+    return _extern("tir.call_pure_extern", "call_pure_extern", dtype, func_name, args)
+
+
+# ---- division -------------------------------------------------------------------------------
+def _folded(cls, a, b) -> E.PrimExpr:
+    e = E.binary(cls, a, b)
+    if isinstance(e.b, (E.IntImm, E.FloatImm)) and e.b.value == 0 \
+            and isinstance(e.a, (E.IntImm, E.FloatImm)):
+        raise IRError(f"division by zero in {e}")
+    folded = fold(e)
+    return e if folded is None else folded
+
+
+def _integers(what: str, a, b) -> None:
+    for x in (a, b):
+        dtype = E.convert(x).dtype
+        if not dtype.is_integer or dtype.is_bool:
+            raise IRError(f"{what} needs integer operands, got {x} of dtype {dtype}; use div() "
+                          "(true division) or floordiv() for floats")
+
+
+def div(a, b):
+    """`a / b` as C computes it: truncating for integers, true division for floats."""
+    return _folded(E.Div, a, b)
+
+
+def truncdiv(a, b):
+    """The integer quotient rounded towards zero (C's `/`): truncdiv(-7, 2) == -3."""
+    _integers("truncdiv", a, b)
+    return _folded(E.Div, a, b)
+
+
+def truncmod(a, b):
+    """The remainder of truncdiv, with the sign of `a` (C's `%`): truncmod(-7, 2) == -1."""
+    _integers("truncmod", a, b)
+    return _folded(E.Mod, a, b)
+
+
+def floordiv(a, b):
+    """The quotient rounded towards minus infinity (Python's `//`): floordiv(-7, 2) == -4."""
+    return _folded(E.FloorDiv, a, b)
+
+
+def floormod(a, b):
+    """The remainder of floordiv, with the sign of `b` (Python's `%`): floormod(-7, 2) == 1."""
+    return _folded(E.FloorMod, a, b)
+
+
+def indexdiv(a, b):
+    """floordiv for index arithmetic (operands meant to be non-negative), as TVM's indexdiv."""
+    _integers("indexdiv", a, b)
+    return _folded(E.FloorDiv, a, b)
+
+
+def indexmod(a, b):
+    """floormod for index arithmetic (operands meant to be non-negative), as TVM's indexmod."""
+    _integers("indexmod", a, b)
+    return _folded(E.FloorMod, a, b)

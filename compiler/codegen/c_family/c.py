@@ -112,6 +112,8 @@ class CHostPrinter(CFamilyPrinter):
             return self.make_dltensor(args)
         if op == "tir.call_packed":
             return self.call_packed(e)
+        if op in ("tir.call_extern", "tir.call_pure_extern"):
+            return self.call_extern(e)
         if op == "tir.parallel_task_id":
             return "task_id"
         if op == "tir.parallel_num_task":
@@ -121,6 +123,19 @@ class CHostPrinter(CFamilyPrinter):
         if op == "tir.throw_last_error":
             raise InternalError("tir.throw_last_error may only appear as a statement")
         raise UnsupportedOpError(f"the C host codegen does not implement {op!r}")
+
+    def call_extern(self, e: E.Call) -> str:
+        """`name(args)`, with a file-scope prototype from the argument and result types (the
+        name in parentheses, so that a function-like macro of that name is left alone)."""
+        name = e.args[0].value if isinstance(e.args[0], E.Broadcast) else e.args[0]
+        if not isinstance(name, E.StringImm):
+            raise InternalError(f"{e} needs the function name as a StringImm")
+        args = e.args[1:]
+        params = ", ".join(self.value_type(a.dtype.element_of()) for a in args) or "void"
+        decl = f"extern {self.value_type(e.dtype.element_of())} ({name.value})({params});"
+        if decl not in self.lambdas:
+            self.lambdas.append(decl)
+        return f"{name.value}({', '.join(self.expr(a) for a in args)})"
 
     # ---- call_packed -------------------------------------------------------------------------
     def stmt_Evaluate(self, s: S.Evaluate) -> None:

@@ -5,15 +5,20 @@ in compiler/codegen/__init__.py, which states the ABI and symbols the object pro
 PrimFunc is built into its own LLVM module and verified at once (a failure names the function),
 then the modules are linked with the library symbols (llvm_library), optimised with LLVM's
 standard pipeline at `-opt-level` (default 3) and emitted for the target machine:
-`-mtriple` (default: this host), `-mcpu`/`-mattr` (default: this host's CPU and features when
-not cross compiling, else "generic"), relocation model PIC. Float operations carry the
+`-mtriple` (default: this host), `-mcpu`/`-mattr` (default, and `-mcpu=native`: this host's CPU
+and features when not cross compiling, else "generic"), relocation model PIC. A `-mcpu` or
+`-mattr` name LLVM does not know for the triple is a TargetError listing the valid ones, raised
+before LLVM sees it (LLVM would abort the process). Float operations carry the
 `contract` fast-math flag unless `-fp-contract=off` (so `a*b + c` becomes an fma where the CPU
 has one); `-fast-math[-<flag>]` sets the other fast-math flags.
 """
 from __future__ import annotations
 
+import functools
 import os
-from typing import List, Tuple
+import subprocess
+import sys
+from typing import FrozenSet, List, Tuple
 
 import llvmlite.binding as llvm
 
@@ -57,15 +62,78 @@ def create_target_machine(target) -> llvm.TargetMachine:
         raise TargetError(f"-mtriple={triple} is not a triple LLVM knows ({err}); e.g. "
                           "x86_64-linux-gnu, aarch64-linux-gnu") from None
     native = not is_cross_compiling(target)
-    cpu = attrs.get("mcpu") or (llvm.get_host_cpu_name() if native else "generic")
+    cpu = attrs.get("mcpu") or ("native" if native else "generic")
     features = list(attrs.get("mattr") or [])
-    if native and not attrs.get("mcpu"):
+    _check_names(triple, cpu, features, native)
+    if cpu == "native":
+        cpu = llvm.get_host_cpu_name()
         features = [llvm.get_host_cpu_features().flatten()] + features
     opt = int(attrs.get("opt-level", 3))
     if not 0 <= opt <= 3:
         raise TargetError(f"-opt-level={opt} is out of range; use 0, 1, 2 or 3")
     return llvm_target.create_target_machine(cpu=cpu, features=",".join(f for f in features if f),
                                              opt=opt, reloc="pic", codemodel="default")
+
+
+def _check_names(triple: str, cpu: str, features: List[str], native: bool) -> None:
+    """TargetError unless LLVM knows `cpu` and every `-mattr` feature for `triple`."""
+    if cpu == "native":
+        if not native:
+            raise TargetError(f"-mcpu=native means this host's CPU, but -mtriple={triple} "
+                              "builds for another machine; name its CPU with -mcpu=<name>")
+    elif cpu != "generic" and not (native and cpu == llvm.get_host_cpu_name()):
+        cpus = known_cpus(triple)
+        if cpu not in cpus:
+            host = f"-mcpu=native (this host: {llvm.get_host_cpu_name()}) or " if native else ""
+            raise TargetError(f"-mcpu={cpu} is not a CPU LLVM knows for {triple}; use {host}"
+                              f"one of: {', '.join(sorted(cpus))}")
+    names = [f.lstrip("+-") for f in features if f]
+    if names:
+        known = known_features(triple)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise TargetError(f"-mattr: {', '.join(unknown)} is not a feature LLVM knows for "
+                              f"{triple} (write +name or -name); the features are: "
+                              f"{', '.join(sorted(known))}")
+
+
+def known_cpus(triple: str) -> FrozenSet[str]:
+    """The CPU names LLVM accepts for `triple` (what `llc -mcpu=help` lists)."""
+    return _listing(triple)[0]
+
+
+def known_features(triple: str) -> FrozenSet[str]:
+    """The feature names LLVM accepts in `-mattr` for `triple`."""
+    return _listing(triple)[1]
+
+
+_LISTING = (
+    "import sys, llvmlite.binding as llvm\n"
+    "llvm.initialize_all_targets()\n"
+    "llvm.initialize_all_asmprinters()\n"
+    "llvm.Target.from_triple(sys.argv[1]).create_target_machine(cpu='help')\n")
+
+
+@functools.lru_cache(maxsize=None)
+def _listing(triple: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """(CPUs, features) of `triple`. LLVM prints them to stderr for the CPU name "help", so
+    they are asked of a child process (also keeping any LLVM abort out of this one)."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", _LISTING, triple], capture_output=True,
+                              text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as err:
+        raise TargetError(f"cannot list LLVM's CPUs for {triple} ({err}); use -mcpu=native "
+                          "or leave -mcpu out") from None
+    sections: List[set] = []
+    for line in proc.stderr.splitlines():
+        if line.startswith("Available "):
+            sections.append(set())
+        elif sections and line.startswith("  ") and line.strip():
+            sections[-1].add(line.split()[0])
+    if len(sections) < 2 or not sections[0]:
+        raise TargetError(f"cannot list LLVM's CPUs for {triple} (the listing was not "
+                          "readable); use -mcpu=native or leave -mcpu out")
+    return frozenset(sections[0]), frozenset(sections[1])
 
 
 def fast_math_flags(target) -> Tuple[str, ...]:

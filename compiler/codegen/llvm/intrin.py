@@ -10,6 +10,7 @@ from llvmlite import ir
 
 from microruntime.abi import OBJECT_HEADER_BYTES, DataTypeCode, TypeIndex
 
+from ... import tir as kir
 from ...ir.dtype import DType
 from ...ir.errors import InternalError, UnsupportedOpError
 from .expr import splat, with_element
@@ -130,6 +131,42 @@ class IntrinEmitter:
             return x
         neg = self.b.icmp_signed("<", x, splat(x.type, 0))
         return self.b.select(neg, self.b.sub(splat(x.type, 0), x), x)
+
+    # ---- external functions ----------------------------------------------------------------
+    def intrin_call_extern(self, e):
+        """`name(args...)`, declared from the argument and result types; vectors (a call in a
+        vectorized loop) are called lane by lane."""
+        name = e.args[0]
+        if isinstance(name, kir.Broadcast):  # the call was in a vectorized loop
+            name = name.value
+        if not isinstance(name, kir.StringImm):
+            raise InternalError(f"llvm codegen: {e} needs the function name as a StringImm")
+        name, args = name.value, [self.expr(a) for a in e.args[1:]]
+        ret = llvm_type(e.dtype)
+        if isinstance(ret, ir.VectorType):
+            out = ir.Constant(ret, ir.Undefined)
+            for lane in range(ret.count):
+                idx = ir.Constant(I32, lane)
+                lanes = [self.b.extract_element(a, idx) if isinstance(a.type, ir.VectorType)
+                         else a for a in args]
+                out = self.b.insert_element(out, self._extern_call(name, ret.element, lanes),
+                                            idx)
+            return out
+        return self._extern_call(name, ret, args)
+
+    intrin_call_pure_extern = intrin_call_extern
+
+    def _extern_call(self, name: str, ret: ir.Type, args) -> ir.Value:
+        fn = self.ctx.module.globals.get(name)
+        wanted = ir.FunctionType(ret, [a.type for a in args])
+        if fn is None:
+            fn = self.ctx.declare(name, ret, wanted.args)
+        elif not isinstance(fn, ir.Function) or fn.function_type != wanted:
+            raise UnsupportedOpError(
+                f"call_extern: '{name}' is called with the prototype {wanted} but it is already "
+                f"declared as {getattr(fn, 'function_type', fn.type)}; cast the arguments so "
+                "every call of it has the same types")
+        return self.b.call(fn, list(args))
 
     # ---- control and bits ------------------------------------------------------------------
     def intrin_if_then_else(self, e):
