@@ -137,8 +137,8 @@ class BufferVar:
 
     def __setitem__(self, index, value) -> None:
         want = self._content_type
-        if isinstance(value, (bool, int, float)):
-            value = E.make_const(want, value)
+        if isinstance(value, (bool, int)) or (isinstance(value, float) and want.is_float):
+            value = E.make_const(want, value)  # a Python number takes the buffer's type
         value = E.convert(value)
         if value.dtype.element_of() != want.element_of():
             raise IRError(f"store of a {value.dtype} value into buffer '{self._buffer.name}' of "

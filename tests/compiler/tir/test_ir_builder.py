@@ -7,8 +7,11 @@ import pytest
 import compiler
 import microruntime
 from compiler import te, tir
+from compiler.ir import IRModule
 from compiler.ir.errors import IRError
+from compiler.target import Target
 from compiler.tir import interpreter
+from compiler.tir.transform.split_host_device import split_host_device
 
 
 # ---- the statements built -------------------------------------------------------------------
@@ -125,6 +128,11 @@ def test_store_of_another_dtype_and_wrong_index_count_are_errors():
         a[0] = te.var("n")
     with pytest.raises(IRError, match="has 2 dimensions but is indexed with 3 indices"):
         a[0, 1, 2] = 1.0
+    k = ib.allocate("int32", (2,), name="k")
+    with pytest.raises(IRError, match="store of a float32 value into buffer 'k' of int32"):
+        k[0] = 0.5
+    k[1] = 7  # a Python int takes the buffer's type, as does an int into a float buffer
+    a[1, 2] = 0
 
 
 def test_get_inside_an_open_scope_is_an_error():
@@ -377,3 +385,39 @@ def test_extern_body_reads_a_2d_input_through_a_linear_index_and_a_view(target):
     a = np.random.rand(4, 6).astype("float32")
     _, c = _run(f, a, np.zeros(24, "float32"))
     np.testing.assert_allclose(c, 4 * a.reshape(-1), rtol=1e-6)
+
+
+def test_gpu_style_body_splits_into_a_kernel_that_computes_the_sum():
+    """TVM's test_gpu body: thread_extent scopes become thread-bound loops; the host/device
+    split makes them a kernel, which the interpreter runs over the whole grid."""
+    n = te.size_var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.placeholder((n,), name="B")
+
+    def device_ir(A, B, C):
+        n = A.shape[0]
+        max_threads = 32
+        ib = tir.ir_builder.create()
+        bx = te.thread_axis("blockIdx.x")
+        tx = te.thread_axis("threadIdx.x")
+        ib.scope_attr(bx, "thread_extent", (n + max_threads - 1) // max_threads)
+        ib.scope_attr(tx, "thread_extent", max_threads)
+        idx = bx.var * max_threads + tx.var
+        Aptr, Bptr, Cptr = ib.buffer_ptr(A), ib.buffer_ptr(B), ib.buffer_ptr(C)
+        with ib.if_scope(ib.likely(idx < n)):
+            Cptr[idx] = Aptr[idx] + Bptr[idx]
+        return ib.get()
+
+    C = te.extern(A.shape, [A, B], lambda ins, outs: device_ir(ins[0], ins[1], outs[0]),
+                  name="vector_add", dtype="float32")
+    s = te.create_schedule(C.op)
+    mod = compiler.lower(s, [A, B, C], name="vadd")
+    cuda = Target("cuda", host="llvm")
+    split = split_host_device(IRModule({g: f.with_attr("target", cuda) for g, f in mod.items()}))
+    kernel = split["vadd_kernel"]
+    assert kernel.attrs["calling_conv"] == "device_kernel"
+    size = 100
+    a, b = np.random.rand(size).astype("float32"), np.random.rand(size).astype("float32")
+    arrays = {"A": a, "B": b, "vector_add": np.zeros(size, "float32"), "n": size}
+    interpreter.run(kernel, *[arrays[p.name] for p in kernel.params])
+    np.testing.assert_allclose(arrays["vector_add"], a + b)
