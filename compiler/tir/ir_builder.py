@@ -17,9 +17,9 @@ taking the rest of the enclosing scope as its body, as in TVM.
 Kiln's IR differs from TVM's in two places the builder hides: every memory access is a
 BufferLoad/BufferStore of a Buffer (a `BufferVar` indexed with one linear index on an N-d buffer
 unravels it over the shape, so the access keeps the buffer's strides), and loops start at 0
-(`for_range(begin, end)` yields a variable running from `begin`, substituted as `v + begin` in
-the body). `scope_attr(iv, "thread_extent", n)` on a thread IterVar becomes a THREAD_BINDING
-loop, the form the host/device split reads.
+(`for_range(begin, end)` makes a loop of `end - begin` iterations whose variable `v` the body
+sees as `v + begin`). `scope_attr(iv, "thread_extent", n)` on a thread IterVar becomes a
+THREAD_BINDING loop, the form the host/device split reads.
 """
 from __future__ import annotations
 
