@@ -1,13 +1,15 @@
 """`lower(schedule | PrimFunc | IRModule, args, name, binds, simple_mode) -> IRModule`: the
 schedule becomes a PrimFunc (compiler.te.schedule_ops) and then runs the pass pipeline of
-compiler/tir/pipeline.py.
+compiler/tir/pipeline.py, as the current `compiler.transform.PassContext` configures it (user
+passes at TVM's phases, vectorization off, passes disabled by their TVM names).
 
 What the result satisfies (the contract the build passes may rely on):
 - every buffer access in a body is 1-D on a buffer whose elem_offset is 0 (offsets and strides
   are folded into the index); the flat buffer of an argument shares the `data` Var of the N-d
   buffer in `buffer_map`, which keeps the declared shape, strides and elem_offset;
 - intermediates are `Allocate`s of 1-D buffers with scope "global", "local" or "shared";
-- loops start at 0; kinds are SERIAL, PARALLEL, UNROLLED (non-constant extent only),
+- loops start at 0; kinds are SERIAL, PARALLEL, UNROLLED (non-constant extent only, unless a
+  PassContext disables "tir.UnrollLoop"),
   VECTORIZED never remains (it became vector code or SERIAL), THREAD_BINDING for GPU axes with
   `thread_binding` = the te.thread_axis IterVar (its thread_tag names it);
 - a `tir.call_packed` argument may be a whole Buffer (compiler.tir.call_packed, te.extern):

@@ -6,17 +6,26 @@ Environment: COMPILER_DUMP_IR=1 prints the IR after each pass ("unchanged" when 
 returned its input), COMPILER_TIME_PASSES=1 prints each pass's time, COMPILER_VERIFY=1 (set in
 tests) runs `compiler.tir.verifier.verify` after every pass; it runs by default too, and
 COMPILER_VERIFY=0 turns it off.
+
+Both lists read the current `compiler.transform.PassContext`: its "tir.add_lower_pass" passes
+run at their phase, "tir.disable_vectorize" (or disabling "tir.VectorizeLoop") lowers
+vectorized loops as serial loops, and a pass whose TVM name (`TVM_PASS_NAMES`) is in
+`disabled_pass` is left out. Disabling a pass Kiln cannot lower without is an error.
 """
 from __future__ import annotations
 
 import os
 import sys
 import time
-from typing import Callable, List, Sequence
+from typing import Callable, Dict, List, Sequence, Tuple
 
 from ..ir.module import IRModule
+from ..transform import PassContext, PassContextError, pass_name
 from . import verifier
+from .functor import IRMutator
+from .stmt import For, ForKind, Stmt
 from .transform.annotate_entry import annotate_entry
+from .transform.common import map_funcs
 from .transform.lower_call_packed import lower_call_packed
 from .transform.lower_intrin import lower_intrin
 from .transform.lower_parallel import lower_parallel
@@ -32,24 +41,47 @@ from .transform.vectorize import vectorize
 
 Pass = Callable[[IRModule], IRModule]
 
+# TVM's names for Kiln's passes, as `PassContext(disabled_pass=[...])` gives them, and whether
+# Kiln can leave the pass out (False: what follows it, or the codegen, needs its result).
+TVM_PASS_NAMES: Dict[Pass, Tuple[Tuple[str, ...], bool]] = {
+    storage_flatten: (("tir.StorageFlatten", "tir.FlattenBuffer"), False),
+    simplify: (("tir.Simplify",), True),
+    vectorize: (("tir.VectorizeLoop",), True),  # disabled: serialize_vectorized instead
+    unroll_loop: (("tir.UnrollLoop",), True),   # disabled: the loops stay UNROLLED loops
+    storage_rewrite: (("tir.StorageRewrite",), True),
+    remove_no_op: (("tir.RemoveNoOp",), True),
+    split_host_device: (("tir.SplitHostDevice",), False),
+    make_packed_api: (("tir.MakePackedAPI",), False),
+    lower_call_packed: (("tir.LowerTVMBuiltin",), False),
+    lower_workspace: (("tir.LowerTVMBuiltin",), False),
+    lower_parallel: (("tir.LowerTVMBuiltin",), False),
+    lower_intrin: (("tir.LowerIntrin",), False),
+    annotate_entry: ((), False),
+}
+
 
 def lower_passes() -> List[Pass]:
-    """The passes `lower` runs, in order."""
-    return [
+    """The passes `lower` runs, in order, under the current PassContext."""
+    ctx = PassContext.current()
+    return _enabled(ctx, [
+        *ctx.lower_passes_of_phase(0),  # user passes, phase 0: the IR as scheduled (N-d)
         storage_flatten,   # N-d buffer accesses → 1-d accesses with strides and elem_offset
         simplify,          # fold constants and canonicalise the flattened index arithmetic
-        vectorize,         # VECTORIZED loops of constant extent → Ramp/Broadcast vector code
+        *ctx.lower_passes_of_phase(1),  # user passes, phase 1: flat accesses
+        _vectorize_pass(ctx),  # VECTORIZED loops of constant extent → Ramp/Broadcast vector code
         unroll_loop,       # UNROLLED loops of constant extent → copies of the body
         storage_rewrite,   # allocations whose lifetimes do not overlap share memory
+        *ctx.lower_passes_of_phase(2),  # user passes, phase 2: after vectorize/unroll
         simplify,          # clean up what vectorize/unroll substituted
         remove_no_op,      # drop empty loops, no-op evaluations and constant-false branches
-    ]
+        *ctx.lower_passes_of_phase(3),  # user passes, phase 3 (and above): the end
+    ])
 
 
 def host_passes() -> List[Pass]:
     """The passes `build` runs after `lower_passes()`, in order: their result is the packed form
     every host codegen prints (compiler/codegen)."""
-    return [
+    return _enabled(PassContext.current(), [
         split_host_device,  # thread-bound loops -> device kernels + launches (CPU: an error)
         make_packed_api,    # TVM-FFI safe-call signature: unpack and check every argument
         lower_call_packed,  # Buffer arguments of call_packed -> DLTensors made on the stack
@@ -57,7 +89,48 @@ def host_passes() -> List[Pass]:
         lower_parallel,     # PARALLEL loops -> outlined task bodies launched on the thread pool
         lower_intrin,       # portable rewrites of intrinsics (sigmoid, rsqrt, pow-2 floordiv, ...)
         annotate_entry,     # mark the single function of a module as `main`
-    ]
+    ])
+
+
+def _vectorize_pass(ctx: PassContext) -> Pass:
+    """`vectorize`, or `serialize_vectorized` when the context turns vectorization off."""
+    if ctx.get("tir.disable_vectorize", False) or "tir.VectorizeLoop" in ctx.disabled_pass:
+        return serialize_vectorized
+    return vectorize
+
+
+def _enabled(ctx: PassContext, passes: List[Pass]) -> List[Pass]:
+    """`passes` less those the context disables (by their TVM names)."""
+    out = []
+    for p in passes:
+        names, optional = TVM_PASS_NAMES.get(p, ((), True))
+        disabled = [n for n in names if n in ctx.disabled_pass]
+        if p is storage_rewrite and ctx.get("tir.disable_storage_rewrite", False):
+            disabled.append("tir.disable_storage_rewrite")
+        if not disabled:
+            out.append(p)
+        elif not optional:
+            raise PassContextError(
+                f"PassContext disables {disabled[0]!r}, but Kiln cannot lower without its pass "
+                f"{p.__name__} (the code generators need its result); remove it from "
+                "disabled_pass")
+    return out
+
+
+class _Serialize(IRMutator):
+    def visit_For(self, s: For) -> Stmt:
+        s = self.generic_visit(s)
+        if s.kind != ForKind.VECTORIZED:
+            return s
+        return For(s.loop_var, s.min, s.extent, ForKind.SERIAL, s.body, s.thread_binding,
+                   s.annotations)
+
+
+def serialize_vectorized(mod: IRModule) -> IRModule:
+    """`vectorize` with vectorization off (TVM's VectorizeLoop(enable=False)).
+
+    Before: For loops of kind VECTORIZED. After: none; each is a SERIAL loop."""
+    return map_funcs(mod, _Serialize().visit_func)
 
 
 def _verifier():
@@ -74,7 +147,7 @@ def run_passes(mod: IRModule, passes: Sequence[Pass]) -> IRModule:
     timing = os.environ.get("COMPILER_TIME_PASSES") == "1"
     verify = _verifier()
     for p in passes:
-        name = getattr(p, "__name__", repr(p))
+        name = pass_name(p)
         start = time.perf_counter()
         new = p(mod)
         elapsed = time.perf_counter() - start
