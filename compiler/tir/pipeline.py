@@ -22,16 +22,14 @@ from typing import Callable, Dict, List, Sequence, Tuple
 from ..ir.module import IRModule
 from ..transform import PassContext, PassContextError, pass_name
 from . import verifier
-from .functor import IRMutator
-from .stmt import For, ForKind, Stmt
 from .transform.annotate_entry import annotate_entry
-from .transform.common import map_funcs
 from .transform.lower_call_packed import lower_call_packed
 from .transform.lower_intrin import lower_intrin
 from .transform.lower_parallel import lower_parallel
 from .transform.lower_workspace import lower_workspace
 from .transform.make_packed_api import make_packed_api
 from .transform.remove_no_op import remove_no_op
+from .transform.serialize_vectorized import serialize_vectorized
 from .transform.simplify import simplify
 from .transform.split_host_device import split_host_device
 from .transform.storage_flatten import storage_flatten
@@ -115,22 +113,6 @@ def _enabled(ctx: PassContext, passes: List[Pass]) -> List[Pass]:
                 f"{p.__name__} (the code generators need its result); remove it from "
                 "disabled_pass")
     return out
-
-
-class _Serialize(IRMutator):
-    def visit_For(self, s: For) -> Stmt:
-        s = self.generic_visit(s)
-        if s.kind != ForKind.VECTORIZED:
-            return s
-        return For(s.loop_var, s.min, s.extent, ForKind.SERIAL, s.body, s.thread_binding,
-                   s.annotations)
-
-
-def serialize_vectorized(mod: IRModule) -> IRModule:
-    """`vectorize` with vectorization off (TVM's VectorizeLoop(enable=False)).
-
-    Before: For loops of kind VECTORIZED. After: none; each is a SERIAL loop."""
-    return map_funcs(mod, _Serialize().visit_func)
 
 
 def _verifier():
