@@ -11,6 +11,15 @@ services go through the context slots described in compiler/codegen/__init__.py.
 (thread-safely, inside parallel loops too) by TVMFFIHandleInitOnce with a lookup through the
 library context; `tir.make_dltensor` is a DLTensor compound literal.
 `tir.throw_last_error` (a failed workspace service) returns -1 without recording an error.
+
+Compute bodies are outlined into static functions that receive the tensor pointers as
+parameters: the packed function unpacks its arguments and returns `<symbol>_compute(...)`, and
+each parallel task function unpacks its closure into `<task>_body(..., task_id, penv)`. C
+compilers honour `restrict` on parameters (not on block-scope locals), so with the PrimFunc's
+"tir.noalias" (default true) the pointers the llvm target marks noalias (a tensor argument's
+data, a workspace) are `restrict` parameters, which lets gcc keep accumulators in registers.
+Vector chunks are as wide as the target CPU's vector registers (`target_vector_bytes`: what the
+C compiler defines with the target's flags).
 """
 from __future__ import annotations
 

@@ -77,13 +77,15 @@ static inline int32_t kiln_min_int32(int32_t a, int32_t b) { return a < b ? a : 
 #define KILN_VECTOR_EXT 0
 #endif
 #if KILN_VECTOR_EXT
+/* Load, store and splat are macros: a vector passed to or returned from a function by value
+   would cross an ABI that differs with the compiling CPU's registers (-Wpsabi). */
 typedef float kiln_float32x4 __attribute__((vector_size(4 * sizeof(float))));
 typedef float kiln_float32x4_u  /* the same at element alignment: any element's address */
     __attribute__((vector_size(4 * sizeof(float)), aligned(sizeof(float))));
-static inline kiln_float32x4 kiln_float32x4_load(const float* p) { return *(const kiln_float32x4_u*)p; }
-static inline void kiln_float32x4_store(float* p, kiln_float32x4 v) { *(kiln_float32x4_u*)p = v; }
+#define kiln_float32x4_load(p) (*(const kiln_float32x4_u*)(p))
+#define kiln_float32x4_store(p, v) (*(kiln_float32x4_u*)(p) = (v))
 /* x in every lane (x - 0 is x exactly, -0.0 and NaN included). */
-static inline kiln_float32x4 kiln_float32x4_splat(float x) { return x - (kiln_float32x4){0}; }
+#define kiln_float32x4_splat(x) ((float)(x) - (kiln_float32x4){0})
 #endif
 
 KILN_EXPORT KILN_WEAK void* __TVMBackendParallelLaunch = NULL;
