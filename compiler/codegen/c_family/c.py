@@ -92,7 +92,7 @@ class CHostPrinter(CFamilyPrinter):
         self.noalias = noalias  # the PrimFunc's tir.noalias: tensor arguments do not overlap
         self.restrict_vars: Set[int] = set()  # pointers to memory nothing else points to
         self.services: Set[str] = set()
-        self.lambdas: List[str] = []  # file-scope helpers of this function: tasks, lookups
+        self.lambdas: List[str] = []  # file-scope helpers: outlined bodies, tasks, lookups
         self.lookups: Dict[str, str] = {}  # call_packed name -> its lookup function
         self.tasks = 0  # parallel launches so far
         self.in_parallel = False
@@ -108,9 +108,7 @@ class CHostPrinter(CFamilyPrinter):
         rest = self.chain(func.body)
         captured = captured_vars(rest)
         own = {id(p) for p in func.params}
-        if not _ends_in_return(rest) or any(
-                id(v) in own or v.dtype.lanes > 1 or id(v) in self.vector_vars
-                for v in captured):
+        if not _ends_in_return(rest) or any(id(v) in own or v.dtype.lanes > 1 for v in captured):
             self.stmt(rest)
             return
         name = f"{self.symbol}_compute"
