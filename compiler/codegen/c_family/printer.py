@@ -16,7 +16,7 @@ from ...tir.transform.lower_workspace import FREE_ON_ERROR
 from .printer_expr import CExprPrinter, NotVectorForm, is_contiguous
 
 # Past this many chunks a vector statement prints as a loop over its chunks, not straight-line
-# (its chunks could not all stay in registers anyway: x86-64 has 16 vector registers).
+# (its chunks could not all stay in registers anyway: AVX2 has 16 vector registers).
 MAX_STRAIGHT_CHUNKS = 16
 
 

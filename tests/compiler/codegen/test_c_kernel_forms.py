@@ -21,11 +21,14 @@ from compiler.ir import IRModule
 from compiler.ir.dtype import handle
 from compiler.target import Target
 from compiler.tir import (
+    Broadcast,
     BufferLoad,
     BufferStore,
     For,
     ForKind,
+    LetStmt,
     PrimFunc,
+    Ramp,
     Var,
     cast,
     const,
@@ -283,3 +286,23 @@ def test_target_vector_bytes_from_the_compiler(target, width):
 
 def test_target_vector_bytes_without_a_compiler():
     assert c_codegen.target_vector_bytes(Target("c"), cc="kiln-no-such-cc") == 16
+
+
+def test_vector_variable_in_chunks(tmp_path, vector_bytes):
+    """A vector LetStmt is an array of its lanes; its chunks load from constant offsets."""
+    vector_bytes(32)
+    A, B = decl_buffer((64,), "float32", "A"), decl_buffer((64,), "float32", "B")
+    pa, pb = Var("A", handle), Var("B", handle)
+    i, v = Var("i"), Var("v", "float32x16")
+    idx = Ramp(i * 16, const(1), 16)
+    body = For(i, const(0), const(4), ForKind.SERIAL,
+               LetStmt(v, BufferLoad(A, (idx,)) * Broadcast(const(2.0), 16),
+                       BufferStore(B, v + v, (idx,))))
+    func = PrimFunc((pa, pb), body, ((pa, A), (pb, B)),
+                    {"global_symbol": "twice", "tir.noalias": True})
+    mod = IRModule({"twice": func})
+    built = compiler.build(mod, target="c")
+    assert "kiln_float32x8_load(&v[8])" in built.get_source("c")
+    a = np.arange(64, dtype="float32")
+    for m in (built, lane_form_module(mod, tmp_path, "twice")):
+        np.testing.assert_array_equal(run(m, "twice", [a, np.zeros(64, "float32")]), a * 4)
