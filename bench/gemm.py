@@ -1,15 +1,18 @@
 """1024² float32 matmul: GFLOP/s of the "c" and "llvm" targets beside numpy, in the same run,
 with 1 and 2 runtime threads (MR_NUM_THREADS, each count in its own subprocess), plus the
-compile time (compiler.build wall time) of each target.
+compile time (compiler.build wall time) of each target and the number of FMA instructions
+(`vfmadd*`, x86) in its assembly (`get_source("asm")`).
 
-One schedule for both targets: 32x32 tiles of C, parallel over row blocks, a 4-row register
-block unrolled inside the k loop, 32 columns as one float32x32 vector.
+One schedule for both targets: 32x32 tiles of C, parallel over row blocks (serial with
+--serial), a 4-row register block unrolled inside the k loop, 32 columns as one float32x32
+vector.
 
-    python bench/gemm.py [--n 1024] [--repeat 5]
+    python bench/gemm.py [--n 1024] [--repeat 5] [--serial]
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -17,7 +20,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def schedule(n):
+def schedule(n, parallel=True):
     from compiler import te
 
     A = te.placeholder((n, n), name="A")
@@ -32,18 +35,25 @@ def schedule(n):
     s[C].reorder(io, jo, iio, k, iii, ji)
     s[C].unroll(iii)
     s[C].vectorize(ji)
-    s[C].parallel(io)
+    if parallel:
+        s[C].parallel(io)
     return s, [A, B, C]
 
 
-def measure(target, n, repeat):
-    """Runs in the subprocess: {"compile_s", "gflops", "numpy_gflops"} for one target."""
+def fma_count(asm: str) -> int:
+    """FMA instructions (vfmadd*, x86) in assembly text."""
+    return len(re.findall(r"^\s*vfmadd\w*\s", asm, re.MULTILINE))
+
+
+def measure(target, n, repeat, parallel=True):
+    """Runs in the subprocess: {"compile_s", "gflops", "numpy_gflops", "fma"} for one
+    target."""
     import numpy as np
 
     import compiler
     import microruntime
 
-    s, args = schedule(n)
+    s, args = schedule(n, parallel)
     t0 = time.perf_counter()
     mod = compiler.build(s, args, target=target, name="mm")
     compile_s = time.perf_counter() - t0
@@ -63,34 +73,38 @@ def measure(target, n, repeat):
         return flops / min(times) / 1e9
 
     return {"compile_s": compile_s, "gflops": best(lambda: mod["mm"](A, B, C)),
-            "numpy_gflops": best(lambda: a @ b)}
+            "numpy_gflops": best(lambda: a @ b), "fma": fma_count(mod.get_source("asm"))}
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=1024)
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--serial", action="store_true", help="no parallel loop in the schedule")
     p.add_argument("--child", help=argparse.SUPPRESS)
     opts = p.parse_args()
     if opts.child:
-        print(json.dumps(measure(opts.child, opts.n, opts.repeat)))
+        print(json.dumps(measure(opts.child, opts.n, opts.repeat, not opts.serial)))
         return
-    print(f"matmul {opts.n}x{opts.n} float32, best of {opts.repeat}")
-    print(f"{'threads':>7} {'target':>6} {'GFLOP/s':>9} {'numpy':>9} {'compile s':>10}")
+    print(f"matmul {opts.n}x{opts.n} float32, best of {opts.repeat}"
+          + (", serial schedule" if opts.serial else ""))
+    print(f"{'threads':>7} {'target':>6} {'GFLOP/s':>9} {'numpy':>9} {'compile s':>10} "
+          f"{'FMA':>5}")
     for threads in (1, 2):
         env = dict(os.environ, MR_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                    OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
                    PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
         for target in ("c", "llvm"):
             out = subprocess.run([sys.executable, __file__, "--child", target, "--n",
-                                  str(opts.n), "--repeat", str(opts.repeat)], env=env,
+                                  str(opts.n), "--repeat", str(opts.repeat)]
+                                 + (["--serial"] if opts.serial else []), env=env,
                                  capture_output=True, text=True)
             if out.returncode != 0:
                 print(f"{threads:>7} {target:>6} failed: {out.stderr.strip()[-300:]}")
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
             print(f"{threads:>7} {target:>6} {r['gflops']:>9.1f} {r['numpy_gflops']:>9.1f} "
-                  f"{r['compile_s']:>10.2f}")
+                  f"{r['compile_s']:>10.2f} {r['fma']:>5}")
 
 
 if __name__ == "__main__":

@@ -11,21 +11,31 @@ services go through the context slots described in compiler/codegen/__init__.py.
 (thread-safely, inside parallel loops too) by TVMFFIHandleInitOnce with a lookup through the
 library context; `tir.make_dltensor` is a DLTensor compound literal.
 `tir.throw_last_error` (a failed workspace service) returns -1 without recording an error.
+
+Compute bodies are outlined into static functions that receive the tensor pointers as
+parameters: the packed function unpacks its arguments and returns `<symbol>_compute(...)`, and
+each parallel task function unpacks its closure into `<task>_body(..., task_id, penv)`. C
+compilers honour `restrict` on parameters (not on block-scope locals), so with the PrimFunc's
+"tir.noalias" (default true) the pointers the llvm target marks noalias (a tensor argument's
+data, a workspace) are `restrict` parameters, which lets gcc keep accumulators in registers.
+Vector chunks are as wide as the target CPU's vector registers (`target_vector_bytes`: what the
+C compiler defines with the target's flags).
 """
 from __future__ import annotations
 
+import functools
 import os
 import platform
-from typing import Dict, List, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 from microruntime.abi import TypeIndex
 
-from ...contrib.cc import compile_source, get_cc
-from ...ir.errors import InternalError, TargetError, UnsupportedOpError
+from ...contrib.cc import compile_source, get_cc, run_command
+from ...ir.errors import BuildError, InternalError, TargetError, UnsupportedOpError
 from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.buffer import Buffer
-from ...tir.transform.lower_parallel import PARALLEL_LAUNCH
+from ...tir.transform.lower_parallel import PARALLEL_LAUNCH, captured_vars
 from .. import HostArtifact, system_lib_entry_symbol
 from ..templates import render
 from .printer import CFamilyPrinter
@@ -79,13 +89,61 @@ _ANY_DLTENSOR_PTR, _ANY_RAW_STR = TypeIndex.DLTENSOR_PTR, TypeIndex.RAW_STR
 class CHostPrinter(CFamilyPrinter):
     """The host dialect: packed-API intrinsics, runtime services, outlined parallel loops."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.symbol = name  # the global symbol; names the outlined task functions
+    def __init__(self, name: str, noalias: bool = True, vector_bytes: int = 16) -> None:
+        super().__init__(vector_bytes)
+        self.symbol = name  # the global symbol; names the outlined functions
+        self.noalias = noalias  # the PrimFunc's tir.noalias: tensor arguments do not overlap
+        self.restrict_vars: Set[int] = set()  # pointers to memory nothing else points to
         self.services: Set[str] = set()
-        self.lambdas: List[str] = []  # file-scope helpers of this function: tasks, lookups
+        self.lambdas: List[str] = []  # file-scope helpers: outlined bodies, tasks, lookups
         self.lookups: Dict[str, str] = {}  # call_packed name -> its lookup function
+        self.tasks = 0  # parallel launches so far
         self.in_parallel = False
+
+    # ---- the packed function: prologue here, compute body outlined ---------------------------
+    def print_function(self, func) -> None:
+        """The packed function's body: the argument unpacking (its LetStmt / AssertStmt chain)
+        inline, then a call of the rest outlined as `<symbol>_compute`, whose tensor pointers
+        are `restrict` parameters (C compilers honour `restrict` on parameters, not on
+        locals). The rest stays inline when it reads what a parameter cannot carry."""
+        self.error_frees = []
+        self.prepare(func.body)
+        rest = self.chain(func.body)
+        captured = captured_vars(rest)
+        own = {id(p) for p in func.params}
+        if not _ends_in_return(rest) or any(id(v) in own or v.dtype.lanes > 1 for v in captured):
+            self.stmt(rest)
+            return
+        name = f"{self.symbol}_compute"
+        self.outline(name, rest, captured)
+        self.emit(f"return {name}({', '.join(self.name_of(v) for v in captured)});")
+
+    def outline(self, name: str, body: S.Stmt, captured: List[E.Var],
+                extra: Tuple[str, ...] = ()) -> None:
+        """Prints `body` as the file-scope `static int32_t name(<captured>, <extra>)`, which
+        must end in a return."""
+        saved = (self.lines, self.level, self.error_frees)
+        self.lines, self.level, self.error_frees = [], 1, []
+        self.stmt(body)
+        text = self.text()
+        self.lines, self.level, self.error_frees = saved
+        params = [f"{self.param_type(v)} {self.name_of(v)}" for v in captured] + list(extra)
+        self.lambdas.append(render("c/compute_function.c.j2", name=name, body=text,
+                                   params=", ".join(params) or "void",
+                                   unused=[p.split()[-1] for p in extra]))
+
+    def param_type(self, var: E.Var) -> str:
+        decl = self.decl_type(var)
+        return f"{decl} {self.restrict}" if self.is_restrict(var) else decl
+
+    def is_restrict(self, var: E.Var) -> bool:
+        return id(var) in self.restrict_vars
+
+    def let_head(self, s: S.LetStmt) -> None:
+        # As the llvm target's noalias: a tensor argument's data (under tir.noalias), a workspace.
+        if self.noalias and id(s.var) in self.pointer_types and _distinct_memory(s.value):
+            self.restrict_vars.add(id(s.var))
+        super().let_head(s)
 
     def call_extra(self, e: E.Call) -> str:
         op, args = e.op, e.args
@@ -226,26 +284,25 @@ class CHostPrinter(CFamilyPrinter):
                             "lower_parallel first")
 
     def parallel_launch(self, s: S.AttrStmt) -> None:
-        """The task function (closure struct of the node's Vars, the body) as a file-scope
-        helper, and here the launch, returning its status on failure."""
+        """The task function (closure struct of the node's Vars, unpacked into the arguments
+        of the task's body, outlined as `<task>_body` with `restrict` tensor pointers) as
+        file-scope helpers, and here the launch, returning its status on failure."""
         if self.in_parallel:
             raise InternalError("a parallel launch inside a parallel launch; lower_parallel "
                                 "makes nested parallel loops serial")
         self.services.add("parallel")
-        name = f"{self.symbol}_compute_{len(self.lambdas)}"
-        fields = [(self.decl_type(v), self.local_type(v), self.name_of(v)) for v in s.node]
+        name = f"{self.symbol}_compute_{self.tasks}"
+        self.tasks += 1
+        fields = [(self.decl_type(v), self.name_of(v)) for v in s.node]
         # The task function frees only its own workspaces on error (on its own thread); the
         # caller frees those live around the launch when it fails.
-        saved = (self.lines, self.level, self.error_frees)
-        self.lines, self.level, self.error_frees, self.in_parallel = [], 1, [], True
-        self.stmt(s.body)
-        body = self.text()
-        self.lines, self.level, self.error_frees = saved
+        self.in_parallel = True
+        self.outline(f"{name}_body", S.SeqStmt((s.body, S.Return(E.const(0)))), list(s.node),
+                     ("int task_id", "TVMParallelGroupEnv* penv"))
         self.in_parallel = False
-        self.lambdas.append(render("c/parallel_lambda.c.j2", name=name, fields=fields,
-                                   body=body))
+        self.lambdas.append(render("c/parallel_lambda.c.j2", name=name, fields=fields))
         closure, rc = self.fresh("kiln_closure"), self.fresh("kiln_rc")
-        values = ", ".join(f for _, _, f in fields) or "0"
+        values = ", ".join(f for _, f in fields) or "0"
         self.emit(f"{name}_closure {closure} = {{{values}}};")
         # A failed task recorded its error; the runtime passes it on to this thread.
         self.emit(f"int32_t {rc} = kiln_parallel_launch({name}, &{closure}, "
@@ -256,10 +313,6 @@ class CHostPrinter(CFamilyPrinter):
         self.level -= 1
         self.emit("}")
 
-    def local_type(self, var: E.Var) -> str:
-        decl = self.decl_type(var)
-        return f"{decl} {self.restrict}" if decl.endswith("*") and decl != "void*" else decl
-
     def decl_type(self, var: E.Var) -> str:
         if var.dtype.lanes > 1:
             raise UnsupportedOpError(f"parallel loop captures the vector {var.name}; compute it "
@@ -267,6 +320,21 @@ class CHostPrinter(CFamilyPrinter):
         if var.dtype.is_handle and id(var) in self.pointer_types:
             return self.storage_type(self.pointer_types[id(var)]) + "*"
         return self.value_type(var.dtype)
+
+
+def _distinct_memory(value) -> bool:
+    """Whether a handle bound to `value` is a tensor argument's data or a fresh workspace."""
+    if not isinstance(value, E.Call):
+        return False
+    if value.op == "tir.alloc_workspace":
+        return True
+    return value.op == "tir.dltensor_get" and getattr(value.args[1], "value", None) == "data"
+
+
+def _ends_in_return(s: S.Stmt) -> bool:
+    while isinstance(s, S.SeqStmt) and s.seq:
+        s = s.seq[-1]
+    return isinstance(s, S.Return)
 
 
 # ---- the file ---------------------------------------------------------------------------------
@@ -287,8 +355,11 @@ def function_symbol(name: str, func, prefix) -> str:
     return "__tvm_ffi_" + (prefix or "") + func.attrs.get("global_symbol", name)
 
 
-def generate_c(mod, target) -> str:
-    """The C source of a packed-form IRModule for `target`."""
+def generate_c(mod, target, vector_bytes: Optional[int] = None) -> str:
+    """The C source of a packed-form IRModule for `target`; vectors in chunks of
+    `vector_bytes` (default: `target_vector_bytes(target)`)."""
+    if vector_bytes is None:
+        vector_bytes = target_vector_bytes(target)
     prefix = mod.attrs.get("system_lib_prefix")
     system_lib = prefix is not None
     functions, helpers, services, symbols, entry = [], set(), set(), [], None
@@ -296,10 +367,11 @@ def generate_c(mod, target) -> str:
         if func.attrs.get("calling_conv") != "packed":
             raise InternalError(f"{name} is not in packed form; run make_packed_api first")
         symbol = function_symbol(name, func, prefix)
-        printer = CHostPrinter(func.attrs.get("global_symbol", name))
+        printer = CHostPrinter(func.attrs.get("global_symbol", name),
+                               bool(func.attrs.get("tir.noalias", True)), vector_bytes)
         printer.taken.update(_RESERVED)
         params = [printer.name_of(p) for p in func.params]
-        printer.print_body(func.body)
+        printer.print_function(func)
         text = render("c/function.c.j2", symbol=symbol, params=params, body=printer.text())
         functions.append({"text": text, "lambdas": printer.lambdas})
         helpers |= printer.helpers
@@ -370,6 +442,29 @@ def compile_flags(target, cc=None, host: bool = True) -> List[str]:
     if target.get("fast-math"):
         flags.append("-ffast-math")
     return flags
+
+
+def target_vector_bytes(target, cc=None) -> int:
+    """The width in bytes of the widest vector register of the CPU the C source is compiled
+    for: what the C compiler defines with the target's flags (`__AVX512F__`: 64, `__AVX__`:
+    32), else 16 (SSE2, NEON; the width every GCC target can at least emulate). Also 16 when
+    the compiler cannot be asked. Vectors wider than the CPU's still compute right."""
+    return _vector_bytes(tuple(_listify_cc(cc or get_cc())), tuple(compile_flags(target, cc)))
+
+
+@functools.lru_cache(maxsize=None)
+def _vector_bytes(cc: Tuple[str, ...], flags: Tuple[str, ...]) -> int:
+    try:
+        macros = run_command(list(cc) + list(flags) + ["-dM", "-E", "-x", "c", os.devnull])
+    except BuildError:
+        return 16
+    defined = {line.split()[1] for line in macros.splitlines()
+               if line.startswith("#define ") and len(line.split()) > 1}
+    if "__AVX512F__" in defined:
+        return 64
+    if "__AVX__" in defined:
+        return 32
+    return 16
 
 
 def fp_contract(target) -> str:

@@ -1,4 +1,4 @@
-"""The C-family printer: statements over the expression printer of c_family_expr.py.
+"""The C-family printer: statements over the expression printer of printer_expr.py.
 
 One mapping from IR statements to C-like text for every C dialect (host C now; CUDA, OpenCL and
 Metal later override the hooks marked "dialect": parallel loops, error raising, allocation).
@@ -14,6 +14,10 @@ from ...tir import stmt as S
 from ...tir.functor import post_order_visit
 from ...tir.transform.lower_workspace import FREE_ON_ERROR
 from .printer_expr import CExprPrinter, NotVectorForm, is_contiguous
+
+# Past this many chunks a vector statement prints as a loop over its chunks, not straight-line
+# (its chunks could not all stay in registers anyway: AVX2 has 16 vector registers).
+MAX_STRAIGHT_CHUNKS = 16
 
 
 class CFamilyPrinter(CExprPrinter):
@@ -51,17 +55,22 @@ class CFamilyPrinter(CExprPrinter):
         self.level -= 1
 
     def stmt(self, s: S.Stmt) -> None:
-        # LetStmt / AssertStmt chains (long in packed prologues) print iteratively, flat.
+        s = self.chain(s)
+        method = getattr(self, "stmt_" + type(s).__name__, None)
+        if method is None:
+            raise UnsupportedOpError(f"C codegen cannot print the statement {type(s).__name__}")
+        method(s)
+
+    def chain(self, s: S.Stmt) -> S.Stmt:
+        """Prints the heads of a LetStmt / AssertStmt chain (long in packed prologues)
+        iteratively, flat; returns the statement that ends it."""
         while isinstance(s, (S.LetStmt, S.AssertStmt)):
             if isinstance(s, S.LetStmt):
                 self.let_head(s)
             else:
                 self.assert_head(s)
             s = s.body
-        method = getattr(self, "stmt_" + type(s).__name__, None)
-        if method is None:
-            raise UnsupportedOpError(f"C codegen cannot print the statement {type(s).__name__}")
-        method(s)
+        return s
 
     # ---- statements --------------------------------------------------------------------------
     def stmt_SeqStmt(self, s: S.SeqStmt) -> None:
@@ -99,10 +108,16 @@ class CFamilyPrinter(CExprPrinter):
             self.declare_vector(var, s.value)
         elif var.dtype.is_handle and id(var) in self.pointer_types:
             elem = self.storage_type(self.pointer_types[id(var)])
-            self.emit(f"{elem}* {self.restrict} {self.name_of(var)} = "
+            qualifier = f" {self.restrict}" if self.is_restrict(var) else ""
+            self.emit(f"{elem}*{qualifier} {self.name_of(var)} = "
                       f"({elem}*)({self.expr(s.value)});")
         else:
             self.emit(f"{self.value_type(var.dtype)} {self.name_of(var)} = {self.expr(s.value)};")
+
+    def is_restrict(self, var: E.Var) -> bool:
+        """Whether pointer `var` is declared `restrict`: it is the only way to the memory it
+        points to (dialect; the base knows of no such pointer)."""
+        return False
 
     def declare_vector(self, var: E.Var, value: E.PrimExpr) -> None:
         """A vector variable is an array of its lanes in both forms."""
@@ -117,25 +132,38 @@ class CFamilyPrinter(CExprPrinter):
         self.vector_vars.add(id(var))
 
     def vector_or_lanes(self, lanes: int, dtype, vector, lanes_form) -> None:
-        """A vector statement: `vector(type)` (one chunk's statement, NotVectorForm when it has
-        none) in a loop over chunks under `#if KILN_VECTOR_EXT`, with `lanes_form()` for
-        compilers without vector extensions; else `lanes_form()` alone."""
-        outer, self.lane = self.lane, self.fresh("lane")
+        """A vector statement of `lanes` lanes of `dtype`. Under `#if KILN_VECTOR_EXT`, one
+        `vector(type)` statement per chunk (`self.lane` is the chunk's first lane; NotVectorForm
+        when there is none), straight-line at constant offsets or, past MAX_STRAIGHT_CHUNKS, in
+        a loop over the chunks; under `#else`, `lanes_form()` for compilers without vector
+        extensions. Without a vector form, `lanes_form()` alone."""
+        outer = (self.lane, self.vector_lanes)
+        self.vector_lanes, loop, texts = lanes, None, []
         try:
             vt = self.vector_type(dtype)
-            text = vector(vt)
+            chunk = self.vector_chunk(dtype)
+            if lanes // chunk > MAX_STRAIGHT_CHUNKS:
+                loop = self.fresh("lane")
+            for offset in [loop] if loop else range(0, lanes, chunk):
+                self.lane = str(offset)
+                texts.append(vector(vt))
         except NotVectorForm:
-            self.taken.discard(self.lane)
-            self.lane = outer
+            texts = []
+            if loop:
+                self.taken.discard(loop)
+        finally:
+            self.lane, self.vector_lanes = outer
+        if not texts:
             lanes_form()
             return
         self.lines.append("#if KILN_VECTOR_EXT")
-        self.emit(f"#pragma GCC unroll {lanes}")
-        self.emit(f"for (int32_t {self.lane} = 0; {self.lane} < {lanes}; "
-                  f"{self.lane} += {vt}_step) {{")
-        self.emit(self.indent_unit + text)
-        self.emit("}")
-        self.lane = outer
+        if loop:
+            self.emit(f"for (int32_t {loop} = 0; {loop} < {lanes}; {loop} += {chunk}) {{")
+            self.emit(self.indent_unit + texts[0])
+            self.emit("}")
+        else:
+            for text in texts:
+                self.emit(text)
         self.lines.append("#else")
         lanes_form()
         self.lines.append("#endif")

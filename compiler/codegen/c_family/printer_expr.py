@@ -1,18 +1,25 @@
-"""Expressions of the C-family printer (statements: c_family.py). One mapping from IR nodes to
+"""Expressions of the C-family printer (statements: printer.py). One mapping from IR nodes to
 C-like text, shared by the C host codegen and (later) CUDA, OpenCL and Metal, which override
 only what differs (type names, qualifiers, intrinsics, thread indices).
 
 Vectors (Ramp / Broadcast / vector loads, made by the vectorize pass) have two forms. The lane
 form works everywhere: a store of a vector value becomes a loop over its lanes in which every
 vector sub-expression is printed for lane `l` (`Ramp(b, s, n)` -> `b + s*l`, `Broadcast(v)` ->
-`v`). The vector form (`vexpr`) is a loop over chunks of the machine's vector width (one register)
-in GCC vector extensions (`kiln_float32x32`: typedefs and load / store / splat helpers in the
-prelude) for what maps onto them one to one: float32/64 and
-32/64-bit integer vectors of 2^k lanes, +, -, * (and / for floats), Broadcast, and loads of
-contiguous (stride-1 Ramp) or broadcast indices; anything else raises `NotVectorForm` and the
-statement keeps the lane form only. A statement with a vector form prints both, under
-`#if KILN_VECTOR_EXT` (gcc and clang) / `#else` (other compilers). float16 / bfloat16 values are computed as `float` and converted at
-loads, stores and casts through helpers of the prelude (plain C99 has no half type).
+`v`). The vector form (`vexpr`) is one statement per chunk of the vector, at constant lane
+offsets, in GCC vector extensions (`kiln_float32x8`: typedefs and load / store / splat helpers in
+the prelude). A chunk is as wide as the target CPU's vector registers allow (`vector_bytes`,
+decided at code generation), narrower when that does not divide the lane count (gcd). It covers
+what maps onto vector extensions one to one: float32/64 and 32/64-bit integer vectors, +, -, *
+(and / for floats), Broadcast, and loads of contiguous (stride-1 Ramp) or broadcast indices;
+anything else raises `NotVectorForm` and the statement keeps the lane form only. A statement
+with a vector form prints both, under `#if KILN_VECTOR_EXT` (gcc and clang) / `#else` (other
+compilers, or -DKILN_NO_VECTOR_EXT). float16 / bfloat16 values are computed as `float` and
+converted at loads, stores and casts through helpers of the prelude (plain C99 has no half type).
+
+Buffer indices are printed in 64-bit arithmetic: every int32 Var in an index reads as
+`(int64_t)v`, so the C compiler sees affine 64-bit addresses it can tell apart (int32
+arithmetic sign-extended after the fact hides that two rows never overlap). The values are the
+same wherever the int32 arithmetic does not overflow, and there it is undefined in the IR.
 Expressions are fully parenthesised; statements are printed flat (LetStmt and AssertStmt chains
 do not nest blocks).
 """
@@ -22,7 +29,7 @@ import math
 import re
 from typing import Dict, List, Optional, Set
 
-from ...ir.dtype import DType
+from ...ir.dtype import DType, int32
 from ...ir.errors import InternalError, UnsupportedOpError
 from ...tir import expr as E
 from ...tir.functor import substitute
@@ -49,13 +56,16 @@ class CExprPrinter:
 
     indent_unit = "  "
 
-    def __init__(self) -> None:
+    def __init__(self, vector_bytes: int = 16) -> None:
+        self.vector_bytes = vector_bytes         # the widest vector register, in bytes
         self.names: Dict[int, str] = {}
         self.taken: Set[str] = set()
         self.keep: List[E.Var] = []
         self.lines: List[str] = []
         self.level = 1
-        self.lane: Optional[str] = None          # the lane variable while printing vectors
+        self.lane: Optional[str] = None          # the lane (variable or offset) of vectors
+        self.vector_lanes = 0                    # the lane count of the vector statement
+        self.wide_index = False                  # printing a buffer index (int32 -> int64)
         self.vector_vars: Set[int] = set()       # vars bound to vector values (C arrays)
         self.helpers: Set[str] = set()           # prelude helpers the code uses
         self.pointer_types: Dict[int, DType] = {}  # handle var -> element type it points to
@@ -119,6 +129,8 @@ class CExprPrinter:
         name = self.name_of(e)
         if id(e) in self.vector_vars:
             return f"{name}[{self.lane}]" if self.lane else name
+        if self.wide_index and e.dtype == int32:
+            return f"((int64_t){name})"
         return name
 
     expr_SizeVar = expr_Var
@@ -218,6 +230,8 @@ class CExprPrinter:
 
     def expr_Ramp(self, e: E.Ramp) -> str:
         self._need_lane(e)
+        if self.lane == "0":
+            return self.expr(e.base)
         if isinstance(e.stride, E.IntImm) and e.stride.value == 1:
             return f"({self.expr(e.base)} + {self.lane})"
         return f"({self.expr(e.base)} + ({self.expr(e.stride)} * {self.lane}))"
@@ -226,24 +240,31 @@ class CExprPrinter:
         return self.expr(e.value)
 
     # ---- vector form (GCC vector extensions) ---------------------------------------------------
-    def vector_type(self, t: DType) -> str:
-        """The vector-extension type for vector dtype `t`: a chunk of min(lanes, the machine's
-        vector width) lanes (`kiln_float32x32_step`, set in the prelude from __AVX__ etc.), so
-        every value fits a register; raises NotVectorForm for dtypes without one."""
+    def vector_chunk(self, t: DType) -> int:
+        """The lanes of one chunk of vector dtype `t`: as many as fill a vector register, or
+        the largest power of two dividing the lane count when that is fewer; NotVectorForm when
+        the dtype has no vector form (or a chunk would be a single lane)."""
         lanes, elem = t.lanes, t.element_of()
-        if lanes < 2 or lanes & (lanes - 1) or not (
-                (elem.is_float and elem.bits in (32, 64)) or
+        if not ((elem.is_float and elem.bits in (32, 64)) or
                 (elem.is_integer and not elem.is_bool and elem.bits in (32, 64))):
             raise NotVectorForm(str(t))
+        chunk = math.gcd(lanes, max(self.vector_bytes * 8 // elem.bits, 1))
+        if chunk < 2:
+            raise NotVectorForm(str(t))
+        return chunk
+
+    def vector_type(self, t: DType) -> str:
+        """The vector-extension type of one chunk of vector dtype `t` (`kiln_float32x8`)."""
+        elem, chunk = t.element_of(), self.vector_chunk(t)
         ctype = self.value_type(elem)
-        name = f"kiln_{elem}x{lanes}"
-        self.helpers |= {"vector_ext", f"vec:{name}:{ctype}:{lanes}"}
+        name = f"kiln_{elem}x{chunk}"
+        self.helpers |= {"vector_ext", f"vec:{name}:{ctype}:{chunk}"}
         return name
 
     def vexpr(self, e, vt: str) -> str:
         """`e` as a vector-extension expression of type `vt` for the chunk of lanes starting at
         `self.lane`, or NotVectorForm."""
-        if self.vector_type(e.dtype) != vt:
+        if e.dtype.lanes != self.vector_lanes or self.vector_type(e.dtype) != vt:
             raise NotVectorForm(str(e))
         if isinstance(e, E.Var):
             if id(e) not in self.vector_vars:
@@ -285,10 +306,14 @@ class CExprPrinter:
         if len(indices) != 1:
             raise InternalError(f"codegen needs flattened (1-D) access to {buffer.name}, got "
                                 f"{len(indices)} indices; storage_flatten must run first")
-        index = self.expr(indices[0])
-        offset = buffer.elem_offset
-        if not (isinstance(offset, E.IntImm) and offset.value == 0):
-            index = f"({self.expr(offset)} + {index})"
+        outer, self.wide_index = self.wide_index, True
+        try:
+            index = self.expr(indices[0])
+            offset = buffer.elem_offset
+            if not (isinstance(offset, E.IntImm) and offset.value == 0):
+                index = f"({self.expr(offset)} + {index})"
+        finally:
+            self.wide_index = outer
         return f"{self.pointer(buffer)}[{index}]"
 
     def expr_BufferLoad(self, e: E.BufferLoad) -> str:

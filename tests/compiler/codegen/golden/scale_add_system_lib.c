@@ -68,37 +68,50 @@ static const char* kiln_dtype_name(char* buf, int32_t code, int32_t bits, int32_
 
 static inline int32_t kiln_min_int32(int32_t a, int32_t b) { return a < b ? a : b; }
 
-/* Vectors as GCC vector extensions (gcc, clang), in chunks of at most the machine's vector
-   width; -DKILN_NO_VECTOR_EXT, or another compiler, takes the lane-by-lane form printed beside
-   each vector statement. */
+/* Vectors as GCC vector extensions (gcc, clang), one chunk of a vector statement per value,
+   as wide as the target CPU's vector registers allow; -DKILN_NO_VECTOR_EXT, or another
+   compiler, takes the lane-by-lane form printed beside each vector statement. */
 #if defined(__GNUC__) && !defined(KILN_NO_VECTOR_EXT)
 #define KILN_VECTOR_EXT 1
 #else
 #define KILN_VECTOR_EXT 0
 #endif
 #if KILN_VECTOR_EXT
-#if defined(__AVX512F__)
-#define KILN_VECTOR_BYTES 64
-#elif defined(__AVX__)
-#define KILN_VECTOR_BYTES 32
-#else
-#define KILN_VECTOR_BYTES 16
-#endif
-/* 4 x float in chunks of kiln_float32x4_step lanes. */
-#define kiln_float32x4_step (KILN_VECTOR_BYTES / sizeof(float) < 4 ? \
-                         (int32_t)(KILN_VECTOR_BYTES / sizeof(float)) : 4)
-typedef float kiln_float32x4 __attribute__((vector_size(kiln_float32x4_step * sizeof(float))));
+/* Load, store and splat are macros: a vector passed to or returned from a function by value
+   would cross an ABI that differs with the compiling CPU's registers (-Wpsabi). */
+typedef float kiln_float32x4 __attribute__((vector_size(4 * sizeof(float))));
 typedef float kiln_float32x4_u  /* the same at element alignment: any element's address */
-    __attribute__((vector_size(kiln_float32x4_step * sizeof(float)), aligned(sizeof(float))));
-static inline kiln_float32x4 kiln_float32x4_load(const float* p) { return *(const kiln_float32x4_u*)p; }
-static inline void kiln_float32x4_store(float* p, kiln_float32x4 v) { *(kiln_float32x4_u*)p = v; }
+    __attribute__((vector_size(4 * sizeof(float)), aligned(sizeof(float))));
+#define kiln_float32x4_load(p) (*(const kiln_float32x4_u*)(p))
+#define kiln_float32x4_store(p, v) (*(kiln_float32x4_u*)(p) = (v))
 /* x in every lane (x - 0 is x exactly, -0.0 and NaN included). */
-static inline kiln_float32x4 kiln_float32x4_splat(float x) { return x - (kiln_float32x4){0}; }
+#define kiln_float32x4_splat(x) ((float)(x) - (kiln_float32x4){0})
 #endif
 
 extern int TVMBackendParallelLaunch(FTVMParallelLambda, void*, int);
 static inline int kiln_parallel_launch(FTVMParallelLambda a0, void* a1, int a2) {
   return TVMBackendParallelLaunch(a0, a1, a2);
+}
+
+static int32_t scale_add_compute_0_body(int32_t n, float* restrict C, float* restrict A, float* restrict B, int task_id, TVMParallelGroupEnv* penv) {
+  (void)task_id;
+  (void)penv;
+  int32_t num_task = penv->num_task;
+  int32_t task_id_1 = task_id;
+  int32_t extent = (n >> 2);
+  int32_t chunk = (((extent + num_task) - 1) / num_task);
+  int32_t begin = kiln_min_int32((task_id_1 * chunk), extent);
+  int32_t end = kiln_min_int32((begin + chunk), extent);
+  for (int32_t i = begin; i < (begin + (end - begin)); ++i) {
+#if KILN_VECTOR_EXT
+    kiln_float32x4_store(&C[(((int64_t)i) * 4)], ((kiln_float32x4_load(&A[(((int64_t)i) * 4)]) * kiln_float32x4_splat(2.0f)) + kiln_float32x4_load(&B[(((int64_t)i) * 4)])));
+#else
+    for (int32_t lane = 0; lane < 4; ++lane) {
+      C[((((int64_t)i) * 4) + lane)] = ((A[((((int64_t)i) * 4) + lane)] * 2.0f) + B[((((int64_t)i) * 4) + lane)]);
+    }
+#endif
+  }
+  return 0;
 }
 
 typedef struct {
@@ -110,30 +123,15 @@ typedef struct {
 
 static int scale_add_compute_0(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
   scale_add_compute_0_closure* closure = (scale_add_compute_0_closure*)cdata;
-  int32_t n = closure->n;
-  float* restrict C = closure->C;
-  float* restrict A = closure->A;
-  float* restrict B = closure->B;
   (void)closure;
-  (void)task_id;
-  (void)penv;
-  int32_t num_task = penv->num_task;
-  int32_t task_id_1 = task_id;
-  int32_t extent = (n >> 2);
-  int32_t chunk = (((extent + num_task) - 1) / num_task);
-  int32_t begin = kiln_min_int32((task_id_1 * chunk), extent);
-  int32_t end = kiln_min_int32((begin + chunk), extent);
-  for (int32_t i = begin; i < (begin + (end - begin)); ++i) {
-#if KILN_VECTOR_EXT
-    #pragma GCC unroll 4
-    for (int32_t lane = 0; lane < 4; lane += kiln_float32x4_step) {
-      kiln_float32x4_store(&C[((i * 4) + lane)], ((kiln_float32x4_load(&A[((i * 4) + lane)]) * kiln_float32x4_splat(2.0f)) + kiln_float32x4_load(&B[((i * 4) + lane)])));
-    }
-#else
-    for (int32_t lane_1 = 0; lane_1 < 4; ++lane_1) {
-      C[((i * 4) + lane_1)] = ((A[((i * 4) + lane_1)] * 2.0f) + B[((i * 4) + lane_1)]);
-    }
-#endif
+  return scale_add_compute_0_body(closure->n, closure->C, closure->A, closure->B, task_id, penv);
+}
+
+static int32_t scale_add_compute(int32_t n, float* restrict C, float* restrict A, float* restrict B) {
+  scale_add_compute_0_closure kiln_closure = {n, C, A, B};
+  int32_t kiln_rc = kiln_parallel_launch(scale_add_compute_0, &kiln_closure, 0);
+  if (kiln_rc != 0) {
+    return kiln_rc;
   }
   return 0;
 }
@@ -169,9 +167,9 @@ KILN_EXPORT int32_t __tvm_ffi_demo_scale_add(void* self_handle, const TVMFFIAny*
     TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 4);
     return -1;
   }
-  int64_t* restrict A_shape = (int64_t*)(((DLTensor*)A_handle)->shape);
+  int64_t* A_shape = (int64_t*)(((DLTensor*)A_handle)->shape);
   int32_t n = ((int32_t)(A_shape[0]));
-  int64_t* restrict A_strides = (int64_t*)(((DLTensor*)A_handle)->strides);
+  int64_t* A_strides = (int64_t*)(((DLTensor*)A_handle)->strides);
   if (!(((A_strides == NULL) || (A_strides[0] == ((int64_t)1LL))) || (A_shape[0] == ((int64_t)1LL)))) {
     char kiln_msg_4[24];
     char kiln_msg_5[24];
@@ -217,7 +215,7 @@ KILN_EXPORT int32_t __tvm_ffi_demo_scale_add(void* self_handle, const TVMFFIAny*
     TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 4);
     return -1;
   }
-  int64_t* restrict B_shape = (int64_t*)(((DLTensor*)B_handle)->shape);
+  int64_t* B_shape = (int64_t*)(((DLTensor*)B_handle)->shape);
   if (!(((int64_t)(n)) == B_shape[0])) {
     char kiln_msg_11[24];
     char kiln_msg_12[24];
@@ -225,7 +223,7 @@ KILN_EXPORT int32_t __tvm_ffi_demo_scale_add(void* self_handle, const TVMFFIAny*
     TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 5);
     return -1;
   }
-  int64_t* restrict B_strides = (int64_t*)(((DLTensor*)B_handle)->strides);
+  int64_t* B_strides = (int64_t*)(((DLTensor*)B_handle)->strides);
   if (!(((B_strides == NULL) || (B_strides[0] == ((int64_t)1LL))) || (B_shape[0] == ((int64_t)1LL)))) {
     char kiln_msg_13[24];
     char kiln_msg_14[24];
@@ -277,7 +275,7 @@ KILN_EXPORT int32_t __tvm_ffi_demo_scale_add(void* self_handle, const TVMFFIAny*
     TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 4);
     return -1;
   }
-  int64_t* restrict C_shape = (int64_t*)(((DLTensor*)C_handle)->shape);
+  int64_t* C_shape = (int64_t*)(((DLTensor*)C_handle)->shape);
   if (!(((int64_t)(n)) == C_shape[0])) {
     char kiln_msg_22[24];
     char kiln_msg_23[24];
@@ -285,7 +283,7 @@ KILN_EXPORT int32_t __tvm_ffi_demo_scale_add(void* self_handle, const TVMFFIAny*
     TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 5);
     return -1;
   }
-  int64_t* restrict C_strides = (int64_t*)(((DLTensor*)C_handle)->strides);
+  int64_t* C_strides = (int64_t*)(((DLTensor*)C_handle)->strides);
   if (!(((C_strides == NULL) || (C_strides[0] == ((int64_t)1LL))) || (C_shape[0] == ((int64_t)1LL)))) {
     char kiln_msg_24[24];
     char kiln_msg_25[24];
@@ -318,12 +316,7 @@ KILN_EXPORT int32_t __tvm_ffi_demo_scale_add(void* self_handle, const TVMFFIAny*
     TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 1);
     return -1;
   }
-  scale_add_compute_0_closure kiln_closure = {n, C, A, B};
-  int32_t kiln_rc = kiln_parallel_launch(scale_add_compute_0, &kiln_closure, 0);
-  if (kiln_rc != 0) {
-    return kiln_rc;
-  }
-  return 0;
+  return scale_add_compute(n, C, A, B);
 }
 
 
