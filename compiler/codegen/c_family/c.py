@@ -119,18 +119,19 @@ class CHostPrinter(CFamilyPrinter):
         self.emit(f"return {name}({', '.join(self.name_of(v) for v in captured)});")
 
     def outline(self, name: str, body: S.Stmt, captured: List[E.Var],
-                extra: Tuple[str, ...] = ()) -> None:
+                extra: Tuple[Tuple[str, str], ...] = ()) -> None:
         """Prints `body` as the file-scope `static int32_t name(<captured>, <extra>)`, which
-        must end in a return."""
+        must end in a return; `extra` are (C type, name) parameters the body may not read."""
         saved = (self.lines, self.level, self.error_frees)
         self.lines, self.level, self.error_frees = [], 1, []
         self.stmt(body)
         text = self.text()
         self.lines, self.level, self.error_frees = saved
-        params = [f"{self.param_type(v)} {self.name_of(v)}" for v in captured] + list(extra)
+        params = [f"{self.param_type(v)} {self.name_of(v)}" for v in captured]
+        params += [f"{ctype} {name}" for ctype, name in extra]
         self.lambdas.append(render("c/compute_function.c.j2", name=name, body=text,
                                    params=", ".join(params) or "void",
-                                   unused=[p.split()[-1] for p in extra]))
+                                   unused=[name for _, name in extra]))
 
     def param_type(self, var: E.Var) -> str:
         decl = self.decl_type(var)
@@ -298,7 +299,7 @@ class CHostPrinter(CFamilyPrinter):
         # caller frees those live around the launch when it fails.
         self.in_parallel = True
         self.outline(f"{name}_body", S.SeqStmt((s.body, S.Return(E.const(0)))), list(s.node),
-                     ("int task_id", "TVMParallelGroupEnv* penv"))
+                     (("int", "task_id"), ("TVMParallelGroupEnv*", "penv")))
         self.in_parallel = False
         self.lambdas.append(render("c/parallel_lambda.c.j2", name=name, fields=fields))
         closure, rc = self.fresh("kiln_closure"), self.fresh("kiln_rc")
