@@ -49,37 +49,20 @@ _RESERVED = {"kiln_parts", "closure", "task_id", "penv", "cdata"}
 _ANY_FIELDS = {"tir.any_int64": "u.v_int64", "tir.any_float64": "u.v_float64",
                "tir.any_handle": "u.v_ptr"}
 
-# name, return type, parameter types, wrapper, fallback when no runtime provides it
+# Runtime services: key -> (name, return type, parameter types, wrapper). What each does when no
+# runtime provides it is written in codegen_templates/c/services.h.j2 (`fallback`).
 _SERVICES = {
     "alloc": ("TVMBackendAllocWorkspace", "void*", ["int", "int", "uint64_t", "int", "int"],
-              "kiln_alloc_workspace",
-              "{ const char* parts[1] = {\"no runtime provides TVMBackendAllocWorkspace\"}; "
-              "(void)a0; (void)a1; (void)a2; (void)a3; (void)a4; "
-              "TVMFFIErrorSetRaisedFromCStrParts(\"RuntimeError\", parts, 1); return NULL; }"),
-    "free": ("TVMBackendFreeWorkspace", "int", ["int", "int", "void*"],
-             "kiln_free_workspace",
-             "{ const char* parts[1] = {\"no runtime provides TVMBackendFreeWorkspace\"}; "
-             "(void)a0; (void)a1; (void)a2; "
-             "TVMFFIErrorSetRaisedFromCStrParts(\"RuntimeError\", parts, 1); return -1; }"),
+              "kiln_alloc_workspace"),
+    "free": ("TVMBackendFreeWorkspace", "int", ["int", "int", "void*"], "kiln_free_workspace"),
     "parallel": ("TVMBackendParallelLaunch", "int", ["FTVMParallelLambda", "void*", "int"],
-                 "kiln_parallel_launch",
-                 "{ TVMParallelGroupEnv env; env.sync_handle = NULL; env.num_task = 1; "
-                 "return a0(0, &env, a1); }"),
+                 "kiln_parallel_launch"),
     "lookup": ("TVMFFIEnvModLookupFromImports", "int", ["void*", "const char*", "void**"],
-               "kiln_lookup_function",
-               "{ const char* parts[2] = {\"no runtime provides function lookup to find \", a1}; "
-               "(void)a0; (void)a2; TVMFFIErrorSetRaisedFromCStrParts(\"RuntimeError\", parts, 2); "
-               "return -1; }"),
-    # Thread-safe first lookup of a call_packed handle (as TVM's LLVM codegen); with no
-    # runtime the lookup itself fails, so running it unguarded is fine.
+               "kiln_lookup_function"),
     "init_once": ("TVMFFIHandleInitOnce", "int", ["void**", "kiln_handle_init_t"],
-                  "kiln_handle_init_once",
-                  "{ void* h = NULL; int rc = a1(&h); if (rc == 0) *a0 = h; return rc; }"),
+                  "kiln_handle_init_once"),
     "call": ("TVMFFIFunctionCall", "int", ["void*", "TVMFFIAny*", "int32_t", "TVMFFIAny*"],
-             "kiln_function_call",
-             "{ const char* parts[1] = {\"no runtime provides TVMFFIFunctionCall\"}; "
-             "(void)a0; (void)a1; (void)a2; (void)a3; "
-             "TVMFFIErrorSetRaisedFromCStrParts(\"RuntimeError\", parts, 1); return -1; }"),
+             "kiln_function_call"),
 }
 # TVMFFIAny type indices of call_packed arguments (as compiler/codegen/llvm_packed.py).
 _ANY_INT, _ANY_BOOL, _ANY_FLOAT = TypeIndex.INT, TypeIndex.BOOL, TypeIndex.FLOAT
@@ -344,11 +327,11 @@ def _service_decls(names: Set[str], system_lib: bool):
     for key in ("alloc", "free", "parallel", "lookup", "init_once", "call"):
         if key not in names:
             continue
-        name, ret, params, wrapper, fallback = _SERVICES[key]
-        out.append({"name": name, "ret": ret, "params": ", ".join(params), "wrapper": wrapper,
+        name, ret, params, wrapper = _SERVICES[key]
+        out.append({"key": key, "name": name, "ret": ret, "params": ", ".join(params),
+                    "wrapper": wrapper,
                     "params_named": ", ".join(f"{p} a{i}" for i, p in enumerate(params)),
-                    "args": ", ".join(f"a{i}" for i in range(len(params))),
-                    "fallback": fallback})
+                    "args": ", ".join(f"a{i}" for i in range(len(params)))})
     return out
 
 
