@@ -77,7 +77,6 @@ class RuntimeModule(ObjectGeneric):
         self._system_lib_prefix = system_lib_prefix
         self._cross = cross
         self._imports: List[object] = []
-        self._funcs = {}
 
     # ---- calling (the runtime module) --------------------------------------------------
     @property
@@ -101,10 +100,9 @@ class RuntimeModule(ObjectGeneric):
         return self._runtime.get_function(name, query_imports)
 
     def __getitem__(self, name):
-        func = self._funcs.get(name)
-        if func is None:
-            func = self._funcs[name] = self.get_function(name)
-        return func
+        if self._runtime is None:
+            return self.get_function(name)  # raises: nothing runs here
+        return self._runtime[name]          # the runtime module caches its functions
 
     def __call__(self, *args):
         return self.entry_func(*args)
