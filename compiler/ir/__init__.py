@@ -8,6 +8,7 @@ from .errors import (
     IRError,
     ScheduleError,
     TargetError,
+    TypeInferenceError,
     UnsupportedOpError,
 )
 from .module import IRModule

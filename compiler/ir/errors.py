@@ -28,5 +28,10 @@ class IRError(CompilerError):
     """Malformed IR given by the user (wrong types, undefined variables, bad arguments)."""
 
 
+class TypeInferenceError(IRError):
+    """Graph-level struct-info inference failed: an operator's arguments do not fit it (names
+    the operator, the argument and the mismatch)."""
+
+
 class InternalError(RuntimeError):
     """A compiler invariant does not hold: a bug in the compiler, not in the user's program."""

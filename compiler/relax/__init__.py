@@ -1,0 +1,53 @@
+"""The graph level (as tvm.relax): expressions and struct info, operators with shape/type
+inference (`relax.op`), the BlockBuilder, a printer, structural equality rules, functors and
+a numpy reference interpreter. Functions live in a `compiler.ir.IRModule` beside loop-IR
+PrimFuncs.
+
+    from compiler import relax
+    from compiler.relax import op as R_op, struct_info as R
+
+Passes (`relax.transform`) and back ends come on top of this API.
+"""
+from ..ir.module import IRModule
+from . import op, script
+from . import printer as _printer  # registers the graph level's printer
+from . import structural_equal as _structural_equal_rules  # registers the graph level's rules
+from .attrs import Attrs
+from .block_builder import BlockBuilder
+from .expr import (
+    Binding,
+    BindingBlock,
+    Call,
+    Constant,
+    DataflowBlock,
+    DataflowVar,
+    DataTypeImm,
+    Expr,
+    ExternFunc,
+    Function,
+    GlobalVar,
+    If,
+    MatchCast,
+    Op,
+    PrimValue,
+    SeqExpr,
+    ShapeExpr,
+    StringImm,
+    Tuple,
+    TupleGetItem,
+    Var,
+    VarBinding,
+    const,
+)
+from .functor import ExprMutator, ExprVisitor, post_order_visit
+from .model_builder import ModelBuilder
+from .op.base import call_dps_packed, call_tir, shape_of
+from .struct_info import (
+    FuncStructInfo,
+    ObjectStructInfo,
+    PrimStructInfo,
+    ShapeStructInfo,
+    StructInfo,
+    TensorStructInfo,
+    TupleStructInfo,
+)

@@ -1,0 +1,16 @@
+"""Neural-network operators (`relax.op.nn`, as tvm.relax.op.nn)."""
+from .activation import (
+    gelu,
+    gelu_tanh,
+    leakyrelu,
+    log_softmax,
+    prelu,
+    relu,
+    silu,
+    softmax,
+)
+from .convolution import conv2d, conv2d_transpose
+from .linear import dense
+from .normalization import batch_norm, layer_norm, lrn
+from .padding import pad
+from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d
