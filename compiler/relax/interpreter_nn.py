@@ -1,0 +1,344 @@
+"""numpy kernels of the neural-network and image operators for the reference interpreter
+(registered into interpreter_ops.KERNELS). Convolutions accumulate one kernel tap at a time
+(an einsum over channels per tap); pools take the window's taps the same way; resize builds,
+per axis, the input indices and weights of every output position (ONNX Resize conventions)
+and applies H then W."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .interpreter_ops import _like, erf, kernel
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+
+
+# ---- activations ----------------------------------------------------------------------------
+@kernel("nn.relu")
+def _relu(attrs, x):
+    return np.maximum(x, np.zeros((), x.dtype))
+
+
+@kernel("nn.leakyrelu")
+def _leakyrelu(attrs, x):
+    return _like(np.where(x > 0, x, x * attrs.alpha), x)
+
+
+@kernel("nn.prelu")
+def _prelu(attrs, x, alpha):
+    shape = [1] * x.ndim
+    shape[attrs.axis % x.ndim] = -1
+    return _like(np.where(x > 0, x, x * alpha.reshape(shape)), x)
+
+
+@kernel("nn.gelu")
+def _gelu(attrs, x):
+    return _like(0.5 * x * (1.0 + erf(x * _SQRT1_2)), x)
+
+
+@kernel("nn.gelu_tanh")
+def _gelu_tanh(attrs, x):
+    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)
+    return _like(0.5 * x * (1.0 + np.tanh(inner)), x)
+
+
+@kernel("nn.silu")
+def _silu(attrs, x):
+    return _like(x / (1.0 + np.exp(-x)), x)
+
+
+@kernel("nn.softmax")
+def _softmax(attrs, x):
+    e = np.exp(x - np.max(x, axis=attrs.axis, keepdims=True))
+    return _like(e / np.sum(e, axis=attrs.axis, keepdims=True), x)
+
+
+@kernel("nn.log_softmax")
+def _log_softmax(attrs, x):
+    s = x - np.max(x, axis=attrs.axis, keepdims=True)
+    return _like(s - np.log(np.sum(np.exp(s), axis=attrs.axis, keepdims=True)), x)
+
+
+# ---- convolution ----------------------------------------------------------------------------
+def _out_dtype(attrs, x):
+    return x.dtype if attrs.out_dtype == "void" else np.dtype(attrs.out_dtype)
+
+
+def _acc_dtype(dtype):
+    return np.float64 if dtype.kind == "f" else np.int64
+
+
+@kernel("nn.conv2d")
+def _conv2d(attrs, x, w):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    g = attrs.groups
+    (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
+    pt, pl, pb, pr = attrs.padding
+    out_dtype = _out_dtype(attrs, x)
+    acc = _acc_dtype(out_dtype)
+    xp = np.pad(x.astype(acc), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    xg = xp.reshape(n, g, cg, xp.shape[2], xp.shape[3])
+    wg = w.astype(acc).reshape(g, o // g, cg, kh, kw)
+    out = np.zeros((n, g, o // g, oh, ow), acc)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xg[:, :, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                       j * dw:j * dw + sw * (ow - 1) + 1:sw]
+            out += np.einsum("ngchw,goc->ngohw", patch, wg[:, :, :, i, j])
+    return out.reshape(n, o, oh, ow).astype(out_dtype)
+
+
+@kernel("nn.conv2d_transpose")
+def _conv2d_transpose(attrs, x, w):
+    n, c, h, wd = x.shape
+    ci, og, kh, kw = w.shape
+    g = attrs.groups
+    (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
+    pt, pl, pb, pr = attrs.padding
+    oph, opw = attrs.output_padding
+    out_dtype = _out_dtype(attrs, x)
+    acc = _acc_dtype(out_dtype)
+    full_h = (h - 1) * sh + dh * (kh - 1) + 1
+    full_w = (wd - 1) * sw + dw * (kw - 1) + 1
+    out = np.zeros((n, g, og, full_h + oph, full_w + opw), acc)
+    xg = x.astype(acc).reshape(n, g, c // g, h, wd)
+    wg = w.astype(acc).reshape(g, ci // g, og, kh, kw)
+    for i in range(kh):
+        for j in range(kw):
+            out[:, :, :, i * dh:i * dh + sh * (h - 1) + 1:sh,
+                j * dw:j * dw + sw * (wd - 1) + 1:sw] += \
+                np.einsum("ngchw,gco->ngohw", xg, wg[:, :, :, i, j])
+    oh = full_h - pt - pb + oph
+    ow = full_w - pl - pr + opw
+    out = out.reshape(n, g * og, full_h + oph, full_w + opw)[:, :, pt:pt + oh, pl:pl + ow]
+    return np.ascontiguousarray(out).astype(out_dtype)
+
+
+@kernel("nn.dense")
+def _dense(attrs, x, w):
+    dtype = _out_dtype(attrs, x)
+    return np.matmul(x.astype(dtype), w.astype(dtype).T).astype(dtype)
+
+
+# ---- pooling --------------------------------------------------------------------------------
+def _pool_out(size, k, s, d, before, after, ceil_mode):
+    span = d * (k - 1) + 1
+    num = size + before + after - span
+    if not ceil_mode:
+        return num // s + 1
+    out = -(-num // s) + 1
+    if (out - 1) * s >= size + before:
+        out -= 1
+    return out
+
+
+def _windows(xp, kh, kw, sh, sw, dh, dw, oh, ow):
+    for i in range(kh):
+        for j in range(kw):
+            yield xp[..., i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                     j * dw:j * dw + sw * (ow - 1) + 1:sw]
+
+
+def _pool(attrs, x, reduce_max: bool):
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (dh, dw) = attrs.pool_size, attrs.strides, attrs.dilation
+    pt, pl, pb, pr = attrs.padding
+    oh = _pool_out(h, kh, sh, dh, pt, pb, attrs.ceil_mode)
+    ow = _pool_out(w, kw, sw, dw, pl, pr, attrs.ceil_mode)
+    # Extra rows/cols past the bottom/right padding that ceil-mode windows reach.
+    eh = max(0, (oh - 1) * sh + dh * (kh - 1) + 1 - (h + pt + pb))
+    ew = max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - (w + pl + pr))
+    pads = ((0, 0), (0, 0), (pt, pb + eh), (pl, pr + ew))
+    out_dtype = _out_dtype(attrs, x)
+    if reduce_max:
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        xp = np.pad(x, pads, constant_values=low)
+        out = None
+        for win in _windows(xp, kh, kw, sh, sw, dh, dw, oh, ow):
+            out = win.copy() if out is None else np.maximum(out, win)
+        return out.astype(out_dtype)
+    xp = np.pad(x.astype(np.float64), pads)
+    total = sum(_windows(xp, kh, kw, sh, sw, dh, dw, oh, ow))
+    inside = np.pad(np.ones((h, w)), ((pt, pb), (pl, pr)),
+                    constant_values=1.0 if attrs.count_include_pad else 0.0)
+    inside = np.pad(inside, ((0, eh), (0, ew)))
+    count = sum(_windows(inside, kh, kw, sh, sw, dh, dw, oh, ow))
+    return (total / np.maximum(count, 1)).astype(out_dtype)
+
+
+@kernel("nn.max_pool2d")
+def _max_pool2d(attrs, x):
+    return _pool(attrs, x, True)
+
+
+@kernel("nn.avg_pool2d")
+def _avg_pool2d(attrs, x):
+    return _pool(attrs, x, False)
+
+
+def _adaptive(attrs, x, fn):
+    n, c, h, w = x.shape
+    oh, ow = attrs.output_size if attrs.output_size is not None else (h, w)
+    out = np.empty((n, c, oh, ow), _out_dtype(attrs, x))
+    for i in range(oh):
+        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        for j in range(ow):
+            w0, w1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            out[:, :, i, j] = fn(x[:, :, h0:h1, w0:w1], axis=(2, 3))
+    return out
+
+
+@kernel("nn.adaptive_avg_pool2d")
+def _adaptive_avg_pool2d(attrs, x):
+    return _adaptive(attrs, x, np.mean)
+
+
+@kernel("nn.adaptive_max_pool2d")
+def _adaptive_max_pool2d(attrs, x):
+    return _adaptive(attrs, x, np.max)
+
+
+# ---- normalization --------------------------------------------------------------------------
+def _on_axis(v, axis, ndim):
+    shape = [1] * ndim
+    shape[axis] = -1
+    return v.reshape(shape)
+
+
+@kernel("nn.batch_norm")
+def _batch_norm(attrs, x, gamma, beta, mean, var):
+    axis = attrs.axis % x.ndim
+    out = (x - _on_axis(mean, axis, x.ndim)) / np.sqrt(_on_axis(var, axis, x.ndim) +
+                                                       attrs.epsilon)
+    if attrs.scale:
+        out = out * _on_axis(gamma, axis, x.ndim)
+    if attrs.center:
+        out = out + _on_axis(beta, axis, x.ndim)
+    return (_like(out, x), mean, var)
+
+
+@kernel("nn.layer_norm")
+def _layer_norm(attrs, x, gamma, beta):
+    axes = tuple(sorted(a % x.ndim for a in attrs.axes))
+    xf = x.astype(np.float64)
+    mean = xf.mean(axis=axes, keepdims=True)
+    var = xf.var(axis=axes, keepdims=True)
+    out = (xf - mean) / np.sqrt(var + attrs.epsilon)
+    shape = [x.shape[i] if i in axes else 1 for i in range(x.ndim)]
+    if attrs.scale:
+        out = out * gamma.reshape(shape)
+    if attrs.center:
+        out = out + beta.reshape(shape)
+    return _like(out, x)
+
+
+@kernel("nn.lrn")
+def _lrn(attrs, x):
+    axis = attrs.axis % x.ndim
+    size = attrs.size
+    lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
+    sq = np.moveaxis(x.astype(np.float64) ** 2, axis, 0)
+    padded = np.pad(sq, [(lo, hi)] + [(0, 0)] * (x.ndim - 1))
+    total = sum(padded[k:k + x.shape[axis]] for k in range(size))
+    total = np.moveaxis(total, 0, axis)
+    return _like(x / (attrs.bias + attrs.alpha / size * total) ** attrs.beta, x)
+
+
+@kernel("nn.pad")
+def _pad(attrs, x):
+    pw = attrs.pad_width
+    pairs = [(pw[2 * i], pw[2 * i + 1]) for i in range(x.ndim)]
+    # Negative pads crop.
+    index = tuple(slice(max(-b, 0), x.shape[i] - max(-a, 0)) for i, (b, a) in enumerate(pairs))
+    x = x[index]
+    pairs = [(max(b, 0), max(a, 0)) for b, a in pairs]
+    if attrs.pad_mode == "constant":
+        return np.pad(x, pairs, constant_values=np.asarray(attrs.pad_value).astype(x.dtype))
+    return np.pad(x, pairs, mode=attrs.pad_mode)
+
+
+# ---- image ----------------------------------------------------------------------------------
+def _source_coord(out_idx, in_size, out_size, mode):
+    scale = out_size / in_size
+    x = out_idx.astype(np.float64)
+    if mode == "half_pixel":
+        return (x + 0.5) / scale - 0.5
+    if mode == "pytorch_half_pixel":
+        return (x + 0.5) / scale - 0.5 if out_size > 1 else np.zeros_like(x)
+    if mode == "align_corners":
+        return x * (in_size - 1) / (out_size - 1) if out_size > 1 else np.zeros_like(x)
+    if mode == "asymmetric":
+        return x / scale
+    if mode == "tf_half_pixel_for_nn":
+        return (x + 0.5) / scale
+    raise ValueError(f"unknown coordinate_transformation_mode {mode!r}")
+
+
+def _round(x, method):
+    if method in ("", "round"):
+        return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5))
+    if method == "round_prefer_floor":
+        return np.ceil(x - 0.5)
+    if method == "round_prefer_ceil":
+        return np.floor(x + 0.5)
+    if method == "floor":
+        return np.floor(x)
+    if method == "ceil":
+        return np.ceil(x)
+    raise ValueError(f"unknown rounding_method {method!r}")
+
+
+def _cubic_weights(t, a):
+    """Weights of taps at offsets -1, 0, 1, 2 for fractional position t."""
+    def k(d):
+        d = np.abs(d)
+        return np.where(d <= 1, ((a + 2) * d - (a + 3)) * d * d + 1,
+                        np.where(d < 2, ((a * d - 5 * a) * d + 8 * a) * d - 4 * a, 0.0))
+    return np.stack([k(t + 1), k(t), k(1 - t), k(2 - t)], axis=-1)
+
+
+def _taps(attrs, in_size, out_size):
+    """(indices, weights), each (out_size, taps), of the input positions of each output."""
+    x = _source_coord(np.arange(out_size), in_size, out_size,
+                      attrs.coordinate_transformation_mode)
+    if attrs.method == "nearest_neighbor":
+        idx = _round(x, attrs.rounding_method).astype(np.int64)
+        return np.clip(idx, 0, in_size - 1)[:, None], np.ones((out_size, 1))
+    x0 = np.floor(x)
+    t = x - x0
+    x0 = x0.astype(np.int64)
+    if attrs.method == "linear":
+        idx = np.stack([x0, x0 + 1], axis=-1)
+        weights = np.stack([1 - t, t], axis=-1)
+        return np.clip(idx, 0, in_size - 1), weights
+    idx = np.stack([x0 - 1, x0, x0 + 1, x0 + 2], axis=-1)
+    weights = _cubic_weights(t, attrs.cubic_alpha)
+    if attrs.cubic_exclude:
+        weights = np.where((idx >= 0) & (idx < in_size), weights, 0.0)
+        weights = weights / weights.sum(axis=-1, keepdims=True)
+    return np.clip(idx, 0, in_size - 1), weights
+
+
+def _resize_axis(x, axis, out_size, attrs):
+    idx, weights = _taps(attrs, x.shape[axis], out_size)
+    out = 0.0
+    for k in range(idx.shape[1]):
+        shape = [1] * x.ndim
+        shape[axis] = out_size
+        out = out + np.take(x, idx[:, k], axis=axis) * weights[:, k].reshape(shape)
+    return out
+
+
+@kernel("image.resize2d")
+def _resize2d(attrs, x, size):
+    oh, ow = size
+    out = _resize_axis(x.astype(np.float64), 2, oh, attrs)
+    out = _resize_axis(out, 3, ow, attrs)
+    dtype = _out_dtype(attrs, x)
+    if dtype.kind in "iu":
+        out = np.round(out)
+    return out.astype(dtype)
