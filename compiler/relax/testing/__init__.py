@@ -1,0 +1,3 @@
+"""Helpers for tests and benchmarks of the graph level: `models` (whole models with numpy
+references)."""
+from . import models
