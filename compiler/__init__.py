@@ -4,9 +4,10 @@ It runs offline, on a workstation, and produces libraries the microruntime loads
 
     from compiler import te, lower, build
 
-`compiler.transform.PassContext` holds the options lower and build read (as tvm.transform).
+`compiler.relax` is the graph level (as tvm.relax). `compiler.transform.PassContext` holds the
+options lower and build read (as tvm.transform).
 """
-from . import ir, te, transform  # noqa: F401
+from . import ir, relax, te, transform  # noqa: F401
 from .driver import build, lower  # noqa: F401
 from .ir.errors import (
     BuildError,
@@ -14,5 +15,6 @@ from .ir.errors import (
     InternalError,
     ScheduleError,
     TargetError,
+    TypeInferenceError,
     UnsupportedOpError,
 )
