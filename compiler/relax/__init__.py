@@ -9,7 +9,7 @@ PrimFuncs.
 Passes (`relax.transform`) and back ends come on top of this API.
 """
 from ..ir.module import IRModule
-from . import op, script
+from . import interpreter, op, script
 from . import printer as _printer  # registers the graph level's printer
 from . import structural_equal as _structural_equal_rules  # registers the graph level's rules
 from .attrs import Attrs

@@ -106,3 +106,12 @@ def test_ir_core_imports_no_ir_level(level):
     for name, deps in _imports(deferred=False).items():
         if name.startswith("compiler.ir"):
             assert not any(d.startswith(level) for d in deps), (name, deps)
+
+
+@pytest.mark.parametrize("level", ["compiler.tir", "compiler.te", "compiler.arith",
+                                   "compiler.codegen", "compiler.topi"])
+def test_loop_levels_import_no_graph_level(level):
+    """The graph level (compiler.relax) builds on the loop IR, never the reverse."""
+    for name, deps in _imports(deferred=False).items():
+        if name == level or name.startswith(level + "."):
+            assert not any(d.startswith("compiler.relax") for d in deps), (name, deps)
