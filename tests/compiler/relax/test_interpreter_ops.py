@@ -293,7 +293,7 @@ def test_lrn_vs_onnx():
     x = rand(2, 7, 3, 3)
     for size in (3, 5):
         want = onnx_run("LRN", [x], 4, size=size, alpha=0.01, beta=0.75, bias=2.0)
-        run(lambda v: op.nn.lrn(v, size=size, alpha=0.01, beta=0.75, bias=2.0), x,
+        run(lambda v, size=size: op.nn.lrn(v, size=size, alpha=0.01, beta=0.75, bias=2.0), x,
             expected=want, rtol=1e-5)
 
 

@@ -31,7 +31,9 @@ def test_equal_builds_are_equal_and_hash_equal():
     assert_structural_equal(a, b)
 
 
-@pytest.mark.parametrize("kw,path", [({"pad": (2, 0, 0, 2)}, "value.attrs"), ({"pad": 0}, "ret_struct_info"), ({"const": 2.0}, "args[1]"),
+@pytest.mark.parametrize("kw,path", [({"pad": (2, 0, 0, 2)}, "value.attrs"),
+                                     ({"pad": 0}, "ret_struct_info"),
+                                     ({"const": 2.0}, "args[1]"),
                                      ({"sym": False}, "params[0]")])
 def test_differences_are_found(kw, path):
     a, b = build(), build(**kw)
