@@ -8,6 +8,9 @@ PrimFuncs.
 
 Passes (`relax.transform`) and back ends come on top of this API.
 """
+# The loop IR first: compiler.tir and compiler.arith import each other, and only loading
+# compiler.tir first binds compiler.tir.ir_builder's `simplify` to the function.
+from .. import tir as _tir  # noqa: F401, I001
 from ..ir.module import IRModule
 from . import interpreter, op, script
 from . import printer as _printer  # registers the graph level's printer
