@@ -4,7 +4,8 @@ a numpy reference interpreter. Functions live in a `compiler.ir.IRModule` beside
 PrimFuncs.
 
     from compiler import relax
-    from compiler.relax import op as R_op, struct_info as R
+    from compiler.relax import op, script as R
+    x = relax.Var("x", R.Tensor((n, 784), "float32"))
 
 Passes (`relax.transform`) and back ends come on top of this API.
 """
