@@ -6,7 +6,7 @@ It runs offline, on a workstation, and produces libraries the microruntime loads
 
 `compiler.transform.PassContext` holds the options lower and build read (as tvm.transform).
 """
-from . import ir, te, transform  # noqa: F401
+from . import instrument, ir, te, transform  # noqa: F401
 from .driver import build, lower  # noqa: F401
 from .ir.errors import (
     BuildError,

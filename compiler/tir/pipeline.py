@@ -10,7 +10,8 @@ COMPILER_VERIFY=0 turns it off.
 Both lists read the current `compiler.transform.PassContext`: its "tir.add_lower_pass" passes
 run at their phase, "tir.disable_vectorize" (or disabling "tir.VectorizeLoop") lowers
 vectorized loops as serial loops, and a pass whose TVM name (`TVM_PASS_NAMES`) is in
-`disabled_pass` is left out. Disabling a pass Kiln cannot lower without is an error.
+`disabled_pass` is left out. Disabling a pass Kiln cannot lower without is an error. Its
+instruments (compiler/instrument.py) run around every pass.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import time
 from typing import Callable, Dict, List, Sequence, Tuple
 
 from ..ir.module import IRModule
-from ..transform import PassContext, PassContextError, pass_name
+from ..transform import ModulePass, PassContext, PassContextError, pass_name, run_instrumented
 from . import verifier
 from .transform.annotate_entry import annotate_entry
 from .transform.lower_call_packed import lower_call_packed
@@ -131,7 +132,7 @@ def run_passes(mod: IRModule, passes: Sequence[Pass]) -> IRModule:
     for p in passes:
         name = pass_name(p)
         start = time.perf_counter()
-        new = p(mod)
+        new = p(mod) if isinstance(p, ModulePass) else run_instrumented(p, mod, p)
         elapsed = time.perf_counter() - start
         if timing:
             print(f"[pass] {name}: {elapsed * 1e3:.2f} ms", file=sys.stderr)
