@@ -24,6 +24,7 @@ from .bound import infer_bounds
 from .compute_stmt import make_extern_stmt, make_stage_stmt
 from .inline import inline_bodies
 from .stage import Stage
+from .storage import aligned_strides
 from .tensor import ExternOp, Tensor, tensor_loads
 
 
@@ -161,6 +162,10 @@ class _Lowering:
         for t in st.op.outputs:
             key = (id(st), t.value_index)
             if key in self.storage:
+                if st.dim_align:
+                    raise ScheduleError(f"storage_align on stage '{st.name}': '{t.name}' is an "
+                                        "argument of the function, laid out by the caller; "
+                                        "align a cache stage (cache_read/cache_write) instead")
                 continue
             if isinstance(st.op, ExternOp):
                 buf = decl_buffer(t.shape, t.dtype, t.name, scope=st.scope)
@@ -176,7 +181,8 @@ class _Lowering:
                     ext = iv.dom.extent if hi is None else hi[1]
                 shape.append(simplify(ext))
                 mins.append(r.min)
-            buf = decl_buffer(shape, t.dtype, t.name, scope=st.scope)
+            strides = aligned_strides(shape, st.dim_align) if st.dim_align else ()
+            buf = decl_buffer(shape, t.dtype, t.name, scope=st.scope, strides=strides)
             self.storage[key] = (buf, tuple(mins))
             bufs.append(buf)
         return bufs
