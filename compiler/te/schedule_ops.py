@@ -24,7 +24,7 @@ from .bound import infer_bounds
 from .compute_stmt import make_extern_stmt, make_stage_stmt
 from .inline import inline_bodies
 from .stage import Stage
-from .storage import aligned_strides
+from .storage import aligned_strides, check_double_buffer, mark_double_buffer
 from .tensor import ExternOp, Tensor, tensor_loads
 
 
@@ -81,6 +81,8 @@ class _Lowering:
             if st.attach_type == "scope" and st.attach_stage.attach_type == "inline":
                 raise ScheduleError(f"compute_at on stage '{st.name}': its parent stage "
                                     f"'{st.attach_stage.name}' was inlined")
+        for st in sch.stages:
+            check_double_buffer(st)
         computed = {st: bodies[st] for st in sch.stages
                     if not st.is_placeholder and st.attach_type != "inline"}
         self._check_attach(computed)
@@ -196,7 +198,8 @@ class _Lowering:
         stages = self.attached.get((id(parent), id(iv)), [])
         if not stages:
             return body
-        body = seq(*[self._emit(s) for s in stages], body)
+        body = seq(*[mark_double_buffer(s, self.allocs[s], self._emit(s)) for s in stages],
+                   body)
         for s in reversed(stages):
             for buf in reversed(self.allocs[s]):
                 body = Allocate(buf, body)

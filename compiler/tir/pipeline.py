@@ -24,6 +24,7 @@ from ..ir.module import IRModule
 from ..transform import ModulePass, PassContext, PassContextError, pass_name, run_instrumented
 from . import verifier
 from .transform.annotate_entry import annotate_entry
+from .transform.inject_double_buffer import inject_double_buffer
 from .transform.lower_call_packed import lower_call_packed
 from .transform.lower_intrin import lower_intrin
 from .transform.lower_parallel import lower_parallel
@@ -46,6 +47,7 @@ TVM_PASS_NAMES: Dict[Pass, Tuple[Tuple[str, ...], bool]] = {
     storage_flatten: (("tir.StorageFlatten", "tir.FlattenBuffer"), False),
     simplify: (("tir.Simplify",), True),
     vectorize: (("tir.VectorizeLoop",), True),  # disabled: serialize_vectorized instead
+    inject_double_buffer: (("tir.InjectDoubleBuffer",), True),  # disabled: one buffer
     unroll_loop: (("tir.UnrollLoop",), True),   # disabled: the loops stay UNROLLED loops
     storage_rewrite: (("tir.StorageRewrite",), True),
     remove_no_op: (("tir.RemoveNoOp",), True),
@@ -68,6 +70,7 @@ def lower_passes() -> List[Pass]:
         simplify,          # fold constants and canonicalise the flattened index arithmetic
         *ctx.lower_passes_of_phase(1),  # user passes, phase 1: flat accesses
         _vectorize_pass(ctx),  # VECTORIZED loops of constant extent → Ramp/Broadcast vector code
+        inject_double_buffer,  # double_buffer stages: two halves in turn, next one prefetched
         unroll_loop,       # UNROLLED loops of constant extent → copies of the body
         storage_rewrite,   # allocations whose lifetimes do not overlap share memory
         *ctx.lower_passes_of_phase(2),  # user passes, phase 2: after vectorize/unroll
