@@ -26,6 +26,7 @@ from .inline import inline_bodies
 from .stage import Stage
 from .storage import aligned_strides, check_double_buffer, mark_double_buffer
 from .tensor import ExternOp, Tensor, tensor_loads
+from .tensorize import make_tensorize_stmt
 
 
 class _Lowering:
@@ -192,6 +193,9 @@ class _Lowering:
     def _emit(self, st: Stage) -> Stmt:
         if isinstance(st.op, ExternOp):
             return make_extern_stmt(st, self.resolve)
+        if st.tensorized is not None:
+            return make_tensorize_stmt(st, self.bodies[st], self.bounds, self.resolve,
+                                       self._attach)
         return make_stage_stmt(st, self.bodies[st], self.bounds, self.resolve, self._attach)
 
     def _attach(self, parent: Stage, iv: E.IterVar, body: Stmt) -> Stmt:
