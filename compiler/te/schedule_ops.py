@@ -88,9 +88,11 @@ class _Lowering:
                     if not st.is_placeholder and st.attach_type != "inline"}
         self._check_attach(computed)
         extern_inputs = self._extern_inputs(computed)
+        # An argument computed at a consumer's loop covers what that loop needs there (as
+        # TVM: `s[B].compute_at(s[C], i)` with B in the args writes B[i] in iteration i).
         full = {st for st in computed
-                if st in self.arg_stages or st.is_output or st in extern_inputs
-                or isinstance(st.op, ExternOp)}
+                if (st in self.arg_stages and st.attach_type != "scope") or st.is_output
+                or st in extern_inputs or isinstance(st.op, ExternOp)}
         self.bounds = infer_bounds(sch, computed, full)
         self.attached: Dict[Tuple[int, int], List[Stage]] = {}
         for st in computed:
