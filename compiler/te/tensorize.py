@@ -135,6 +135,8 @@ class _ToIntrinsic(IRMutator):
 def _match(stage, intrin, expr, inputs, vmap) -> None:
     mine = _ToIntrinsic(inputs, vmap).visit(expr)
     theirs = intrin.op.body[0]
+    if mine.dtype != theirs.dtype:
+        _fail(stage, intrin, f"the stage computes {mine.dtype}, the intrinsic {theirs.dtype}")
     if isinstance(mine, E.Reduce) != isinstance(theirs, E.Reduce):
         _fail(stage, intrin, f"the stage computes {mine}, the intrinsic declares {theirs}: one "
                              "is a reduction and the other is not")
@@ -146,12 +148,11 @@ def _match(stage, intrin, expr, inputs, vmap) -> None:
             for r1, r2 in zip(c1.result, c2.result)) and all(
             structural_equal(simplify(a), simplify(b)) for a, b in zip(c1.identity, c2.identity))
         if not same:
-            _fail(stage, intrin, f"the stage reduces with {list(c1.result)}, the intrinsic with "
-                                 f"{list(c2.result)}")
+            _fail(stage, intrin, "the stage reduces with "
+                                 f"{', '.join(str(r) for r in c1.result)}, the intrinsic with "
+                                 f"{', '.join(str(r) for r in c2.result)}")
         mine = E.Reduce(c2, mine.source, theirs.axis, mine.condition, mine.value_index,
                         mine.init, mine.dtype)
-    if mine.dtype != theirs.dtype:
-        _fail(stage, intrin, f"the stage computes {mine.dtype}, the intrinsic {theirs.dtype}")
     a, b = _simplified(mine), _simplified(theirs)
     if not structural_equal(a, b):
         _fail(stage, intrin, f"the stage computes {a} over the tensorized loops, but the "

@@ -59,7 +59,7 @@ def test_tile_fuse_reorder(target, step):
     s = te.create_schedule(B.op)
     xo, yo, xi, yi = s[B].tile(B.op.axis[0], B.op.axis[1], x_factor=10, y_factor=5)
     if step == "fuse":
-        fused = s[B].fuse(xi, yi)
+        assert s[B].fuse(xi, yi).var.name == "i.inner.j.inner.fused"
         assert "i.inner.j.inner.fused in range(50)" in _lower(s, [A, B])
     elif step == "reorder":
         s[B].reorder(xi, yo, xo, yi)
