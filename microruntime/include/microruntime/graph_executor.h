@@ -58,6 +58,8 @@ MR_DLL int mr_graph_executor_run(TVMFFIObject* executor);
 /* Copies output `index` (exactly nbytes, its size) to host memory. */
 MR_DLL int mr_graph_executor_get_output(TVMFFIObject* executor, int64_t index, void* data,
                                         size_t nbytes);
+/* Bytes of output `index`; -1 (error set) when there is no such output. */
+MR_DLL int64_t mr_graph_executor_output_bytes(TVMFFIObject* executor, int64_t index);
 /* Inputs (params included) and outputs of the graph; -1 (error set) when not an executor. */
 MR_DLL int64_t mr_graph_executor_num_inputs(TVMFFIObject* executor);
 MR_DLL int64_t mr_graph_executor_num_outputs(TVMFFIObject* executor);

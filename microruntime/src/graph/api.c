@@ -201,3 +201,12 @@ int64_t mr_graph_executor_num_outputs(TVMFFIObject* executor) {
   mr_graph_executor_t* ex = mr_graph_executor_of(executor);
   return ex ? (int64_t)ex->g->num_heads : -1;
 }
+
+int64_t mr_graph_executor_output_bytes(TVMFFIObject* executor, int64_t index) {
+  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
+  if (!ex) return -1;
+  if (index < 0 || index >= (int64_t)ex->g->num_heads)
+    return mr_graph_fail("output index %lld is out of range (%u outputs)", (long long)index,
+                         (unsigned)ex->g->num_heads);
+  return (int64_t)ex->g->entries[ex->g->heads[index]].nbytes;
+}
