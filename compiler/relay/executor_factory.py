@@ -138,6 +138,8 @@ class GraphExecutorFactoryModule(ObjectGeneric):
         self.libmod_name = libmod_name
         self._serialized = SerializedModule(KIND, self.get_payload())
         self._module = None
+        if lib.runtime_module is not None:
+            self.module  # loaded now: the runtime checks the graph, params and manifest
 
     # ---- TVM's API -----------------------------------------------------------------------
     def get_graph_json(self) -> str:
@@ -164,6 +166,7 @@ class GraphExecutorFactoryModule(ObjectGeneric):
                                   "it can only be exported (export_library), not run here")
             factory = self._serialized.runtime_module
             factory.import_module(self.lib.runtime_module)
+            factory.get_function("get_graph_json")  # checks every kernel resolves
             self._module = factory
         return self._module
 

@@ -111,8 +111,9 @@ static int check_storage(const ctx_t* c) {
                          (unsigned)g->num_storage);
   for (i = 0, k = sb + 1; i < g->num_storage; ++i, k = val(c, k)->next) {
     if (mr_json_int(&c->doc, k, &v) != 0 || (uint64_t)v != g->storage_bytes[i])
-      return mr_graph_fail("manifest: storage slot %u is %.40s bytes in the manifest but %llu "
-                           "in the graph", (unsigned)i, c->doc.text + val(c, k)->start,
+      return mr_graph_fail("manifest: storage slot %u is %.*s bytes in the manifest but %llu "
+                           "in the graph", (unsigned)i, (int)(val(c, k)->len < 40 ? val(c, k)->len : 40),
+                           c->doc.text + val(c, k)->start,
                            (unsigned long long)g->storage_bytes[i]);
     total += g->storage_bytes[i];
   }
