@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   TVMFFIObject *model = NULL, *exec = NULL;
   DLDevice cpu = {kDLCPU, 0};
   int64_t index = 0;
-  size_t size, i;
+  size_t size = 0, i;
   float* out;
   int a, status = 0;
   if (argc < 2) {
