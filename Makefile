@@ -87,7 +87,8 @@ ctest-valgrind: $(addprefix build/tests/,$(CTESTS)) $(FIXTURES)
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect build/tests/$$t; done
 
 # ---- fuzzing the loaders -----------------------------------------------------------
-# Each target (tests/c/fuzz/fuzz_<name>.c) runs FUZZ_SECONDS from its seeds: params files,
+# Each target (tests/c/fuzz/fuzz_<name>.c) runs FUZZ_SECONDS from its seeds: params files, graph
+# JSON and manifests (the JSON reader and graph loader),
 # library blobs, and the ELF checks made before dlopen (seeded with the fixture .so files).
 # With clang: libFuzzer (coverage-guided) + ASan/UBSan; without it, tests/c/fuzz/driver.c
 # (random mutations of the seeds) with the C compiler's ASan/UBSan.

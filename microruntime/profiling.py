@@ -197,8 +197,8 @@ class Report:
     def _aggregated(self):
         groups = {}
         for call in self.calls:
-            key = (str(call.get("Hash", call.get("Name", ""))), str(call.get("Argument Shapes", "")),
-                   str(call.get("Device", "")))
+            key = (str(call.get("Hash", call.get("Name", ""))),
+                   str(call.get("Argument Shapes", "")), str(call.get("Device", "")))
             groups.setdefault(key, []).append(call)
         rows = []
         for calls in groups.values():

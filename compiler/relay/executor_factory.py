@@ -139,7 +139,7 @@ class GraphExecutorFactoryModule(ObjectGeneric):
         self._serialized = SerializedModule(KIND, self.get_payload())
         self._module = None
         if lib.runtime_module is not None:
-            self.module  # loaded now: the runtime checks the graph, params and manifest
+            self._module = self.module  # loaded now: the runtime checks graph, params, manifest
 
     # ---- TVM's API -----------------------------------------------------------------------
     def get_graph_json(self) -> str:

@@ -1,13 +1,12 @@
 """The graph executor from Python: a hand-written graph (add, relu, dense, relu with shared
 storage slots) over kernels compiler.build makes for "c" and "llvm", checked against numpy,
 through every GraphModule method."""
+import graph_model as gm
 import numpy as np
 import pytest
 
 import microruntime as mr
 from microruntime import graph_executor
-
-import graph_model as gm
 
 TOL = dict(rtol=1e-5, atol=1e-5)
 
