@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Sequence
 
-import numpy as np
-
 from ... import te, topi
 from ...ir.errors import UnsupportedOpError
 from ...ir.module import IRModule

@@ -1,6 +1,6 @@
 """Unary and binary elementwise operators (with numpy broadcasting), clip, astype, where."""
-from ....ir.errors import UnsupportedOpError
 from .... import topi
+from ....ir.errors import UnsupportedOpError
 
 
 def _scalar(v):
