@@ -34,6 +34,7 @@ class GraphPlan:
     manifest: Dict
     memory: MemoryPlan
     intermediate_bytes: int   # the sum of every kernel output's size, without reuse
+    planned_bytes: int        # the slots kernel outputs were given, with reuse
 
     @property
     def num_kernels(self) -> int:
@@ -163,5 +164,7 @@ def codegen(main: X.Function) -> GraphPlan:
         "total_bytes": memory.total_bytes,
         "kernels": sorted(set(kernels)),
     }
-    intermediate = sum(sizes[e] for s in steps for e in s.writes)
-    return GraphPlan(json.dumps(graph, indent=2), params, manifest, memory, intermediate)
+    written = [e for s in steps for e in s.writes]
+    intermediate = sum(sizes[e] for e in written)
+    planned = sum(memory.slot_bytes[k] for k in {memory.storage_id[e] for e in written})
+    return GraphPlan(json.dumps(graph, indent=2), params, manifest, memory, intermediate, planned)

@@ -6,7 +6,8 @@ after:  each primitive function is replaced by a PrimFunc of the same name — i
         topi tensor expressions (legalize_ops.LEGALIZE), scheduled by the topi schedule of its
         anchor operator (conv2d, dense, pooling, softmax, a reduction; else the injective
         schedule) for a CPU target, and lowered; `main` calls it as
-        `R.call_tir(kernel, (args...), out_sinfo)`. An operator without a kernel raises
+        `R.call_tir(kernel, (args...), out_sinfo)`. Structurally equal primitive functions
+        share one kernel (the other is dropped). An operator without a kernel raises
         UnsupportedOpError naming it.
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Callable, Dict, List, Sequence
 from ... import te, topi
 from ...ir.errors import UnsupportedOpError
 from ...ir.module import IRModule
+from ...ir.structural_equal import structural_equal
 from ...lower import lower
 from .. import expr as X
 from ..op.base import call_tir
@@ -115,10 +117,16 @@ def legalize(mod: IRModule, func_name: str = "main") -> IRModule:
     """`mod` with its primitive functions lowered to PrimFuncs called by R.call_tir."""
     functions = dict(mod.functions)
     kernels: Dict[str, X.GlobalVar] = {}
+    made: List[tuple] = []      # (primitive function, kernel name)
     for name, func in mod.items():
         if isinstance(func, X.Function) and func.attrs.get("Primitive"):
-            functions[name] = lower_primitive(func, name)
-            kernels[name] = X.GlobalVar(name)
+            del functions[name]
+            same = next((k for f, k in made if structural_equal(f, func)), None)
+            if same is None:
+                functions[name] = lower_primitive(func, name)
+                made.append((func, name))
+                same = name
+            kernels[name] = X.GlobalVar(same)
     main = mod[func_name]
     blocks = []
     for block in main.body.blocks:
