@@ -4,10 +4,14 @@ a numpy reference interpreter. Functions live in a `compiler.ir.IRModule` beside
 PrimFuncs.
 
     from compiler import relax
-    from compiler.relax import op as R_op, struct_info as R
+    from compiler.relax import op, script as R
+    x = relax.Var("x", R.Tensor((n, 784), "float32"))
 
 Passes (`relax.transform`) and back ends come on top of this API.
 """
+# The loop IR first: compiler.tir and compiler.arith import each other, and only loading
+# compiler.tir first binds compiler.tir.ir_builder's `simplify` to the function.
+from .. import tir as _tir  # noqa: F401, I001
 from ..ir.module import IRModule
 from . import interpreter, op, script
 from . import printer as _printer  # registers the graph level's printer
