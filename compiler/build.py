@@ -106,12 +106,12 @@ def _default_target() -> Target:
 
 
 def _as_module(inp, args, name, binds) -> IRModule:
-    if isinstance(inp, IRModule):
-        return inp
-    if isinstance(inp, PrimFunc):
-        func = inp if "global_symbol" in inp.attrs else inp.with_attr("global_symbol", name)
-        return IRModule({func.attrs["global_symbol"]: func})
-
+    """A schedule is lowered; so are a PrimFunc and an IRModule (as TVM's build does), so the
+    current PassContext's lowering options apply to them too (its user passes at their phases,
+    disabled passes, tir.disable_vectorize). The lower passes leave lowered IR as it is, so a
+    module from `lower` may be built again."""
+    if isinstance(inp, (IRModule, PrimFunc)):
+        return lower(inp, name=name)
     return lower(inp, args, name=name, binds=binds)
 
 

@@ -17,6 +17,9 @@
   either its name is required or its opt_level is at most the context's. Kiln's own lowering
   passes are not gated by opt_level: TVM registers its TIR lowering passes at opt_level 0.
 
+- `instruments`: pass instrument objects (compiler/instrument.py, as tvm.instrument): their
+  hooks run when the context is entered and exited and around every pass run under it.
+
 `PassContext.current()` is the innermost entered context (per thread), else a default one.
 """
 from __future__ import annotations
@@ -25,6 +28,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .instrument import call_hook, check_instrument
 from .ir.errors import CompilerError
 from .ir.module import IRModule
 from .tir.function import PrimFunc
@@ -78,6 +82,27 @@ def pass_name(p) -> str:
     return getattr(p, "__name__", type(p).__name__)
 
 
+def pass_info(p) -> "PassInfo":
+    """The PassInfo of a pass (a plain function: opt_level 0, its name)."""
+    info = getattr(p, "info", None)
+    return info if isinstance(info, PassInfo) else PassInfo(0, pass_name(p))
+
+
+def run_instrumented(p, mod: IRModule, apply: Callable[[IRModule], IRModule]) -> IRModule:
+    """`apply(mod)` as the pass `p`, with the current context's instruments around it: any
+    `should_run` False skips it (the module is returned unchanged)."""
+    instruments = PassContext.current().instruments
+    if not instruments:
+        return apply(mod)
+    info = pass_info(p)
+    if not all(call_hook(instruments, "should_run", mod, info)):
+        return mod
+    call_hook(instruments, "run_before_pass", mod, info)
+    out = apply(mod)
+    call_hook(instruments, "run_after_pass", out, info)
+    return out
+
+
 def pass_opt_level(p) -> int:
     """The opt_level of a pass: its PassInfo's, else 0 (a plain function always runs)."""
     info = getattr(p, "info", None)
@@ -95,13 +120,13 @@ class PassContext:
         if isinstance(opt_level, bool) or not isinstance(opt_level, int) or opt_level < 0:
             raise PassContextError(f"PassContext opt_level must be an int >= 0, got "
                                    f"{opt_level!r}")
-        if instruments:
-            raise PassContextError("PassContext instruments are not supported; use "
-                                   "COMPILER_DUMP_IR=1 / COMPILER_TIME_PASSES=1 to see each pass")
+        instruments = list(instruments or [])
+        for inst in instruments:
+            check_instrument(inst)
         self.opt_level = opt_level
         self.required_pass = _names("required_pass", required_pass)
         self.disabled_pass = _names("disabled_pass", disabled_pass)
-        self.instruments: List[Any] = []
+        self.instruments: List[Any] = instruments
         self.config: Dict[str, Any] = {}
         for key, value in dict(config or {}).items():
             if key not in CONFIG_OPTIONS:
@@ -128,6 +153,7 @@ class PassContext:
         return {key: {"description": doc} for key, (_, doc) in CONFIG_OPTIONS.items()}
 
     def __enter__(self) -> "PassContext":
+        call_hook(self.instruments, "enter_pass_ctx")
         self._stack().append(self)
         return self
 
@@ -136,6 +162,20 @@ class PassContext:
         if not stack or stack[-1] is not self:
             raise PassContextError("PassContext exited out of order")
         stack.pop()
+        call_hook(self.instruments, "exit_pass_ctx")
+
+    def override_instruments(self, instruments) -> None:
+        """Replaces the instruments (exiting the old ones and entering the new ones when the
+        context is entered), as TVM's."""
+        instruments = list(instruments or [])
+        for inst in instruments:
+            check_instrument(inst)
+        entered = self in self._stack()
+        if entered:
+            call_hook(self.instruments, "exit_pass_ctx")
+        self.instruments = instruments
+        if entered:
+            call_hook(self.instruments, "enter_pass_ctx")
 
     def get(self, key: str, default: Any = None) -> Any:
         """The value of config `key` (a key of CONFIG_OPTIONS), else `default`."""
@@ -183,6 +223,10 @@ class ModulePass:
         self.__name__ = info.name
 
     def __call__(self, mod: IRModule) -> IRModule:
+        return run_instrumented(self, mod, self.apply)
+
+    def apply(self, mod: IRModule) -> IRModule:
+        """The pass itself (without instruments)."""
         out = self.fn(mod, PassContext.current())
         if not isinstance(out, IRModule):
             raise PassContextError(f"pass {self.info.name!r} returned "
@@ -193,7 +237,7 @@ class ModulePass:
 class PrimFuncPass(ModulePass):
     """`fn(func, mod, ctx) -> func` applied to every PrimFunc of a module (None drops it)."""
 
-    def __call__(self, mod: IRModule) -> IRModule:
+    def apply(self, mod: IRModule) -> IRModule:
         ctx = PassContext.current()
         out, changed = {}, False
         for name, func in mod.items():

@@ -41,3 +41,4 @@ from .tensor import (  # noqa: F401
     TensorLoad,
     TensorSlice,
 )
+from .tensor_intrin import TensorIntrin, decl_tensor_intrin  # noqa: F401

@@ -24,7 +24,9 @@ from .bound import infer_bounds
 from .compute_stmt import make_extern_stmt, make_stage_stmt
 from .inline import inline_bodies
 from .stage import Stage
+from .storage import aligned_strides, check_double_buffer, mark_double_buffer
 from .tensor import ExternOp, Tensor, tensor_loads
+from .tensorize import make_tensorize_stmt
 
 
 class _Lowering:
@@ -80,13 +82,17 @@ class _Lowering:
             if st.attach_type == "scope" and st.attach_stage.attach_type == "inline":
                 raise ScheduleError(f"compute_at on stage '{st.name}': its parent stage "
                                     f"'{st.attach_stage.name}' was inlined")
+        for st in sch.stages:
+            check_double_buffer(st)
         computed = {st: bodies[st] for st in sch.stages
                     if not st.is_placeholder and st.attach_type != "inline"}
         self._check_attach(computed)
         extern_inputs = self._extern_inputs(computed)
+        # An argument computed at a consumer's loop covers what that loop needs there (as
+        # TVM: `s[B].compute_at(s[C], i)` with B in the args writes B[i] in iteration i).
         full = {st for st in computed
-                if st in self.arg_stages or st.is_output or st in extern_inputs
-                or isinstance(st.op, ExternOp)}
+                if (st in self.arg_stages and st.attach_type != "scope") or st.is_output
+                or st in extern_inputs or isinstance(st.op, ExternOp)}
         self.bounds = infer_bounds(sch, computed, full)
         self.attached: Dict[Tuple[int, int], List[Stage]] = {}
         for st in computed:
@@ -161,6 +167,10 @@ class _Lowering:
         for t in st.op.outputs:
             key = (id(st), t.value_index)
             if key in self.storage:
+                if st.dim_align:
+                    raise ScheduleError(f"storage_align on stage '{st.name}': '{t.name}' is an "
+                                        "argument of the function, laid out by the caller; "
+                                        "align a cache stage (cache_read/cache_write) instead")
                 continue
             if isinstance(st.op, ExternOp):
                 buf = decl_buffer(t.shape, t.dtype, t.name, scope=st.scope)
@@ -176,7 +186,8 @@ class _Lowering:
                     ext = iv.dom.extent if hi is None else hi[1]
                 shape.append(simplify(ext))
                 mins.append(r.min)
-            buf = decl_buffer(shape, t.dtype, t.name, scope=st.scope)
+            strides = aligned_strides(shape, st.dim_align) if st.dim_align else ()
+            buf = decl_buffer(shape, t.dtype, t.name, scope=st.scope, strides=strides)
             self.storage[key] = (buf, tuple(mins))
             bufs.append(buf)
         return bufs
@@ -184,13 +195,17 @@ class _Lowering:
     def _emit(self, st: Stage) -> Stmt:
         if isinstance(st.op, ExternOp):
             return make_extern_stmt(st, self.resolve)
+        if st.tensorized is not None:
+            return make_tensorize_stmt(st, self.bodies[st], self.bounds, self.resolve,
+                                       self._attach)
         return make_stage_stmt(st, self.bodies[st], self.bounds, self.resolve, self._attach)
 
     def _attach(self, parent: Stage, iv: E.IterVar, body: Stmt) -> Stmt:
         stages = self.attached.get((id(parent), id(iv)), [])
         if not stages:
             return body
-        body = seq(*[self._emit(s) for s in stages], body)
+        body = seq(*[mark_double_buffer(s, self.allocs[s], self._emit(s)) for s in stages],
+                   body)
         for s in reversed(stages):
             for buf in reversed(self.allocs[s]):
                 body = Allocate(buf, body)

@@ -40,6 +40,12 @@ class Stage:
         self.attach_ivar: Optional[E.IterVar] = None
         self.scope = "global"
         self.is_output = False
+        # storage_align: ((root axis index, factor, offset), ...); double_buffer; the
+        # tensorized leaf axis and its TensorIntrin (compiler/te/tensorize.py). Tuples and
+        # scalars, so Schedule.copy's shallow copy of a stage keeps them apart.
+        self.dim_align: tuple = ()
+        self.double_buffered = False
+        self.tensorized: Optional[tuple] = None
 
     @property
     def name(self) -> str:
@@ -222,3 +228,42 @@ class Stage:
 
     def set_scope(self, scope: str):
         self.scope = scope
+
+    def storage_align(self, axis, factor: int, offset: int):
+        """Pad this stage's allocation so that the stride of root axis `axis` (in elements) is
+        `k * factor + offset` for some k, as TVM's (e.g. to avoid bank conflicts)."""
+        self._check_compute("storage_align")
+        self._check_not_extern("storage_align")
+        root = list(self.op.axis)
+        if not isinstance(axis, E.IterVar) or axis not in root:
+            self._fail("storage_align", f"axis '{self._axis_name(axis)}' is not a data axis of "
+                                        "the operation (give one of op.axis)")
+        for name, v in (("factor", factor), ("offset", offset)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                self._fail("storage_align", f"the {name} must be an int, got {v!r}")
+        if factor <= 0 or not 0 <= offset < factor:
+            self._fail("storage_align", f"need factor > 0 and 0 <= offset < factor, got factor "
+                                        f"{factor} and offset {offset}")
+        dim = root.index(axis)
+        self.dim_align = tuple(a for a in self.dim_align if a[0] != dim) + \
+            ((dim, factor, offset),)
+
+    def double_buffer(self):
+        """Compute this stage into two buffers used in turn by the iterations of the loop it
+        is computed at, the next iteration's data written while the current one is read
+        (compiler/tir/transform/inject_double_buffer.py)."""
+        self._check_compute("double_buffer")
+        self._check_not_extern("double_buffer")
+        self.double_buffered = True
+
+    def tensorize(self, var, tensor_intrin):
+        """Replace the loops from leaf axis `var` inwards by the tensor intrinsic's statement
+        (te.decl_tensor_intrin); lowering checks that the intrinsic computes what those loops
+        compute (compiler/te/tensorize.py)."""
+        self._check_compute("tensorize")
+        self._check_not_extern("tensorize")
+        var = self._leaf("tensorize", var)
+        if not hasattr(tensor_intrin, "reduce_update"):
+            self._fail("tensorize", f"{tensor_intrin!r} is not a TensorIntrin (make one with "
+                                    "te.decl_tensor_intrin)")
+        self.tensorized = (var, tensor_intrin)

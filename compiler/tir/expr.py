@@ -94,6 +94,18 @@ class PrimExpr(Node):
     def __invert__(self):
         return logical_not(self)
 
+    def __lshift__(self, o):
+        return shift(SHIFT_LEFT, self, o)
+
+    def __rlshift__(self, o):
+        return shift(SHIFT_LEFT, o, self)
+
+    def __rshift__(self, o):
+        return shift(SHIFT_RIGHT, self, o)
+
+    def __rrshift__(self, o):
+        return shift(SHIFT_RIGHT, o, self)
+
     def __bool__(self) -> bool:
         raise IRError(
             f"cannot use the symbolic expression {self} as a Python bool; use "
@@ -585,6 +597,27 @@ def binary(cls, a, b) -> PrimExpr:
         b = _match_python(b, a) if not isinstance(b, (EqualOp, NotEqualOp)) else b.asobject()
     a, b = unify(a, b)
     return cls(a, b)
+
+
+SHIFT_LEFT, SHIFT_RIGHT = "tir.shift_left", "tir.shift_right"
+
+
+def shift(op: str, a, b) -> PrimExpr:
+    """`a << b` / `a >> b` (op SHIFT_LEFT / SHIFT_RIGHT) on integers, as TVM's shift_left /
+    shift_right: the operands are unified like any binary operator; `>>` of a signed integer is
+    arithmetic. Two constants fold to a constant."""
+    if not isinstance(a, PrimExpr):
+        a = _match_python(a, convert(b))
+    if not isinstance(b, PrimExpr):
+        b = _match_python(b, a)
+    a, b = unify(convert(a), convert(b))
+    if not a.dtype.is_integer or a.dtype.is_bool:
+        sym = "<<" if op == SHIFT_LEFT else ">>"
+        raise IRError(f"{sym} needs integer operands, got {a} {sym} {b} of dtype {a.dtype}")
+    if isinstance(a, IntImm) and isinstance(b, IntImm) and 0 <= b.value < a.dtype.bits:
+        value = a.value << b.value if op == SHIFT_LEFT else a.value >> b.value
+        return make_const(a.dtype, _wrap_int(value, a.dtype))
+    return Call(a.dtype, op, (a, b))
 
 
 def cast(dtype: DTypeLike, value) -> PrimExpr:

@@ -42,6 +42,11 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
                             "byte_offset, device_type, device_id"),
     "tir.handle_is_null": (1, "(handle) -> bool"),
     "tir.address_of": (1, "(BufferLoad) -> handle to that element"),
+    "tir.tvm_access_ptr": (5, "(type_annotation, data, offset, extent, rw_mask) -> handle to "
+                              "element `offset` of the memory at `data` (Buffer.access_ptr); "
+                              "storage_flatten makes it a tir.address_of"),
+    "tir.type_annotation": (0, "a value standing for its dtype (the element type of "
+                               "tir.tvm_access_ptr)"),
     "tir.dtype_name": (3, "(code, bits, lanes) -> the dtype's name as a C string (for messages)"),
     "tir.call_packed": (None, "(name: StringImm, args...) -> int32 status; calls a function "
                               "found through the library context (imports, then globals). "

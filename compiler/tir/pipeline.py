@@ -10,7 +10,8 @@ COMPILER_VERIFY=0 turns it off.
 Both lists read the current `compiler.transform.PassContext`: its "tir.add_lower_pass" passes
 run at their phase, "tir.disable_vectorize" (or disabling "tir.VectorizeLoop") lowers
 vectorized loops as serial loops, and a pass whose TVM name (`TVM_PASS_NAMES`) is in
-`disabled_pass` is left out. Disabling a pass Kiln cannot lower without is an error.
+`disabled_pass` is left out. Disabling a pass Kiln cannot lower without is an error. Its
+instruments (compiler/instrument.py) run around every pass.
 """
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ import time
 from typing import Callable, Dict, List, Sequence, Tuple
 
 from ..ir.module import IRModule
-from ..transform import PassContext, PassContextError, pass_name
+from ..transform import ModulePass, PassContext, PassContextError, pass_name, run_instrumented
 from . import verifier
 from .transform.annotate_entry import annotate_entry
+from .transform.inject_double_buffer import inject_double_buffer
 from .transform.lower_call_packed import lower_call_packed
 from .transform.lower_intrin import lower_intrin
 from .transform.lower_parallel import lower_parallel
@@ -45,6 +47,7 @@ TVM_PASS_NAMES: Dict[Pass, Tuple[Tuple[str, ...], bool]] = {
     storage_flatten: (("tir.StorageFlatten", "tir.FlattenBuffer"), False),
     simplify: (("tir.Simplify",), True),
     vectorize: (("tir.VectorizeLoop",), True),  # disabled: serialize_vectorized instead
+    inject_double_buffer: (("tir.InjectDoubleBuffer",), True),  # disabled: one buffer
     unroll_loop: (("tir.UnrollLoop",), True),   # disabled: the loops stay UNROLLED loops
     storage_rewrite: (("tir.StorageRewrite",), True),
     remove_no_op: (("tir.RemoveNoOp",), True),
@@ -67,6 +70,7 @@ def lower_passes() -> List[Pass]:
         simplify,          # fold constants and canonicalise the flattened index arithmetic
         *ctx.lower_passes_of_phase(1),  # user passes, phase 1: flat accesses
         _vectorize_pass(ctx),  # VECTORIZED loops of constant extent → Ramp/Broadcast vector code
+        inject_double_buffer,  # double_buffer stages: two halves in turn, next one prefetched
         unroll_loop,       # UNROLLED loops of constant extent → copies of the body
         storage_rewrite,   # allocations whose lifetimes do not overlap share memory
         *ctx.lower_passes_of_phase(2),  # user passes, phase 2: after vectorize/unroll
@@ -131,7 +135,7 @@ def run_passes(mod: IRModule, passes: Sequence[Pass]) -> IRModule:
     for p in passes:
         name = pass_name(p)
         start = time.perf_counter()
-        new = p(mod)
+        new = p(mod) if isinstance(p, ModulePass) else run_instrumented(p, mod, p)
         elapsed = time.perf_counter() - start
         if timing:
             print(f"[pass] {name}: {elapsed * 1e3:.2f} ms", file=sys.stderr)

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple, Union
 
-from .buffer import Buffer
-from .expr import IterVar, Node, PrimExpr, Var, make_const
+from .buffer import Buffer, vector_indices
+from .expr import IterVar, Node, PrimExpr, Var, convert, make_const
 
 
 class Stmt(Node):
@@ -106,6 +106,20 @@ class Return(Stmt):
     """Returns `value` (an int32 status) from the function."""
 
     value: PrimExpr
+
+
+def _buffer_vstore(buffer: Buffer, begin, value) -> BufferStore:
+    """`buffer.vstore(begin, value)`, as TVM's Buffer.vstore: stores `value` at index `begin`; a
+    vector value of `lanes` elements stores that many consecutive elements (the last index
+    becomes a Ramp)."""
+    from_value = convert(value)
+    indices = vector_indices(buffer, begin, from_value.dtype, "vstore")
+    return BufferStore(buffer, from_value, indices)
+
+
+# Statements are defined after buffers (a Buffer is part of a BufferStore), so the method of
+# Buffer that makes a statement is attached here.
+Buffer.vstore = _buffer_vstore
 
 
 def seq(*stmts: Optional[Stmt]) -> Stmt:

@@ -37,6 +37,7 @@ from ...tir import stmt as S
 from ...tir.buffer import Buffer
 from ...tir.transform.lower_parallel import PARALLEL_LAUNCH, captured_vars
 from .. import HostArtifact, system_lib_entry_symbol
+from ..imports import collect_imports, compile_imports, link_imports
 from ..templates import render
 from .printer import CFamilyPrinter
 
@@ -469,6 +470,9 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
     # -save-temps=obj keeps the assembly (host.s) of the one compile for get_source("asm").
     obj = compile_source(path, os.path.join(workdir, "host.o"),
                          compile_flags(target) + ["-save-temps=obj"])
+    # code imported with pragma "import_c" / "import_llvm" (compiler/codegen/imports.py)
+    obj = link_imports(obj, compile_imports(collect_imports(mod), workdir,
+                                            compile_flags(target)), workdir)
     sources = {"c": source}
     asm = os.path.join(workdir, "host.s")
     if os.path.exists(asm):

@@ -22,8 +22,10 @@ from typing import FrozenSet, List, Tuple
 
 import llvmlite.binding as llvm
 
-from ...ir.errors import InternalError, TargetError
+from ...ir.errors import BuildError, InternalError, TargetError
 from .. import HostArtifact
+from ..c_family.c import compile_flags
+from ..imports import collect_imports, compile_imports, link_imports
 from .function import emit_packed_function
 from .library import emit_library
 from .types import LIBRARY_CTX, ModuleContext
@@ -190,6 +192,17 @@ def optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, opt: int) -> None:
     pb.getModulePassManager().run(module, pb)
 
 
+def _imported_ir(text: str, triple: str, layout: str) -> llvm.ModuleRef:
+    """LLVM IR text of an "import_llvm" pragma, parsed and verified for linking."""
+    try:
+        ref = llvm.parse_assembly(text)
+        ref.verify()
+    except RuntimeError as err:
+        raise BuildError(f"pragma 'import_llvm': the LLVM IR does not parse: {err}") from None
+    ref.triple, ref.data_layout = triple, layout
+    return ref
+
+
 def codegen_host(mod, target, workdir: str) -> HostArtifact:
     """Builds `mod` (packed form) into `<workdir>/host_llvm.o`; sources {"ll", "asm"}."""
     tm = create_target_machine(target)
@@ -222,6 +235,10 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
         linked = glue_ref
     else:
         linked.link_in(glue_ref)
+    imports = collect_imports(mod)  # pragma "import_llvm" / "import_c" (codegen/imports.py)
+    for kind, text in imports:
+        if kind == "llvm":
+            linked.link_in(_imported_ir(text, triple, layout))
     if prefix is not None:  # each system library keeps its own context slot
         linked.get_global_variable(LIBRARY_CTX).linkage = "internal"
     linked.triple, linked.data_layout = triple, layout
@@ -231,6 +248,8 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
     path = os.path.join(workdir, "host_llvm.o")
     with open(path, "wb") as f:
         f.write(tm.emit_object(linked))
+    c_imports = [(k, t) for k, t in imports if k == "c"]
+    path = link_imports(path, compile_imports(c_imports, workdir, compile_flags(target)), workdir)
     return HostArtifact(object_file=path,
                         sources={"ll": str(linked), "asm": tm.emit_assembly(linked)})
 

@@ -1,10 +1,15 @@
-"""Helpers shared by the passes: apply a statement rewrite to every PrimFunc of a module."""
+"""Helpers shared by the passes: apply a statement rewrite to every PrimFunc of a module; copy
+a statement with fresh variables for what it defines."""
 from __future__ import annotations
 
 from typing import Callable
 
 from ...ir.module import IRModule
+from .. import expr as E
+from ..buffer import Buffer
 from ..function import PrimFunc
+from ..functor import IRMutator
+from ..stmt import Allocate, LetStmt, Stmt
 
 
 def map_funcs(mod: IRModule, fn: Callable[[PrimFunc], PrimFunc]) -> IRModule:
@@ -16,3 +21,42 @@ def map_funcs(mod: IRModule, fn: Callable[[PrimFunc], PrimFunc]) -> IRModule:
         changed |= g is not f
         out[name] = g
     return mod.with_functions(out) if changed else mod
+
+
+class _Freshen(IRMutator):
+    """A copy of a statement with new variables for everything it defines."""
+
+    def __init__(self):
+        self.vmap = {}
+        self.bmap = {}
+
+    def visit_Var(self, v):
+        return self.vmap.get(v, v)
+
+    visit_SizeVar = visit_Var
+
+    def visit_buffer(self, b):
+        return self.bmap.get(b, b)
+
+    def visit_For(self, s):
+        self.vmap[s.loop_var] = E.Var(s.loop_var.name, s.loop_var.dtype)
+        return self.generic_visit(s)
+
+    def visit_LetStmt(self, s):
+        value = self.visit(s.value)
+        self.vmap[s.var] = E.Var(s.var.name, s.var.dtype)
+        return LetStmt(self.vmap[s.var], value, self.visit(s.body))
+
+    def visit_Allocate(self, s):
+        b = s.buffer
+        data = E.Var(b.data.name, b.data.dtype)
+        self.vmap[b.data] = data
+        self.bmap[b] = Buffer(b.name, data, b.dtype, b.shape, b.strides, b.elem_offset,
+                              b.scope, b.data_alignment, b.offset_factor)
+        return Allocate(self.bmap[b], self.visit(s.body), s.condition)
+
+
+def freshen(stmt: Stmt) -> Stmt:
+    """A copy of `stmt` whose loops, lets and allocations define new variables, so the copy
+    and the original can both stand in one function (each variable defined once)."""
+    return _Freshen().visit(stmt)

@@ -10,6 +10,10 @@ and at offset 0 is kept as it is.
 A buffer of a vector dtype (`float32x2`: each element is `lanes` scalars, as TVM's) flattens to
 its scalar element type, `lanes` times as long: the element at flat index i is the vector load
 `Ramp(i * lanes, 1, lanes)`.
+
+A `tir.tvm_access_ptr(type, data, offset, extent, mask)` (Buffer.access_ptr) becomes
+`tir.address_of(buf[offset])` on a 1-D view of `data` with the annotated element type, so what
+follows sees the pointer as an access to that memory.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from typing import Dict, List
 from ...arith import simplify as _simplify
 from ...ir.module import IRModule
 from .. import expr as E
-from ..buffer import Buffer
+from ..buffer import ACCESS_PTR, Buffer
 from ..function import PrimFunc
 from ..functor import IRMutator
 from ..stmt import Allocate, BufferStore
@@ -91,6 +95,17 @@ class _Flatten(IRMutator):
         if _is_flat(s.buffer):
             return s
         return BufferStore(self.flat_buffer(s.buffer), s.value, (self.index(s.buffer, s.indices),))
+
+    def visit_Call(self, e):
+        e = self.generic_visit(e)
+        if e.op != ACCESS_PTR:
+            return e
+        ann, data, offset, extent, _ = e.args
+        lanes = ann.dtype.lanes
+        if lanes > 1:
+            offset, extent = offset * lanes, extent * lanes
+        view = Buffer(data.name, data, ann.dtype.element_of(), (_simplify(offset + extent),))
+        return E.Call(e.dtype, "tir.address_of", (E.BufferLoad(view, (_simplify(offset),)),))
 
     def visit_Allocate(self, s):
         body = self.visit(s.body)

@@ -263,7 +263,8 @@ def test_int32_index_arithmetic_near_the_range(tmp_path, name):
     index_of, base = INDICES[name]
     mod = shifted_copy(index_of)
     a = np.arange(1, 65, dtype="float32")
-    built = compiler.build(mod, target="c")
+    with compiler.transform.PassContext(disabled_pass=["tir.Simplify"]):  # keep it as written
+        built = compiler.build(mod, target="c")
     assert "((int64_t)base)" in built.get_source("c")
     for m in (built, lane_form_module(mod, tmp_path, "copy")):
         B = microruntime.nd.array(np.zeros(64, "float32"))

@@ -62,7 +62,7 @@ def _busy():
 
 
 PIPELINE = pipeline.lower_passes() + pipeline.host_passes()
-IDLE_ON_BUSY = {"storage_rewrite", "remove_no_op", "split_host_device"}
+IDLE_ON_BUSY = {"storage_rewrite", "remove_no_op", "split_host_device", "inject_double_buffer"}
 
 
 @pytest.mark.parametrize("k", range(len(PIPELINE)),
