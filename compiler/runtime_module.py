@@ -193,9 +193,10 @@ class RuntimeModule(ObjectGeneric):
             stack.extend(reversed([m for m in mod._imports if isinstance(m, RuntimeModule)]))
         return out
 
-    def _library_parts(self) -> LibraryParts:
+    def _library_parts(self, root: Optional[SerializedModule] = None) -> LibraryParts:
         """Host code to link, plus the blob of the other imports: module 0 is the library
-        ("_lib"), which imports every SerializedModule that any of its host modules imports."""
+        ("_lib"), which imports every SerializedModule that any of its host modules imports.
+        With `root` (a GraphExecutorFactory, say), module 0 is `root`, importing the library."""
         hosts, statics, serialized = [], [], []
         for mod in self._tree():
             hosts.append(HostCode(mod._artifact, mod._target, mod._cross))
@@ -206,10 +207,14 @@ class RuntimeModule(ObjectGeneric):
                 elif not isinstance(imp, RuntimeModule):
                     statics.append(_static_object(imp))
         blob = None
-        if serialized:
-            modules = [("_lib", None)] + [(s.kind, s.payload) for s in serialized]
-            indptr = [0, len(serialized)] + [len(serialized)] * len(serialized)
-            blob = pack_library_bin(modules, indptr, list(range(1, len(modules))))
+        if serialized or root is not None:
+            head = [(root.kind, root.payload)] if root is not None else []
+            modules = head + [("_lib", None)] + [(s.kind, s.payload) for s in serialized]
+            lib_index = len(head)
+            # CSR import tree: root -> _lib (when there is a root), _lib -> each serialized.
+            children = [lib_index] * lib_index + list(range(lib_index + 1, len(modules)))
+            indptr = [0] + [lib_index] * lib_index + [len(children)] * (len(serialized) + 1)
+            blob = pack_library_bin(modules, indptr, children)
         return LibraryParts(hosts, self._system_lib_prefix, statics, blob)
 
     # ---- save, export ------------------------------------------------------------------

@@ -33,17 +33,21 @@ from .packed_func import (
     remove_global_func,
 )
 from .params import load_param_dict, save_param_dict
-from .profiling import BenchmarkResult
+from .profiling import BenchmarkResult, Report
+
+# The graph executor's loader (GraphExecutorFactory modules) is registered on import, so
+# load_module("model.so") works without importing it first.
+from . import graph_executor  # noqa: E402  (after the modules it uses)
 
 tensor = nd.array
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "BenchmarkResult", "DataType", "DataTypeCode", "Device", "Module", "NDArray",
+    "Array", "BenchmarkResult", "Report", "DataType", "DataTypeCode", "Device", "Module", "NDArray",
     "Object", "ObjectGeneric", "PackedFunc", "ShapeTuple", "String", "cl", "const", "convert",
     "convert_to_object", "cpu", "cuda", "device", "enabled", "ext_dev", "from_dlpack",
-    "get_global_func", "gpu", "list_global_func_names", "load_module", "load_param_dict",
+    "get_global_func", "gpu", "graph_executor", "list_global_func_names", "load_module", "load_param_dict",
     "load_static_library", "metal", "mtl", "nd", "num_threads", "opencl", "register_error",
     "register_func", "remove_global_func", "rocm", "save_param_dict", "system_lib", "tensor",
     "vpi", "vulkan",

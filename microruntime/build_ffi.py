@@ -135,6 +135,8 @@ int mr_time_evaluator(TVMFFIObject* func, DLDevice dev, int number, int repeat,
                       int cooldown_interval_ms, int repeats_to_cooldown,
                       TVMFFIObject* preproc, TVMFFIObject** out_timer);
 
+int mr_graph_executor_register(void);
+
 /* Defined in the preamble below: the PyCapsule destructor for DLPack capsules, and the
    fast call path of PackedFunc (see microruntime/fastcall.py). */
 void* mr_py_dlpack_capsule_destructor(void);
@@ -153,6 +155,7 @@ with open(os.path.join(ROOT, "microruntime", "py_fastcall.c")) as _f:
 
 PREAMBLE = r"""
 #include "microruntime/microruntime.h"
+#include "microruntime/graph_executor.h"
 
 /* Frees a DLPack capsule nobody consumed (the consumer renames it to "used_..."). */
 static void mr_py_dlpack_capsule_destructor_impl(PyObject* capsule) {
@@ -179,6 +182,7 @@ def make_builder(module_name="microruntime._ffi", sanitize=False, absolute=False
     """An FFI builder for the extension `module_name`; `sanitize` adds ASan+UBSan."""
     base = ROOT if absolute else ""
     sources = sorted(glob.glob(os.path.join(ROOT, "microruntime", "src", "*.c")))
+    sources += sorted(glob.glob(os.path.join(ROOT, "microruntime", "src", "graph", "*.c")))
     sources = [os.path.join(base, os.path.relpath(s, ROOT)) for s in sources]
     opt = ["-O1", "-g"] + SAN_FLAGS if sanitize else ["-O2"]
     builder = FFI()

@@ -25,6 +25,15 @@
 #define MR_MAX_LIBRARY_BLOB ((uint64_t)1 << 30)
 /* Params files. */
 #define MR_MAX_PARAMS 1000000
+/* Graph executor: graph JSON text, JSON nesting and values, graph nodes and entries,
+ * inputs + outputs of one op, devices of one executor. */
+#define MR_MAX_GRAPH_JSON ((size_t)256 << 20)
+#define MR_MAX_JSON_DEPTH 32
+#define MR_MAX_JSON_VALUES (1u << 26)
+#define MR_MAX_GRAPH_NODES (1u << 20)
+#define MR_MAX_GRAPH_ENTRIES (1u << 20)
+#define MR_MAX_GRAPH_OP_ARGS 1024
+#define MR_MAX_GRAPH_DEVICES 8
 /* Threads. */
 #define MR_MAX_THREADS 256
 /* Workspace: nesting depth of live allocations per thread. */

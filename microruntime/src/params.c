@@ -58,7 +58,7 @@ static int read_fields(mr_reader_t* r, const mr_params_field_t* f, int n, uint64
   return 0;
 }
 
-static int read_tensor(mr_reader_t* r, TVMFFIObject** out) {
+int mr_params_read_tensor(mr_reader_t* r, TVMFFIObject** out) {
   uint64_t h[MR_PARAMS_TENSOR_FIELDS], v, data_size, numel = 1, expected, d;
   int64_t shape[MR_MAX_NDIM];
   DLDataType dtype;
@@ -127,7 +127,7 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
     goto done;
   }
   for (i = 0; i < count; ++i) {
-    if (read_tensor(&r, &obj) != 0) goto done;
+    if (mr_params_read_tensor(&r, &obj) != 0) goto done;
     mr_any_set_object(&items[count + i], obj);
   }
   if (mr_reader_end(&r) != 0 || mr_array_create(items, (int64_t)count, &names_arr) != 0 ||

@@ -24,6 +24,10 @@ extern const mr_params_field_t mr_params_tensor_header[8];
 enum { MR_PARAMS_TENSOR_NDIM = 4, MR_PARAMS_TENSOR_CODE, MR_PARAMS_TENSOR_BITS,
        MR_PARAMS_TENSOR_FIELDS = 8 };
 
+/* Reads one tensor record (the same record a GraphExecutorFactory payload holds)
+ * into a new CPU tensor. */
+int mr_params_read_tensor(mr_reader_t* r, TVMFFIObject** out);
+
 /* Reverses the bytes of each elem-byte element (the data is little-endian in files). */
 void mr_params_swap_elements(unsigned char* p, size_t nbytes, size_t elem);
 static inline int mr_host_is_big_endian(void) {

@@ -1,0 +1,212 @@
+/* The graph executor's C API for apps (graph_executor.h), and its registration:
+ * the "GraphExecutorFactory" module loader and TVM's global functions. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor.h"
+
+/* tvm.graph_executor.create(graph_json, libmod, dev_type, dev_id, ...) */
+static int g_create(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
+  static const char k_func[] = "tvm.graph_executor.create";
+  DLDevice devs[MR_MAX_GRAPH_DEVICES];
+  const char* json;
+  size_t size;
+  int ndev;
+  TVMFFIObject* m;
+  (void)self;
+  if (n < 3 || mr_any_get_str(&a[0], &json, &size) != 0)
+    return mr_graph_bad_arg(k_func, 0, "the graph JSON (a string)", n ? &a[0] : NULL);
+  if (a[1].type_index != kTVMFFIModule) return mr_graph_bad_arg(k_func, 1, "a Module", &a[1]);
+  if (mr_graph_arg_devices(k_func, a, n, 2, devs, &ndev) != 0 ||
+      mr_graph_executor_new(json, size, a[1].v_obj, devs, ndev, &m) != 0)
+    return -1;
+  mr_any_set_object(out, m);
+  return 0;
+}
+
+/* tvm.graph_executor_factory.create(graph_json, libmod, module_name, name0, arr0, ...) */
+static int g_factory_create(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
+  static const char k_func[] = "tvm.graph_executor_factory.create";
+  char name[MR_MAX_NAME];
+  const char* json;
+  size_t size;
+  int32_t i, count = (n - 3) / 2;
+  TVMFFIAny* items;
+  TVMFFIObject *names = NULL, *tensors = NULL, *m = NULL;
+  int status = 0;
+  (void)self;
+  if (n < 3 || (n - 3) % 2 || mr_any_get_str(&a[0], &json, &size) != 0)
+    return mr_error_setf(kMrErrorType, "%s(graph_json, libmod, module_name, name0, arr0, ...) "
+                         "takes a string, a Module, a name and name/tensor pairs", k_func);
+  if (a[1].type_index != kTVMFFIModule) return mr_graph_bad_arg(k_func, 1, "a Module", &a[1]);
+  if (mr_graph_arg_str(k_func, a, n, 2, name) != 0) return -1;
+  if (!(items = (TVMFFIAny*)calloc(2 * (size_t)count + 1, sizeof(TVMFFIAny))))
+    return mr_error_oom("params");
+  for (i = 0; i < count && status == 0; ++i) {
+    items[i] = a[3 + 2 * i];
+    items[count + i] = a[4 + 2 * i];
+    if (mr_any_get_str(&items[i], &json, &size) != 0)
+      status = mr_graph_bad_arg(k_func, 3 + 2 * i, "a parameter name", &items[i]);
+    else if (items[count + i].type_index != kTVMFFITensor)
+      status = mr_graph_bad_arg(k_func, 4 + 2 * i, "a Tensor", &items[count + i]);
+  }
+  (void)mr_any_get_str(&a[0], &json, &size);
+  if (status == 0) status = mr_array_create(items, count, &names);
+  if (status == 0) status = mr_array_create(items + count, count, &tensors);
+  if (status == 0)
+    status = mr_graph_factory_new(json, size, name, names, tensors, NULL, 0, &m);
+  if (status == 0 && (status = mr_module_import(m, a[1].v_obj)) != 0) mr_object_release(m);
+  if (status == 0) mr_any_set_object(out, m);
+  mr_object_release(names);
+  mr_object_release(tensors);
+  free(items);
+  return status;
+}
+
+/* ffi.Module.load_from_bytes.GraphExecutorFactory(payload) */
+static int g_load(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
+  const char* data;
+  size_t size;
+  TVMFFIObject* m;
+  (void)self;
+  if (n != 1 || mr_any_get_str(&a[0], &data, &size) != 0)
+    return mr_graph_bad_arg("load_from_bytes.GraphExecutorFactory", 0, "bytes", n ? a : NULL);
+  if (mr_graph_factory_load(data, size, &m) != 0) return -1;
+  mr_any_set_object(out, m);
+  return 0;
+}
+
+static int g_register_status;
+static mr_once_t g_register_once = MR_ONCE_INIT;
+
+static void register_all(void) {
+  static const struct {
+    const char* name;
+    TVMFFISafeCallType fn;
+  } k_globals[] = {
+      {"tvm.graph_executor.create", g_create},
+      {"tvm.graph_executor_factory.create", g_factory_create},
+      {"ffi.Module.load_from_bytes.GraphExecutorFactory", g_load},
+  };
+  size_t i;
+  int status = mr_module_loader_register("GraphExecutorFactory", mr_graph_factory_load);
+  for (i = 0; status == 0 && i < sizeof(k_globals) / sizeof(k_globals[0]); ++i) {
+    TVMFFIObject* f;
+    status = mr_function_create_closure(NULL, k_globals[i].fn, NULL, &f);
+    if (status == 0) {
+      status = mr_registry_set(k_globals[i].name, f, 1);
+      mr_object_release(f);
+    }
+  }
+  g_register_status = status;
+}
+
+int mr_graph_executor_register(void) {
+  mr_once(&g_register_once, register_all);
+  if (g_register_status != 0)
+    return mr_error_setf(kMrErrorRuntime, "the graph executor could not be registered");
+  return 0;
+}
+
+/* ---- the C API for apps ---- */
+int mr_graph_model_open(const char* path, TVMFFIObject** out_model) {
+  TVMFFIObject* m;
+  const char* kind;
+  if (mr_graph_executor_register() != 0) return -1;
+  if ((path && *path ? mr_module_load(path, &m) : mr_module_system_lib("", &m)) != 0) return -1;
+  kind = mr_module_type_key(m);
+  if (strcmp(kind, "GraphExecutorFactory") != 0) {
+    mr_graph_fail("'%s' holds no graph executor model (its root module is a '%s' module)",
+                  path && *path ? path : "the system library", kind);
+    mr_object_release(m);
+    return -1;
+  }
+  if (mr_graph_factory_check(m) != 0) {
+    mr_object_release(m);
+    return -1;
+  }
+  *out_model = m;
+  return 0;
+}
+
+int mr_graph_executor_create(TVMFFIObject* model, DLDevice dev, TVMFFIObject** out_executor) {
+  return mr_graph_factory_create_executor(model, &dev, 1, out_executor);
+}
+
+int mr_graph_executor_from_json(const char* graph_json, TVMFFIObject* lib, DLDevice dev,
+                                TVMFFIObject** out_executor) {
+  if (!graph_json) return mr_value_error("graph JSON is NULL");
+  if (mr_graph_executor_register() != 0) return -1;
+  return mr_graph_executor_new(graph_json, strlen(graph_json), lib, &dev, 1, out_executor);
+}
+
+int mr_graph_executor_set_input(TVMFFIObject* executor, const char* name, const void* data,
+                                size_t nbytes) {
+  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
+  DLTensor host;
+  int64_t arg;
+  if (!ex) return -1;
+  if (!name || (arg = mr_graph_find_arg(ex->g, name)) < 0)
+    return mr_graph_fail("set_input: the graph has no input named '%s'", name ? name : "(NULL)");
+  host = ex->entries[mr_graph_arg_entry(ex->g, (uint32_t)arg)];
+  if (nbytes != mr_tensor_nbytes(&host) || (!data && nbytes))
+    return mr_graph_fail("set_input: input '%s' holds %zu bytes, not %zu", name,
+                         mr_tensor_nbytes(&host), nbytes);
+  host.data = (void*)data;
+  host.device.device_type = kDLCPU;
+  host.device.device_id = 0;
+  return mr_graph_executor_set_arg(ex, (uint32_t)arg, &host, 0);
+}
+
+int mr_graph_executor_load_params(TVMFFIObject* executor, const void* data, size_t nbytes) {
+  TVMFFIObject* f = NULL;
+  TVMFFIAny arg, result;
+  TVMFFIByteArray bytes;
+  int status;
+  if (!mr_graph_executor_of(executor) ||
+      mr_module_get_function(executor, "load_params", 0, &f) != 0)
+    return -1;
+  bytes.data = (const char*)data;
+  bytes.size = nbytes;
+  memset(&arg, 0, sizeof(arg));
+  memset(&result, 0, sizeof(result));
+  arg.type_index = kTVMFFIByteArrayPtr;
+  arg.v_ptr = &bytes;
+  status = mr_function_call(f, &arg, 1, &result);
+  mr_object_release(f);
+  return status;
+}
+
+int mr_graph_executor_run(TVMFFIObject* executor) {
+  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
+  return ex ? mr_graph_executor_run_upto(ex, UINT32_MAX) : -1;
+}
+
+int mr_graph_executor_get_output(TVMFFIObject* executor, int64_t index, void* data,
+                                 size_t nbytes) {
+  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
+  if (!ex) return -1;
+  if (index < 0 || index >= (int64_t)ex->g->num_heads)
+    return mr_graph_fail("get_output: output index %lld is out of range (%u outputs)",
+                         (long long)index, (unsigned)ex->g->num_heads);
+  return mr_tensor_copy_to_bytes(&ex->entries[ex->g->heads[index]], data, nbytes);
+}
+
+int64_t mr_graph_executor_num_inputs(TVMFFIObject* executor) {
+  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
+  return ex ? (int64_t)ex->g->num_args : -1;
+}
+
+int64_t mr_graph_executor_num_outputs(TVMFFIObject* executor) {
+  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
+  return ex ? (int64_t)ex->g->num_heads : -1;
+}
+
+int64_t mr_graph_executor_output_bytes(TVMFFIObject* executor, int64_t index) {
+  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
+  if (!ex) return -1;
+  if (index < 0 || index >= (int64_t)ex->g->num_heads)
+    return mr_graph_fail("output index %lld is out of range (%u outputs)", (long long)index,
+                         (unsigned)ex->g->num_heads);
+  return (int64_t)ex->g->entries[ex->g->heads[index]].nbytes;
+}

@@ -1,0 +1,330 @@
+/* The graph executor's state: storage slots allocated as planned, one DLTensor
+ * per graph entry viewing its slot, and per op its kernel (bound once) and its
+ * argument list (inputs then outputs, as DLTensor*). Inputs are copied in, or
+ * used in place (zero copy), or shared with another executor (share_params);
+ * run calls the ops in order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor.h"
+#include <stdio.h>
+
+static void executor_free(void* self) {
+  mr_graph_executor_t* ex = (mr_graph_executor_t*)self;
+  uint32_t i;
+  if (!ex) return;
+  for (i = 0; ex->ops && i < ex->num_ops; ++i) mr_object_release(ex->ops[i].func);
+  for (i = 0; ex->slots && i < ex->g->num_storage; ++i) mr_object_release(ex->slots[i]);
+  for (i = 0; ex->ext && i < ex->g->num_entries; ++i) mr_object_release(ex->ext[i]);
+  mr_object_release(ex->lib);
+  free(ex->ops);
+  free(ex->slots);
+  free(ex->ext);
+  free(ex->entries);
+  free(ex->arg_flags);
+  free(ex->op_args);
+  free(ex->op_any);
+  free(ex->op_eid);
+  free(ex->op_flat);
+  free(ex->json);
+  mr_graph_free(ex->g);
+  free(ex);
+}
+
+/* The executor's device of `device_type` (0, or none such: the first one, as TVM). */
+static DLDevice pick_device(const mr_graph_executor_t* ex, int32_t device_type) {
+  int i;
+  for (i = 0; device_type && i < ex->num_devs; ++i)
+    if (ex->devs[i].device_type == device_type) return ex->devs[i];
+  return ex->devs[0];
+}
+
+static int alloc_storage(mr_graph_executor_t* ex) {
+  const mr_graph_t* g = ex->g;
+  DLDataType u8 = {kDLUInt, 8, 1};
+  uint32_t s, e;
+  for (s = 0; s < g->num_storage; ++s) {
+    int64_t n = (int64_t)g->storage_bytes[s];
+    if (mr_tensor_create(1, &n, u8, pick_device(ex, g->storage_device[s]), &ex->slots[s]) != 0)
+      return -1;
+  }
+  for (e = 0; e < g->num_entries; ++e) {
+    const mr_graph_entry_t* en = &g->entries[e];
+    DLTensor* t = &ex->entries[e];
+    t->data = mr_tensor_dl(ex->slots[en->storage_id])->data;
+    t->device = mr_tensor_dl(ex->slots[en->storage_id])->device;
+    t->ndim = en->ndim;
+    t->dtype = en->dtype;
+    t->shape = g->shapes + en->shape_at;
+  }
+  return 0;
+}
+
+/* Binds each op node's function and lays out its arguments. */
+static int bind_ops(mr_graph_executor_t* ex) {
+  const mr_graph_t* g = ex->g;
+  uint32_t nid, i, k = 0, total = 0;
+  for (nid = 0; nid < g->num_nodes; ++nid)
+    if (g->nodes[nid].func_name) {
+      ++ex->num_ops;
+      total += g->nodes[nid].num_inputs + g->nodes[nid].num_outputs;
+    }
+  ex->ops = (mr_graph_op_t*)calloc(ex->num_ops + 1, sizeof(mr_graph_op_t));
+  ex->op_args = (DLTensor*)calloc(total + 1, sizeof(DLTensor));
+  ex->op_any = (TVMFFIAny*)calloc(total + 1, sizeof(TVMFFIAny));
+  ex->op_eid = (uint32_t*)calloc(total + 1, sizeof(uint32_t));
+  ex->op_flat = (int64_t*)calloc(total + 1, sizeof(int64_t));
+  if (!ex->ops || !ex->op_args || !ex->op_any || !ex->op_eid || !ex->op_flat)
+    return mr_error_oom("graph ops");
+  ex->num_ops = 0;
+  for (nid = 0; nid < g->num_nodes; ++nid) {
+    const mr_graph_node_t* node = &g->nodes[nid];
+    mr_graph_op_t* op = &ex->ops[ex->num_ops];
+    if (!node->func_name) continue;
+    ++ex->num_ops;
+    ex->num_op_args += node->num_inputs + node->num_outputs;
+    op->nid = nid;
+    op->first = k;
+    op->n = node->num_inputs + node->num_outputs;
+    for (i = 0; i < op->n; ++i, ++k) {
+      uint32_t eid = i < node->num_inputs ? g->inputs[node->first_input + i]
+                                          : g->row_ptr[nid] + i - node->num_inputs;
+      ex->op_eid[k] = eid;
+      ex->op_args[k] = ex->entries[eid];
+      if (node->flatten) {
+        ex->op_flat[k] = (int64_t)(g->entries[eid].nbytes / mr_dtype_bytes(g->entries[eid].dtype));
+        ex->op_args[k].ndim = 1;
+        ex->op_args[k].shape = &ex->op_flat[k];
+      }
+      ex->op_any[k].type_index = kTVMFFIDLTensorPtr;
+      ex->op_any[k].v_ptr = &ex->op_args[k];
+    }
+    if (strcmp(node->func_name, "__nop") == 0) {
+      op->kind = MR_GRAPH_OP_NOP;
+    } else if (strcmp(node->func_name, "__copy") == 0) {
+      op->kind = MR_GRAPH_OP_COPY;
+      if (op->n != 2)
+        return mr_graph_fail("node %u ('%s'): __copy takes one input and one output",
+                             (unsigned)nid, node->name);
+    } else {
+      if (mr_module_get_function(ex->lib, node->func_name, 1, &op->func) != 0) return -1;
+      if (!op->func)
+        return mr_graph_fail("node %u ('%s'): function '%s' is not in the module or its "
+                             "imports", (unsigned)nid, node->name, node->func_name);
+    }
+  }
+  return 0;
+}
+
+static int executor_get_function(void* self, const char* name, TVMFFIObject** out) {
+  return mr_graph_executor_function((mr_graph_executor_t*)self, name, out);
+}
+
+int mr_graph_executor_new(const char* json, size_t size, TVMFFIObject* lib, const DLDevice* devs,
+                          int num_devices, TVMFFIObject** out_module) {
+  mr_graph_executor_t* ex;
+  mr_graph_t* g;
+  if (!lib || mr_object_type_index(lib) != kTVMFFIModule)
+    return mr_error_setf(kMrErrorType, "graph executor: the kernel library is not a Module");
+  if (num_devices < 1 || num_devices > MR_MAX_GRAPH_DEVICES)
+    return mr_value_error("graph executor: %d devices (1 to %d)", num_devices,
+                          MR_MAX_GRAPH_DEVICES);
+  if (mr_graph_parse(json, size, &g) != 0) return -1;
+  ex = (mr_graph_executor_t*)calloc(1, sizeof(*ex));
+  if (!ex) {
+    mr_graph_free(g);
+    return mr_error_oom("a graph executor");
+  }
+  ex->g = g;
+  ex->lib = lib;
+  mr_object_retain(lib);
+  memcpy(ex->devs, devs, (size_t)num_devices * sizeof(DLDevice));
+  ex->num_devs = num_devices;
+  ex->slots = (TVMFFIObject**)calloc(g->num_storage + 1, sizeof(TVMFFIObject*));
+  ex->ext = (TVMFFIObject**)calloc(g->num_entries, sizeof(TVMFFIObject*));
+  ex->entries = (DLTensor*)calloc(g->num_entries, sizeof(DLTensor));
+  ex->arg_flags = (uint8_t*)calloc(g->num_args + 1, 1);
+  ex->json = mr_strndup(json, size);
+  ex->json_size = size;
+  if (!ex->slots || !ex->ext || !ex->entries || !ex->arg_flags || !ex->json) {
+    mr_error_oom("a graph executor");
+    goto fail;
+  }
+  if (alloc_storage(ex) != 0 || bind_ops(ex) != 0 ||
+      mr_module_create("GraphExecutor", ex, executor_get_function, executor_free,
+                       &ex->module) != 0)
+    goto fail;
+  *out_module = ex->module;
+  return 0;
+fail:
+  executor_free(ex);
+  return -1;
+}
+
+mr_graph_executor_t* mr_graph_executor_of(TVMFFIObject* module) {
+  mr_module_obj_t* m = mr_module_cast(module);
+  if (!m || m->get_function != executor_get_function) {
+    mr_error_setf(kMrErrorType, "not a GraphExecutor module");
+    return NULL;
+  }
+  return (mr_graph_executor_t*)m->self;
+}
+
+const mr_graph_t* mr_graph_executor_graph(const mr_graph_executor_t* ex) { return ex->g; }
+
+/* ---- inputs and outputs ---- */
+int mr_graph_check_value(const char* func, const char* what, const DLTensor* want,
+                         const DLTensor* got) {
+  char a[256], b[256];
+  int32_t d;
+  int same = got->ndim == want->ndim && got->dtype.code == want->dtype.code &&
+             got->dtype.bits == want->dtype.bits && got->dtype.lanes == want->dtype.lanes;
+  for (d = 0; same && d < got->ndim; ++d) same = got->shape[d] == want->shape[d];
+  if (same) return 0;
+  mr_graph_describe(want->shape, want->ndim, want->dtype, a, sizeof(a));
+  mr_graph_describe(got->shape, got->ndim, got->dtype, b, sizeof(b));
+  return mr_graph_fail("%s: %s expects %s, got %s", func, what, a, b);
+}
+
+/* Points entry eid (and every op argument that is that entry) at `data`, held
+ * by `ext` (NULL: the slot's own memory, or a caller's DLTensor*). */
+static void set_entry_data(mr_graph_executor_t* ex, uint32_t eid, void* data, TVMFFIObject* ext) {
+  uint32_t k;
+  if (ext) mr_object_retain(ext);
+  mr_object_release(ex->ext[eid]);
+  ex->ext[eid] = ext;
+  ex->entries[eid].data = data;
+  for (k = 0; k < ex->num_op_args; ++k)
+    if (ex->op_eid[k] == eid) ex->op_args[k].data = data;
+}
+
+static void* slot_data(const mr_graph_executor_t* ex, uint32_t eid) {
+  return mr_tensor_dl(ex->slots[ex->g->entries[eid].storage_id])->data;
+}
+
+int mr_graph_executor_set_arg(mr_graph_executor_t* ex, uint32_t arg, const DLTensor* value,
+                              int is_param) {
+  uint32_t eid = mr_graph_arg_entry(ex->g, arg);
+  char what[MR_MAX_NAME + 16];
+  snprintf(what, sizeof(what), "input '%s'", ex->g->nodes[ex->g->args[arg]].name);
+  if (mr_graph_check_value("set_input", what, &ex->entries[eid], value) != 0) return -1;
+  set_entry_data(ex, eid, slot_data(ex, eid), NULL);
+  if (mr_tensor_copy(value, &ex->entries[eid], NULL) != 0) return -1;
+  ex->arg_flags[arg] |= MR_GRAPH_ARG_SET | (is_param ? MR_GRAPH_ARG_PARAM : 0);
+  return 0;
+}
+
+int mr_graph_executor_zero_copy(mr_graph_executor_t* ex, const char* func, uint32_t eid,
+                                const char* what, const TVMFFIAny* value) {
+  DLTensor* t = value->type_index == kTVMFFITensor ? mr_tensor_dl(value->v_obj)
+                                                    : (DLTensor*)value->v_ptr;
+  const DLTensor* e = &ex->entries[eid];
+  char* data = (char*)t->data + t->byte_offset;
+  if (mr_graph_check_value(func, what, e, t) != 0) return -1;
+  if (!mr_tensor_is_compact(t)) return mr_graph_fail("%s: %s must be compact", func, what);
+  if (((uintptr_t)data) % MR_DATA_ALIGNMENT)
+    return mr_graph_fail("%s: %s must be %d-byte aligned", func, what, MR_DATA_ALIGNMENT);
+  if (t->device.device_type != e->device.device_type || t->device.device_id != e->device.device_id)
+    return mr_graph_fail("%s: %s must be on device (%d, %d), not (%d, %d)", func, what,
+                         (int)e->device.device_type, (int)e->device.device_id,
+                         (int)t->device.device_type, (int)t->device.device_id);
+  set_entry_data(ex, eid, data, value->type_index == kTVMFFITensor ? value->v_obj : NULL);
+  return 0;
+}
+
+/* Shares `from`'s entry (data and owner) as this executor's input `arg`. */
+int mr_graph_executor_share(mr_graph_executor_t* ex, uint32_t arg, mr_graph_executor_t* from,
+                            uint32_t from_arg) {
+  uint32_t eid = mr_graph_arg_entry(ex->g, arg), feid = mr_graph_arg_entry(from->g, from_arg);
+  TVMFFIObject* owner;
+  char what[MR_MAX_NAME + 16];
+  snprintf(what, sizeof(what), "parameter '%s'", ex->g->nodes[ex->g->args[arg]].name);
+  if (!(from->arg_flags[from_arg] & MR_GRAPH_ARG_SET))
+    return mr_graph_fail("share_params: %s is not set in the executor shared from", what);
+  if (mr_graph_check_value("share_params", what, &ex->entries[eid], &from->entries[feid]) != 0 ||
+      mr_graph_executor_entry(from, feid, &owner) != 0)
+    return -1;
+  set_entry_data(ex, eid, from->entries[feid].data, owner);
+  mr_object_release(owner);
+  ex->arg_flags[arg] |= MR_GRAPH_ARG_SET | MR_GRAPH_ARG_PARAM;
+  return 0;
+}
+
+int mr_graph_executor_entry(mr_graph_executor_t* ex, uint32_t eid, TVMFFIObject** out) {
+  const DLTensor* e = &ex->entries[eid];
+  if (ex->ext[eid]) { /* a caller's tensor, or one shared from another executor */
+    mr_object_retain(ex->ext[eid]);
+    *out = ex->ext[eid];
+    return 0;
+  }
+  if (e->data != slot_data(ex, eid)) /* a caller's DLTensor*: borrowed */
+    return mr_tensor_wrap(e, NULL, mr_graph_no_release, out);
+  return mr_tensor_view(ex->slots[ex->g->entries[eid].storage_id], e->ndim, e->shape, e->dtype,
+                        0, out);
+}
+
+void mr_graph_no_release(void* owner) { (void)owner; }
+
+/* ---- running ---- */
+static int run_op(mr_graph_executor_t* ex, const mr_graph_op_t* op) {
+  TVMFFIAny result;
+  const mr_graph_node_t* node = &ex->g->nodes[op->nid];
+  int status = 0;
+  if (op->kind == MR_GRAPH_OP_NOP) return 0;
+  if (op->kind == MR_GRAPH_OP_COPY) {
+    status = mr_tensor_copy(&ex->op_args[op->first], &ex->op_args[op->first + 1], NULL);
+  } else {
+    memset(&result, 0, sizeof(result));
+    status = mr_function_call(op->func, ex->op_any + op->first, (int32_t)op->n, &result);
+    if (status == 0) mr_any_clear(&result);
+  }
+  if (status != 0) {
+    char buf[MR_MAX_ERROR_MESSAGE], kind[MR_MAX_ERROR_KIND];
+    snprintf(kind, sizeof(kind), "%s", mr_last_error_kind());
+    snprintf(buf, sizeof(buf), "node %u ('%s', function '%s'): %s", (unsigned)op->nid,
+             node->name, node->func_name, mr_last_error());
+    return mr_error_set(kind, buf);
+  }
+  return 0;
+}
+
+int mr_graph_executor_check_inputs(const mr_graph_executor_t* ex, const char* func) {
+  uint32_t i;
+  for (i = 0; i < ex->g->num_args; ++i)
+    if (!(ex->arg_flags[i] & MR_GRAPH_ARG_SET))
+      return mr_graph_fail("%s: input '%s' was never set (set_input, load_params or "
+                           "share_params)", func, ex->g->nodes[ex->g->args[i]].name);
+  return 0;
+}
+
+int mr_graph_executor_run_upto(mr_graph_executor_t* ex, uint32_t last_nid) {
+  uint32_t i;
+  if (mr_graph_executor_check_inputs(ex, "run") != 0) return -1;
+  for (i = 0; i < ex->num_ops && ex->ops[i].nid <= last_nid; ++i)
+    if (run_op(ex, &ex->ops[i]) != 0) return -1;
+  return 0;
+}
+
+/* Mean seconds per call of each node (0 for inputs) over `repeat` runs of `number`
+ * calls each, after one full run. */
+int mr_graph_executor_time_nodes(mr_graph_executor_t* ex, int number, int repeat,
+                                 double* out_seconds) {
+  uint32_t i;
+  int r, k;
+  if (number < 1 || repeat < 1)
+    return mr_value_error("run_individual: number and repeat must be at least 1");
+  if (mr_graph_executor_run_upto(ex, UINT32_MAX) != 0) return -1;
+  memset(out_seconds, 0, ex->g->num_nodes * sizeof(double));
+  for (r = 0; r < repeat; ++r)
+    for (i = 0; i < ex->num_ops; ++i) {
+      const mr_graph_op_t* op = &ex->ops[i];
+      DLDevice dev = ex->op_args[op->first + op->n - 1].device;
+      int64_t t0 = mr_now_ns();
+      for (k = 0; k < number; ++k)
+        if (run_op(ex, op) != 0) return -1;
+      if (mr_device_stream_sync(dev, TVMFFIEnvGetStream(dev.device_type, dev.device_id)) != 0)
+        return -1;
+      out_seconds[op->nid] += (double)(mr_now_ns() - t0) * 1e-9 / number / repeat;
+    }
+  return 0;
+}

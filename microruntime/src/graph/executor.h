@@ -1,0 +1,56 @@
+/* The graph executor's state (executor.c), shared with its packed functions
+ * (executor_module.c) and the C API for apps (api.c). */
+#ifndef MR_GRAPH_EXECUTOR_H_
+#define MR_GRAPH_EXECUTOR_H_
+
+#include "graph.h"
+
+enum { MR_GRAPH_OP_CALL, MR_GRAPH_OP_NOP, MR_GRAPH_OP_COPY };
+enum { MR_GRAPH_ARG_SET = 1, MR_GRAPH_ARG_PARAM = 2 };
+
+typedef struct {
+  TVMFFIObject* func; /* the kernel (MR_GRAPH_OP_CALL) */
+  uint32_t nid, first, n; /* its node, and its arguments at op_args[first .. first + n) */
+  uint8_t kind;
+} mr_graph_op_t;
+
+struct mr_graph_executor {
+  mr_graph_t* g;
+  char* json; /* the graph JSON it was made from */
+  size_t json_size;
+  TVMFFIObject* module; /* the GraphExecutor module holding this state (borrowed) */
+  TVMFFIObject* lib;
+  DLDevice devs[MR_MAX_GRAPH_DEVICES];
+  int num_devs;
+  TVMFFIObject** slots;   /* a uint8 tensor per storage slot */
+  DLTensor* entries;      /* per entry: its data (the slot's, or an external tensor's) */
+  TVMFFIObject** ext;     /* per entry: the external tensor it uses, or NULL */
+  uint8_t* arg_flags;     /* per input: MR_GRAPH_ARG_* */
+  mr_graph_op_t* ops;
+  uint32_t num_ops, num_op_args;
+  DLTensor* op_args;      /* the ops' arguments (copies of entries; 1-D when flatten_data) */
+  TVMFFIAny* op_any;      /* the same as DLTensor* values */
+  uint32_t* op_eid;       /* the entry of each argument */
+  int64_t* op_flat;       /* the 1-D shape of a flattened argument */
+};
+
+/* GraphExecutorError "<func>: <what> expects [..] dtype, got [..] dtype" unless they match. */
+int mr_graph_check_value(const char* func, const char* what, const DLTensor* want,
+                         const DLTensor* got);
+/* Uses the tensor `value` (Tensor or DLTensor*) as entry eid in place. */
+int mr_graph_executor_zero_copy(mr_graph_executor_t* ex, const char* func, uint32_t eid,
+                                const char* what, const TVMFFIAny* value);
+int mr_graph_executor_share(mr_graph_executor_t* ex, uint32_t arg, mr_graph_executor_t* from,
+                            uint32_t from_arg);
+/* Entry eid as a Tensor (new reference) sharing its memory. */
+int mr_graph_executor_entry(mr_graph_executor_t* ex, uint32_t eid, TVMFFIObject** out);
+void mr_graph_no_release(void* owner);
+int mr_graph_executor_check_inputs(const mr_graph_executor_t* ex, const char* func);
+/* Runs the ops of nodes up to last_nid (UINT32_MAX: all). */
+int mr_graph_executor_run_upto(mr_graph_executor_t* ex, uint32_t last_nid);
+int mr_graph_executor_time_nodes(mr_graph_executor_t* ex, int number, int repeat,
+                                 double* out_seconds);
+/* The packed function `name` of the executor module (NULL when there is none). */
+int mr_graph_executor_function(mr_graph_executor_t* ex, const char* name, TVMFFIObject** out);
+
+#endif /* MR_GRAPH_EXECUTOR_H_ */

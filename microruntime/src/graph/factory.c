@@ -1,0 +1,287 @@
+/* The GraphExecutorFactory module (TVM's layout): the graph JSON, the params
+ * and the name of its creator function ("default"), importing the kernel
+ * library. Its payload (SaveToBinary in TVM):
+ *   str graph_json; u64 count; vec<str> names; count tensor records (as in a
+ *   params file); str module_name; then, Kiln's extension that TVM does not
+ *   read, an optional str manifest (JSON, checked by manifest.c).
+ * Functions: <module_name>(dev...) -> GraphExecutor with the params set,
+ * get_graph_json, get_graph_params ([names, tensors]), get_manifest. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../params_format.h"
+#include "executor.h"
+
+typedef struct {
+  TVMFFIObject* module; /* the factory module holding this state (borrowed) */
+  char *json, *module_name, *manifest;
+  size_t json_size, manifest_size;
+  TVMFFIObject *names, *tensors;
+  mr_graph_t* graph;
+  int checked; /* the kernels resolve in the imports */
+} factory_t;
+
+static void factory_free(void* self) {
+  factory_t* f = (factory_t*)self;
+  if (!f) return;
+  free(f->json);
+  free(f->module_name);
+  free(f->manifest);
+  mr_object_release(f->names);
+  mr_object_release(f->tensors);
+  mr_graph_free(f->graph);
+  free(f);
+}
+
+static int factory_get_function(void* self, const char* name, TVMFFIObject** out);
+
+static factory_t* factory_of(TVMFFIObject* module) {
+  mr_module_obj_t* m = mr_module_cast(module);
+  if (!m || m->get_function != factory_get_function) {
+    mr_error_setf(kMrErrorType, "not a GraphExecutorFactory module");
+    return NULL;
+  }
+  return (factory_t*)m->self;
+}
+
+static const char* item_str(TVMFFIObject* array, int64_t i) {
+  return mr_bytes_view(((TVMFFIAny*)mr_array_view(array)->data)[i].v_obj)->data;
+}
+
+static DLTensor* item_tensor(TVMFFIObject* array, int64_t i) {
+  return mr_tensor_dl(((TVMFFIAny*)mr_array_view(array)->data)[i].v_obj);
+}
+
+/* Each param is an input of the graph, of its shape and dtype. */
+static int check_params(const factory_t* f) {
+  const mr_graph_t* g = f->graph;
+  int64_t i, n = mr_array_view(f->names)->size, arg;
+  for (i = 0; i < n; ++i) {
+    const char* name = item_str(f->names, i);
+    DLTensor want;
+    char what[MR_MAX_NAME + 16];
+    if ((arg = mr_graph_find_arg(g, name)) < 0)
+      return mr_graph_fail("GraphExecutorFactory: parameter '%s' is not an input of the graph",
+                           name);
+    memset(&want, 0, sizeof(want));
+    want.ndim = g->entries[mr_graph_arg_entry(g, (uint32_t)arg)].ndim;
+    want.dtype = g->entries[mr_graph_arg_entry(g, (uint32_t)arg)].dtype;
+    want.shape = g->shapes + g->entries[mr_graph_arg_entry(g, (uint32_t)arg)].shape_at;
+    snprintf(what, sizeof(what), "parameter '%s'", name);
+    if (mr_graph_check_value("GraphExecutorFactory", what, &want, item_tensor(f->tensors, i)))
+      return -1;
+  }
+  return 0;
+}
+
+int mr_graph_factory_new(const char* json, size_t json_size, const char* module_name,
+                         TVMFFIObject* names, TVMFFIObject* tensors, const char* manifest,
+                         size_t manifest_size, TVMFFIObject** out_module) {
+  factory_t* f = (factory_t*)calloc(1, sizeof(factory_t));
+  if (!f) return mr_error_oom("a GraphExecutorFactory");
+  f->json = mr_strndup(json, json_size);
+  f->json_size = json_size;
+  f->module_name = mr_strndup(module_name, strlen(module_name));
+  f->manifest = manifest ? mr_strndup(manifest, manifest_size) : NULL;
+  f->manifest_size = manifest_size;
+  f->names = names;
+  f->tensors = tensors;
+  mr_object_retain(names);
+  mr_object_retain(tensors);
+  if (!f->json || !f->module_name || (manifest && !f->manifest)) {
+    mr_error_oom("a GraphExecutorFactory");
+    goto fail;
+  }
+  if (mr_graph_parse(json, json_size, &f->graph) != 0 || check_params(f) != 0 ||
+      (manifest && mr_graph_manifest_check(manifest, manifest_size, f->graph, names) != 0) ||
+      mr_module_create("GraphExecutorFactory", f, factory_get_function, factory_free,
+                       &f->module) != 0)
+    goto fail;
+  *out_module = f->module;
+  return 0;
+fail:
+  factory_free(f);
+  return -1;
+}
+
+/* ---- the payload ---- */
+/* A string field as a NUL-terminated copy (no NUL inside, shorter than max). */
+static int read_name(mr_reader_t* r, const char* field, size_t max, char** out) {
+  const char* s;
+  uint64_t len;
+  if (mr_read_bytes(r, field, &s, &len) != 0) return -1;
+  if (len >= max || memchr(s, 0, (size_t)len))
+    return mr_reader_bad(r, field, len, "is too long or holds a NUL");
+  *out = mr_strndup(s, (size_t)len);
+  return *out ? 0 : mr_error_oom(field);
+}
+
+int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_module) {
+  mr_reader_t r = {NULL, 0, 0, 0, "GraphExecutorFactory"};
+  const char *json, *manifest = NULL;
+  uint64_t json_size, manifest_size = 0, count = 0, count2, i;
+  TVMFFIAny* items = NULL;
+  TVMFFIObject *names = NULL, *tensors = NULL, *obj;
+  char *name = NULL, *module_name = NULL;
+  int status = -1;
+  r.p = (const unsigned char*)data;
+  r.size = size;
+  if (mr_read_bytes(&r, "graph_json", &json, &json_size) != 0 ||
+      mr_read_le(&r, 8, "param count", &count) != 0)
+    goto done;
+  if (count > MR_MAX_PARAMS || count > (r.size - r.pos) / 16) {
+    mr_reader_bad(&r, "param count", count, "exceeds the data");
+    goto done;
+  }
+  if (mr_read_le(&r, 8, "name count", &count2) != 0) goto done;
+  if (count2 != count) {
+    mr_reader_bad(&r, "name count", count2, "differs from the param count");
+    goto done;
+  }
+  if (!(items = (TVMFFIAny*)calloc(2 * count + 1, sizeof(TVMFFIAny)))) {
+    mr_error_oom("params");
+    goto done;
+  }
+  for (i = 0; i < count; ++i) {
+    if (read_name(&r, "param name", MR_MAX_NAME, &name) != 0 ||
+        mr_str_create(name, strlen(name), &obj) != 0)
+      goto done;
+    free(name);
+    name = NULL;
+    mr_any_set_object(&items[i], obj);
+  }
+  for (i = 0; i < count; ++i) {
+    if (mr_params_read_tensor(&r, &obj) != 0) goto done;
+    mr_any_set_object(&items[count + i], obj);
+  }
+  if (read_name(&r, "module_name", MR_MAX_NAME, &module_name) != 0) goto done;
+  if (r.pos < r.size && mr_read_bytes(&r, "manifest", &manifest, &manifest_size) != 0) goto done;
+  if (mr_reader_end(&r) != 0 || mr_array_create(items, (int64_t)count, &names) != 0 ||
+      mr_array_create(items + count, (int64_t)count, &tensors) != 0)
+    goto done;
+  status = mr_graph_factory_new(json, (size_t)json_size, module_name, names, tensors, manifest,
+                                (size_t)manifest_size, out_module);
+done:
+  for (i = 0; items && i < 2 * count; ++i) mr_any_clear(&items[i]);
+  free(items);
+  free(name);
+  free(module_name);
+  mr_object_release(names);
+  mr_object_release(tensors);
+  return status;
+}
+
+/* ---- functions ---- */
+int mr_graph_factory_check(TVMFFIObject* factory) {
+  factory_t* f = factory_of(factory);
+  const mr_graph_t* g;
+  uint32_t nid;
+  if (!f) return -1;
+  if (mr_atomic_load_int(&f->checked)) return 0;
+  g = f->graph;
+  if (mr_module_num_imports(factory) < 1)
+    return mr_graph_fail("GraphExecutorFactory: no kernel library is imported");
+  for (nid = 0; nid < g->num_nodes; ++nid) {
+    const char* fn = g->nodes[nid].func_name;
+    TVMFFIObject* func = NULL;
+    if (!fn || strcmp(fn, "__nop") == 0 || strcmp(fn, "__copy") == 0) continue;
+    if (mr_module_get_function(mr_module_import_at(factory, 0), fn, 1, &func) != 0) return -1;
+    if (!func)
+      return mr_graph_fail("GraphExecutorFactory: node %u ('%s') calls '%s', which the kernel "
+                           "library does not define", (unsigned)nid, g->nodes[nid].name, fn);
+    mr_object_release(func);
+  }
+  mr_atomic_store_int(&f->checked, 1);
+  return 0;
+}
+
+static int create_executor(factory_t* f, const DLDevice* devs, int n, TVMFFIObject** out) {
+  TVMFFIObject* ex_module;
+  mr_graph_executor_t* ex;
+  int64_t i, count = mr_array_view(f->names)->size;
+  if (mr_graph_factory_check(f->module) != 0 ||
+      mr_graph_executor_new(f->json, f->json_size, mr_module_import_at(f->module, 0), devs, n,
+                            &ex_module) != 0)
+    return -1;
+  ex = mr_graph_executor_of(ex_module);
+  for (i = 0; i < count; ++i)
+    if (mr_graph_executor_set_arg(
+            ex, (uint32_t)mr_graph_find_arg(ex->g, item_str(f->names, i)),
+            item_tensor(f->tensors, i), 1) != 0) {
+      mr_object_release(ex_module);
+      return -1;
+    }
+  *out = ex_module;
+  return 0;
+}
+
+int mr_graph_factory_create_executor(TVMFFIObject* factory, const DLDevice* devs, int n,
+                                     TVMFFIObject** out_executor) {
+  factory_t* f = factory_of(factory);
+  return f ? create_executor(f, devs, n, out_executor) : -1;
+}
+
+enum { F_CREATE, F_JSON, F_PARAMS, F_MANIFEST };
+
+typedef struct {
+  TVMFFIObject* module; /* held by the function */
+  int which;
+} bound_t;
+
+static int call_factory(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
+  int which = ((bound_t*)self)->which;
+  factory_t* f = (factory_t*)mr_module_cast(((bound_t*)self)->module)->self;
+  TVMFFIObject* obj = NULL;
+  DLDevice devs[MR_MAX_GRAPH_DEVICES];
+  int ndev, status = 0;
+  switch (which) {
+    case F_CREATE:
+      status = mr_graph_arg_devices(f->module_name, a, n, 0, devs, &ndev) ||
+               create_executor(f, devs, ndev, &obj);
+      break;
+    case F_JSON:
+      status = mr_str_create(f->json, f->json_size, &obj);
+      break;
+    case F_PARAMS: {
+      TVMFFIAny pair[2];
+      mr_any_set_object(&pair[0], f->names);
+      mr_any_set_object(&pair[1], f->tensors);
+      status = mr_array_create(pair, 2, &obj);
+      break;
+    }
+    default:
+      if (f->manifest) status = mr_str_create(f->manifest, f->manifest_size, &obj);
+      break;
+  }
+  if (status != 0) return -1;
+  if (obj) mr_any_set_object(out, obj);
+  return 0;
+}
+
+static void free_call(void* self) {
+  mr_object_release(((bound_t*)self)->module);
+  free(self);
+}
+
+static int factory_get_function(void* self, const char* name, TVMFFIObject** out) {
+  factory_t* f = (factory_t*)self;
+  int which;
+  bound_t* bound;
+  *out = NULL;
+  if (strcmp(name, f->module_name) == 0) which = F_CREATE;
+  else if (strcmp(name, "get_graph_json") == 0) which = F_JSON;
+  else if (strcmp(name, "get_graph_params") == 0) which = F_PARAMS;
+  else if (strcmp(name, "get_manifest") == 0) which = F_MANIFEST;
+  else return 0;
+  if (mr_graph_factory_check(f->module) != 0) return -1;
+  if (!(bound = (bound_t*)malloc(sizeof(*bound)))) return mr_error_oom("a function");
+  bound->module = f->module;
+  bound->which = which;
+  mr_object_retain(f->module);
+  if (mr_function_create_closure(bound, call_factory, free_call, out) != 0) {
+    free_call(bound);
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,413 @@
+/* Reading TVM's classic graph JSON into mr_graph_t, validating everything the
+ * executor relies on: node kinds and attributes, input references (to earlier
+ * nodes only, so the graph runs in order), node_row_ptr, arg_nodes, heads,
+ * shapes, dtypes, storage ids and devices. Each error names the node and field. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "json.h"
+
+typedef struct {
+  mr_json_t doc;
+  mr_graph_t* g;
+  size_t pool_used;
+} ctx_t;
+
+static int gfail(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
+static int gfail(const char* fmt, ...) {
+  char buf[MR_MAX_ERROR_MESSAGE];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  return mr_graph_fail("graph JSON: %s", buf);
+}
+
+/* "graph JSON: node <nid> ('<name>'): field '<field>': <problem>". */
+static int node_fail(const mr_graph_t* g, uint32_t nid, const char* field, const char* problem) {
+  const char* name = g->nodes[nid].name;
+  return gfail("node %u ('%s'): field '%s': %s", (unsigned)nid, name ? name : "?", field, problem);
+}
+
+static const mr_json_value_t* val(const ctx_t* c, uint32_t i) { return &c->doc.v[i]; }
+
+/* An integer in [0, max] (no error recorded on failure). */
+static int read_uint(const ctx_t* c, uint32_t i, uint64_t max, uint32_t* out) {
+  int64_t x;
+  if (mr_json_int(&c->doc, i, &x) != 0 || x < 0 || (uint64_t)x > max) return -1;
+  *out = (uint32_t)x;
+  return 0;
+}
+
+/* Decodes string value i into the string pool. */
+static int pool_str(ctx_t* c, uint32_t i, char** out) {
+  size_t n;
+  char* dst = c->g->strings + c->pool_used;
+  if (val(c, i)->type != MR_JSON_STRING || val(c, i)->len >= MR_MAX_NAME ||
+      mr_json_str(&c->doc, i, dst, (size_t)val(c, i)->len + 1, &n) != 0)
+    return -1;
+  c->pool_used += n + 1;
+  *out = dst;
+  return 0;
+}
+
+/* An array value of exactly n items (n == UINT32_MAX: any length). */
+static int is_array(const ctx_t* c, uint32_t i, uint32_t n) {
+  return i && val(c, i)->type == MR_JSON_ARRAY && (n == UINT32_MAX || val(c, i)->len == n);
+}
+
+/* A [nid, index] or [nid, index, version] reference to an entry of a node before `limit`. */
+static int read_ref(const ctx_t* c, uint32_t i, uint32_t limit, uint32_t* out_eid) {
+  const mr_graph_t* g = c->g;
+  uint32_t nid, idx, version;
+  if (val(c, i)->type != MR_JSON_ARRAY || (val(c, i)->len != 2 && val(c, i)->len != 3) ||
+      read_uint(c, i + 1, limit ? limit - 1 : 0, &nid) != 0 || limit == 0 ||
+      read_uint(c, i + 2, UINT32_MAX, &idx) != 0 ||
+      (val(c, i)->len == 3 && read_uint(c, i + 3, UINT32_MAX, &version) != 0) ||
+      idx >= g->row_ptr[nid + 1] - g->row_ptr[nid])
+    return -1;
+  *out_eid = g->row_ptr[nid] + idx;
+  return 0;
+}
+
+/* node_row_ptr: num_nodes + 1 non-decreasing ints from 0. */
+static int read_row_ptr(ctx_t* c, uint32_t root) {
+  mr_graph_t* g = c->g;
+  uint32_t a = mr_json_get(&c->doc, root, "node_row_ptr"), i, k;
+  if (!is_array(c, a, g->num_nodes + 1))
+    return gfail("'node_row_ptr' must be a list of %u ints (one more than the nodes)",
+                 (unsigned)g->num_nodes + 1);
+  for (i = 0, k = a + 1; i <= g->num_nodes; ++i, k = val(c, k)->next)
+    if (read_uint(c, k, MR_MAX_GRAPH_ENTRIES, &g->row_ptr[i]) != 0 ||
+        (i == 0 && g->row_ptr[0] != 0) || (i > 0 && g->row_ptr[i] < g->row_ptr[i - 1]))
+      return gfail("'node_row_ptr'[%u] is not a valid entry offset (starting at 0, "
+                   "non-decreasing, at most %u)", (unsigned)i, (unsigned)MR_MAX_GRAPH_ENTRIES);
+  g->num_entries = g->row_ptr[g->num_nodes];
+  return 0;
+}
+
+/* A tvm_op node's attrs: func_name, num_inputs, num_outputs, flatten_data (all strings). */
+static int read_op_attrs(ctx_t* c, uint32_t nid, uint32_t attrs, uint32_t n_in) {
+  mr_graph_t* g = c->g;
+  mr_graph_node_t* node = &g->nodes[nid];
+  static const char* const keys[] = {"func_name", "num_inputs", "num_outputs", "flatten_data"};
+  char buf[24];
+  uint32_t k[4], i;
+  unsigned long v[3];
+  if (!attrs || val(c, attrs)->type != MR_JSON_OBJECT)
+    return node_fail(g, nid, "attrs", "a tvm_op node needs an object of attributes");
+  for (i = 0; i < 4; ++i) {
+    char* end;
+    k[i] = mr_json_get(&c->doc, attrs, keys[i]);
+    if (!k[i] || val(c, k[i])->type != MR_JSON_STRING)
+      return node_fail(g, nid, keys[i], "missing, or not a string");
+    if (i == 0) continue;
+    if (mr_json_str(&c->doc, k[i], buf, sizeof(buf), NULL) != 0 || buf[0] < '0' ||
+        buf[0] > '9' || (v[i - 1] = strtoul(buf, &end, 10), *end) || v[i - 1] > MR_MAX_GRAPH_OP_ARGS)
+      return node_fail(g, nid, keys[i], "not a small decimal integer");
+  }
+  if (pool_str(c, k[0], &node->func_name) != 0 || !node->func_name[0])
+    return node_fail(g, nid, "func_name", "empty, too long or not a valid name");
+  if (v[0] != n_in) return node_fail(g, nid, "num_inputs", "differs from the length of 'inputs'");
+  if (v[1] == 0 || v[1] != g->row_ptr[nid + 1] - g->row_ptr[nid])
+    return node_fail(g, nid, "num_outputs", "must be at least 1 and match node_row_ptr");
+  if (v[0] + v[1] > MR_MAX_GRAPH_OP_ARGS)
+    return node_fail(g, nid, "num_outputs", "too many arguments for one op");
+  if (v[2] > 1) return node_fail(g, nid, "flatten_data", "must be \"0\" or \"1\"");
+  node->num_outputs = (uint32_t)v[1];
+  node->flatten = (uint8_t)v[2];
+  return 0;
+}
+
+static int only_keys(ctx_t* c, uint32_t obj, const char* const* keys, int n, const char* where,
+                     uint32_t nid) {
+  uint32_t j, k;
+  int i;
+  for (j = 0, k = obj + 1; j < val(c, obj)->len; ++j, k = val(c, k + 1)->next) {
+    for (i = 0; i < n && !mr_json_str_eq(&c->doc, k, keys[i]); ++i) continue;
+    if (i == n) {
+      char key[64];
+      if (mr_json_str(&c->doc, k, key, sizeof(key), NULL) != 0) strcpy(key, "...");
+      if (nid == UINT32_MAX) return gfail("unknown key '%s' in %s", key, where);
+      return node_fail(c->g, nid, key, "unknown key in a node");
+    }
+  }
+  return 0;
+}
+
+static int read_node(ctx_t* c, uint32_t nid, uint32_t k, uint32_t* next_input) {
+  static const char* const keys[] = {"op", "name", "inputs", "attrs", "attr", "control_deps"};
+  mr_graph_t* g = c->g;
+  mr_graph_node_t* node = &g->nodes[nid];
+  uint32_t op, name, inputs, attrs, i, j;
+  int is_op;
+  if (val(c, k)->type != MR_JSON_OBJECT) return gfail("node %u is not an object", (unsigned)nid);
+  name = mr_json_get(&c->doc, k, "name");
+  if (!name || pool_str(c, name, &node->name) != 0)
+    return gfail("node %u: field 'name': missing, too long, or not a string", (unsigned)nid);
+  if (only_keys(c, k, keys, 6, "a node", nid) != 0) return -1;
+  op = mr_json_get(&c->doc, k, "op");
+  is_op = op && mr_json_str_eq(&c->doc, op, "tvm_op");
+  if (!op || (!is_op && !mr_json_str_eq(&c->doc, op, "null")))
+    return node_fail(g, nid, "op", "must be \"null\" or \"tvm_op\"");
+  inputs = mr_json_get(&c->doc, k, "inputs");
+  if (!is_array(c, inputs, UINT32_MAX))
+    return node_fail(g, nid, "inputs", "missing, or not a list");
+  node->first_input = *next_input;
+  node->num_inputs = val(c, inputs)->len;
+  for (i = 0, j = inputs + 1; i < node->num_inputs; ++i, j = val(c, j)->next)
+    if (read_ref(c, j, nid, &g->inputs[(*next_input)++]) != 0)
+      return node_fail(g, nid, "inputs", "each input must be [node, output(, version)] of a "
+                       "node before this one");
+  attrs = mr_json_get(&c->doc, k, "attrs");
+  if (!attrs) attrs = mr_json_get(&c->doc, k, "attr");
+  if (is_op) return read_op_attrs(c, nid, attrs, node->num_inputs);
+  if (node->num_inputs) return node_fail(g, nid, "inputs", "an input node (op \"null\") has none");
+  if (g->row_ptr[nid + 1] - g->row_ptr[nid] != 1)
+    return node_fail(g, nid, "node_row_ptr", "an input node has exactly one output");
+  node->num_outputs = 1;
+  return 0;
+}
+
+static int read_nodes(ctx_t* c, uint32_t nodes) {
+  mr_graph_t* g = c->g;
+  uint32_t nid, k, total = 0, next_input = 0;
+  for (nid = 0, k = nodes + 1; nid < g->num_nodes; ++nid, k = val(c, k)->next) {
+    uint32_t in = val(c, k)->type == MR_JSON_OBJECT ? mr_json_get(&c->doc, k, "inputs") : 0;
+    if (in && val(c, in)->type == MR_JSON_ARRAY) total += val(c, in)->len;
+  }
+  g->inputs = (uint32_t*)calloc(total ? total : 1, sizeof(uint32_t));
+  if (!g->inputs) return mr_error_oom("graph inputs");
+  for (nid = 0, k = nodes + 1; nid < g->num_nodes; ++nid, k = val(c, k)->next)
+    if (read_node(c, nid, k, &next_input) != 0) return -1;
+  return 0;
+}
+
+static int cmp_names(const void* a, const void* b) {
+  return strcmp(*(const char* const*)a, *(const char* const*)b);
+}
+
+/* Input names are unique (so is every arg node): sorted, no two neighbours equal. */
+static int check_unique_args(const mr_graph_t* g) {
+  const char** names = (const char**)malloc((g->num_args + 1) * sizeof(char*));
+  uint32_t i;
+  int status = 0;
+  if (!names) return mr_error_oom("graph arguments");
+  for (i = 0; i < g->num_args; ++i) names[i] = g->nodes[g->args[i]].name;
+  qsort(names, g->num_args, sizeof(char*), cmp_names);
+  for (i = 1; i < g->num_args && status == 0; ++i)
+    if (strcmp(names[i - 1], names[i]) == 0)
+      status = gfail("'arg_nodes': input '%s' is listed twice or two inputs have that name",
+                     names[i]);
+  free(names);
+  return status;
+}
+
+/* arg_nodes: every "null" node exactly once; heads: entry references. */
+static int read_args_heads(ctx_t* c, uint32_t root) {
+  mr_graph_t* g = c->g;
+  uint32_t a = mr_json_get(&c->doc, root, "arg_nodes"), h = mr_json_get(&c->doc, root, "heads");
+  uint32_t i, k, nid, nulls = 0;
+  if (!is_array(c, a, UINT32_MAX)) return gfail("'arg_nodes' must be a list of node ids");
+  if (!is_array(c, h, UINT32_MAX) || val(c, h)->len == 0)
+    return gfail("'heads' must be a non-empty list of [node, output, version]");
+  for (i = 0; i < g->num_nodes; ++i) nulls += g->nodes[i].func_name == NULL;
+  g->num_args = val(c, a)->len;
+  g->num_heads = val(c, h)->len;
+  g->args = (uint32_t*)calloc(g->num_args + 1, sizeof(uint32_t));
+  g->heads = (uint32_t*)calloc(g->num_heads, sizeof(uint32_t));
+  if (!g->args || !g->heads) return mr_error_oom("graph arguments");
+  for (i = 0, k = a + 1; i < g->num_args; ++i, k = val(c, k)->next) {
+    if (read_uint(c, k, g->num_nodes - 1, &nid) != 0 || g->nodes[nid].func_name)
+      return gfail("'arg_nodes'[%u] is not the id of an input node (op \"null\")", (unsigned)i);
+    g->args[i] = nid;
+  }
+  if (check_unique_args(g) != 0) return -1;
+  if (g->num_args != nulls)
+    return gfail("'arg_nodes' lists %u nodes but the graph has %u input nodes (op \"null\")",
+                 (unsigned)g->num_args, (unsigned)nulls);
+  for (i = 0, k = h + 1; i < g->num_heads; ++i, k = val(c, k)->next)
+    if (read_ref(c, k, g->num_nodes, &g->heads[i]) != 0)
+      return gfail("'heads'[%u] must be [node, output(, version)] of an existing node",
+                   (unsigned)i);
+  return 0;
+}
+
+/* attrs.<key> = [tag, list of num_entries items]; *out is the list. */
+static int attr_list(ctx_t* c, uint32_t attrs, const char* key, const char* tag, int required,
+                     uint32_t* out) {
+  uint32_t a = mr_json_get(&c->doc, attrs, key);
+  *out = 0;
+  if (!a && !required) return 0;
+  if (!is_array(c, a, 2) || !mr_json_str_eq(&c->doc, a + 1, tag) ||
+      !is_array(c, val(c, a + 1)->next, c->g->num_entries))
+    return gfail("attrs: '%s' must be [\"%s\", a list of %u items, one per entry]", key, tag,
+                 (unsigned)c->g->num_entries);
+  *out = val(c, a + 1)->next;
+  return 0;
+}
+
+static int read_shapes(ctx_t* c, uint32_t list) {
+  mr_graph_t* g = c->g;
+  uint32_t e, k, d, j, dims = 0;
+  for (e = 0, k = list + 1; e < g->num_entries; ++e, k = val(c, k)->next) {
+    if (!is_array(c, k, UINT32_MAX) || val(c, k)->len > MR_MAX_NDIM)
+      return gfail("attrs: shape of entry %u must be a list of at most %d dims", (unsigned)e,
+                   MR_MAX_NDIM);
+    dims += val(c, k)->len;
+  }
+  g->shapes = (int64_t*)calloc(dims ? dims : 1, sizeof(int64_t));
+  if (!g->shapes) return mr_error_oom("graph shapes");
+  for (e = 0, dims = 0, k = list + 1; e < g->num_entries; ++e, k = val(c, k)->next) {
+    mr_graph_entry_t* en = &g->entries[e];
+    en->shape_at = dims;
+    en->ndim = (int32_t)val(c, k)->len;
+    for (d = 0, j = k + 1; d < val(c, k)->len; ++d, j = val(c, j)->next)
+      if (mr_json_int(&c->doc, j, &g->shapes[dims++]) != 0 || g->shapes[dims - 1] < 0)
+        return gfail("attrs: shape of entry %u has an invalid dimension %u", (unsigned)e,
+                     (unsigned)d);
+  }
+  return 0;
+}
+
+static int read_entry_attrs(ctx_t* c, uint32_t root) {
+  mr_graph_t* g = c->g;
+  uint32_t attrs = mr_json_get(&c->doc, root, "attrs"), shape, dltype, sid, dev, scope, e, k;
+  char buf[32];
+  if (!attrs || val(c, attrs)->type != MR_JSON_OBJECT) return gfail("'attrs' must be an object");
+  if (attr_list(c, attrs, "shape", "list_shape", 1, &shape) != 0 ||
+      attr_list(c, attrs, "dltype", "list_str", 1, &dltype) != 0 ||
+      attr_list(c, attrs, "storage_id", "list_int", 1, &sid) != 0 ||
+      attr_list(c, attrs, "device_index", "list_int", 0, &dev) != 0 ||
+      attr_list(c, attrs, "storage_scope", "list_str", 0, &scope) != 0 ||
+      read_shapes(c, shape) != 0)
+    return -1;
+  for (e = 0, k = dltype + 1; e < g->num_entries; ++e, k = val(c, k)->next) {
+    mr_graph_entry_t* en = &g->entries[e];
+    if (mr_json_str(&c->doc, k, buf, sizeof(buf), NULL) != 0 ||
+        mr_dtype_parse(buf, &en->dtype) != 0 || en->dtype.bits == 0 || en->dtype.lanes == 0)
+      return gfail("attrs: dltype of entry %u is not a valid data type", (unsigned)e);
+  }
+  for (e = 0, k = sid + 1; e < g->num_entries; ++e, k = val(c, k)->next) {
+    if (read_uint(c, k, g->num_entries - 1, &g->entries[e].storage_id) != 0)
+      return gfail("attrs: storage_id of entry %u must be in [0, %u)", (unsigned)e,
+                   (unsigned)g->num_entries);
+    if (g->entries[e].storage_id >= g->num_storage) g->num_storage = g->entries[e].storage_id + 1;
+  }
+  for (e = 0, k = dev + 1; dev && e < g->num_entries; ++e, k = val(c, k)->next)
+    if (read_uint(c, k, 255, (uint32_t*)&g->entries[e].device_type) != 0)
+      return gfail("attrs: device_index of entry %u is not a device type", (unsigned)e);
+  for (e = 0, k = scope + 1; scope && e < g->num_entries; ++e, k = val(c, k)->next)
+    if (!mr_json_str_eq(&c->doc, k, "global") && !mr_json_str_eq(&c->doc, k, ""))
+      return gfail("attrs: storage_scope of entry %u is not supported (only \"global\")",
+                   (unsigned)e);
+  return 0;
+}
+
+/* Entry sizes, and slot sizes and devices. */
+static int plan_storage(mr_graph_t* g) {
+  uint32_t e;
+  g->storage_bytes = (uint64_t*)calloc(g->num_storage + 1, sizeof(uint64_t));
+  g->storage_device = (int32_t*)calloc(g->num_storage + 1, sizeof(int32_t));
+  if (!g->storage_bytes || !g->storage_device) return mr_error_oom("graph storage");
+  for (e = 0; e < g->num_storage; ++e) g->storage_device[e] = -1;
+  for (e = 0; e < g->num_entries; ++e) {
+    mr_graph_entry_t* en = &g->entries[e];
+    uint64_t numel;
+    if (mr_shape_numel(en->ndim, g->shapes + en->shape_at, &numel) != 0 ||
+        mr_mul_overflow_u64(numel, mr_dtype_bytes(en->dtype), &en->nbytes) ||
+        en->nbytes > ((uint64_t)1 << 48))
+      return gfail("attrs: entry %u is too large", (unsigned)e);
+    if (en->nbytes > g->storage_bytes[en->storage_id]) g->storage_bytes[en->storage_id] = en->nbytes;
+    if (g->storage_device[en->storage_id] >= 0 &&
+        g->storage_device[en->storage_id] != en->device_type)
+      return gfail("attrs: storage slot %u holds entries of different devices",
+                   (unsigned)en->storage_id);
+    g->storage_device[en->storage_id] = en->device_type;
+  }
+  for (e = 0; e < g->num_storage; ++e)
+    if (g->storage_device[e] < 0) g->storage_device[e] = 0;
+  return 0;
+}
+
+static int parse(ctx_t* c, size_t size) {
+  static const char* const keys[] = {"nodes", "arg_nodes", "heads", "node_row_ptr", "attrs",
+                                     "metadata"};
+  mr_graph_t* g = c->g;
+  uint32_t nodes;
+  if (val(c, 0)->type != MR_JSON_OBJECT) return gfail("the graph must be a JSON object");
+  if (only_keys(c, 0, keys, 6, "the graph", UINT32_MAX) != 0) return -1;
+  nodes = mr_json_get(&c->doc, 0, "nodes");
+  if (!is_array(c, nodes, UINT32_MAX) || val(c, nodes)->len == 0 ||
+      val(c, nodes)->len > MR_MAX_GRAPH_NODES)
+    return gfail("'nodes' must be a list of 1 to %u nodes", (unsigned)MR_MAX_GRAPH_NODES);
+  g->num_nodes = val(c, nodes)->len;
+  g->nodes = (mr_graph_node_t*)calloc(g->num_nodes, sizeof(mr_graph_node_t));
+  g->row_ptr = (uint32_t*)calloc(g->num_nodes + 1, sizeof(uint32_t));
+  g->strings = (char*)malloc(size + 2 * (size_t)g->num_nodes + 1);
+  if (!g->nodes || !g->row_ptr || !g->strings) return mr_error_oom("the graph");
+  if (read_row_ptr(c, 0) != 0) return -1;
+  g->entries = (mr_graph_entry_t*)calloc(g->num_entries + 1, sizeof(mr_graph_entry_t));
+  if (!g->entries) return mr_error_oom("graph entries");
+  return read_nodes(c, nodes) || read_args_heads(c, 0) || read_entry_attrs(c, 0) ||
+         plan_storage(g) ? -1 : 0;
+}
+
+int mr_graph_parse(const char* json, size_t size, mr_graph_t** out_graph) {
+  ctx_t c;
+  int status;
+  memset(&c, 0, sizeof(c));
+  if (mr_json_parse(json, size, "graph JSON", &c.doc) != 0) return mr_graph_refail(NULL);
+  c.g = (mr_graph_t*)calloc(1, sizeof(mr_graph_t));
+  status = c.g ? parse(&c, size) : mr_error_oom("the graph");
+  mr_json_free(&c.doc);
+  if (status != 0) {
+    mr_graph_free(c.g);
+    return -1;
+  }
+  *out_graph = c.g;
+  return 0;
+}
+
+void mr_graph_free(mr_graph_t* g) {
+  if (!g) return;
+  free(g->nodes);
+  free(g->inputs);
+  free(g->row_ptr);
+  free(g->args);
+  free(g->heads);
+  free(g->entries);
+  free(g->shapes);
+  free(g->storage_bytes);
+  free(g->storage_device);
+  free(g->strings);
+  free(g);
+}
+
+int64_t mr_graph_find_arg(const mr_graph_t* g, const char* name) {
+  uint32_t i;
+  for (i = 0; i < g->num_args && g->args[i] < g->num_nodes; ++i)
+    if (strcmp(g->nodes[g->args[i]].name, name) == 0) return (int64_t)i;
+  return -1;
+}
+
+int64_t mr_graph_find_node(const mr_graph_t* g, const char* name) {
+  uint32_t i;
+  for (i = 0; i < g->num_nodes; ++i)
+    if (g->nodes[i].name && strcmp(g->nodes[i].name, name) == 0) return (int64_t)i;
+  return -1;
+}
+
+void mr_graph_describe(const int64_t* shape, int32_t ndim, DLDataType dtype, char* buf,
+                       size_t cap) {
+  size_t n = 0;
+  int32_t d;
+  buf[0] = '\0';
+  for (d = 0; d < ndim && n + 24 < cap; ++d)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "[", (long long)shape[d]);
+  n += (size_t)snprintf(buf + n, cap - n, ndim ? "] " : "[] ");
+  if (n < cap) (void)mr_dtype_format(dtype, buf + n, cap - n);
+}

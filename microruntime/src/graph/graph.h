@@ -1,0 +1,103 @@
+/* The graph executor's pieces, shared by the files of src/graph/: the graph
+ * read from TVM's classic graph JSON (graph.c), the executor (executor.c,
+ * executor_module.c), the factory module (factory.c, manifest.c). */
+#ifndef MR_GRAPH_GRAPH_H_
+#define MR_GRAPH_GRAPH_H_
+
+#include "../module.h"
+#include "microruntime/graph_executor.h"
+
+/* Mistakes in a graph, its inputs or its manifest are errors of kind
+ * "GraphExecutorError" (a RuntimeError in Python, as TVM's TVMError). */
+#define MR_GRAPH_ERROR "GraphExecutorError"
+int mr_graph_fail(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
+/* Re-records the last error as a GraphExecutorError, its message prefixed by `context`. */
+int mr_graph_refail(const char* context);
+
+/* ---- graph.c: the graph, validated ---- */
+typedef struct {
+  char* name;      /* in the graph's string pool */
+  char* func_name; /* tvm_op nodes; NULL for "null" (input) nodes */
+  uint32_t first_input, num_inputs, num_outputs;
+  uint8_t flatten;
+} mr_graph_node_t;
+
+typedef struct {
+  uint32_t shape_at; /* dims at shapes[shape_at ..] */
+  int32_t ndim;
+  DLDataType dtype;
+  uint32_t storage_id;
+  int32_t device_type; /* from device_index; 0 when absent */
+  uint64_t nbytes;
+} mr_graph_entry_t;
+
+typedef struct {
+  uint32_t num_nodes, num_entries, num_args, num_heads, num_storage;
+  mr_graph_node_t* nodes;
+  uint32_t* inputs;  /* entry ids read by ops, node after node */
+  uint32_t* row_ptr; /* num_nodes + 1: entry id of (nid, i) is row_ptr[nid] + i */
+  uint32_t* args;    /* the input nodes (arg_nodes), in order */
+  uint32_t* heads;   /* entry ids of the outputs */
+  mr_graph_entry_t* entries;
+  int64_t* shapes;
+  uint64_t* storage_bytes; /* the largest entry mapped to each slot */
+  int32_t* storage_device; /* device type of each slot (0: the executor's first device) */
+  char* strings;
+} mr_graph_t;
+
+/* Parses and validates graph JSON (no function lookups); errors name the node and field. */
+int mr_graph_parse(const char* json, size_t size, mr_graph_t** out_graph);
+void mr_graph_free(mr_graph_t* g);
+/* Index in g->args of the input node named `name`, or -1. */
+int64_t mr_graph_find_arg(const mr_graph_t* g, const char* name);
+/* Node id of the node named `name`, or -1. */
+int64_t mr_graph_find_node(const mr_graph_t* g, const char* name);
+static inline uint32_t mr_graph_arg_entry(const mr_graph_t* g, uint32_t arg) {
+  return g->row_ptr[g->args[arg]];
+}
+/* "[1, 4] float32" into buf. */
+void mr_graph_describe(const int64_t* shape, int32_t ndim, DLDataType dtype, char* buf,
+                       size_t cap);
+
+/* ---- executor.c: the executor state and its operations ---- */
+typedef struct mr_graph_executor mr_graph_executor_t;
+int mr_graph_executor_new(const char* json, size_t size, TVMFFIObject* lib, const DLDevice* devs,
+                          int num_devices, TVMFFIObject** out_module);
+/* The executor behind a GraphExecutor module, or NULL (TypeError recorded). */
+mr_graph_executor_t* mr_graph_executor_of(TVMFFIObject* module);
+/* Copies `value` into input `arg` and marks it set (and a parameter when is_param). */
+int mr_graph_executor_set_arg(mr_graph_executor_t* ex, uint32_t arg, const DLTensor* value,
+                              int is_param);
+const mr_graph_t* mr_graph_executor_graph(const mr_graph_executor_t* ex);
+
+/* ---- factory.c ---- */
+int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_module);
+/* A factory over graph JSON, imported lib and params given as parallel arrays. */
+int mr_graph_factory_new(const char* json, size_t json_size, const char* module_name,
+                         TVMFFIObject* names, TVMFFIObject* tensors, const char* manifest,
+                         size_t manifest_size, TVMFFIObject** out_module);
+/* A new executor (module) of the factory's graph on devs, with its params set. */
+int mr_graph_factory_create_executor(TVMFFIObject* factory, const DLDevice* devs, int n,
+                                     TVMFFIObject** out_executor);
+/* Every kernel the graph calls resolves in the factory's imports (checked once). */
+int mr_graph_factory_check(TVMFFIObject* factory);
+
+/* ---- manifest.c ---- */
+/* Checks a manifest against the graph and its params' names (Array of Str). */
+int mr_graph_manifest_check(const char* manifest, size_t size, const mr_graph_t* g,
+                            TVMFFIObject* param_names);
+
+/* ---- args.c: reading packed-call arguments ---- */
+/* TypeError "<func>: argument <i> must be <expected>, got <type>". */
+int mr_graph_bad_arg(const char* func, int i, const char* expected, const TVMFFIAny* v);
+int mr_graph_arg_int(const char* func, const TVMFFIAny* args, int32_t n, int i, int64_t* out);
+/* A Tensor object or a DLTensor*. */
+int mr_graph_arg_tensor(const char* func, const TVMFFIAny* args, int32_t n, int i,
+                        DLTensor** out);
+/* A NUL-terminated copy of a string argument in buf[MR_MAX_NAME]. */
+int mr_graph_arg_str(const char* func, const TVMFFIAny* args, int32_t n, int i, char* buf);
+/* Devices from Device values or (device_type, device_id) int pairs, from args[first]. */
+int mr_graph_arg_devices(const char* func, const TVMFFIAny* args, int32_t n, int first,
+                         DLDevice* devs, int* out_count);
+
+#endif /* MR_GRAPH_GRAPH_H_ */

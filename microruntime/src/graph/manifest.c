@@ -1,0 +1,175 @@
+/* Checking a model's manifest against its graph: the compiler writes
+ *   {"format": "kiln.manifest", "version": 1,
+ *    "inputs": [{"name", "shape", "dtype"}], "outputs": [{"shape", "dtype"}],
+ *    "params": [names], "storage_bytes": [bytes per slot], "total_bytes": N,
+ *    "kernels": [function names]}
+ * and the runtime recomputes each from the graph; the first difference is an
+ * error naming it. Whether the kernels resolve is checked with the imports
+ * (mr_graph_factory_check). */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph.h"
+#include "json.h"
+
+typedef struct {
+  mr_json_t doc;
+  const mr_graph_t* g;
+} ctx_t;
+
+static const mr_json_value_t* val(const ctx_t* c, uint32_t i) { return &c->doc.v[i]; }
+
+static uint32_t list(const ctx_t* c, const char* key) {
+  uint32_t i = mr_json_get(&c->doc, 0, key);
+  return i && val(c, i)->type == MR_JSON_ARRAY ? i : 0;
+}
+
+static int has_name(TVMFFIObject* names, const char* name) {
+  const TVMFFISeqCell* s = mr_array_view(names);
+  int64_t i;
+  for (i = 0; i < s->size; ++i)
+    if (strcmp(mr_bytes_view(((TVMFFIAny*)s->data)[i].v_obj)->data, name) == 0) return 1;
+  return 0;
+}
+
+/* Manifest item `it` ({shape, dtype}) describes entry eid. */
+static int same_tensor(const ctx_t* c, uint32_t it, uint32_t eid, char* got, size_t cap) {
+  const mr_graph_entry_t* e = &c->g->entries[eid];
+  uint32_t shape = mr_json_get(&c->doc, it, "shape"), dtype = mr_json_get(&c->doc, it, "dtype");
+  int64_t dims[MR_MAX_NDIM];
+  DLDataType t = {0, 0, 0};
+  char text[32];
+  uint32_t d, k;
+  int ok = shape && val(c, shape)->type == MR_JSON_ARRAY && val(c, shape)->len <= MR_MAX_NDIM &&
+           dtype && mr_json_str(&c->doc, dtype, text, sizeof(text), NULL) == 0 &&
+           mr_dtype_parse(text, &t) == 0;
+  mr_error_clear();
+  for (d = 0, k = shape + 1; ok && d < val(c, shape)->len; ++d, k = val(c, k)->next)
+    ok = mr_json_int(&c->doc, k, &dims[d]) == 0;
+  if (!ok) {
+    snprintf(got, cap, "a malformed shape or dtype");
+    return 0;
+  }
+  mr_graph_describe(dims, (int32_t)val(c, shape)->len, t, got, cap);
+  if ((int32_t)val(c, shape)->len != e->ndim || t.code != e->dtype.code ||
+      t.bits != e->dtype.bits || t.lanes != e->dtype.lanes)
+    return 0;
+  for (d = 0; d < val(c, shape)->len; ++d)
+    if (dims[d] != c->g->shapes[e->shape_at + d]) return 0;
+  return 1;
+}
+
+static int tensor_fail(const ctx_t* c, const char* what, uint32_t eid, const char* got) {
+  const mr_graph_entry_t* e = &c->g->entries[eid];
+  char want[256];
+  mr_graph_describe(c->g->shapes + e->shape_at, e->ndim, e->dtype, want, sizeof(want));
+  return mr_graph_fail("manifest: %s is %s in the manifest but %s in the graph", what, got, want);
+}
+
+static int check_io(const ctx_t* c, TVMFFIObject* params) {
+  const mr_graph_t* g = c->g;
+  uint32_t in = list(c, "inputs"), out = list(c, "outputs"), i, k, n = 0;
+  char got[256], what[MR_MAX_NAME + 32];
+  if (!in || !out) return mr_graph_fail("manifest: 'inputs' and 'outputs' must be lists");
+  for (i = 0, k = in + 1; i < g->num_args; ++i) {
+    const char* name = g->nodes[g->args[i]].name;
+    uint32_t key;
+    if (has_name(params, name)) continue;
+    if (n++ >= val(c, in)->len)
+      return mr_graph_fail("manifest: lists %u inputs, the graph has more (input '%s')",
+                           (unsigned)val(c, in)->len, name);
+    key = mr_json_get(&c->doc, k, "name");
+    if (!key || !mr_json_str_eq(&c->doc, key, name))
+      return mr_graph_fail("manifest: input %u is not named '%s' as in the graph",
+                           (unsigned)n - 1, name);
+    snprintf(what, sizeof(what), "input '%s'", name);
+    if (!same_tensor(c, k, mr_graph_arg_entry(g, i), got, sizeof(got)))
+      return tensor_fail(c, what, mr_graph_arg_entry(g, i), got);
+    k = val(c, k)->next;
+  }
+  if (n != val(c, in)->len)
+    return mr_graph_fail("manifest: lists %u inputs, the graph has %u", (unsigned)val(c, in)->len,
+                         (unsigned)n);
+  if (val(c, out)->len != g->num_heads)
+    return mr_graph_fail("manifest: lists %u outputs, the graph has %u",
+                         (unsigned)val(c, out)->len, (unsigned)g->num_heads);
+  for (i = 0, k = out + 1; i < g->num_heads; ++i, k = val(c, k)->next) {
+    snprintf(what, sizeof(what), "output %u", (unsigned)i);
+    if (!same_tensor(c, k, g->heads[i], got, sizeof(got)))
+      return tensor_fail(c, what, g->heads[i], got);
+  }
+  return 0;
+}
+
+static int check_storage(const ctx_t* c) {
+  const mr_graph_t* g = c->g;
+  uint32_t sb = list(c, "storage_bytes"), tb = mr_json_get(&c->doc, 0, "total_bytes"), i, k;
+  uint64_t total = 0;
+  int64_t v;
+  if (!sb || val(c, sb)->len != g->num_storage)
+    return mr_graph_fail("manifest: 'storage_bytes' must list %u slots, as the graph plans",
+                         (unsigned)g->num_storage);
+  for (i = 0, k = sb + 1; i < g->num_storage; ++i, k = val(c, k)->next) {
+    if (mr_json_int(&c->doc, k, &v) != 0 || (uint64_t)v != g->storage_bytes[i])
+      return mr_graph_fail("manifest: storage slot %u is %.40s bytes in the manifest but %llu "
+                           "in the graph", (unsigned)i, c->doc.text + val(c, k)->start,
+                           (unsigned long long)g->storage_bytes[i]);
+    total += g->storage_bytes[i];
+  }
+  if (!tb || mr_json_int(&c->doc, tb, &v) != 0 || (uint64_t)v != total)
+    return mr_graph_fail("manifest: 'total_bytes' is not %llu, the graph's total",
+                         (unsigned long long)total);
+  return 0;
+}
+
+/* Manifest kernels and params are the graph's functions and the payload's params. */
+static int check_names(const ctx_t* c, TVMFFIObject* params) {
+  const mr_graph_t* g = c->g;
+  uint32_t kl = list(c, "kernels"), pl = list(c, "params"), i, j, k;
+  char name[MR_MAX_NAME];
+  if (!kl || !pl) return mr_graph_fail("manifest: 'kernels' and 'params' must be lists");
+  for (i = 0, k = kl + 1; i < val(c, kl)->len; ++i, k = val(c, k)->next) {
+    if (mr_json_str(&c->doc, k, name, sizeof(name), NULL) != 0) return mr_graph_refail("manifest");
+    for (j = 0; j < g->num_nodes; ++j)
+      if (g->nodes[j].func_name && strcmp(g->nodes[j].func_name, name) == 0) break;
+    if (j == g->num_nodes)
+      return mr_graph_fail("manifest: kernel '%s' is not called by the graph", name);
+  }
+  for (j = 0; j < g->num_nodes; ++j) {
+    const char* fn = g->nodes[j].func_name;
+    if (!fn || strcmp(fn, "__nop") == 0 || strcmp(fn, "__copy") == 0) continue;
+    for (i = 0, k = kl + 1; i < val(c, kl)->len && !mr_json_str_eq(&c->doc, k, fn); ++i)
+      k = val(c, k)->next;
+    if (i == val(c, kl)->len)
+      return mr_graph_fail("manifest: the graph calls '%s', which 'kernels' does not list", fn);
+  }
+  if ((int64_t)val(c, pl)->len != mr_array_view(params)->size)
+    return mr_graph_fail("manifest: lists %u params, the model holds %lld",
+                         (unsigned)val(c, pl)->len, (long long)mr_array_view(params)->size);
+  for (i = 0, k = pl + 1; i < val(c, pl)->len; ++i, k = val(c, k)->next) {
+    if (mr_json_str(&c->doc, k, name, sizeof(name), NULL) != 0) return mr_graph_refail("manifest");
+    if (!has_name(params, name))
+      return mr_graph_fail("manifest: param '%s' is not among the model's params", name);
+  }
+  return 0;
+}
+
+int mr_graph_manifest_check(const char* manifest, size_t size, const mr_graph_t* g,
+                            TVMFFIObject* param_names) {
+  ctx_t c;
+  uint32_t fmt, ver;
+  int64_t version = 0;
+  int status;
+  c.g = g;
+  if (mr_json_parse(manifest, size, "manifest", &c.doc) != 0) return mr_graph_refail(NULL);
+  fmt = mr_json_get(&c.doc, 0, "format");
+  ver = mr_json_get(&c.doc, 0, "version");
+  if (!fmt || !mr_json_str_eq(&c.doc, fmt, "kiln.manifest"))
+    status = mr_graph_fail("manifest: 'format' is not \"kiln.manifest\"");
+  else if (!ver || mr_json_int(&c.doc, ver, &version) != 0 || version != 1)
+    status = mr_graph_fail("manifest: version %lld, expected 1", (long long)version);
+  else
+    status = check_io(&c, param_names) || check_storage(&c) || check_names(&c, param_names);
+  mr_json_free(&c.doc);
+  return status ? -1 : 0;
+}
