@@ -1,5 +1,7 @@
-"""Graph-level build for the graph executor (TVM's `relay` names): the factory module that
-`build` returns and exports (`executor_factory`)."""
+"""Graph-level build for the graph executor (TVM's `relay` names): `build(mod, target, params)`
+(build_module) and the factory module it returns and exports (executor_factory)."""
+from .build_module import build, optimize, plan
 from .executor_factory import GraphExecutorFactoryModule, make_manifest, write_payload
 
-__all__ = ["GraphExecutorFactoryModule", "make_manifest", "write_payload"]
+__all__ = ["build", "optimize", "plan", "GraphExecutorFactoryModule", "make_manifest",
+           "write_payload"]

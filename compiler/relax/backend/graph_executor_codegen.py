@@ -1,0 +1,170 @@
+"""The graph executor back end: a lowered `main` → TVM's classic graph JSON, params, manifest.
+
+Input: `main` after legalization — bindings `v = R.call_tir(kernel, (args...), out_sinfo)`
+(a tuple-valued out_sinfo for kernels with several outputs), `v = t[i]` of such a tuple, and a
+result that is a variable or a tuple of them; every shape static. Output (`GraphPlan`):
+- the graph JSON (nodes "null" for inputs and weights, "tvm_op" per kernel call; `heads`,
+  `arg_nodes`, `node_row_ptr`, and the attrs shape / dltype / storage_id), with storage slots
+  from `plan_memory`;
+- params: every non-scalar constant as a weight named p0, p1, ... (TVM's naming);
+- the manifest the runtime checks at load (inputs, outputs, params, bytes per storage slot,
+  their total, the kernels).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Dict, List, Tuple
+
+import numpy as np
+
+from ...ir.dtype import as_dtype
+from ...ir.errors import IRError
+from .. import expr as X
+from ..struct_info import TensorStructInfo, TupleStructInfo
+from ..transform.plan_memory import MemoryPlan, Step, plan_memory
+
+Entry = Tuple[int, int]   # (node id, output index)
+
+
+@dataclass
+class GraphPlan:
+    graph_json: str
+    params: Dict[str, np.ndarray]
+    manifest: Dict
+    memory: MemoryPlan
+    intermediate_bytes: int   # the sum of every kernel output's size, without reuse
+    planned_bytes: int        # the slots kernel outputs were given, with reuse
+
+    @property
+    def num_kernels(self) -> int:
+        return len({n for n in self.manifest["kernels"]})
+
+
+def _tensor(sinfo, where: str) -> TensorStructInfo:
+    if not (isinstance(sinfo, TensorStructInfo) and sinfo.is_static and sinfo.dtype != "void"):
+        raise IRError(f"graph executor: {where} has struct info {sinfo}; the graph executor "
+                      "needs tensors of static shape and known dtype (build symbolic shapes "
+                      "for the VM with relax.build)")
+    return sinfo
+
+
+def _nbytes(s: TensorStructInfo) -> int:
+    dt = as_dtype(s.dtype)
+    return int(np.prod(s.shape, dtype=np.int64)) * ((dt.bits * dt.lanes + 7) // 8)
+
+
+class _Graph:
+    def __init__(self):
+        self.nodes: List[dict] = []
+        self.shapes: List[List[int]] = []     # per entry, in node order
+        self.dtypes: List[str] = []
+        self.row_ptr: List[int] = [0]
+        self.arg_nodes: List[int] = []
+        self.entry_info: Dict[Entry, TensorStructInfo] = {}
+
+    def add(self, node: dict, outs: List[TensorStructInfo]) -> int:
+        nid = len(self.nodes)
+        self.nodes.append(node)
+        for i, s in enumerate(outs):
+            self.shapes.append([int(d) for d in s.shape])
+            self.dtypes.append(s.dtype)
+            self.entry_info[(nid, i)] = s
+        self.row_ptr.append(self.row_ptr[-1] + len(outs))
+        if node["op"] == "null":
+            self.arg_nodes.append(nid)
+        return nid
+
+
+def codegen(main: X.Function) -> GraphPlan:
+    g = _Graph()
+    entries: Dict[int, object] = {}    # id(var) -> Entry or list of Entries (a tuple)
+    params: Dict[str, np.ndarray] = {}
+    const_entry: Dict[int, Entry] = {}
+    inputs = []
+    for p in main.params:
+        s = _tensor(p.struct_info, f"input {p.name_hint!r}")
+        entries[id(p)] = (g.add({"op": "null", "name": p.name_hint, "inputs": []}, [s]), 0)
+        inputs.append({"name": p.name_hint, "shape": list(map(int, s.shape)), "dtype": s.dtype})
+
+    def entry_of(e: X.Expr, where: str):
+        if isinstance(e, X.Constant):
+            got = const_entry.get(id(e))
+            if got is None:
+                name = f"p{len(params)}"
+                params[name] = e.data
+                s = _tensor(e.struct_info, f"constant {name}")
+                got = const_entry[id(e)] = (g.add({"op": "null", "name": name, "inputs": []},
+                                                  [s]), 0)
+            return got
+        if isinstance(e, X.Var) and id(e) in entries:
+            return entries[id(e)]
+        if isinstance(e, X.Tuple):
+            return [entry_of(f, where) for f in e.fields]
+        raise IRError(f"graph executor: {where} uses {e!r}, which is not a tensor computed in "
+                      "the graph (legalize the module first)")
+
+    steps: List[Step] = []
+    kernels: List[str] = []
+    for block in main.body.blocks:
+        for b in block.bindings:
+            v = b.value
+            if isinstance(v, X.TupleGetItem):
+                t = entry_of(v.tuple_value, b.var.name_hint)
+                entries[id(b.var)] = t[v.index]
+                continue
+            if isinstance(v, (X.Var, X.Tuple, X.Constant)):
+                entries[id(b.var)] = entry_of(v, b.var.name_hint)
+                continue
+            if not (isinstance(v, X.Call) and isinstance(v.op, X.Op)
+                    and v.op.name == "relax.call_tir"):
+                raise IRError(f"graph executor: binding {b.var.name_hint!r} is {v!r}; only "
+                              "kernel calls (R.call_tir) run on the graph executor")
+            kernel = v.args[0].name_hint
+            ins = [entry_of(a, f"call of {kernel}") for a in v.args[1].fields]
+            if any(isinstance(i, list) for i in ins):
+                raise IRError(f"graph executor: {kernel} takes a tuple argument")
+            out = v.sinfo_args[0]
+            outs = list(out.fields) if isinstance(out, TupleStructInfo) else [out]
+            outs = [_tensor(s, f"output of {kernel}") for s in outs]
+            nid = g.add({"op": "tvm_op", "name": kernel,
+                         "attrs": {"func_name": kernel, "num_inputs": str(len(ins)),
+                                   "num_outputs": str(len(outs)), "flatten_data": "0"},
+                         "inputs": [[n, i, 0] for n, i in ins]}, outs)
+            kernels.append(kernel)
+            made = [(nid, i) for i in range(len(outs))]
+            entries[id(b.var)] = made if isinstance(out, TupleStructInfo) else made[0]
+            steps.append(Step(reads=ins, writes=made))
+    heads = entry_of(main.body.body, "the result")
+    heads = heads if isinstance(heads, list) else [heads]
+
+    pinned = [(nid, 0) for nid in g.arg_nodes]
+    sizes = {e: _nbytes(s) for e, s in g.entry_info.items()}
+    memory = plan_memory(steps, sizes, pinned, heads)
+    entry_list = [(nid, i) for nid in range(len(g.nodes))
+                  for i in range(g.row_ptr[nid + 1] - g.row_ptr[nid])]
+    graph = {
+        "nodes": g.nodes,
+        "arg_nodes": g.arg_nodes,
+        "heads": [[n, i, 0] for n, i in heads],
+        "attrs": {
+            "dltype": ["list_str", g.dtypes],
+            "shape": ["list_shape", g.shapes],
+            "storage_id": ["list_int", [memory.storage_id[e] for e in entry_list]],
+        },
+        "node_row_ptr": g.row_ptr,
+    }
+    manifest = {
+        "format": "kiln.manifest", "version": 1,
+        "inputs": inputs,
+        "outputs": [{"shape": [int(d) for d in g.entry_info[h].shape],
+                     "dtype": g.entry_info[h].dtype} for h in heads],
+        "params": list(params),
+        "storage_bytes": list(memory.slot_bytes),
+        "total_bytes": memory.total_bytes,
+        "kernels": sorted(set(kernels)),
+    }
+    written = [e for s in steps for e in s.writes]
+    intermediate = sum(sizes[e] for e in written)
+    planned = sum(memory.slot_bytes[k] for k in {memory.storage_id[e] for e in written})
+    return GraphPlan(json.dumps(graph, indent=2), params, manifest, memory, intermediate, planned)

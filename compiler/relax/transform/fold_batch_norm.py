@@ -1,0 +1,143 @@
+"""fold_batch_norm: inference batch norms become a per-channel scale and shift, and a scale that
+follows a convolution or a dense layer with constant weights moves into those weights.
+
+before: bound weights, constants folded (`bind_params`, `fold_constant`).
+after:  no `nn.batch_norm` in inference mode is left: `bn(x, g, b, m, v)[0]` is
+        `x * s + t` with s = g / sqrt(v + eps), t = b - m * s (shaped to broadcast along the
+        axis); `conv2d(x, W) * s` with W and s constant and s per output channel is
+        `conv2d(x, W')` with W' = W scaled along its output channels (the same for `dense`),
+        so conv2d+bn+relu runs as one convolution kernel with a bias add and a relu fused in.
+        Run `fold_constant` afterwards to compute s and t when the statistics are constant.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import numpy as np
+
+from ...ir.module import IRModule
+from .. import expr as X
+from .. import op as R
+from ..functor import ExprMutator
+from ..struct_info import TensorStructInfo
+from .eliminate_dead_code import eliminate_dead_code, use_counts
+from .fold_constant import fold_constant
+
+
+def _channel_shape(ndim: int, axis: int, c) -> tuple:
+    return tuple(c if i == axis else 1 for i in range(ndim))
+
+
+class _Decompose(ExprMutator):
+    """bn(...)[0] -> x * s + t."""
+
+    def __init__(self):
+        super().__init__()
+        self.norms: Dict[int, X.Expr] = {}
+
+    def visit_var_binding_(self, b: X.VarBinding) -> None:
+        v = b.value
+        if (isinstance(v, X.Call) and isinstance(v.op, X.Op)
+                and v.op.name == "relax.nn.batch_norm" and not v.attrs.training):
+            x, g, beta, mean, var = (self.visit_expr(a) for a in v.args)
+            s = x.struct_info
+            if isinstance(s, TensorStructInfo) and s.ndim > 0:
+                a = v.attrs
+                axis = a.axis % s.ndim
+                shape = _channel_shape(s.ndim, axis, -1)
+                scale = R.divide(g if a.scale else R.ones_like(g),
+                                 R.sqrt(R.add(var, X.const(a.epsilon, s.dtype))))
+                shift = R.subtract(beta, R.multiply(mean, scale)) if a.center else \
+                    R.negative(R.multiply(mean, scale))
+                scale_v = self.emit(R.reshape(scale, shape), "bn_scale")
+                shift_v = self.emit(R.reshape(shift, shape), "bn_shift")
+                y = self.emit(R.multiply(x, scale_v), "bn_mul")
+                out = self.emit(R.add(y, shift_v), "bn_out")
+                self.norms[id(b.var)] = out
+                self._append(X.VarBinding(b.var, X.Tuple((out, mean, var))))
+                return
+        super().visit_var_binding_(b)
+
+    def visit_tuple_getitem_(self, e: X.TupleGetItem) -> X.Expr:
+        norm = self.norms.get(id(e.tuple_value))
+        if norm is not None and e.index == 0:
+            return norm
+        return super().visit_tuple_getitem_(e)
+
+
+def _per_channel(scale: np.ndarray, out_shape, channel_axis: int) -> Optional[np.ndarray]:
+    """`scale` as a vector over the output channels when it broadcasts along that axis alone."""
+    nd = len(out_shape)
+    if scale.ndim > nd:
+        return None
+    full = (1,) * (nd - scale.ndim) + scale.shape
+    for i, d in enumerate(full):
+        if i != channel_axis and d != 1:
+            return None
+    c = out_shape[channel_axis]
+    vec = scale.reshape(-1) if full[channel_axis] != 1 else np.repeat(scale.reshape(-1), c)
+    return vec if vec.shape == (c,) else None
+
+
+class _FoldScale(ExprMutator):
+    """conv2d(x, W) * s -> conv2d(x, W * s) when W, s are constant and s is per channel."""
+
+    def __init__(self, counts: Dict[int, int]):
+        super().__init__()
+        self.counts = counts
+        self.producers: Dict[int, X.Call] = {}
+
+    def visit_var_binding_(self, b: X.VarBinding) -> None:
+        value = self.visit_expr(b.value)
+        folded = self._fold(value)
+        if folded is not None:
+            value = folded
+        if isinstance(value, X.Call):
+            self.producers[id(b.var)] = value
+        if value is b.value:
+            self._append(b)
+        else:
+            self._append(X.VarBinding(self._redefine(b.var, value.struct_info), value))
+
+    def _fold(self, e: X.Expr) -> Optional[X.Expr]:
+        if not (isinstance(e, X.Call) and isinstance(e.op, X.Op)
+                and e.op.name == "relax.multiply"):
+            return None
+        for y, s in (e.args, e.args[::-1]):
+            prod = self.producers.get(id(y)) if isinstance(y, X.Var) else None
+            if (prod is None or self.counts.get(id(y), 0) != 1 or not isinstance(s, X.Constant)
+                    or not isinstance(prod.op, X.Op) or len(prod.args) != 2
+                    or not isinstance(prod.args[1], X.Constant)):
+                continue
+            w = prod.args[1].data
+            out = y.struct_info
+            if not (isinstance(out, TensorStructInfo) and out.is_static):
+                continue
+            if prod.op.name == "relax.nn.conv2d" and prod.attrs.kernel_layout == "OIHW" \
+                    and prod.attrs.data_layout == "NCHW":
+                vec = _per_channel(s.data, out.shape, 1)
+                if vec is not None:
+                    w2 = (w * vec.reshape(-1, 1, 1, 1)).astype(w.dtype)
+                    return X.Call(prod.op, (prod.args[0], X.Constant(w2)), prod.attrs)
+            if prod.op.name == "relax.nn.dense":
+                vec = _per_channel(s.data, out.shape, len(out.shape) - 1)
+                if vec is not None:
+                    w2 = (w * vec.reshape(-1, 1)).astype(w.dtype)
+                    return X.Call(prod.op, (prod.args[0], X.Constant(w2)), prod.attrs)
+        return None
+
+
+def fold_batch_norm(mod: IRModule) -> IRModule:
+    """`mod` with inference batch norms decomposed and their scales folded into weights."""
+    functions = {}
+    for name, func in mod.items():
+        if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
+            func = _Decompose().visit_expr(func)
+        functions[name] = func
+    mod = fold_constant(mod.with_functions(functions))
+    functions = {}
+    for name, func in mod.items():
+        if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
+            func = _FoldScale(use_counts(func)).visit_expr(func)
+        functions[name] = func
+    return eliminate_dead_code(mod.with_functions(functions))

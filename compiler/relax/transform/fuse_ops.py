@@ -1,0 +1,219 @@
+"""fuse_ops: operators become kernels; elementwise work joins the kernel that produces its input.
+
+before: a graph-level `main` in normal form (bindings of operator calls), constants folded.
+after:  every operator call of `main` is a call of a primitive function (attr "Primitive": 1,
+        added to the module as `fused_<ops>`) holding one or more operators, with these groups:
+        - an elementwise or broadcast operator joins the group of the operator producing one of
+          its inputs when that value has no other use, and the group is a chain of injective
+          operators, or an output-fusable anchor (conv2d, dense, matmul, pooling) whose output
+          shape it keeps (so conv2d + bias add + relu is one kernel);
+        - an injective operator (reshape, transpose, ...) joins a producing group of injective
+          operators the same way; a reduction absorbs elementwise producers;
+        - anything else (softmax, normalization, multi-output operators) is a group of its own.
+        Non-scalar constants become arguments of the call; scalars stay inside the function.
+        Variable aliases (`b = a`) are gone.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from ...ir.module import IRModule
+from .. import expr as X
+from ..struct_info import TensorStructInfo
+from .eliminate_dead_code import use_counts
+
+# Operator patterns, ordered as TVM's OpPatternKind: a group's pattern is its strongest member.
+ELEMWISE, BROADCAST, INJECTIVE, COMM_REDUCE, OUT_ELEMWISE_FUSABLE, OPAQUE = 0, 1, 2, 3, 4, 8
+
+_ELEMWISE = """abs ceil cos erf exp floor isnan log logical_not negative round rsqrt sigmoid sign
+sin sqrt square tan tanh astype clip nn.relu nn.leakyrelu nn.gelu nn.gelu_tanh nn.silu"""
+_BROADCAST = """add subtract multiply divide power maximum minimum floor_divide floor_mod mod
+equal not_equal greater greater_equal less less_equal logical_and logical_or logical_xor where
+nn.prelu"""
+_INJECTIVE = """reshape flatten permute_dims expand_dims squeeze broadcast_to concat strided_slice
+take nn.pad image.resize2d zeros_like ones_like full_like"""
+_REDUCE = "sum mean max min prod argmax argmin variance std"
+_ANCHOR = """nn.conv2d nn.conv2d_transpose nn.dense matmul nn.max_pool2d nn.avg_pool2d
+nn.adaptive_avg_pool2d nn.adaptive_max_pool2d"""
+
+PATTERNS: Dict[str, int] = {}
+for _names, _kind in ((_ELEMWISE, ELEMWISE), (_BROADCAST, BROADCAST), (_INJECTIVE, INJECTIVE),
+                      (_REDUCE, COMM_REDUCE), (_ANCHOR, OUT_ELEMWISE_FUSABLE)):
+    PATTERNS.update({"relax." + n: _kind for n in _names.split()})
+
+
+def op_pattern(call: X.Call) -> int:
+    """The fusion pattern of an operator call; tuple-valued results are opaque."""
+    if not isinstance(call.op, X.Op) or not isinstance(call.struct_info, TensorStructInfo):
+        return OPAQUE
+    return PATTERNS.get(call.op.name, OPAQUE)
+
+
+@dataclass
+class _Group:
+    pattern: int
+    bindings: List[X.VarBinding] = field(default_factory=list)
+
+    @property
+    def out(self) -> X.Var:
+        return self.bindings[-1].var
+
+
+def _shape(v: X.Expr):
+    s = v.struct_info
+    return tuple(s.shape) if isinstance(s, TensorStructInfo) and s.shape is not None else None
+
+
+class _Fuser:
+    def __init__(self, func: X.Function):
+        self.func = func
+        self.counts = use_counts(func)
+        self.alias: Dict[int, X.Expr] = {}
+        self.group_of: Dict[int, _Group] = {}
+
+    def resolve(self, e: X.Expr) -> X.Expr:
+        while isinstance(e, X.Var) and id(e) in self.alias:
+            e = self.alias[id(e)]
+        return e
+
+    def _joinable(self, arg: X.Expr, pattern: int, out_var: X.Var) -> Optional[_Group]:
+        if not isinstance(arg, X.Var):
+            return None
+        g = self.group_of.get(id(arg))
+        if g is None or g.out is not arg or self.counts.get(id(arg), 0) != 1:
+            return None
+        if pattern in (ELEMWISE, BROADCAST):
+            if g.pattern <= INJECTIVE:
+                return g
+            if g.pattern == OUT_ELEMWISE_FUSABLE and _shape(out_var) == _shape(arg):
+                return g
+            return None
+        if pattern == INJECTIVE:
+            return g if g.pattern <= INJECTIVE else None
+        if pattern == COMM_REDUCE:
+            return g if g.pattern <= BROADCAST else None
+        return None
+
+    def groups(self) -> List[object]:
+        """The bindings of main in order, operator calls grouped."""
+        items: List[object] = []
+        for block in self.func.body.blocks:
+            for b in block.bindings:
+                value = b.value
+                if isinstance(b, X.VarBinding) and isinstance(value, X.Var):
+                    self.alias[id(b.var)] = self.resolve(value)
+                    # the alias's uses become uses of the value it names
+                    target = self.resolve(value)
+                    self.counts[id(target)] = (self.counts.get(id(target), 0) - 1
+                                               + self.counts.get(id(b.var), 0))
+                    continue
+                if not (isinstance(b, X.VarBinding) and isinstance(value, X.Call)
+                        and isinstance(value.op, X.Op) and value.op.name != "relax.call_tir"):
+                    items.append(b)
+                    continue
+                args = tuple(self.resolve(a) for a in value.args)
+                value = X.Call(value.op, args, value.attrs, value.sinfo_args)
+                b = X.VarBinding(b.var, value)
+                pattern = op_pattern(value)
+                g = None
+                for a in args:
+                    g = self._joinable(a, pattern, b.var)
+                    if g is not None:
+                        break
+                if g is None:
+                    g = _Group(pattern)
+                    items.append(g)
+                else:
+                    items.remove(g)
+                    items.append(g)
+                    g.pattern = max(g.pattern, pattern)
+                g.bindings.append(b)
+                self.group_of[id(b.var)] = g
+        return items
+
+
+def _is_scalar_const(e: X.Expr) -> bool:
+    return isinstance(e, X.Constant) and e.data.ndim == 0
+
+
+def _op_short(name: str) -> str:
+    return name[len("relax."):].replace(".", "_") if name.startswith("relax.") else name
+
+
+def _primitive(g: _Group) -> tuple:
+    """The primitive function of a group, and the arguments to call it with."""
+    inside = {id(b.var) for b in g.bindings}
+    params: List[X.Var] = []
+    args: List[X.Expr] = []
+    remap: Dict[int, X.Var] = {}
+
+    def param_for(e: X.Expr) -> X.Expr:
+        if id(e) in inside or _is_scalar_const(e) or not isinstance(e, (X.Var, X.Constant)):
+            return remap.get(id(e), e)
+        p = remap.get(id(e))
+        if p is None:
+            name = e.name_hint if isinstance(e, X.Var) else f"p{len(params)}"
+            p = remap[id(e)] = X.Var(name, e.struct_info)
+            params.append(p)
+            args.append(e)
+        return p
+
+    bindings = []
+    for b in g.bindings:
+        v = b.value
+        new_args = tuple(X.Tuple(tuple(param_for(f) for f in a.fields)) if isinstance(a, X.Tuple)
+                         else param_for(a) for a in v.args)
+        var = X.Var(b.var.name_hint, b.var.struct_info)
+        remap[id(b.var)] = var
+        bindings.append(X.VarBinding(var, X.Call(v.op, new_args, v.attrs, v.sinfo_args)))
+    out = remap[id(g.out)]
+    func = X.Function(tuple(params), X.SeqExpr((X.DataflowBlock(tuple(bindings)),), out),
+                      out.struct_info, True, {"Primitive": 1})
+    return func, args
+
+
+def fuse_ops(mod: IRModule, func_name: str = "main") -> IRModule:
+    """`mod` with the operator calls of `func_name` grouped into primitive functions."""
+    func = mod[func_name]
+    fuser = _Fuser(func)
+    functions = dict(mod.functions)
+    bindings: List[X.Binding] = []
+    names: Dict[str, int] = {}
+    for item in fuser.groups():
+        if not isinstance(item, _Group):
+            b = item
+            value = _resolve_all(b.value, fuser)
+            bindings.append(b if value is b.value else type(b)(b.var, value, *(
+                (b.struct_info,) if isinstance(b, X.MatchCast) else ())))
+            continue
+        prim, args = _primitive(item)
+        base = "fused_" + "_".join(_op_short(b.value.op.name) for b in item.bindings)
+        n = names.get(base, 0)
+        names[base] = n + 1
+        name = base if n == 0 else f"{base}{n}"
+        while name in functions:
+            n += 1
+            name = f"{base}{n}"
+        gv = X.GlobalVar(name)
+        X.set_struct_info(gv, prim.struct_info)
+        functions[name] = prim
+        bindings.append(X.VarBinding(item.out, X.Call(gv, tuple(args))))
+    body = fuser.resolve(func.body.body)
+    body = _resolve_all(body, fuser)
+    new = X.Function(func.params, X.SeqExpr((X.DataflowBlock(tuple(bindings)),), body),
+                     func.ret_struct_info, func.is_pure, func.attrs)
+    functions[func_name] = new
+    return mod.with_functions(functions)
+
+
+def _resolve_all(e: X.Expr, fuser: _Fuser) -> X.Expr:
+    if isinstance(e, X.Var):
+        return fuser.resolve(e)
+    if isinstance(e, X.Tuple):
+        return X.Tuple(tuple(_resolve_all(f, fuser) for f in e.fields))
+    if isinstance(e, X.TupleGetItem):
+        return X.TupleGetItem(_resolve_all(e.tuple_value, fuser), e.index)
+    if isinstance(e, X.Call):
+        return X.Call(e.op, tuple(_resolve_all(a, fuser) for a in e.args), e.attrs, e.sinfo_args)
+    return e

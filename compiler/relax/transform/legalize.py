@@ -1,0 +1,148 @@
+"""legalize: primitive functions become loop-IR kernels built from the operator library, and
+their calls `R.call_tir`.
+
+before: `fuse_ops` ran: `main` calls primitive functions (attr "Primitive"), every shape static.
+after:  each primitive function is replaced by a PrimFunc of the same name — its operators as
+        topi tensor expressions (legalize_ops.LEGALIZE), scheduled by the topi schedule of its
+        anchor operator (conv2d, dense, pooling, softmax, a reduction; else the injective
+        schedule) for a CPU target, and lowered; `main` calls it as
+        `R.call_tir(kernel, (args...), out_sinfo)`. Structurally equal primitive functions
+        share one kernel (the other is dropped). An operator without a kernel raises
+        UnsupportedOpError naming it.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Sequence
+
+from ... import te, topi
+from ...ir.errors import UnsupportedOpError
+from ...ir.module import IRModule
+from ...ir.structural_equal import structural_equal
+from ...lower import lower
+from .. import expr as X
+from ..op.base import call_tir
+from ..struct_info import TensorStructInfo, TupleStructInfo
+from .fuse_ops import COMM_REDUCE, INJECTIVE, OUT_ELEMWISE_FUSABLE, op_pattern
+from .legalize_ops import LEGALIZE
+
+x86 = topi.x86
+
+# The schedule of a kernel, by its anchor operator (the others are fused around it).
+_SCHEDULES: Dict[str, Callable] = {
+    "relax.nn.conv2d": x86.schedule_conv2d_nchw,
+    "relax.nn.conv2d_transpose": x86.schedule_conv2d_transpose_nchw,
+    "relax.nn.dense": x86.schedule_dense,
+    "relax.matmul": x86.schedule_matmul,
+    "relax.nn.max_pool2d": x86.schedule_pool,
+    "relax.nn.avg_pool2d": x86.schedule_pool,
+    "relax.nn.adaptive_avg_pool2d": x86.schedule_adaptive_pool,
+    "relax.nn.adaptive_max_pool2d": x86.schedule_adaptive_pool,
+    "relax.nn.softmax": x86.schedule_softmax,
+    "relax.nn.log_softmax": x86.schedule_softmax,
+}
+
+
+def _anchor(calls: Sequence[X.Call]) -> X.Call:
+    """The operator that decides the schedule: the strongest pattern, the first among equals."""
+    return max(calls, key=lambda c: (min(op_pattern(c), OUT_ELEMWISE_FUSABLE + 1), -calls.index(c)))
+
+
+def _schedule_of(anchor: X.Call) -> Callable:
+    name = anchor.op.name
+    if name == "relax.nn.conv2d" and anchor.attrs.groups != 1:
+        return x86.schedule_group_conv2d_nchw
+    if name in _SCHEDULES:
+        return _SCHEDULES[name]
+    pattern = op_pattern(anchor)
+    if pattern <= INJECTIVE:
+        return x86.schedule_injective
+    if pattern == COMM_REDUCE:
+        return x86.schedule_reduce
+    return topi.generic.default_schedule
+
+
+def _te_value(e: X.Expr, env: Dict[int, object]):
+    if isinstance(e, X.Var):
+        return env[id(e)]
+    if isinstance(e, X.Constant):
+        if e.data.ndim != 0:
+            raise UnsupportedOpError("legalize: a tensor constant inside a kernel; run fuse_ops, "
+                                     "which makes it an argument")
+        return e.data.item()
+    if isinstance(e, X.Tuple):
+        return tuple(_te_value(f, env) for f in e.fields)
+    if isinstance(e, X.ShapeExpr):
+        return tuple(int(v) for v in e.values)
+    if isinstance(e, X.PrimValue):
+        return e.value
+    if isinstance(e, (X.StringImm, X.DataTypeImm)):
+        return e.value
+    raise UnsupportedOpError(f"legalize: cannot pass {e!r} to a kernel")
+
+
+def _placeholder(p: X.Var) -> te.Tensor:
+    s = p.struct_info
+    if not (isinstance(s, TensorStructInfo) and s.is_static):
+        raise UnsupportedOpError(f"legalize: kernel argument {p.name_hint!r} has struct info {s}; "
+                                 "kernels of the graph executor need static tensor shapes")
+    return te.placeholder(tuple(s.shape), dtype=s.dtype, name=p.name_hint)
+
+
+def lower_primitive(func: X.Function, name: str):
+    """The PrimFunc of a primitive function (lowered, named `name`)."""
+    env: Dict[int, object] = {}
+    inputs = [_placeholder(p) for p in func.params]
+    for p, t in zip(func.params, inputs):
+        env[id(p)] = t
+    calls: List[X.Call] = []
+    for block in func.body.blocks:
+        for b in block.bindings:
+            call = b.value
+            if not (isinstance(call, X.Call) and isinstance(call.op, X.Op)):
+                raise UnsupportedOpError(f"legalize: {name} binds {call!r}, not an operator call")
+            fn = LEGALIZE.get(call.op.name)
+            if fn is None:
+                raise UnsupportedOpError(f"operator {call.op.name} has no kernel in the operator "
+                                         f"library (in {name})")
+            env[id(b.var)] = fn(call, [_te_value(a, env) for a in call.args])
+            calls.append(call)
+    out = env[id(func.body.body)]
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    outs = [topi.identity(t) if t in inputs else t for t in outs]
+    sch = _schedule_of(_anchor(calls))(outs)
+    return lower(sch, inputs + outs, name=name)[name]
+
+
+def legalize(mod: IRModule, func_name: str = "main") -> IRModule:
+    """`mod` with its primitive functions lowered to PrimFuncs called by R.call_tir."""
+    functions = dict(mod.functions)
+    kernels: Dict[str, X.GlobalVar] = {}
+    made: List[tuple] = []      # (primitive function, kernel name)
+    for name, func in mod.items():
+        if isinstance(func, X.Function) and func.attrs.get("Primitive"):
+            del functions[name]
+            same = next((k for f, k in made if structural_equal(f, func)), None)
+            if same is None:
+                functions[name] = lower_primitive(func, name)
+                made.append((func, name))
+                same = name
+            kernels[name] = X.GlobalVar(same)
+    main = mod[func_name]
+    blocks = []
+    for block in main.body.blocks:
+        bindings = []
+        for b in block.bindings:
+            v = b.value
+            if isinstance(v, X.Call) and isinstance(v.op, X.GlobalVar) and \
+                    v.op.name_hint in kernels:
+                out = v.struct_info
+                out_sinfo = list(out.fields) if isinstance(out, TupleStructInfo) else out
+                v = call_tir(kernels[v.op.name_hint], v.args, out_sinfo)
+                b = X.VarBinding(b.var, v)
+            bindings.append(b)
+        blocks.append(type(block)(tuple(bindings)))
+    functions[func_name] = X.Function(main.params, X.SeqExpr(tuple(blocks), main.body.body),
+                                      main.ret_struct_info, main.is_pure, main.attrs)
+    return mod.with_functions(functions)
+
+

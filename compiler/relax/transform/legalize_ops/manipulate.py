@@ -1,0 +1,81 @@
+"""Shape manipulation: reshape and its kin (computed from the inferred output shape),
+permute_dims, concat, split, strided_slice, take, pad, resize2d, broadcast_to, *_like."""
+from .... import topi
+from ....ir.errors import UnsupportedOpError
+from ...struct_info import TensorStructInfo
+
+
+def _out_shape(call):
+    s = call.struct_info
+    return tuple(s.shape)
+
+
+def _reshape(call, a):
+    return topi.reshape(a[0], _out_shape(call))
+
+
+def _permute_dims(call, a):
+    axes = call.attrs.axes
+    return topi.transpose(a[0], None if axes is None else list(axes))
+
+
+def _concat(call, a):
+    return topi.concatenate(list(a[0]), call.attrs.axis)
+
+
+def _split(call, a):
+    ios = call.attrs.indices_or_sections
+    ios = list(ios) if isinstance(ios, (tuple, list)) else int(ios)
+    return topi.split(a[0], ios, call.attrs.axis)
+
+
+def _strided_slice(call, a):
+    at = call.attrs
+    return topi.strided_slice(a[0], list(at.begin), list(at.end),
+                              None if at.strides is None else list(at.strides), list(at.axes))
+
+
+def _take(call, a):
+    mode = {"fast": "clip"}.get(call.attrs.mode, call.attrs.mode)
+    return topi.take(a[0], a[1], call.attrs.axis, mode=mode)
+
+
+def _pad(call, a):
+    at = call.attrs
+    if at.pad_mode != "constant":
+        raise UnsupportedOpError(f"relax.nn.pad: pad_mode '{at.pad_mode}' has no kernel; only "
+                                 "'constant' padding is supported")
+    w = list(at.pad_width)
+    return topi.nn.pad(a[0], w[0::2], w[1::2], at.pad_value)
+
+
+def _resize2d(call, a):
+    at = call.attrs
+    size = a[1]
+    out_dtype = None if at.out_dtype == "void" else at.out_dtype
+    return topi.image.resize2d(a[0], list(at.roi), list(size), at.layout, at.method,
+                               at.coordinate_transformation_mode, at.rounding_method,
+                               at.cubic_alpha, at.cubic_exclude, at.extrapolation_value,
+                               out_dtype)
+
+
+def _broadcast_to(call, a):
+    return topi.broadcast_to(a[0], _out_shape(call))
+
+
+def _full_like(value):
+    def make(call, a):
+        s: TensorStructInfo = call.struct_info
+        v = value if value is not None else a[1]
+        return topi.full(_out_shape(call), s.dtype, v)
+    return make
+
+
+LEGALIZE = {
+    "relax.reshape": _reshape, "relax.flatten": _reshape, "relax.expand_dims": _reshape,
+    "relax.squeeze": _reshape, "relax.permute_dims": _permute_dims, "relax.concat": _concat,
+    "relax.split": _split, "relax.strided_slice": _strided_slice, "relax.take": _take,
+    "relax.nn.pad": _pad, "relax.image.resize2d": _resize2d,
+    "relax.broadcast_to": _broadcast_to, "relax.zeros_like": _full_like(0),
+    "relax.ones_like": _full_like(1), "relax.full_like": _full_like(None),
+}

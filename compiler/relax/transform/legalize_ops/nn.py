@@ -1,0 +1,131 @@
+"""Neural-network operators: convolutions, dense/matmul, pooling, softmax, normalization."""
+from .... import te, topi
+from ....ir.errors import UnsupportedOpError
+
+
+def _out_dtype(call):
+    d = call.attrs.out_dtype
+    return None if d in ("void", "", None) else d
+
+
+def _layout(call, data="NCHW", kernel=None):
+    at = call.attrs
+    if getattr(at, "data_layout", data) != data or (
+            kernel and getattr(at, "kernel_layout", kernel) != kernel):
+        raise UnsupportedOpError(f"{call.op.name}: layout {at.data_layout}/{at.kernel_layout} "
+                                 f"has no kernel; use {data}/{kernel}")
+
+
+def _conv2d(call, a):
+    _layout(call, "NCHW", "OIHW")
+    at = call.attrs
+    if at.groups == 1:
+        return topi.nn.conv2d_nchw(a[0], a[1], list(at.strides), list(at.padding),
+                                   list(at.dilation), _out_dtype(call))
+    return topi.nn.group_conv2d_nchw(a[0], a[1], list(at.strides), list(at.padding),
+                                     list(at.dilation), at.groups, _out_dtype(call))
+
+
+def _conv2d_transpose(call, a):
+    _layout(call, "NCHW", "IOHW")
+    at = call.attrs
+    if at.groups != 1 or tuple(at.dilation) != (1, 1):
+        raise UnsupportedOpError("relax.nn.conv2d_transpose: only groups=1 and dilation=1 have "
+                                 f"a kernel (got groups={at.groups}, dilation={at.dilation})")
+    return topi.nn.conv2d_transpose_nchw(a[0], a[1], list(at.strides), list(at.padding),
+                                         _out_dtype(call), list(at.output_padding))
+
+
+def _dense(call, a):
+    return topi.nn.dense(a[0], a[1], None, _out_dtype(call))
+
+
+def _matmul(call, a):
+    x, y = a
+    out_dtype = _out_dtype(call)
+    if x.ndim == 2 and y.ndim == 2:
+        return topi.nn.matmul(x, y, None, out_dtype)
+    if x.ndim == 3 and y.ndim == 3:
+        return topi.nn.batch_matmul(x, y, out_dtype=out_dtype, transpose_b=False)
+    return _matmul_nd(call, x, y, out_dtype)
+
+
+def _matmul_nd(call, x, y, out_dtype):
+    """[..., M, K] x [..., K, N], the batch dims broadcast as numpy does."""
+    if x.ndim < 2 or y.ndim < 2:
+        raise UnsupportedOpError(f"relax.matmul: a {x.ndim}-d by {y.ndim}-d product has no "
+                                 "kernel; reshape 1-d operands to 2-d")
+    out_shape = tuple(call.struct_info.shape)
+    dtype = out_dtype or call.struct_info.dtype
+    k = te.reduce_axis((0, x.shape[-1]), name="k")
+
+    def batch_index(t, batch):
+        own = t.ndim - 2
+        lead = batch[len(batch) - own:]
+        return tuple(0 if _is_one(t.shape[n]) else lead[n] for n in range(own))
+
+    def f(*idx):
+        batch, i, j = idx[:-2], idx[-2], idx[-1]
+        vx, vy = x[batch_index(x, batch) + (i, k)], y[batch_index(y, batch) + (k, j)]
+        if str(vx.dtype) != dtype:
+            vx, vy = vx.astype(dtype), vy.astype(dtype)
+        return te.sum(vx * vy, axis=k)
+
+    return te.compute(out_shape, f, name="T_matmul", tag="matmul_nd")
+
+
+def _is_one(d):
+    return getattr(d, "value", d) == 1
+
+
+def _pool(kind):
+    def make(call, a):
+        at = call.attrs
+        if at.layout != "NCHW":
+            raise UnsupportedOpError(f"{call.op.name}: layout {at.layout} has no kernel; use "
+                                     "NCHW")
+        kw = {"count_include_pad": at.count_include_pad} if kind == "avg" else {}
+        return topi.nn.pool2d(a[0], list(at.pool_size), list(at.strides), list(at.dilation),
+                              list(at.padding), kind, at.ceil_mode, "NCHW", **kw)
+    return make
+
+
+def _adaptive(kind):
+    def make(call, a):
+        size = call.attrs.output_size
+        s = call.struct_info
+        size = tuple(s.shape[2:]) if size is None else tuple(size)
+        if size == (1, 1):
+            return topi.nn.global_pool(a[0], kind, "NCHW")
+        return topi.nn.adaptive_pool(a[0], size, kind, "NCHW")
+    return make
+
+
+def _layer_norm(call, a):
+    at = call.attrs
+    return topi.nn.layer_norm(a[0], a[1] if at.scale else None, a[2] if at.center else None,
+                              list(at.axes), at.epsilon)
+
+
+def _batch_norm(call, a):
+    at = call.attrs
+    return topi.nn.batch_norm(a[0], a[1], a[2], a[3], a[4], at.axis, at.epsilon, at.center,
+                              at.scale, at.training)
+
+
+def _lrn(call, a):
+    at = call.attrs
+    return topi.nn.lrn(a[0], at.size, at.axis, at.alpha, at.beta, at.bias)
+
+
+LEGALIZE = {
+    "relax.nn.conv2d": _conv2d, "relax.nn.conv2d_transpose": _conv2d_transpose,
+    "relax.nn.dense": _dense, "relax.matmul": _matmul,
+    "relax.nn.max_pool2d": _pool("max"), "relax.nn.avg_pool2d": _pool("avg"),
+    "relax.nn.adaptive_avg_pool2d": _adaptive("avg"),
+    "relax.nn.adaptive_max_pool2d": _adaptive("max"),
+    "relax.nn.softmax": lambda call, a: topi.nn.softmax(a[0], call.attrs.axis),
+    "relax.nn.log_softmax": lambda call, a: topi.nn.log_softmax(a[0], call.attrs.axis),
+    "relax.nn.layer_norm": _layer_norm, "relax.nn.batch_norm": _batch_norm,
+    "relax.nn.lrn": _lrn,
+}

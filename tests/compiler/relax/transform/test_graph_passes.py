@@ -1,0 +1,138 @@
+"""The graph-level passes before legalization: bind_params, fold_constant, fold_batch_norm,
+eliminate_dead_code, fuse_ops. Each keeps the model's value (reference interpreter vs the
+model's own numpy reference) and does what its docstring says."""
+import numpy as np
+import pytest
+
+from compiler.ir.errors import IRError, TypeInferenceError
+from compiler.relax import BlockBuilder, Var, interpreter
+from compiler.relax import expr as X
+from compiler.relax import op as R
+from compiler.relax.struct_info import TensorStructInfo
+from compiler.relax.testing import models
+from compiler.relax.transform.bind_params import bind_params
+from compiler.relax.transform.eliminate_dead_code import eliminate_dead_code
+from compiler.relax.transform.fold_batch_norm import fold_batch_norm
+from compiler.relax.transform.fold_constant import fold_constant
+from compiler.relax.transform.fuse_ops import fuse_ops
+
+
+def _calls(func):
+    return [b.value for blk in func.body.blocks for b in blk.bindings
+            if isinstance(b.value, X.Call)]
+
+
+def _op_names(func):
+    return [c.op.name for c in _calls(func) if isinstance(c.op, X.Op)]
+
+
+def _prepare(m):
+    return fold_batch_norm(fold_constant(bind_params(m.mod, m.params)))
+
+
+@pytest.mark.parametrize("make", models.ALL, ids=lambda f: f.__name__)
+def test_passes_keep_the_model_value(make):
+    m = make()
+    inp = m.inputs(seed=3)
+    mod = _prepare(m)
+    assert [p.name_hint for p in mod["main"].params] == m.input_names
+    fused = fuse_ops(mod)
+    args = [inp[k] for k in m.input_names]
+    ref = m.reference(inp)
+    np.testing.assert_allclose(interpreter.run(mod, *args), ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(interpreter.run(fused, *args), ref, rtol=1e-4, atol=1e-5)
+
+
+def test_bind_params_checks_names_shapes_and_dtypes():
+    m = models.mlp()
+    with pytest.raises(IRError, match="not parameters of main"):
+        bind_params(m.mod, {"nope": np.zeros(3, "float32")})
+    name, value = next(iter(m.params.items()))
+    with pytest.raises(TypeInferenceError, match=f"{name}.*shape"):
+        bind_params(m.mod, {name: np.zeros(value.shape + (1,), "float32")})
+    with pytest.raises(TypeInferenceError, match=f"{name}.*float64"):
+        bind_params(m.mod, {name: value.astype("float64")})
+
+
+def test_fold_constant_computes_constant_subgraphs():
+    bb = BlockBuilder()
+    x = Var("x", TensorStructInfo((4,), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            c = bb.emit(R.exp(X.const(np.ones(4, "float32"))))
+            d = bb.emit(R.multiply(c, X.const(np.float32(2.0))))
+            out = bb.emit_output(R.add(x, d))
+        bb.emit_func_output(out)
+    mod = fold_constant(bb.get())
+    assert _op_names(mod["main"]) == ["relax.add"]
+    (call,) = _calls(mod["main"])
+    np.testing.assert_allclose(call.args[1].data, 2 * np.e * np.ones(4), rtol=1e-6)
+
+
+def test_batch_norm_folds_into_the_convolution_weights():
+    m = models.conv_bn_relu_pool_dense()
+    before = _op_names(bind_params(m.mod, m.params)["main"])
+    assert "relax.nn.batch_norm" in before
+    after = _op_names(_prepare(m)["main"])
+    assert "relax.nn.batch_norm" not in after and "relax.multiply" not in after
+    # conv2d, then the shift as a bias add
+    assert after[:2] == ["relax.nn.conv2d", "relax.add"]
+
+
+def test_dead_code_goes():
+    bb = BlockBuilder()
+    x = Var("x", TensorStructInfo((4,), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            bb.emit(R.exp(x))
+            out = bb.emit_output(R.nn.relu(x))
+        bb.emit_func_output(out)
+    assert _op_names(eliminate_dead_code(bb.get())["main"]) == ["relax.nn.relu"]
+
+
+@pytest.mark.parametrize("name, kernels", [
+    ("mlp", ["fused_nn_dense_add_nn_relu", "fused_nn_dense_add", "fused_nn_softmax"]),
+    ("conv_bn_relu_pool_dense", ["fused_nn_conv2d_add_nn_relu", "fused_nn_max_pool2d",
+                                 "fused_reshape", "fused_nn_dense_add", "fused_nn_softmax"]),
+    ("residual_block", ["fused_nn_conv2d_add_nn_relu", "fused_nn_conv2d_add_add_nn_relu"]),
+])
+def test_fusion_groups(name, kernels):
+    m = getattr(models, name)()
+    fused = fuse_ops(_prepare(m))
+    calls = _calls(fused["main"])
+    assert [c.op.name_hint for c in calls] == kernels
+    for k in kernels:
+        assert fused[k].attrs["Primitive"] == 1
+
+
+def test_fusion_leaves_values_with_two_uses_alone():
+    bb = BlockBuilder()
+    x = Var("x", TensorStructInfo((4,), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            a = bb.emit(R.exp(x))
+            b = bb.emit(R.nn.relu(a))
+            out = bb.emit_output(R.add(a, b))
+        bb.emit_func_output(out)
+    fused = fuse_ops(bb.get())
+    # exp has two readers: it stays a kernel of its own; relu then add join in one.
+    assert [c.op.name_hint for c in _calls(fused["main"])] == ["fused_exp",
+                                                               "fused_nn_relu_add"]
+    v = np.linspace(-1, 1, 4).astype("float32")
+    np.testing.assert_allclose(interpreter.run(fused, v), np.exp(v) + np.exp(v), rtol=1e-6)
+
+
+def test_fusion_keeps_scalars_inside_and_lifts_tensors():
+    bb = BlockBuilder()
+    x = Var("x", TensorStructInfo((2, 3), "float32"))
+    w = X.const(np.ones((2, 3), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            a = bb.emit(R.multiply(x, X.const(np.float32(0.5))))
+            out = bb.emit_output(R.add(a, w))
+        bb.emit_func_output(out)
+    fused = fuse_ops(bb.get())
+    (call,) = _calls(fused["main"])
+    assert len(call.args) == 2 and isinstance(call.args[1], X.Constant)
+    prim = fused[call.op.name_hint]
+    assert len(prim.params) == 2
