@@ -47,11 +47,11 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name: str = "d
     """Compiles the model's `main` for the graph executor: a GraphExecutorFactoryModule holding
     the kernel library, the graph JSON and the params."""
     mod, graph = plan(ir_mod, params)
-    kernels = IRModule({k: mod[k] for k in graph.manifest["kernels"]})
+    kernels = IRModule({k: mod[k] for k in graph.kernels})
     tgt = Target(target) if target is not None else None
     lib = build_kernels(kernels, target=tgt, target_host=target_host)
-    return GraphExecutorFactoryModule(graph.graph_json, lib, graph.params, graph.manifest,
-                                      mod_name)
+    return GraphExecutorFactoryModule(graph.graph_json, lib, graph.params,
+                                      libmod_name=mod_name)
 
 
 def _as_module(mod) -> IRModule:

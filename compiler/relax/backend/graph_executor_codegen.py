@@ -7,8 +7,10 @@ result that is a variable or a tuple of them; every shape static. Output (`Graph
   `arg_nodes`, `node_row_ptr`, and the attrs shape / dltype / storage_id), with storage slots
   from `plan_memory`;
 - params: every non-scalar constant as a weight named p0, p1, ... (TVM's naming);
-- the manifest the runtime checks at load (inputs, outputs, params, bytes per storage slot,
-  their total, the kernels).
+- the kernels the graph calls, and the memory figures (planned slots against the sum of every
+  kernel output) that show what planning saved.
+The manifest the runtime checks at load is derived from the graph JSON by
+compiler.relay.executor_factory.make_manifest.
 """
 from __future__ import annotations
 
@@ -31,14 +33,14 @@ Entry = Tuple[int, int]   # (node id, output index)
 class GraphPlan:
     graph_json: str
     params: Dict[str, np.ndarray]
-    manifest: Dict
+    kernels: List[str]        # distinct, in first-call order
     memory: MemoryPlan
     intermediate_bytes: int   # the sum of every kernel output's size, without reuse
     planned_bytes: int        # the slots kernel outputs were given, with reuse
 
     @property
     def num_kernels(self) -> int:
-        return len({n for n in self.manifest["kernels"]})
+        return len(self.kernels)
 
 
 def _tensor(sinfo, where: str) -> TensorStructInfo:
@@ -81,11 +83,9 @@ def codegen(main: X.Function) -> GraphPlan:
     entries: Dict[int, object] = {}    # id(var) -> Entry or list of Entries (a tuple)
     params: Dict[str, np.ndarray] = {}
     const_entry: Dict[int, Entry] = {}
-    inputs = []
     for p in main.params:
         s = _tensor(p.struct_info, f"input {p.name_hint!r}")
         entries[id(p)] = (g.add({"op": "null", "name": p.name_hint, "inputs": []}, [s]), 0)
-        inputs.append({"name": p.name_hint, "shape": list(map(int, s.shape)), "dtype": s.dtype})
 
     def entry_of(e: X.Expr, where: str):
         if isinstance(e, X.Constant):
@@ -154,17 +154,8 @@ def codegen(main: X.Function) -> GraphPlan:
         },
         "node_row_ptr": g.row_ptr,
     }
-    manifest = {
-        "format": "kiln.manifest", "version": 1,
-        "inputs": inputs,
-        "outputs": [{"shape": [int(d) for d in g.entry_info[h].shape],
-                     "dtype": g.entry_info[h].dtype} for h in heads],
-        "params": list(params),
-        "storage_bytes": list(memory.slot_bytes),
-        "total_bytes": memory.total_bytes,
-        "kernels": sorted(set(kernels)),
-    }
     written = [e for s in steps for e in s.writes]
     intermediate = sum(sizes[e] for e in written)
     planned = sum(memory.slot_bytes[k] for k in {memory.storage_id[e] for e in written})
-    return GraphPlan(json.dumps(graph, indent=2), params, manifest, memory, intermediate, planned)
+    kernels = list(dict.fromkeys(kernels))
+    return GraphPlan(json.dumps(graph, indent=2), params, kernels, memory, intermediate, planned)
