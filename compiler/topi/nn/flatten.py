@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ... import te
 from .. import tag as _tag
+from ..utils import simplify
 
 
 def flatten(data):
@@ -18,4 +19,4 @@ def flatten(data):
             r = te.floordiv(r, d)
         return data(b, *reversed(idx))
 
-    return te.compute((data.shape[0], size), f, name="T_flatten", tag=_tag.INJECTIVE)
+    return te.compute((data.shape[0], simplify(size)), f, name="T_flatten", tag=_tag.INJECTIVE)

@@ -5,6 +5,7 @@ from ... import te
 from ...ir.errors import IRError
 from ...tir import expr as E
 from .. import tag
+from ..utils import simplify
 
 
 def pad(data, pad_before, pad_after=None, pad_value=0.0, name: str = "PadInput", attrs=None):
@@ -17,7 +18,7 @@ def pad(data, pad_before, pad_after=None, pad_value=0.0, name: str = "PadInput",
                       f"and pad_after {len(pad_after)} entries")
     before = [E.convert(p) for p in pad_before]
     after = [E.convert(p) for p in pad_after]
-    shape = tuple(data.shape[k] + before[k] + after[k] for k in range(n))
+    shape = tuple(simplify(data.shape[k] + before[k] + after[k]) for k in range(n))
 
     def f(*idx):
         conds, index = [], []
