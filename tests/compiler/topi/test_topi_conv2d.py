@@ -3,11 +3,10 @@ padding forms, dilation, odd sizes; group, depthwise and transposed; x86 and gen
 schedules."""
 import numpy as np
 import pytest
+from topi_refs import conv2d_ref
 
 from compiler import te, topi
 from compiler.ir.errors import IRError
-
-from topi_refs import conv2d_ref
 
 
 def _conv(run, rng, shape, wshape, stride, padding, dilation, groups=1, schedule=None):

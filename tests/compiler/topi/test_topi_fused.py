@@ -5,10 +5,10 @@ pad, computed once."""
 import re
 
 import numpy as np
+from topi_refs import conv2d_ref
 
 import compiler
 from compiler import te, topi
-from topi_refs import conv2d_ref
 
 
 def _allocations(s, args):

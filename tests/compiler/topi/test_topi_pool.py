@@ -2,9 +2,9 @@
 adaptive pools against numpy window references (rtol 1e-5)."""
 import numpy as np
 import pytest
+from topi_refs import adaptive_pool_ref, pool2d_ref
 
 from compiler import te, topi
-from topi_refs import adaptive_pool_ref, pool2d_ref
 
 
 @pytest.mark.parametrize("pool_type", ["max", "avg"])
