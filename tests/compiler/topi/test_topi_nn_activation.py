@@ -29,7 +29,7 @@ def _softmax(a, axis):
     return e / e.sum(axis, keepdims=True)
 
 
-@pytest.mark.parametrize("axis", [-1, 0, 1])
+@pytest.mark.parametrize("axis", [-1, 1])
 def test_softmax_any_axis(run, rng, axis):
     x = te.placeholder((3, 4, 10), name="x")
     a = rng.random((3, 4, 10), dtype="float32") * 5
