@@ -3,9 +3,9 @@ with 1 and 2 runtime threads (MR_NUM_THREADS, each count in its own subprocess),
 compile time (compiler.build wall time) of each target and the number of FMA instructions
 (`vfmadd*`, x86) in its assembly (`get_source("asm")`).
 
-One schedule for both targets: 32x32 tiles of C, parallel over row blocks (serial with
---serial), a 4-row register block unrolled inside the k loop, 32 columns as one float32x32
-vector.
+One schedule for both targets, topi.x86.blocked_gemm: 32x32 tiles of C, parallel over row
+blocks (serial with --serial), a 4-row register block unrolled inside the k loop, 32 columns as
+one float32x32 vector.
 
     python bench/gemm.py [--n 1024] [--repeat 5] [--serial]
 """
@@ -21,22 +21,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def schedule(n, parallel=True):
-    from compiler import te
+    from compiler import te, topi
 
     A = te.placeholder((n, n), name="A")
     B = te.placeholder((n, n), name="B")
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    C = topi.nn.matmul(A, B)
     s = te.create_schedule(C.op)
-    i, j = s[C].op.axis
-    io, ii = s[C].split(i, factor=32)
-    iio, iii = s[C].split(ii, factor=4)
-    jo, ji = s[C].split(j, factor=32)
-    s[C].reorder(io, jo, iio, k, iii, ji)
-    s[C].unroll(iii)
-    s[C].vectorize(ji)
-    if parallel:
-        s[C].parallel(io)
+    topi.x86.blocked_gemm(s, C, rows=4, cols=32, row_block=32, parallel=parallel)
     return s, [A, B, C]
 
 

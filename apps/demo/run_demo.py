@@ -63,7 +63,7 @@ print("  the compiler was never imported:", "compiler" not in sys.modules)
 
 
 def kernels():
-    from compiler import te
+    from compiler import te, topi
 
     n = te.var("n")
     A = te.placeholder((n,), name="A")
@@ -73,20 +73,11 @@ def kernels():
 
     A = te.placeholder((MATMUL_N, MATMUL_N), name="A")
     B = te.placeholder((MATMUL_N, MATMUL_N), name="B")
-    k = te.reduce_axis((0, MATMUL_N), name="k")
-    C = te.compute((MATMUL_N, MATMUL_N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k),
-                   name="C")
+    C = topi.nn.matmul(A, B)
     # 32x32 tiles, a 4-row register block unrolled inside k, 32 columns as one vector,
     # parallel over row blocks (the schedule of bench/gemm.py).
     s = te.create_schedule(C.op)
-    i, j = s[C].op.axis
-    io, ii = s[C].split(i, factor=32)
-    iio, iii = s[C].split(ii, factor=4)
-    jo, ji = s[C].split(j, factor=32)
-    s[C].reorder(io, jo, iio, k, iii, ji)
-    s[C].unroll(iii)
-    s[C].vectorize(ji)
-    s[C].parallel(io)
+    topi.x86.blocked_gemm(s, C, rows=4, cols=32, row_block=32)
     return {"vadd": vadd, "matmul": (s, [A, B, C])}
 
 

@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 import compiler  # noqa: E402
-from compiler import te  # noqa: E402
+from compiler import te, topi  # noqa: E402
 from compiler.ir import IRModule  # noqa: E402
 
 
@@ -33,12 +33,7 @@ def mm(size=64):
     k = te.reduce_axis((0, size), name="k")
     C = te.compute((size, size), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
     s = te.create_schedule(C.op)
-    i, j = s[C].op.axis
-    io, ii = s[C].split(i, factor=16)
-    jo, ji = s[C].split(j, factor=8)
-    s[C].reorder(io, jo, k, ii, ji)
-    s[C].vectorize(ji)
-    s[C].parallel(io)
+    topi.x86.blocked_gemm(s, C, rows=4, cols=8, row_block=16)  # parallel 16-row blocks
     return compiler.lower(s, [A, B, C], name="mm")
 
 

@@ -151,6 +151,13 @@ def _dtype_range(dtype) -> Tuple[End, End]:
 
 
 # ---- the analysis ---------------------------------------------------------------------------
+def _is_point(bounds, x) -> bool:
+    """Whether `bounds` are the point `x` itself (a free variable, or a constant)."""
+    if isinstance(x, E.IntImm):
+        return bounds == (x.value, x.value)
+    return bounds[0] is x and bounds[1] is x
+
+
 class _Bounder:
     def __init__(self, ranges: Dict[E.Var, Tuple[End, End]], symbolic: bool):
         self.ranges, self.symbolic = ranges, symbolic
@@ -195,8 +202,8 @@ class _Bounder:
 
     def _pair(self, e):
         a, b = self.bound(e.a), self.bound(e.b)
-        if self.symbolic and a[0] is e.a and a[1] is e.a and b[0] is e.b and b[1] is e.b:
-            return None  # all points: the node bounds itself
+        if self.symbolic and _is_point(a, e.a) and _is_point(b, e.b):
+            return None  # all points (a constant is one): the node bounds itself
         return a, b
 
     def b_Add(self, e):

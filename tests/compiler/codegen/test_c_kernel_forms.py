@@ -13,7 +13,7 @@ import pytest
 
 import compiler
 import microruntime
-from compiler import te
+from compiler import te, topi
 from compiler.build import host_passes
 from compiler.codegen.c_family import c as c_codegen
 from compiler.contrib.cc import compile_source
@@ -68,22 +68,14 @@ def run(mod, name, arrays):
     return nd[-1].numpy()
 
 
-# ---- the gemm schedule of bench/gemm.py: register block, 32-lane vectors -------------------
+# ---- topi.x86.blocked_gemm (bench/gemm.py): register block, 32-lane vectors ----------------
 def gemm(n, parallel):
     A = te.placeholder((n, n), name="A")
     B = te.placeholder((n, n), name="B")
     k = te.reduce_axis((0, n), name="k")
     C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
     s = te.create_schedule(C.op)
-    i, j = s[C].op.axis
-    io, ii = s[C].split(i, factor=32)
-    iio, iii = s[C].split(ii, factor=4)
-    jo, ji = s[C].split(j, factor=32)
-    s[C].reorder(io, jo, iio, k, iii, ji)
-    s[C].unroll(iii)
-    s[C].vectorize(ji)
-    if parallel:
-        s[C].parallel(io)
+    topi.x86.blocked_gemm(s, C, rows=4, cols=32, row_block=32, parallel=parallel)
     return compiler.lower(s, [A, B, C], name="mm")
 
 

@@ -1,0 +1,144 @@
+"""Pooling in NCHW: pool2d (max / avg, padding, dilation, ceil_mode, count_include_pad),
+global_pool and adaptive_pool.
+
+Max pools are one reduction tagged "pool_max" / "adaptive_pool_max". Average pools are a sum
+("pool_sum" / "adaptive_pool_sum") followed by an elementwise divide named "pool_avg" /
+"adaptive_pool_avg"; schedules find the reduction as the anchor.
+"""
+from __future__ import annotations
+
+from ... import te
+from ...ir.errors import IRError, UnsupportedOpError
+from ...tir import expr as E
+from .. import tag as _tag
+from ..utils import get_const_tuple
+from .pad import pad
+from .utils import get_pad_tuple, pair
+
+
+def _check(data, layout, what):
+    if layout != "NCHW":
+        raise UnsupportedOpError(f"{what}: layout {layout} is not supported; use NCHW")
+    if data.ndim != 4:
+        raise IRError(f"{what}: the input must be 4-d NCHW, got {data.ndim} dimensions")
+    shape = get_const_tuple(data.shape)
+    if not all(isinstance(s, int) for s in shape):
+        raise IRError(f"{what}: needs a static input shape")
+    return shape
+
+
+def _ceildiv(a, d):
+    return te.floordiv(a + (d - 1), d) if d > 1 else a
+
+
+def _window_count(start, k, d, lo, hi):
+    """How many of start, start + d, ..., start + (k - 1) d lie in [lo, hi)."""
+    first = E.Max(_ceildiv(lo - start, d), E.const(0))
+    last = E.Min(_ceildiv(hi - start, d), E.const(k))
+    return E.Max(last - first, E.const(1))
+
+
+def _pool_out(size, k, s, d, p0, p1, ceil_mode):
+    span = size + p0 + p1 - d * (k - 1) - 1
+    if span < 0:
+        raise IRError(f"pool2d: the window ({k}, dilation {d}) is larger than the padded input "
+                      f"({size} + {p0 + p1})")
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p0:
+        out -= 1  # the last window must start inside the input or the leading padding
+    return out
+
+
+def pool2d(data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, layout="NCHW",
+           count_include_pad=True):
+    """Max or average pooling over windows of `kernel` (h, w). padding: int, (h, w) or
+    (top, left, bottom, right). With ceil_mode the output rounds up; windows that run past
+    the padding only count the elements they cover."""
+    n, c, h, w = _check(data, layout, "pool2d")
+    if pool_type not in ("max", "avg"):
+        raise IRError(f"pool2d: pool_type '{pool_type}' is not 'max' or 'avg'")
+    kh, kw = pair(kernel, "kernel")
+    sh, sw = pair(stride, "stride")
+    dh, dw = pair(dilation, "dilation")
+    pt, pl, pb, pr = get_pad_tuple(padding, (kh, kw))
+    oh = _pool_out(h, kh, sh, dh, pt, pb, ceil_mode)
+    ow = _pool_out(w, kw, sw, dw, pl, pr, ceil_mode)
+    # extra padding after the declared one for windows that run past it (ceil_mode)
+    eb = max(0, (oh - 1) * sh + (kh - 1) * dh + 1 - (h + pt + pb))
+    er = max(0, (ow - 1) * sw + (kw - 1) * dw + 1 - (w + pl + pr))
+    fill = te.min_value(data.dtype) if pool_type == "max" else 0.0
+    padded = data
+    if (pt, pl, pb + eb, pr + er) != (0, 0, 0, 0):
+        padded = pad(data, (0, 0, pt, pl), (0, 0, pb + eb, pr + er), pad_value=fill,
+                     name="pad_temp")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+
+    def window(b, ch, y, x):
+        return padded[b, ch, y * sh + ry * dh, x * sw + rx * dw]
+
+    if pool_type == "max":
+        return te.compute((n, c, oh, ow),
+                          lambda b, ch, y, x: te.max(window(b, ch, y, x), axis=[ry, rx]),
+                          name="pool_max", tag="pool_max")
+    total = te.compute((n, c, oh, ow),
+                       lambda b, ch, y, x: te.sum(window(b, ch, y, x), axis=[ry, rx]),
+                       name="pool_sum", tag="pool_sum")
+    lo_h, hi_h = (-pt, h + pb) if count_include_pad else (0, h)
+    lo_w, hi_w = (-pl, w + pr) if count_include_pad else (0, w)
+
+    def avg(b, ch, y, x):
+        cnt = _window_count(y * sh - pt, kh, dh, lo_h, hi_h) * \
+            _window_count(x * sw - pl, kw, dw, lo_w, hi_w)
+        return total[b, ch, y, x] / cnt.astype(data.dtype)
+
+    return te.compute((n, c, oh, ow), avg, name="pool_avg", tag=_tag.ELEMWISE)
+
+
+def adaptive_pool(data, output_size, pool_type, layout="NCHW"):
+    """Pooling to a fixed output size: output row o covers input rows
+    [floor(o H / OH), ceil((o + 1) H / OH)) (the same for columns)."""
+    n, c, h, w = _check(data, layout, "adaptive_pool")
+    if pool_type not in ("max", "avg"):
+        raise IRError(f"adaptive_pool: pool_type '{pool_type}' is not 'max' or 'avg'")
+    oh, ow = pair(output_size, "output_size") if output_size is not None else (1, 1)
+
+    def span(size, out):
+        return max(-(-(o + 1) * size // out) - (o * size) // out for o in range(out))
+
+    kh, kw = span(h, oh), span(w, ow)
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+
+    def bounds(o, size, out):
+        return te.floordiv(o * size, out), te.floordiv((o + 1) * size + (out - 1), out)
+
+    def reduce(fn):
+        def f(b, ch, y, x):
+            y0, y1 = bounds(y, h, oh)
+            x0, x1 = bounds(x, w, ow)
+            yy, xx = E.Min(y0 + ry, E.const(h - 1)), E.Min(x0 + rx, E.const(w - 1))
+            cond = te.all(ry < y1 - y0, rx < x1 - x0)
+            if kh == 1 and kw == 1:
+                return fn(data[b, ch, yy, xx], axis=[ry, rx])
+            return fn(data[b, ch, yy, xx], axis=[ry, rx], where=cond)
+
+        return f
+
+    if pool_type == "max":
+        return te.compute((n, c, oh, ow), reduce(te.max), name="adaptive_pool_max",
+                          tag="adaptive_pool_max")
+    total = te.compute((n, c, oh, ow), reduce(te.sum), name="adaptive_pool_sum",
+                       tag="adaptive_pool_sum")
+
+    def avg(b, ch, y, x):
+        y0, y1 = bounds(y, h, oh)
+        x0, x1 = bounds(x, w, ow)
+        return total[b, ch, y, x] / ((y1 - y0) * (x1 - x0)).astype(data.dtype)
+
+    return te.compute((n, c, oh, ow), avg, name="adaptive_pool_avg", tag=_tag.ELEMWISE)
+
+
+def global_pool(data, pool_type, layout="NCHW"):
+    """Pooling over the whole H x W plane -> [N, C, 1, 1]."""
+    return adaptive_pool(data, (1, 1), pool_type, layout)

@@ -1,0 +1,247 @@
+"""Index-mapping operators (tag INJECTIVE): reshape, transpose, concatenate, split, squeeze,
+expand_dims, strided_slice, take, where (BROADCAST), and layout helpers.
+
+Shapes are static here except where noted (reshape and transpose take symbolic sizes).
+"""
+from __future__ import annotations
+
+from typing import List, Sequence
+
+from .. import te
+from ..ir.errors import IRError
+from ..tir import expr as E
+from . import tag
+from .broadcast import broadcast_index, broadcast_shape
+from .utils import get_const_int, get_const_tuple, normalize_axes, normalize_axis
+
+
+def _flat_index(idx, shape):
+    flat = None
+    for i, s in zip(idx, shape):
+        flat = i if flat is None else flat * s + i
+    return E.const(0) if flat is None else flat
+
+
+def _unflatten(flat, shape) -> list:
+    out = []
+    for s in reversed(shape):
+        out.append(te.floormod(flat, s))
+        flat = te.floordiv(flat, s)
+    return list(reversed(out))
+
+
+def reshape(a, newshape):
+    """`a` with shape `newshape` (one entry may be -1: inferred), the elements in row-major
+    order."""
+    newshape = list(newshape)
+    size = 1
+    for s in get_const_tuple(a.shape):
+        size = size * s
+    if sum(1 for s in newshape if isinstance(s, int) and s == -1) > 1:
+        raise IRError(f"reshape: at most one -1 in the new shape {newshape}")
+    if any(isinstance(s, int) and s == -1 for s in newshape):
+        known = 1
+        for s in newshape:
+            if not (isinstance(s, int) and s == -1):
+                known *= get_const_int(s, "reshape size")
+        total = get_const_int(size, "reshape: the input size")
+        if total % known:
+            raise IRError(f"reshape: cannot reshape {total} elements into {newshape}")
+        newshape = [total // known if isinstance(s, int) and s == -1 else s for s in newshape]
+    shape = tuple(E.convert(s) for s in newshape)
+    return te.compute(shape, lambda *i: a(*_unflatten(_flat_index(i, shape), a.shape)),
+                      name="T_reshape", tag=tag.INJECTIVE)
+
+
+def transpose(a, axes=None):
+    """`a` with its axes permuted (reversed when `axes` is None), as numpy.transpose."""
+    axes = list(range(a.ndim))[::-1] if axes is None else \
+        [normalize_axis(int(x), a.ndim, "transpose") for x in axes]
+    if sorted(axes) != list(range(a.ndim)):
+        raise IRError(f"transpose: axes {axes} are not a permutation of 0..{a.ndim - 1}")
+    shape = tuple(a.shape[x] for x in axes)
+
+    def f(*i):
+        idx = [None] * a.ndim
+        for k, x in enumerate(axes):
+            idx[x] = i[k]
+        return a(*idx)
+
+    return te.compute(shape, f, name="T_transpose", tag=tag.INJECTIVE)
+
+
+def concatenate(a_tuple: Sequence, axis: int = 0):
+    """The tensors joined along `axis` (all other dimensions equal)."""
+    tensors = list(a_tuple)
+    if not tensors:
+        raise IRError("concatenate: no tensors given")
+    axis = normalize_axis(axis, tensors[0].ndim, "concatenate")
+    sizes = [get_const_int(t.shape[axis], "concatenate size") for t in tensors]
+    for t in tensors[1:]:
+        if t.ndim != tensors[0].ndim:
+            raise IRError("concatenate: the tensors have different numbers of dimensions")
+    offsets = [sum(sizes[:k]) for k in range(len(sizes))]
+    shape = list(tensors[0].shape)
+    shape[axis] = E.const(sum(sizes))
+
+    def f(*i):
+        def load(k):
+            idx = list(i)
+            idx[axis] = i[axis] - offsets[k] if offsets[k] else i[axis]
+            return tensors[k](*idx)
+
+        value = load(len(tensors) - 1)
+        for k in range(len(tensors) - 2, -1, -1):
+            value = te.if_then_else(i[axis] < offsets[k + 1], load(k), value)
+        return value
+
+    return te.compute(tuple(shape), f, name="T_concat", tag=tag.INJECTIVE)
+
+
+def split(ary, indices_or_sections, axis: int = 0) -> List:
+    """Pieces of `ary` along `axis`: an int gives that many equal sections, a list the split
+    points, as numpy.split."""
+    axis = normalize_axis(axis, ary.ndim, "split")
+    size = get_const_int(ary.shape[axis], "split size")
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0 or size % n:
+            raise IRError(f"split: {size} elements along axis {axis} do not split into {n} "
+                          "equal sections")
+        points = [size // n * k for k in range(1, n)]
+    else:
+        points = [int(p) for p in indices_or_sections]
+    bounds = [0] + points + [size]
+    outs = []
+    for k, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+        if hi < lo:
+            raise IRError(f"split: the split points {points} are not increasing")
+        shape = list(ary.shape)
+        shape[axis] = E.const(hi - lo)
+
+        def f(*i, lo=lo):
+            idx = list(i)
+            idx[axis] = i[axis] + lo if lo else i[axis]
+            return ary(*idx)
+
+        outs.append(te.compute(tuple(shape), f, name=f"T_split{k}", tag=tag.INJECTIVE))
+    return outs
+
+
+def squeeze(a, axis=None):
+    """`a` without the given dimensions of size 1 (all of them when axis is None)."""
+    shape = get_const_tuple(a.shape)
+    if axis is None:
+        axes = [k for k, s in enumerate(shape) if isinstance(s, int) and s == 1]
+    else:
+        axes = normalize_axes(axis, a.ndim, "squeeze")
+        for k in axes:
+            if shape[k] != 1:
+                raise IRError(f"squeeze: dimension {k} has size {shape[k]}, not 1")
+    kept = [k for k in range(a.ndim) if k not in axes]
+
+    def f(*i):
+        idx = [E.const(0)] * a.ndim
+        for k, v in zip(kept, i):
+            idx[k] = v
+        return a(*idx)
+
+    return te.compute(tuple(a.shape[k] for k in kept), f, name="T_squeeze", tag=tag.INJECTIVE)
+
+
+def expand_dims(a, axis: int, num_newaxis: int = 1):
+    """`a` with `num_newaxis` dimensions of size 1 inserted at `axis`."""
+    axis = normalize_axis(axis, a.ndim + 1, "expand_dims")
+    shape = tuple(a.shape[:axis]) + (E.const(1),) * num_newaxis + tuple(a.shape[axis:])
+    return te.compute(shape, lambda *i: a(*(i[:axis] + i[axis + num_newaxis:])),
+                      name="T_expand_dims", tag=tag.INJECTIVE)
+
+
+def strided_slice(a, begin, end, strides=None, axes=None, slice_mode="end"):
+    """a[begin:end:strides] on the given axes (all leading axes when `axes` is None), with
+    numpy's rules for negative and out-of-range bounds; slice_mode "size" reads `end` as
+    sizes (-1: to the end)."""
+    shape = get_const_tuple(a.shape)
+    axes = list(range(len(begin))) if axes is None else \
+        [normalize_axis(int(x), a.ndim, "strided_slice") for x in axes]
+    strides = [1] * len(axes) if strides is None else list(strides)
+    if not (len(begin) == len(end) == len(axes)) or len(strides) not in (1, len(axes)):
+        raise IRError("strided_slice: begin, end, strides and axes must have one entry per "
+                      "sliced axis")
+    if len(strides) == 1:
+        strides = strides * len(axes)
+    start = [0] * a.ndim
+    step = [1] * a.ndim
+    out_shape = list(a.shape)
+    for ax, b, e, s in zip(axes, begin, end, strides):
+        dim = shape[ax]
+        if not isinstance(dim, int):
+            raise IRError("strided_slice: sliced dimensions must be static")
+        b, e, s = int(b), int(e), int(s)
+        if slice_mode == "size":
+            e = dim if e < 0 else b + e
+            s = 1
+        if s == 0:
+            raise IRError("strided_slice: a stride of 0")
+        lo, hi, st = slice(b, e, s).indices(dim)
+        n = max(0, (hi - lo + (st - (1 if st > 0 else -1))) // st)
+        start[ax], step[ax], out_shape[ax] = lo, st, E.const(n)
+
+    def f(*i):
+        return a(*[i[k] * step[k] + start[k] if (step[k] != 1 or start[k]) else i[k]
+                   for k in range(a.ndim)])
+
+    return te.compute(tuple(out_shape), f, name="T_strided_slice", tag=tag.INJECTIVE)
+
+
+def take(a, indices, axis=None, batch_dims=0, mode="clip"):
+    """Elements of `a` at `indices` along `axis` (of the flattened `a` when None), as
+    numpy.take. mode: "clip" clamps indices into range, "wrap" takes them modulo the size
+    (so -1 is the last), "fast" assumes they are in range."""
+    if batch_dims:
+        raise IRError("take: batch_dims other than 0 is not supported")
+    if mode not in ("clip", "wrap", "fast"):
+        raise IRError(f"take: mode '{mode}' is not 'clip', 'wrap' or 'fast'")
+    if axis is None:
+        size = 1
+        for s in a.shape:
+            size = size * s
+        flat = reshape(a, (get_const_int(size, "take: input size"),))
+        return take(flat, indices, 0, 0, mode)
+    axis = normalize_axis(axis, a.ndim, "take")
+    n = a.shape[axis]
+    ind_shape = tuple(indices.shape)
+
+    def fix(j):
+        j = j if j.dtype == "int32" else j.astype("int32")
+        if mode == "clip":
+            return E.Min(E.Max(j, E.const(0)), n - 1)
+        if mode == "wrap":
+            return te.floormod(j, n)
+        return j
+
+    def f(*i):
+        before, mid, after = i[:axis], i[axis:axis + len(ind_shape)], i[axis + len(ind_shape):]
+        return a(*before, fix(indices(*mid)), *after)
+
+    shape = tuple(a.shape[:axis]) + ind_shape + tuple(a.shape[axis + 1:])
+    return te.compute(shape, f, name="T_take", tag=tag.INJECTIVE)
+
+
+def where(condition, x, y):
+    """x where condition else y, the three broadcast together."""
+    tensors = [t for t in (condition, x, y) if isinstance(t, te.Tensor)]
+    shape = ()
+    for t in tensors:
+        shape = broadcast_shape(shape, t.shape, "where")
+
+    def val(v, i):
+        return v(*broadcast_index(v, i)) if isinstance(v, te.Tensor) else E.convert(v)
+
+    def f(*i):
+        c = val(condition, i)
+        if not c.dtype.is_bool:
+            c = E.binary(E.NE, c, E.make_const(c.dtype, 0))
+        return te.select(c, val(x, i), val(y, i))
+
+    return te.compute(shape, f, name="T_where", tag=tag.BROADCAST)

@@ -1,0 +1,22 @@
+"""x86 (any CPU, "llvm" and "c" targets) schedules, after TVM's `topi.x86`. Each takes the
+output tensors of a possibly fused group. Tunables are module-level constants of the files
+(dense.DENSE_ROWS, conv2d.CONV_CHANNEL_BLOCK, injective.VECTOR_LANES, ...)."""
+from .batch_matmul import schedule_batch_matmul  # noqa: F401
+from .conv2d import (  # noqa: F401
+    schedule_conv2d_nchw,
+    schedule_conv2d_transpose_nchw,
+    schedule_depthwise_conv2d_nchw,
+    schedule_group_conv2d_nchw,
+)
+from .dense import (  # noqa: F401
+    blocked_gemm,
+    dense_pack,
+    schedule_dense,
+    schedule_dense_pack,
+    schedule_matmul,
+)
+from .fused import schedule_fused  # noqa: F401
+from .injective import schedule_injective, schedule_injective_from_existing  # noqa: F401
+from .pooling import schedule_adaptive_pool, schedule_pool  # noqa: F401
+from .reduction import schedule_layer_norm, schedule_lrn, schedule_reduce  # noqa: F401
+from .softmax import schedule_softmax  # noqa: F401

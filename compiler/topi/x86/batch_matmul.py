@@ -1,0 +1,34 @@
+"""batch_matmul for x86: (batch, row) fused and in parallel; the columns vectorized when the
+second operand is not transposed (then its rows are contiguous)."""
+from __future__ import annotations
+
+from ..utils import as_outputs, divisor_at_most, get_const_tuple
+from .anchored import schedule_anchored
+
+BATCH_MATMUL_COLS = 16
+
+
+def _tile(s, anchor, out_op):
+    _, _, n = get_const_tuple(anchor.output(0).shape)
+    cols = divisor_at_most(n, BATCH_MATMUL_COLS)
+    if out_op is anchor:
+        acc = s.cache_write(anchor.output(0), "local")
+        o = s[anchor]
+    else:
+        acc = anchor.output(0)
+        o = s[out_op]
+    b, i, j = o.op.axis
+    jo, ji = o.split(j, factor=cols)
+    o.reorder(b, i, jo, ji)
+    o.parallel(o.fuse(b, i))
+    o.vectorize(ji)
+    a = s[acc]
+    a.compute_at(o, jo)
+    ab, ai, aj = a.op.axis
+    a.reorder(ab, ai, *a.op.reduce_axis, aj)
+    a.vectorize(aj)
+
+
+def schedule_batch_matmul(outs):
+    """Schedule batch_matmul (and what was fused after it)."""
+    return schedule_anchored(as_outputs(outs), lambda t: t == "batch_matmul", _tile)

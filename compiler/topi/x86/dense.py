@@ -1,0 +1,124 @@
+"""dense / matmul / dense_pack for x86.
+
+The register-blocked GEMM schedule (what bench/gemm.py measures): blocks of DENSE_ROW_BLOCK
+rows run in parallel; inside, tiles of DENSE_ROWS rows (unrolled) by DENSE_COLS columns (one
+vector) accumulate over the whole reduction, so each B row slice loaded feeds DENSE_ROWS FMAs.
+B must be contiguous along the output columns: `matmul(A, B)` with B [K, N] is, and so is
+`dense_pack`, which repacks dense's weight [N, K] into [N / bn, K, bn] panels first. Plain
+`dense` (weight [N, K]) gets the same loops with a strided weight read: correct, slower.
+"""
+from __future__ import annotations
+
+from ... import te
+from ...ir.dtype import as_dtype
+from ...ir.errors import IRError
+from ..nn.dense import add_bias
+from ..utils import as_outputs, divisor_at_most, get_const_tuple
+from .anchored import schedule_anchored
+
+# Rows of the register tile (unrolled inside the reduction loop).
+DENSE_ROWS = 4
+# Columns of the register tile (one vector of float32 lanes).
+DENSE_COLS = 32
+# Rows per parallel task (they share the B panel in cache).
+DENSE_ROW_BLOCK = 32
+
+
+def _factors(m, n, rows, cols, row_block):
+    rb = divisor_at_most(m, row_block)
+    return rb, divisor_at_most(rb, rows), divisor_at_most(n, cols)
+
+
+def blocked_gemm(s, C, rows=DENSE_ROWS, cols=DENSE_COLS, row_block=DENSE_ROW_BLOCK,
+                 parallel=True):
+    """The register-blocked schedule applied to the 2-d reduction stage `C` (C[i, j] =
+    sum_k ...), accumulating in place in C's buffer. Returns s."""
+    i, j = s[C].op.axis
+    (k,) = s[C].op.reduce_axis
+    m, n = get_const_tuple(C.shape if hasattr(C, "shape") else C.output(0).shape)
+    rb, rows, cols = _factors(m, n, rows, cols, row_block)
+    st = s[C]
+    io, ii = st.split(i, factor=rb)
+    iio, iii = st.split(ii, factor=rows)
+    jo, ji = st.split(j, factor=cols)
+    st.reorder(io, jo, iio, k, iii, ji)
+    st.unroll(iii)
+    st.vectorize(ji)
+    if parallel:
+        st.parallel(io)
+    return s
+
+
+def _tile(s, anchor, out_op):
+    if out_op is anchor:
+        blocked_gemm(s, anchor.output(0))
+        return
+    m, n = get_const_tuple(anchor.output(0).shape)
+    rb, rows, cols = _factors(m, n, DENSE_ROWS, DENSE_COLS, DENSE_ROW_BLOCK)
+    o = s[out_op]
+    i, j = o.op.axis
+    io, ii = o.split(i, factor=rb)
+    iio, iii = o.split(ii, factor=rows)
+    jo, ji = o.split(j, factor=cols)
+    o.reorder(io, jo, iio, iii, ji)
+    o.vectorize(ji)
+    o.parallel(io)
+    a = s[anchor]
+    a.compute_at(o, iio)
+    ai, aj = a.op.axis
+    a.reorder(*a.op.reduce_axis, ai, aj)
+    a.unroll(ai)
+    a.vectorize(aj)
+
+
+def _packed_weight(s, op):
+    st = s[op]
+    z, _, x = st.op.axis
+    st.parallel(z)
+    st.vectorize(x)
+
+
+def _schedule(outs):
+    s = schedule_anchored(as_outputs(outs), lambda t: t in ("dense", "dense_pack", "matmul"),
+                          _tile)
+    for st in s.stages:
+        if st.op.name == "T_packed_weight" and st.attach_type == "root":
+            _packed_weight(s, st.op)
+    return s
+
+
+def schedule_dense(outs):
+    """Schedule dense / dense_pack / matmul (and the bias, activation... fused after it)."""
+    return _schedule(outs)
+
+
+schedule_dense_pack = schedule_dense
+schedule_matmul = schedule_dense
+
+
+def dense_pack(data, weight, bias=None, out_dtype=None, bn=None):
+    """dense with the weight [N, K] repacked into [N / bn, K, bn] panels (a stage of its own,
+    "T_packed_weight"), so the blocked schedule reads it contiguously (tag "dense_pack").
+    bn defaults to the largest divisor of N up to DENSE_COLS."""
+    if data.ndim != 2 or weight.ndim != 2:
+        raise IRError("dense_pack: data and weight must be 2-d ([batch, in] and [out, in])")
+    out_dtype = as_dtype(out_dtype or data.dtype)
+    m, k_ = get_const_tuple(data.shape)
+    n, k2 = get_const_tuple(weight.shape)
+    if not all(isinstance(v, int) for v in (m, k_, n, k2)) or k_ != k2:
+        raise IRError(f"dense_pack: needs static shapes with equal reduction sizes, got data "
+                      f"{[str(v) for v in data.shape]} and weight {[str(v) for v in weight.shape]}")
+    bn = bn or divisor_at_most(n, DENSE_COLS)
+    if n % bn:
+        raise IRError(f"dense_pack: bn={bn} does not divide the output size {n}")
+    packed = te.compute((n // bn, k_, bn), lambda z, kk, x: weight[z * bn + x, kk],
+                        name="T_packed_weight")
+    k = te.reduce_axis((0, k_), name="k")
+
+    def acc(v):
+        return v if v.dtype == out_dtype else v.astype(out_dtype)
+
+    out = te.compute((m, n), lambda i, j: te.sum(acc(data[i, k])
+                                                 * acc(packed[j // bn, k, j % bn]), axis=k),
+                     name="T_dense_pack", tag="dense_pack")
+    return out if bias is None else add_bias(out, bias)

@@ -1,0 +1,77 @@
+"""Injective schedules for x86 (and any CPU): the outer axes fused and run in parallel, the
+innermost axis split by a vector width and vectorized."""
+from __future__ import annotations
+
+from ...te import create_schedule
+from ...te.tensor import ComputeOp
+from ...tir import expr as E
+from .. import tag
+from ..utils import as_outputs, divisor_at_most, get_const_tuple
+
+# Lanes of the innermost vectorized loop (float32: two AVX2 registers).
+VECTOR_LANES = 16
+# Below this many elements an injective output runs serially (a parallel launch costs more).
+PARALLEL_MIN_ELEMENTS = 1 << 14
+
+
+def _size(shape):
+    total = 1
+    for s in get_const_tuple(shape):
+        if not isinstance(s, int):
+            return None
+        total *= s
+    return total
+
+
+def schedule_injective_from_existing(s, out):
+    """Lay out the loops of the output tensor `out` in `s` (its producers untouched):
+    fuse every axis but the last and run it in parallel, vectorize the last by up to
+    VECTOR_LANES lanes (a divisor of its extent, so no tail)."""
+    stage = s[out]
+    axes = list(stage.op.axis)
+    if not axes:
+        return s
+    size = _size(out.shape)
+    last = axes[-1]
+    extent = get_const_tuple((last.dom.extent,))[0]
+    inner = None
+    if isinstance(extent, int) and extent >= 2:
+        lanes = divisor_at_most(extent, VECTOR_LANES)
+        if lanes >= 2:
+            outer_last, inner = stage.split(last, factor=lanes) if lanes < extent else (None, last)
+            axes = axes[:-1] + ([outer_last] if outer_last is not None else [])
+    else:
+        axes = axes[:-1] + [last]
+    if axes and (size is None or size >= PARALLEL_MIN_ELEMENTS):
+        fused = stage.fuse(*axes) if len(axes) > 1 else axes[0]
+        stage.parallel(fused)
+    if inner is not None:
+        stage.vectorize(inner)
+    return s
+
+
+def inline_injective_producers(s, op, outputs):
+    """Inline every injective, non-output compute that `op` reads, transitively through
+    injective ones."""
+    for t in op.input_tensors:
+        p = t.op
+        if isinstance(p, ComputeOp) and tag.is_injective(p.tag) and id(p) not in outputs:
+            if s[p].attach_type != "inline":
+                s[p].compute_inline()
+                inline_injective_producers(s, p, outputs)
+
+
+def schedule_injective(outs):
+    """Schedule a group of injective operators: intermediates inlined, each output laid out by
+    schedule_injective_from_existing."""
+    outs = as_outputs(outs)
+    s = create_schedule([o.op for o in outs])
+    outputs = {id(o.op) for o in outs}
+    for o in outs:
+        inline_injective_producers(s, o.op, outputs)
+        schedule_injective_from_existing(s, o)
+    return s
+
+
+def is_const_extent(iv) -> bool:
+    return isinstance(E.convert(iv.dom.extent), E.IntImm)

@@ -1,0 +1,29 @@
+"""Pooling for x86: the output's (n, c, y) loops fused and in parallel, the pool's window
+reduction computed per output row inside that loop."""
+from __future__ import annotations
+
+from ..utils import as_outputs
+from .anchored import schedule_anchored
+
+
+def _is_pool(t: str) -> bool:
+    return t in ("pool_max", "pool_sum", "adaptive_pool_max", "adaptive_pool_sum")
+
+
+def _tile(s, anchor, out_op):
+    stage = s[out_op]
+    axes = list(stage.op.axis)
+    outer = stage.fuse(*axes[:-1]) if len(axes) > 2 else axes[0]
+    stage.parallel(outer)
+    if out_op is not anchor:
+        s[anchor].compute_at(stage, outer)
+
+
+def schedule_pool(outs, layout="NCHW"):
+    """Schedule max / avg pool2d (and what was fused after it)."""
+    return schedule_anchored(as_outputs(outs), _is_pool, _tile)
+
+
+def schedule_adaptive_pool(outs):
+    """Schedule adaptive / global pooling (and what was fused after it)."""
+    return schedule_anchored(as_outputs(outs), _is_pool, _tile)
