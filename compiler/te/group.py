@@ -206,10 +206,6 @@ def group_stages(sch, members: List[Stage], name: Optional[str] = None) -> Group
     for st in members:
         if st.group is not None:
             counts.setdefault(id(st.group), [st.group, 0])[1] += 1
-    g = GroupStage(sch, name)
-    g.group = parent
-    if parent is not None:
-        parent.num_child_stages += 1
     # a group whose children are all taken counts as one taken child of its own group
     stack = [grp for grp, n in counts.values()
              if grp is not parent and grp.num_child_stages == n]
@@ -221,12 +217,15 @@ def group_stages(sch, members: List[Stage], name: Optional[str] = None) -> Group
             if entry[1] == grp.group.num_child_stages:
                 stack.append(grp.group)
     for grp, n in counts.values():
-        if grp is parent:
-            continue
-        if grp.num_child_stages != n:
-            raise ScheduleError(f"create_group: the stages overlap {grp.name} without "
+        if grp is not parent and grp.num_child_stages != n:
+            raise ScheduleError(f"create_group: the stages overlap group '{grp.name}' without "
                                 "containing all of it; a group must contain whole groups")
-        if grp.group is parent:
+    g = GroupStage(sch, name)
+    g.group = parent
+    if parent is not None:
+        parent.num_child_stages += 1
+    for grp, _ in counts.values():
+        if grp is not parent and grp.group is parent:
             _move(grp, parent, g)
     for st in members:
         if st.group is parent:
