@@ -72,7 +72,7 @@ def test_rfactor_outer_part_parallel_vectorize(target):
     s[BF].reorder(BF.op.axis[0], BF.op.reduce_axis[0], BF.op.axis[1])
     s[BF].vectorize(BF.op.axis[1])
     text = str(lower(s, [A, B], simple_mode=True))
-    assert "# parallel" in text and "max(" in text
+    assert "# parallel" in text and "B.rf[ramp(i * 8, 1, 8)] = max(" in text
     f = build(s, [A, B], target=target)
     a = np.random.default_rng(2).standard_normal((n, m)).astype("float32")
     _, b = _call(f, [a, np.zeros(n, "float32")])
