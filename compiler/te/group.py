@@ -136,7 +136,7 @@ def _producers(sch, st: Stage) -> List[Stage]:
     return out
 
 
-def _subgraph(sch, outputs: List[Stage], inputs: List[Stage], include_inputs: bool):
+def subgraph(sch, outputs: List[Stage], inputs: List[Stage], include_inputs: bool):
     """Stages on a path from `outputs` back to `inputs` (the inputs themselves only with
     include_inputs), producers first."""
     boundary = set(map(id, inputs))
@@ -188,7 +188,7 @@ def create_group(sch, outputs, inputs, include_inputs: bool = False) -> GroupSta
     out_stages = _stages_of(sch, outputs, "outputs")
     if not out_stages:
         raise ScheduleError("create_group: give at least one output tensor")
-    members = _subgraph(sch, out_stages, _stages_of(sch, inputs, "inputs"), include_inputs)
+    members = subgraph(sch, out_stages, _stages_of(sch, inputs, "inputs"), include_inputs)
     if not members:
         names = ", ".join(f"'{s.name}'" for s in out_stages)
         raise ScheduleError(f"create_group: no stage lies between the inputs and the outputs "
@@ -273,13 +273,11 @@ def resolve_attachments(sch):
     """A copy of `sch` in which every stage's attachment is explicit: members at the root of a
     group take the group's attachment, and a scan's update (and body) is computed at the
     scan's time loop."""
-    from .scan import scan_loop_axis  # the scan module builds on groups
-
     out = sch.copy()
     for st in out.stages:
         spec = attach_spec(st)
         kind, parent, axis = spec.attach_type, spec.attach_stage, spec.attach_ivar
-        if kind == "scan_update":
-            kind, axis = "scope", scan_loop_axis(parent)
+        if kind == "scan_update":  # a scan stage's time loop is its first leaf
+            kind, axis = "scope", parent.leaf_iter_vars[0]
         st.attach_type, st.attach_stage, st.attach_ivar = kind, parent, axis
     return out

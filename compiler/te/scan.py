@@ -27,6 +27,7 @@ from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.buffer import Buffer, decl_buffer
 from ..tir.stmt import For, ForKind, Stmt, no_op
+from .group import group_stages, subgraph
 from .tag import scoped_tag
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorLoad, tensor_loads
 
@@ -156,15 +157,13 @@ def scan(init, update, state_placeholder, inputs=None, name: str = "scan", tag: 
 def setup_scans(sch) -> None:
     """At schedule creation, as TVM: each scan's body becomes a group, and it and the updates
     are computed at the scan's time loop ("scan_update")."""
-    from .group import _subgraph, group_stages
-
     for st in list(sch.stages):
         op = st.op
         if not isinstance(op, ScanOp):
             continue
         updates = [sch[u] for u in op.update]
         bounds = [sch[t] for t in op.state_placeholder + op.inputs]
-        members = _subgraph(sch, updates, bounds, False)
+        members = subgraph(sch, updates, bounds, False)
         if members:
             g = group_stages(sch, members, f"{op.name}.body")
             g.attach_type, g.attach_stage, g.attach_ivar = "scan_update", st, op.scan_axis

@@ -211,3 +211,22 @@ def test_reads_state_outside_the_time_loop():
         lower(s, [X, s_scan])
     s[sS].compute_at(s[s_scan], s_scan.op.scan_axis)
     lower(s, [X, s_scan])
+
+
+def test_updates_from_one_multi_output_compute(target):
+    m, n = 6, 3
+    X = te.placeholder((m, n), name="X")
+    st1, st2 = te.placeholder((m, n), name="st1"), te.placeholder((m, n), name="st2")
+    i1, i2 = te.compute((1, n), lambda _, i: (X[0, i], X[0, i] * 0), name="init")
+    u1, u2 = te.compute((m, n), lambda t, i: (st1[t - 1, i] + X[t, i],
+                                              st2[t - 1, i] + st1[t - 1, i]), name="upd")
+    r1, r2 = te.scan([i1, i2], [u1, u2], [st1, st2], inputs=[X])
+    s = te.create_schedule(r1.op)
+    f = build(s, [X, r1, r2], target=target)
+    a = np.random.default_rng(4).random((m, n), dtype="float32")
+    _, o1, o2 = _call(f, [a, np.zeros((m, n), "float32"), np.zeros((m, n), "float32")])
+    e1, e2 = np.cumsum(a, axis=0), np.zeros_like(a)
+    for t in range(1, m):
+        e2[t] = e2[t - 1] + e1[t - 1]
+    np.testing.assert_allclose(o1, e1, rtol=1e-5)
+    np.testing.assert_allclose(o2, e2, rtol=1e-5)

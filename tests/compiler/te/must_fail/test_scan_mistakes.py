@@ -1,7 +1,7 @@
 """Mistakes with te.scan and its schedule: each names the scan, the state or the stage."""
 import pytest
 
-from compiler import te
+from compiler import lower, te
 from compiler.ir.errors import ScheduleError
 
 
@@ -83,8 +83,6 @@ def test_update_cannot_move():
 
 
 def test_init_computed_in_the_time_loop():
-    from compiler import lower
-
     m, X, state, init, update = _parts()
     res = te.scan(init, update, state)
     s = te.create_schedule(res.op)
@@ -95,8 +93,6 @@ def test_init_computed_in_the_time_loop():
 
 
 def test_compute_at_a_spatial_axis_of_the_scan():
-    from compiler import lower
-
     m, X, state, init, update = _parts()
     res = te.scan(init, update, state)
     s = te.create_schedule(res.op)
