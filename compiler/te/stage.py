@@ -4,6 +4,9 @@ bind, attach). Every mistake raises ScheduleError naming the stage and the axis.
 Vectorize: allowed on any leaf axis here; lowering raises ScheduleError if that loop's extent
 is not a constant after bound inference (split by a constant factor first), as TVM does.
 Bind: the loop becomes `For(kind=THREAD_BINDING, thread_binding=<the thread IterVar>)`.
+Attachment (`attach_type`): "root" (the root of its group, if any: see group.py), "inline",
+"scope" (compute_at), or "scan_update" (a scan's update, computed at each step of its time loop;
+see scan.py).
 """
 from __future__ import annotations
 
