@@ -16,6 +16,7 @@ from ..tir.op import (  # noqa: F401
     truncdiv,
     truncmod,
 )
+from .group import GroupStage  # noqa: F401
 from .intrin import *  # noqa: F401,F403
 from .intrin import abs, all, any, if_then_else, max_value, min_value, power, select  # noqa: F401
 from .operation import (  # noqa: F401
@@ -29,6 +30,7 @@ from .operation import (  # noqa: F401
     var,
 )
 from .reduction import comm_reducer, max, min, sum  # noqa: F401
+from .scan import ScanOp, scan  # noqa: F401
 from .schedule import Schedule, create_schedule  # noqa: F401
 from .stage import Stage  # noqa: F401
 from .tag import TagScope, tag_scope  # noqa: F401

@@ -6,6 +6,7 @@ from typing import Callable, Dict
 
 from ..tir import expr as E
 from ..tir.functor import IRMutator, substitute
+from .scan import ScanOp
 from .stage import Stage
 from .tensor import ExternOp, TensorLoad
 
@@ -33,6 +34,9 @@ def inline_bodies(sch) -> Dict[Stage, tuple]:
             continue
         if isinstance(st.op, ExternOp):
             bodies[st] = ()  # an opaque statement over buffers: no tensor reads to inline
+            continue
+        if isinstance(st.op, ScanOp):
+            bodies[st] = st.op.scan_reads()  # one step of the time loop reads its updates
             continue
         bodies[st] = tuple(_Inliner(sch, bodies).visit(b) for b in st.op.body)
     return bodies

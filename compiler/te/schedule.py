@@ -1,5 +1,6 @@
 """A Schedule: the stages of every operation reachable from the outputs, in producer-before-
-consumer order, plus the primitives that add stages (cache_read, cache_write)."""
+consumer order, plus the primitives that add stages (cache_read, cache_write, rfactor) and
+groups of stages (create_group; compiler/te/group.py)."""
 from __future__ import annotations
 
 import copy
@@ -7,9 +8,13 @@ from typing import Dict, List, Sequence, Union
 
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
-from ..tir.functor import IRMutator, substitute
+from ..tir.functor import IRMutator
+from .cache_write import cache_write_relayout
+from .group import GroupStage, copy_groups, create_group
 from .iter_relation import Rebase
 from .operation import compute
+from .rfactor import rfactor
+from .scan import setup_scans
 from .stage import Stage
 from .tensor import ComputeOp, Operation, Tensor, TensorLoad
 
@@ -19,12 +24,14 @@ class Schedule:
         self.outputs = list(outputs)
         self.stages: List[Stage] = []
         self.stage_map: Dict[Operation, Stage] = {}
+        self.groups: List[GroupStage] = []
         for op in _post_order(self.outputs):
             st = Stage(op, self)
             self.stages.append(st)
             self.stage_map[op] = st
         for op in self.outputs:
             self.stage_map[op].is_output = True
+        setup_scans(self)
 
     def __getitem__(self, key: Union[Tensor, Operation]) -> Stage:
         op = key.op if isinstance(key, Tensor) else key
@@ -76,6 +83,7 @@ class Schedule:
                 c.attach_stage = twin[c.attach_stage]
         out.stages = [twin[st] for st in self.stages]
         out.stage_map = {op: twin[st] for op, st in self.stage_map.items()}
+        copy_groups(self, out, twin)
         return out
 
     def normalize(self) -> "Schedule":
@@ -100,7 +108,7 @@ class Schedule:
                 st.all_iter_vars.append(new)
                 st.leaf_iter_vars[st.leaf_iter_vars.index(iv)] = new
                 rebased[iv] = new
-        for st in out.stages:
+        for st in out.stages + out.groups:
             if st.attach_type == "scope" and st.attach_ivar in rebased:
                 st.attach_ivar = rebased[st.attach_ivar]
         return out
@@ -116,9 +124,15 @@ class Schedule:
             if r.is_placeholder or tensor not in r.op.input_tensors:
                 raise ScheduleError(f"cache_read of '{tensor.name}': stage '{r.name}' does not "
                                     f"read '{tensor.name}'")
+            if not isinstance(r.op, ComputeOp):
+                raise ScheduleError(f"cache_read of '{tensor.name}': reader '{r.name}' is not a "
+                                    "te.compute stage; only compute stages can read a cache")
         cache = compute(tensor.shape, lambda *i: tensor[i], name=f"{tensor.name}.{scope}")
         stage = Stage(cache.op, self)
         stage.scope = scope
+        stage.group = producer.group
+        if stage.group is not None:
+            stage.group.num_child_stages += 1
         for r in reader_stages:
             _replace_op(self, r, _rewrite_op(r.op, {tensor: cache}))
         first = min(self.stages.index(r) for r in reader_stages)
@@ -127,55 +141,22 @@ class Schedule:
         self.stage_map[cache.op] = stage
         return cache
 
-    def cache_write(self, tensor: Tensor, scope: str) -> Tensor:
-        """Compute `tensor` into a new stage in `scope`; the original stage copies it out."""
-        stage = self[tensor]
-        op = stage.op
-        if not isinstance(op, ComputeOp):
-            raise ScheduleError(f"cache_write: '{tensor.name}' is a placeholder, not a compute")
-        if stage.relations or stage.attach_type != "root":
-            raise ScheduleError(f"cache_write on stage '{stage.name}' must come before split, "
-                                "fuse, reorder or compute_at on it")
-        new_axis = tuple(E.IterVar(iv.dom, E.Var(iv.var.name + ".c", iv.var.dtype), iv.kind)
-                         for iv in op.axis)
-        vmap = {iv.var: n.var for iv, n in zip(op.axis, new_axis)}
+    def cache_write(self, tensor, scope: str):
+        """Compute `tensor` (or a list of all outputs of one te.compute) into a new stage in
+        `scope`; the original stage copies it out. After split/fuse/reorder of the stage's data
+        axes the cache takes the stage's loop order as its layout, as TVM's; returns the cache
+        tensor (a list for a list)."""
+        return cache_write_relayout(self, tensor, scope)
 
-        body = _substitute_bodies(op.body, vmap)
-        cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, body)
-        idx = tuple(iv.var for iv in op.axis)
-        new_op = ComputeOp(op.name, op.tag, op.attrs, op.axis,
-                           tuple(t[idx] for t in cache_op.outputs))
-        cache_stage = Stage(cache_op, self)
-        cache_stage.scope = scope
-        _replace_op(self, stage, new_op)
-        stage.all_iter_vars = list(new_op.axis)
-        stage.leaf_iter_vars = list(new_op.axis)
-        self.stages.insert(self.stages.index(stage), cache_stage)
-        self.stage_map[cache_op] = cache_stage
-        return cache_op.outputs[tensor.value_index] if len(cache_op.outputs) > 1 \
-            else cache_op.outputs[0]
+    def rfactor(self, tensor: Tensor, axis, factor_axis: int = 0):
+        """Factor the reduction of `tensor` over the reduce axis `axis` (a leaf, typically
+        one part of a split reduce axis) into a new stage (returned) that keeps `axis` as a
+        data axis at position `factor_axis`; `tensor`'s stage then reduces over that axis."""
+        return rfactor(self, tensor, axis, factor_axis)
 
-
-def _substitute_bodies(bodies, vmap) -> tuple:
-    """`bodies` with `vmap` applied, inside Reduce combiners (result, identity) too; bodies that
-    shared one combiner share the new one."""
-    combiners: Dict[int, E.CommReducer] = {}
-
-    def combiner(c: E.CommReducer) -> E.CommReducer:
-        if id(c) not in combiners:
-            combiners[id(c)] = E.CommReducer(c.lhs, c.rhs,
-                                             tuple(substitute(x, vmap) for x in c.result),
-                                             tuple(substitute(x, vmap) for x in c.identity))
-        return combiners[id(c)]
-
-    out = []
-    for b in bodies:
-        b = substitute(b, vmap)
-        if isinstance(b, E.Reduce):
-            b = E.Reduce(combiner(b.combiner), b.source, b.axis, b.condition, b.value_index,
-                         b.init, b.dtype)
-        out.append(b)
-    return tuple(out)
+    def create_group(self, outputs, inputs, include_inputs: bool = False) -> GroupStage:
+        """A group stage of the stages between `inputs` and `outputs` (see group.py)."""
+        return create_group(self, outputs, inputs, include_inputs)
 
 
 class _ReplaceLoads(IRMutator):

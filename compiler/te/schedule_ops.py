@@ -22,7 +22,9 @@ from ..tir.functor import collect_vars
 from ..tir.stmt import Allocate, Stmt, seq
 from .bound import infer_bounds
 from .compute_stmt import make_extern_stmt, make_stage_stmt
+from .group import resolve_attachments
 from .inline import inline_bodies
+from .scan import ScanOp, allocate_scan, check_scans, make_scan_stmt, scan_full_stages
 from .stage import Stage
 from .storage import aligned_strides, check_double_buffer, mark_double_buffer
 from .tensor import ExternOp, Tensor, tensor_loads
@@ -86,21 +88,22 @@ class _Lowering:
             check_double_buffer(st)
         computed = {st: bodies[st] for st in sch.stages
                     if not st.is_placeholder and st.attach_type != "inline"}
+        check_scans(sch, computed)
         self._check_attach(computed)
         extern_inputs = self._extern_inputs(computed)
         # An argument computed at a consumer's loop covers what that loop needs there (as
         # TVM: `s[B].compute_at(s[C], i)` with B in the args writes B[i] in iteration i).
         full = {st for st in computed
                 if (st in self.arg_stages and st.attach_type != "scope") or st.is_output
-                or st in extern_inputs or isinstance(st.op, ExternOp)}
+                or st in extern_inputs or isinstance(st.op, ExternOp)} | scan_full_stages(sch)
         self.bounds = infer_bounds(sch, computed, full)
         self.attached: Dict[Tuple[int, int], List[Stage]] = {}
         for st in computed:
             if st.attach_type == "scope":
                 self.attached.setdefault((id(st.attach_stage), id(st.attach_ivar)), []).append(st)
         self.allocs: Dict[Stage, List[Buffer]] = {}
-        for st in computed:
-            self.allocs[st] = self._allocate(st)
+        for st in sorted(computed, key=lambda s: not isinstance(s.op, ScanOp)):
+            self.allocs[st] = self._allocate(st)  # scans first: their parts share their buffers
         body = seq(*[self._emit(st) for st in computed if st.attach_type == "root"])
         for st in reversed([s for s in computed if s.attach_type == "root"]):
             for buf in reversed(self.allocs[st]):
@@ -162,6 +165,8 @@ class _Lowering:
         return found
 
     def _allocate(self, st: Stage) -> List[Buffer]:
+        if isinstance(st.op, ScanOp):
+            return allocate_scan(self, st)
         dom = self.bounds.dom
         bufs = []
         for t in st.op.outputs:
@@ -195,6 +200,8 @@ class _Lowering:
     def _emit(self, st: Stage) -> Stmt:
         if isinstance(st.op, ExternOp):
             return make_extern_stmt(st, self.resolve)
+        if isinstance(st.op, ScanOp):
+            return make_scan_stmt(st, self.bounds, self._attach)
         if st.tensorized is not None:
             return make_tensorize_stmt(st, self.bodies[st], self.bounds, self.resolve,
                                        self._attach)
@@ -238,5 +245,5 @@ def _vars(e):
 def schedule_to_primfunc(sch, args: Sequence, name: str = "main",
                          binds: Optional[Dict] = None) -> PrimFunc:
     """The PrimFunc computing `sch` with `args` as parameters (multi-dimensional accesses)."""
-    return _Lowering(sch, args, binds).run(name)
+    return _Lowering(resolve_attachments(sch), args, binds).run(name)
 

@@ -4,6 +4,9 @@ bind, attach). Every mistake raises ScheduleError naming the stage and the axis.
 Vectorize: allowed on any leaf axis here; lowering raises ScheduleError if that loop's extent
 is not a constant after bound inference (split by a constant factor first), as TVM does.
 Bind: the loop becomes `For(kind=THREAD_BINDING, thread_binding=<the thread IterVar>)`.
+Attachment (`attach_type`): "root" (the root of its group, if any: see group.py), "inline",
+"scope" (compute_at), or "scan_update" (a scan's update, computed at each step of its time loop;
+see scan.py).
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.stmt import ForKind
 from .iter_relation import Fuse, Relation, Singleton, Split
-from .tensor import ExternOp
+from .tensor import ExternOp, PlaceholderOp
 
 
 class IterAttr:
@@ -46,6 +49,7 @@ class Stage:
         self.dim_align: tuple = ()
         self.double_buffered = False
         self.tensorized: Optional[tuple] = None
+        self.group: Optional["Stage"] = None  # the group stage it belongs to (create_group)
 
     @property
     def name(self) -> str:
@@ -53,7 +57,7 @@ class Stage:
 
     @property
     def is_placeholder(self) -> bool:
-        return not hasattr(self.op, "body")
+        return isinstance(self.op, PlaceholderOp)
 
     def __repr__(self) -> str:
         return f"stage({self.name})"
@@ -65,7 +69,21 @@ class Stage:
     def _axis_name(self, iv) -> str:
         return getattr(iv, "name", repr(iv))
 
+    def _check_op(self, prim: str):
+        """An operation may refuse primitives (a scan's time loop is fixed): it names why."""
+        refuse = getattr(self.op, "refuses", None)
+        reason = refuse(prim) if refuse is not None else None
+        if reason:
+            self._fail(prim, reason)
+
+    def _check_reattach(self, prim: str):
+        if self.attach_type == "scan_update":
+            self._fail(prim, f"it is the update of scan '{self.attach_stage.name}', computed at "
+                             "each step of the scan's time loop; schedule its loops instead "
+                             "(split, compute_at of its producers at its axes)")
+
     def _leaf(self, prim: str, iv) -> E.IterVar:
+        self._check_op(prim)
         if not isinstance(iv, E.IterVar):
             self._fail(prim, f"{iv!r} is not an axis (IterVar)")
         if iv in self.leaf_iter_vars:
@@ -79,6 +97,7 @@ class Stage:
     def _check_compute(self, prim: str):
         if self.is_placeholder:
             self._fail(prim, "a placeholder has no loops to schedule")
+        self._check_op(prim)
 
     def _check_not_extern(self, prim: str):
 
@@ -199,8 +218,10 @@ class Stage:
         stage to be computed inside that loop too (attached at it or at a loop nested in it)."""
         self._check_compute("compute_at")
         self._check_not_extern("compute_at")
+        self._check_reattach("compute_at")
         if not isinstance(parent, Stage):
             self._fail("compute_at", "the first argument must be a stage (s[T])")
+        self._check_group("compute_at", parent)
         if parent is self:
             self._fail("compute_at", "a stage cannot be computed at itself")
         if not isinstance(axis, E.IterVar) or axis not in parent.leaf_iter_vars:
@@ -217,14 +238,31 @@ class Stage:
         """Substitute this stage's expression into its consumers (no loops of its own)."""
         self._check_compute("compute_inline")
         self._check_not_extern("compute_inline")
+        self._check_reattach("compute_inline")
         if self.op.reduce_axis:
             self._fail("compute_inline", "cannot inline a reduction; compute it in its own "
                                          "stage (compute_at or root)")
         self.attach_type, self.attach_stage, self.attach_ivar = "inline", None, None
 
     def compute_root(self):
+        """Compute this stage at the root of its group (the function's root when it has no
+        group), as TVM."""
         self._check_compute("compute_root")
+        self._check_reattach("compute_root")
         self.attach_type, self.attach_stage, self.attach_ivar = "root", None, None
+
+    def _check_group(self, prim: str, parent: "Stage"):
+        """A stage of a group (create_group, a scan's body) may only be computed at a stage of
+        the same group or of a group nested in it, as TVM."""
+        if self.group is None:
+            return
+        g = parent.group
+        while g is not None and g is not self.group:
+            g = g.group
+        if g is None:
+            self._fail(prim, f"it belongs to group '{self.group.name}', but stage "
+                             f"'{parent.name}' is outside that group; compute it at a stage of "
+                             "the same group")
 
     def set_scope(self, scope: str):
         self.scope = scope

@@ -28,11 +28,15 @@ def test_placeholder_missing_from_args(ew):
         lower(s, [B])
 
 
-def test_cache_write_after_split(ew):
-    A, B, s = ew
-    s[B].split(B.op.axis[0], factor=2)
-    with pytest.raises(ScheduleError, match=r"cache_write on stage 'B' must come before"):
-        s.cache_write(B, "local")
+def test_cache_write_after_reduce_split():
+    A = te.placeholder((4, 4), name="A")
+    k = te.reduce_axis((0, 4), "k")
+    R = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="R")
+    s = te.create_schedule(R.op)
+    s[R].split(k, factor=2)
+    with pytest.raises(ScheduleError, match=r"cache_write on stage 'R': its reduction axis was "
+                                            r"split or fused \(leaf 'k.outer'\)"):
+        s.cache_write(R, "local")
 
 
 def test_reorder_duplicate_axis(ew):
