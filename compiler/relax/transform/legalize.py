@@ -32,7 +32,7 @@ _SCHEDULES: Dict[str, Callable] = {
     "relax.nn.conv2d": x86.schedule_conv2d_nchw,
     "relax.nn.conv2d_transpose": x86.schedule_conv2d_transpose_nchw,
     "relax.nn.dense": x86.schedule_dense,
-    "relax.matmul": x86.schedule_matmul,
+    "relax.matmul": x86.schedule_matmul,     # 2-d; batched forms below
     "relax.nn.max_pool2d": x86.schedule_pool,
     "relax.nn.avg_pool2d": x86.schedule_pool,
     "relax.nn.adaptive_avg_pool2d": x86.schedule_adaptive_pool,
@@ -51,6 +51,8 @@ def _schedule_of(anchor: X.Call) -> Callable:
     name = anchor.op.name
     if name == "relax.nn.conv2d" and anchor.attrs.groups != 1:
         return x86.schedule_group_conv2d_nchw
+    if name == "relax.matmul" and any(a.struct_info.ndim != 2 for a in anchor.args):
+        return x86.schedule_batch_matmul
     if name in _SCHEDULES:
         return _SCHEDULES[name]
     pattern = op_pattern(anchor)

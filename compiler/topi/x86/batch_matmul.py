@@ -9,7 +9,9 @@ BATCH_MATMUL_COLS = 16
 
 
 def _tile(s, anchor, out_op):
-    _, _, n = get_const_tuple(anchor.output(0).shape)
+    """Any number of leading (batch) axes, then rows and columns: the batch axes and the rows
+    fused in parallel, a strip of columns accumulated in registers over the whole reduction."""
+    n = get_const_tuple(anchor.output(0).shape)[-1]
     cols = divisor_at_most(n, BATCH_MATMUL_COLS)
     if out_op is anchor:
         acc = s.cache_write(anchor.output(0), "local")
@@ -17,18 +19,20 @@ def _tile(s, anchor, out_op):
     else:
         acc = anchor.output(0)
         o = s[out_op]
-    b, i, j = o.op.axis
+    *outer, j = o.op.axis
     jo, ji = o.split(j, factor=cols)
-    o.reorder(b, i, jo, ji)
-    o.parallel(o.fuse(b, i))
+    o.reorder(*outer, jo, ji)
+    o.parallel(o.fuse(*outer))
     o.vectorize(ji)
     a = s[acc]
     a.compute_at(o, jo)
-    ab, ai, aj = a.op.axis
-    a.reorder(ab, ai, *a.op.reduce_axis, aj)
+    *a_outer, aj = a.op.axis
+    a.reorder(*a_outer, *a.op.reduce_axis, aj)
     a.vectorize(aj)
 
 
 def schedule_batch_matmul(outs):
-    """Schedule batch_matmul (and what was fused after it)."""
-    return schedule_anchored(as_outputs(outs), lambda t: t == "batch_matmul", _tile)
+    """Schedule batch_matmul, or a matmul with any number of broadcast batch axes (tag
+    "matmul_nd"), and what was fused after it."""
+    return schedule_anchored(as_outputs(outs), lambda t: t in ("batch_matmul", "matmul_nd"),
+                             _tile)
