@@ -245,6 +245,16 @@ class _Importer:
                 self.values[t.name] = Value(t.name, expr=X.const(data, str(data.dtype)),
                                             known=data)
 
+    def bind_example(self) -> str:
+        """`{name: shape}` for the inputs with symbolic dims, those dims replaced by 1."""
+        items = []
+        for v in self.inputs:
+            shape = v.struct_info.shape
+            if not all(isinstance(d, int) for d in shape):
+                dims = [str(d) if isinstance(d, int) else "1" for d in shape]
+                items.append(f"{v.name_hint!r}: ({', '.join(dims)}{',' if len(dims) == 1 else ''})")
+        return "{" + ", ".join(items) + "}"
+
     def weight_var(self, value: Value) -> X.Var:
         """The parameter of `main` for a weight, made when the computation first reads it."""
         if value.expr is None:

@@ -12,6 +12,7 @@ from onnx import helper, numpy_helper
 
 from ...ir.errors import UnsupportedOpError
 from ...relax import expr as X
+from ...relax import shape_util as su
 from ...relax.struct_info import TensorStructInfo
 from ..errors import ModelError
 
@@ -162,9 +163,10 @@ class NodeContext:
     def static_shape(self, i: int, why: str = "") -> Tuple[int, ...]:
         shape = self.shape(i)
         if not all(isinstance(d, int) for d in shape):
-            raise ModelError(f"{self.where}: input {i} has symbolic shape {shape}, but "
-                             f"{why or 'this operator'} needs its dims; bind them with "
-                             "from_onnx(model, shape={'<input>': (1, ...)})")
+            dims = ", ".join(su.dim_str(d) for d in shape)
+            raise ModelError(f"{self.where}: input {i} has symbolic shape ({dims}), but "
+                             f"{why or 'this operator'} needs its dims; bind them when "
+                             f"importing: from_onnx(model, shape={self._imp.bind_example()})")
         return shape
 
     def ndim(self, i: int) -> int:

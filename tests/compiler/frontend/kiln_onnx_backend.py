@@ -65,7 +65,7 @@ def run_lowered(mod, lib, inputs):
             if not (isinstance(v, X.Call) and getattr(v.op, "name", "") == "relax.call_tir"):
                 env[id(b.var)] = value(v)
                 continue
-            args = [mr.nd.array(np.ascontiguousarray(value(a))) for a in v.args[1].fields]
+            args = [mr.nd.array(np.array(value(a), order="C")) for a in v.args[1].fields]
             s = v.sinfo_args[0]
             fields = getattr(s, "fields", None)
             outs = [mr.nd.empty(tuple(f.shape), f.dtype) for f in (fields or [s])]
@@ -148,7 +148,7 @@ class KilnRep(BackendRep):
             model = freeze_inputs(self.model, frozen) if frozen else self.model
             mod, params = from_onnx(model)
             compiled = self._compiled[key] = compile_model(mod, params, self.target)
-        return compiled.run({n: np.ascontiguousarray(v) for n, v in feed.items()})
+        return compiled.run({n: np.array(v, order="C") for n, v in feed.items()})
 
 
 class KilnBackend(Backend):
