@@ -98,16 +98,30 @@ def _parse(data: bytes, what: str) -> onnx.ModelProto:
 
 
 def model_opset(proto: onnx.ModelProto, opset: Optional[int] = None) -> int:
-    """The default-domain opset the model is read with."""
+    """The default-domain opset the model is read with. An opset older than 7 is read as 7
+    when each of the model's operators is the same in both."""
     if opset is None:
         found = [o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")]
         opset = found[0] if found else onnx.defs.onnx_opset_version()
     opset = int(opset)
     if opset < MIN_OPSET:
-        raise UnsupportedOpError(f"the model uses opset {opset}, older than the oldest the ONNX "
-                                 f"frontend reads ({MIN_OPSET}); convert it with "
-                                 "onnx.version_converter.convert_version(model, 13)")
+        changed = sorted({n.op_type for n in proto.graph.node
+                          if n.domain in ("", "ai.onnx") and _changed_since(n.op_type, opset)})
+        if changed:
+            raise UnsupportedOpError(
+                f"the model uses opset {opset}, older than the oldest the ONNX frontend reads "
+                f"({MIN_OPSET}), and {', '.join(changed)} changed since; convert it with "
+                "onnx.version_converter.convert_version(model, 13)")
+        opset = MIN_OPSET
     return opset
+
+
+def _changed_since(op_type: str, opset: int) -> bool:
+    try:
+        old = onnx.defs.get_schema(op_type, opset).since_version
+        return old != onnx.defs.get_schema(op_type, MIN_OPSET).since_version
+    except Exception:  # noqa: BLE001 - an operator unknown at that opset
+        return True
 
 
 def unsupported_ops(graph: onnx.GraphProto) -> Dict[str, List[str]]:

@@ -16,12 +16,11 @@ from .common import _DTYPES, converter
 _BINARY = {"Add": R.add, "Sub": R.subtract, "Mul": R.multiply, "Div": R.divide,
            "Equal": R.equal, "Less": R.less, "Greater": R.greater,
            "LessOrEqual": R.less_equal, "GreaterOrEqual": R.greater_equal,
-           "And": R.logical_and, "Or": R.logical_or, "Xor": R.logical_xor}
+           "And": R.logical_and, "Or": R.logical_or, "Xor": R.not_equal}
 
 _UNARY = {"Relu": R.nn.relu, "Sigmoid": R.sigmoid, "Tanh": R.tanh, "Erf": R.erf,
           "Neg": R.negative, "Abs": R.abs, "Exp": R.exp, "Log": R.log, "Sqrt": R.sqrt,
-          "Floor": R.floor, "Ceil": R.ceil, "Sign": R.sign, "Sin": R.sin, "Cos": R.cos,
-          "Tan": R.tan, "Not": R.logical_not}
+          "Floor": R.floor, "Ceil": R.ceil, "Sign": R.sign, "Sin": R.sin, "Cos": R.cos}
 
 
 def scalar(value, dtype: str) -> X.Constant:
@@ -39,6 +38,17 @@ def _unary(ctx):
     return _UNARY[ctx.op_type](ctx.input(0))
 
 
+@converter("Not")
+def _not(ctx):
+    return R.equal(ctx.input(0), scalar(False, "bool"))
+
+
+@converter("Tan")
+def _tan(ctx):
+    x = ctx.input(0)
+    return R.divide(R.sin(x), R.cos(x))
+
+
 @converter("Reciprocal")
 def _reciprocal(ctx):
     return R.divide(scalar(1, ctx.dtype(0)), ctx.input(0))
@@ -48,10 +58,9 @@ def _reciprocal(ctx):
 def _pow(ctx):
     x, y = ctx.input(0), ctx.input(1)
     dx, dy = ctx.dtype(0), ctx.dtype(1)
-    if dx == dy:
-        return R.power(x, y)
     if dx.startswith("float"):
-        return R.power(x, R.astype(y, dx))
+        return R.power(x, y if dx == dy else R.astype(y, dx))
+    # integer powers are computed in float64 (exact for the results int64 holds exactly)
     return R.astype(R.power(R.astype(x, "float64"), R.astype(y, "float64")), dx)
 
 

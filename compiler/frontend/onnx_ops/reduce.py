@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...relax import op as R
 from .common import converter, norm_axis
+from .elementwise import scalar
 
 _BASE = {"ReduceMean": R.mean, "ReduceSum": R.sum, "ReduceMax": R.max, "ReduceMin": R.min,
          "ReduceProd": R.prod, "ReduceSumSquare": R.sum, "ReduceL1": R.sum, "ReduceL2": R.sum,
@@ -49,5 +50,4 @@ def _arg(ctx):
     # the last extremum: the first one of the reversed axis, counted from the end
     d = ctx.static_shape(0, "select_last_index=1")[axis]
     flipped = R.strided_slice(x, [axis], [d - 1], [-(d + 1)], [-1])
-    from .elementwise import scalar
     return R.subtract(scalar(d - 1, "int64"), fn(flipped, axis, keepdims))

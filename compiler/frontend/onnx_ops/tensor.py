@@ -33,10 +33,7 @@ def _reshape(ctx):
     target = ctx.ints(1, "shape") if ctx.opset >= 5 and ctx.has(1) else \
         tuple(ctx.attr("shape", ()))
     if int(ctx.attr("allowzero", 0)) and 0 in target:
-        if -1 in target:
-            raise ctx.error(f"shape {target} has both 0 (allowzero=1) and -1")
-        return R.reshape(ctx.input(0), tuple(int(d) for d in target)) \
-            if _prod(ctx.shape(0)) == 0 else _raise(ctx.unsupported("allowzero with 0 dims"))
+        raise ctx.unsupported("allowzero=1 with a 0 in the shape (zero-size tensors)")
     shape = ctx.shape(0)
     out = []
     for i, d in enumerate(target):
@@ -48,10 +45,6 @@ def _reshape(ctx):
         else:
             out.append(int(d))
     return R.reshape(ctx.input(0), tuple(out))
-
-
-def _raise(e):
-    raise e
 
 
 @converter("Transpose")

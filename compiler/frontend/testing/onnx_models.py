@@ -83,7 +83,8 @@ class _Graph:
     # ---- blocks ---------------------------------------------------------------------------
     def conv_bn(self, x: str, tag: str, cin: int, cout: int, k: int, stride: int = 1,
                 group: int = 1) -> str:
-        w = self.weight(f"{tag}_w", (cout, cin // group, k, k), math.sqrt(2.0 / (cin // group * k * k)))
+        fan_in = cin // group * k * k
+        w = self.weight(f"{tag}_w", (cout, cin // group, k, k), math.sqrt(2.0 / fan_in))
         y = self.node("Conv", [x, w], kernel_shape=[k, k], strides=[stride, stride],
                       pads=[k // 2] * 4, group=group)
         return self.node("BatchNormalization",
