@@ -11,6 +11,7 @@ import numpy as np
 from ...relax import op as R
 from .common import converter, norm_axis
 from .elementwise import scalar
+from .tensor import shape_prod
 
 
 # ---- windows: pads from auto_pad, 1-D as 2-D ------------------------------------------------
@@ -180,15 +181,8 @@ def _softmax(ctx):
     if axis == ndim - 1:
         return fn(x, -1)
     shape = ctx.shape(0)
-    flat = R.reshape(x, (_prod(shape[:axis]), _prod(shape[axis:])))
+    flat = R.reshape(x, (shape_prod(shape[:axis]), shape_prod(shape[axis:])))
     return R.reshape(fn(flat, 1), shape)
-
-
-def _prod(dims):
-    out = 1
-    for d in dims:
-        out = out * d
-    return out
 
 
 # ---- normalization --------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from .common import converter, norm_axis
 from .elementwise import scalar
 
 
-def _prod(dims):
+def shape_prod(dims):
+    """The product of dims (ints or symbolic)."""
     out = 1
     for d in dims:
         out = su.mul(out, d)
@@ -25,7 +26,7 @@ def _flatten(ctx):
     axis = axis + ndim if axis < 0 else axis
     if not 0 <= axis <= ndim:
         raise ctx.error(f"axis {ctx.attr('axis')} is out of range for {ndim} dims")
-    return R.reshape(ctx.input(0), (_prod(shape[:axis]), _prod(shape[axis:])))
+    return R.reshape(ctx.input(0), (shape_prod(shape[:axis]), shape_prod(shape[axis:])))
 
 
 @converter("Reshape", const_inputs=(1,))
