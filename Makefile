@@ -193,7 +193,7 @@ test-interop: venv
 # case; not part of `make test`, which runs a few cases per operator). Prints the cases passed
 # and the excluded ones with their reasons.
 test-onnx: venv
-	KILN_ONNX_FULL=1 $(PY) -m pytest -m onnx_full -p no:cacheprovider -rs -q \
+	KILN_ONNX_FULL=1 $(PY) -m pytest -m onnx_full -p no:cacheprovider -rs \
 	  tests/compiler/frontend/test_onnx_node_suite.py
 
 clean:

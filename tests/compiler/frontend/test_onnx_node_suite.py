@@ -7,6 +7,9 @@ build + the kernels, on llvm), compared as ONNX's runner compares them (its rtol
 - test_node_full: every case whose operators are all supported (expanded function bodies
   included), but for the EXCLUDED ones (each with its reason); marked `onnx_full`, collected
   only with `make test-onnx` (KILN_ONNX_FULL=1 pytest -m onnx_full).
+
+With onnx 1.23.2: 1028 node cases use only supported operators; 808 pass, 220 are excluded
+(158 of them for element types such as bfloat16 and float8), none fails.
 """
 import importlib
 import os
