@@ -177,6 +177,17 @@ int mr_graph_executor_load_params(TVMFFIObject* executor, const void* data, size
   return status;
 }
 
+/* The executor, when `index` is one of its outputs (else NULL, the error recorded). */
+static mr_graph_executor_t* head_of(TVMFFIObject* executor, const char* func, int64_t index) {
+  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
+  if (ex && (index < 0 || index >= (int64_t)ex->g->num_heads)) {
+    mr_graph_fail("%s: output index %lld is out of range (%u outputs)", func, (long long)index,
+                  (unsigned)ex->g->num_heads);
+    return NULL;
+  }
+  return ex;
+}
+
 int mr_graph_executor_run(TVMFFIObject* executor) {
   mr_graph_executor_t* ex = mr_graph_executor_of(executor);
   return ex ? mr_graph_executor_run_upto(ex, UINT32_MAX) : -1;
@@ -184,12 +195,8 @@ int mr_graph_executor_run(TVMFFIObject* executor) {
 
 int mr_graph_executor_get_output(TVMFFIObject* executor, int64_t index, void* data,
                                  size_t nbytes) {
-  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
-  if (!ex) return -1;
-  if (index < 0 || index >= (int64_t)ex->g->num_heads)
-    return mr_graph_fail("get_output: output index %lld is out of range (%u outputs)",
-                         (long long)index, (unsigned)ex->g->num_heads);
-  return mr_tensor_copy_to_bytes(&ex->entries[ex->g->heads[index]], data, nbytes);
+  mr_graph_executor_t* ex = head_of(executor, "get_output", index);
+  return ex ? mr_tensor_copy_to_bytes(&ex->entries[ex->g->heads[index]], data, nbytes) : -1;
 }
 
 int64_t mr_graph_executor_num_inputs(TVMFFIObject* executor) {
@@ -203,10 +210,6 @@ int64_t mr_graph_executor_num_outputs(TVMFFIObject* executor) {
 }
 
 int64_t mr_graph_executor_output_bytes(TVMFFIObject* executor, int64_t index) {
-  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
-  if (!ex) return -1;
-  if (index < 0 || index >= (int64_t)ex->g->num_heads)
-    return mr_graph_fail("output index %lld is out of range (%u outputs)", (long long)index,
-                         (unsigned)ex->g->num_heads);
-  return (int64_t)ex->g->entries[ex->g->heads[index]].nbytes;
+  mr_graph_executor_t* ex = head_of(executor, "output_bytes", index);
+  return ex ? (int64_t)ex->g->entries[ex->g->heads[index]].nbytes : -1;
 }
