@@ -99,14 +99,8 @@ static int bind_ops(mr_graph_executor_t* ex) {
       ex->op_any[k].type_index = kTVMFFIDLTensorPtr;
       ex->op_any[k].v_ptr = &ex->op_args[k];
     }
-    if (strcmp(node->func_name, "__nop") == 0) {
-      op->kind = MR_GRAPH_OP_NOP;
-    } else if (strcmp(node->func_name, "__copy") == 0) {
-      op->kind = MR_GRAPH_OP_COPY;
-      if (op->n != 2)
-        return mr_graph_fail("node %u ('%s'): __copy takes one input and one output",
-                             (unsigned)nid, node->name);
-    } else {
+    op->kind = node->kind;
+    if (op->kind == MR_GRAPH_OP_CALL) {
       if (mr_module_get_function(ex->lib, node->func_name, 1, &op->func) != 0) return -1;
       if (!op->func)
         return mr_graph_fail("node %u ('%s'): function '%s' is not in the module or its "

@@ -5,7 +5,6 @@
 
 #include "graph.h"
 
-enum { MR_GRAPH_OP_CALL, MR_GRAPH_OP_NOP, MR_GRAPH_OP_COPY };
 enum { MR_GRAPH_ARG_SET = 1, MR_GRAPH_ARG_PARAM = 2 };
 
 typedef struct {

@@ -122,6 +122,11 @@ static int read_op_attrs(ctx_t* c, uint32_t nid, uint32_t attrs, uint32_t n_in) 
   if (v[0] + v[1] > MR_MAX_GRAPH_OP_ARGS)
     return node_fail(g, nid, "num_outputs", "too many arguments for one op");
   if (v[2] > 1) return node_fail(g, nid, "flatten_data", "must be \"0\" or \"1\"");
+  node->kind = strcmp(node->func_name, "__nop") == 0    ? MR_GRAPH_OP_NOP
+               : strcmp(node->func_name, "__copy") == 0 ? MR_GRAPH_OP_COPY
+                                                         : MR_GRAPH_OP_CALL;
+  if (node->kind == MR_GRAPH_OP_COPY && (v[0] != 1 || v[1] != 1))
+    return node_fail(g, nid, "func_name", "__copy takes one input and one output");
   node->num_outputs = (uint32_t)v[1];
   node->flatten = (uint8_t)v[2];
   return 0;

@@ -142,7 +142,7 @@ static int check_names(const ctx_t* c, TVMFFIObject* params) {
   }
   for (j = 0; j < g->num_nodes; ++j) {
     const char* fn = g->nodes[j].func_name;
-    if (!fn || strcmp(fn, "__nop") == 0 || strcmp(fn, "__copy") == 0) continue;
+    if (g->nodes[j].kind != MR_GRAPH_OP_CALL) continue;
     for (i = 0, k = kl + 1; i < val(c, kl)->len && !mr_json_str_eq(&c->doc, k, fn); ++i)
       k = val(c, k)->next;
     if (i == val(c, kl)->len)
