@@ -18,12 +18,12 @@ typedef struct {
 
 static int gfail(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 static int gfail(const char* fmt, ...) {
-  char buf[MR_MAX_ERROR_MESSAGE];
   va_list ap;
+  int status;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof(buf), fmt, ap);
+  status = mr_graph_vfail("graph JSON", fmt, ap);
   va_end(ap);
-  return mr_graph_fail("graph JSON: %s", buf);
+  return status;
 }
 
 /* "graph JSON: node <nid> ('<name>'): field '<field>': <problem>". */

@@ -11,6 +11,8 @@
  * "GraphExecutorError" (a RuntimeError in Python, as TVM's TVMError). */
 #define MR_GRAPH_ERROR "GraphExecutorError"
 int mr_graph_fail(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
+/* The same with the message "<context>: <formatted>" (context NULL: none). */
+int mr_graph_vfail(const char* context, const char* fmt, va_list ap);
 /* Re-records the last error as a GraphExecutorError, its message prefixed by `context`. */
 int mr_graph_refail(const char* context);
 
