@@ -1,5 +1,5 @@
 /* The graph executor's state (executor.c), shared with its packed functions
- * (executor_module.c) and the C API for apps (api.c). */
+ * (executor_module.c), the C API for apps (api.c) and the extras (extras.c). */
 #ifndef MR_GRAPH_EXECUTOR_H_
 #define MR_GRAPH_EXECUTOR_H_
 

@@ -2,10 +2,10 @@
  * tvm.graph_executor.create and tvm.graph_executor_factory.create, and the
  * GraphExecutor packed functions used from Python and for debugging and profiling
  * (get_input_info, share_params, get_node_output, debug_get_output, run_individual,
- * get_graph_json), and mr_graph_executor_from_json. mr_graph_executor_register() (called
- * by mr_graph_executor_from_json and by the Python package) adds them; a static app that only opens a model
- * (mr_graph_model_open, mr_graph_executor_create, set_input, run, get_output) links
- * none of this file. */
+ * get_graph_json), and mr_graph_executor_from_json. mr_graph_executor_register()
+ * (called by mr_graph_executor_from_json and by the Python package) adds them; a static
+ * app that only opens a model (mr_graph_model_open, mr_graph_executor_create, set_input,
+ * run, get_output) links none of this file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
