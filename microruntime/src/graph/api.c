@@ -1,67 +1,10 @@
-/* The graph executor's C API for apps (graph_executor.h), and its registration:
- * the "GraphExecutorFactory" module loader and TVM's global functions. */
+/* The graph executor's C API for apps (graph_executor.h), and its core registration:
+ * the "GraphExecutorFactory" module loader and load_from_bytes (the rest of TVM's
+ * global functions and packed functions: extras.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "executor.h"
-
-/* tvm.graph_executor.create(graph_json, libmod, dev_type, dev_id, ...) */
-static int g_create(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
-  static const char k_func[] = "tvm.graph_executor.create";
-  DLDevice devs[MR_MAX_GRAPH_DEVICES];
-  const char* json;
-  size_t size;
-  int ndev;
-  TVMFFIObject* m;
-  (void)self;
-  if (n < 3 || mr_any_get_str(&a[0], &json, &size) != 0)
-    return mr_graph_bad_arg(k_func, 0, "the graph JSON (a string)", n ? &a[0] : NULL);
-  if (a[1].type_index != kTVMFFIModule) return mr_graph_bad_arg(k_func, 1, "a Module", &a[1]);
-  if (mr_graph_arg_devices(k_func, a, n, 2, devs, &ndev) != 0 ||
-      mr_graph_executor_new(json, size, a[1].v_obj, devs, ndev, &m) != 0)
-    return -1;
-  mr_any_set_object(out, m);
-  return 0;
-}
-
-/* tvm.graph_executor_factory.create(graph_json, libmod, module_name, name0, arr0, ...) */
-static int g_factory_create(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
-  static const char k_func[] = "tvm.graph_executor_factory.create";
-  char name[MR_MAX_NAME];
-  const char* json;
-  size_t size;
-  int32_t i, count = (n - 3) / 2;
-  TVMFFIAny* items;
-  TVMFFIObject *names = NULL, *tensors = NULL, *m = NULL;
-  int status = 0;
-  (void)self;
-  if (n < 3 || (n - 3) % 2 || mr_any_get_str(&a[0], &json, &size) != 0)
-    return mr_error_setf(kMrErrorType, "%s(graph_json, libmod, module_name, name0, arr0, ...) "
-                         "takes a string, a Module, a name and name/tensor pairs", k_func);
-  if (a[1].type_index != kTVMFFIModule) return mr_graph_bad_arg(k_func, 1, "a Module", &a[1]);
-  if (mr_graph_arg_str(k_func, a, n, 2, name) != 0) return -1;
-  if (!(items = (TVMFFIAny*)calloc(2 * (size_t)count + 1, sizeof(TVMFFIAny))))
-    return mr_error_oom("params");
-  for (i = 0; i < count && status == 0; ++i) {
-    items[i] = a[3 + 2 * i];
-    items[count + i] = a[4 + 2 * i];
-    if (mr_any_get_str(&items[i], &json, &size) != 0)
-      status = mr_graph_bad_arg(k_func, 3 + 2 * i, "a parameter name", &items[i]);
-    else if (items[count + i].type_index != kTVMFFITensor)
-      status = mr_graph_bad_arg(k_func, 4 + 2 * i, "a Tensor", &items[count + i]);
-  }
-  (void)mr_any_get_str(&a[0], &json, &size);
-  if (status == 0) status = mr_array_create(items, count, &names);
-  if (status == 0) status = mr_array_create(items + count, count, &tensors);
-  if (status == 0)
-    status = mr_graph_factory_new(json, size, name, names, tensors, NULL, 0, &m);
-  if (status == 0 && (status = mr_module_import(m, a[1].v_obj)) != 0) mr_object_release(m);
-  if (status == 0) mr_any_set_object(out, m);
-  mr_object_release(names);
-  mr_object_release(tensors);
-  free(items);
-  return status;
-}
 
 /* ffi.Module.load_from_bytes.GraphExecutorFactory(payload) */
 static int g_load(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
@@ -76,34 +19,22 @@ static int g_load(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   return 0;
 }
 
-static int g_register_status;
-static mr_once_t g_register_once = MR_ONCE_INIT;
+static int g_core_status;
+static mr_once_t g_core_once = MR_ONCE_INIT;
 
-static void register_all(void) {
-  static const struct {
-    const char* name;
-    TVMFFISafeCallType fn;
-  } k_globals[] = {
-      {"tvm.graph_executor.create", g_create},
-      {"tvm.graph_executor_factory.create", g_factory_create},
-      {"ffi.Module.load_from_bytes.GraphExecutorFactory", g_load},
-  };
-  size_t i;
+static void register_core(void) {
+  TVMFFIObject* f;
   int status = mr_module_loader_register("GraphExecutorFactory", mr_graph_factory_load);
-  for (i = 0; status == 0 && i < sizeof(k_globals) / sizeof(k_globals[0]); ++i) {
-    TVMFFIObject* f;
-    status = mr_function_create_closure(NULL, k_globals[i].fn, NULL, &f);
-    if (status == 0) {
-      status = mr_registry_set(k_globals[i].name, f, 1);
-      mr_object_release(f);
-    }
+  if (status == 0 && (status = mr_function_create_closure(NULL, g_load, NULL, &f)) == 0) {
+    status = mr_registry_set("ffi.Module.load_from_bytes.GraphExecutorFactory", f, 1);
+    mr_object_release(f);
   }
-  g_register_status = status;
+  g_core_status = status;
 }
 
-int mr_graph_executor_register(void) {
-  mr_once(&g_register_once, register_all);
-  if (g_register_status != 0)
+int mr_graph_register_core(void) {
+  mr_once(&g_core_once, register_core);
+  if (g_core_status != 0)
     return mr_error_setf(kMrErrorRuntime, "the graph executor could not be registered");
   return 0;
 }
@@ -112,7 +43,7 @@ int mr_graph_executor_register(void) {
 int mr_graph_model_open(const char* path, TVMFFIObject** out_model) {
   TVMFFIObject* m;
   const char* kind;
-  if (mr_graph_executor_register() != 0) return -1;
+  if (mr_graph_register_core() != 0) return -1;
   if ((path && *path ? mr_module_load(path, &m) : mr_module_system_lib("", &m)) != 0) return -1;
   kind = mr_module_type_key(m);
   if (strcmp(kind, "GraphExecutorFactory") != 0) {
@@ -131,13 +62,6 @@ int mr_graph_model_open(const char* path, TVMFFIObject** out_model) {
 
 int mr_graph_executor_create(TVMFFIObject* model, DLDevice dev, TVMFFIObject** out_executor) {
   return mr_graph_factory_create_executor(model, &dev, 1, out_executor);
-}
-
-int mr_graph_executor_from_json(const char* graph_json, TVMFFIObject* lib, DLDevice dev,
-                                TVMFFIObject** out_executor) {
-  if (!graph_json) return mr_value_error("graph JSON is NULL");
-  if (mr_graph_executor_register() != 0) return -1;
-  return mr_graph_executor_new(graph_json, strlen(graph_json), lib, &dev, 1, out_executor);
 }
 
 int mr_graph_executor_set_input(TVMFFIObject* executor, const char* name, const void* data,
@@ -177,6 +101,17 @@ int mr_graph_executor_load_params(TVMFFIObject* executor, const void* data, size
   return status;
 }
 
+/* The executor, when `index` is one of its outputs (else NULL, the error recorded). */
+static mr_graph_executor_t* head_of(TVMFFIObject* executor, const char* func, int64_t index) {
+  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
+  if (ex && (index < 0 || index >= (int64_t)ex->g->num_heads)) {
+    mr_graph_fail("%s: output index %lld is out of range (%u outputs)", func, (long long)index,
+                  (unsigned)ex->g->num_heads);
+    return NULL;
+  }
+  return ex;
+}
+
 int mr_graph_executor_run(TVMFFIObject* executor) {
   mr_graph_executor_t* ex = mr_graph_executor_of(executor);
   return ex ? mr_graph_executor_run_upto(ex, UINT32_MAX) : -1;
@@ -184,12 +119,8 @@ int mr_graph_executor_run(TVMFFIObject* executor) {
 
 int mr_graph_executor_get_output(TVMFFIObject* executor, int64_t index, void* data,
                                  size_t nbytes) {
-  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
-  if (!ex) return -1;
-  if (index < 0 || index >= (int64_t)ex->g->num_heads)
-    return mr_graph_fail("get_output: output index %lld is out of range (%u outputs)",
-                         (long long)index, (unsigned)ex->g->num_heads);
-  return mr_tensor_copy_to_bytes(&ex->entries[ex->g->heads[index]], data, nbytes);
+  mr_graph_executor_t* ex = head_of(executor, "get_output", index);
+  return ex ? mr_tensor_copy_to_bytes(&ex->entries[ex->g->heads[index]], data, nbytes) : -1;
 }
 
 int64_t mr_graph_executor_num_inputs(TVMFFIObject* executor) {
@@ -203,10 +134,6 @@ int64_t mr_graph_executor_num_outputs(TVMFFIObject* executor) {
 }
 
 int64_t mr_graph_executor_output_bytes(TVMFFIObject* executor, int64_t index) {
-  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
-  if (!ex) return -1;
-  if (index < 0 || index >= (int64_t)ex->g->num_heads)
-    return mr_graph_fail("output index %lld is out of range (%u outputs)", (long long)index,
-                         (unsigned)ex->g->num_heads);
-  return (int64_t)ex->g->entries[ex->g->heads[index]].nbytes;
+  mr_graph_executor_t* ex = head_of(executor, "output_bytes", index);
+  return ex ? (int64_t)ex->g->entries[ex->g->heads[index]].nbytes : -1;
 }

@@ -5,13 +5,20 @@
 
 #include "graph.h"
 
-int mr_graph_fail(const char* fmt, ...) {
+int mr_graph_vfail(const char* context, const char* fmt, va_list ap) {
   char buf[MR_MAX_ERROR_MESSAGE];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
+  int n = context ? snprintf(buf, sizeof(buf), "%s: ", context) : 0;
+  vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
   return mr_error_set(MR_GRAPH_ERROR, buf);
+}
+
+int mr_graph_fail(const char* fmt, ...) {
+  va_list ap;
+  int status;
+  va_start(ap, fmt);
+  status = mr_graph_vfail(NULL, fmt, ap);
+  va_end(ap);
+  return status;
 }
 
 int mr_graph_refail(const char* context) {

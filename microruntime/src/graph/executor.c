@@ -99,14 +99,8 @@ static int bind_ops(mr_graph_executor_t* ex) {
       ex->op_any[k].type_index = kTVMFFIDLTensorPtr;
       ex->op_any[k].v_ptr = &ex->op_args[k];
     }
-    if (strcmp(node->func_name, "__nop") == 0) {
-      op->kind = MR_GRAPH_OP_NOP;
-    } else if (strcmp(node->func_name, "__copy") == 0) {
-      op->kind = MR_GRAPH_OP_COPY;
-      if (op->n != 2)
-        return mr_graph_fail("node %u ('%s'): __copy takes one input and one output",
-                             (unsigned)nid, node->name);
-    } else {
+    op->kind = node->kind;
+    if (op->kind == MR_GRAPH_OP_CALL) {
       if (mr_module_get_function(ex->lib, node->func_name, 1, &op->func) != 0) return -1;
       if (!op->func)
         return mr_graph_fail("node %u ('%s'): function '%s' is not in the module or its "
@@ -188,7 +182,7 @@ int mr_graph_check_value(const char* func, const char* what, const DLTensor* wan
 
 /* Points entry eid (and every op argument that is that entry) at `data`, held
  * by `ext` (NULL: the slot's own memory, or a caller's DLTensor*). */
-static void set_entry_data(mr_graph_executor_t* ex, uint32_t eid, void* data, TVMFFIObject* ext) {
+void mr_graph_set_entry_data(mr_graph_executor_t* ex, uint32_t eid, void* data, TVMFFIObject* ext) {
   uint32_t k;
   if (ext) mr_object_retain(ext);
   mr_object_release(ex->ext[eid]);
@@ -208,7 +202,7 @@ int mr_graph_executor_set_arg(mr_graph_executor_t* ex, uint32_t arg, const DLTen
   char what[MR_MAX_NAME + 16];
   snprintf(what, sizeof(what), "input '%s'", ex->g->nodes[ex->g->args[arg]].name);
   if (mr_graph_check_value("set_input", what, &ex->entries[eid], value) != 0) return -1;
-  set_entry_data(ex, eid, slot_data(ex, eid), NULL);
+  mr_graph_set_entry_data(ex, eid, slot_data(ex, eid), NULL);
   if (mr_tensor_copy(value, &ex->entries[eid], NULL) != 0) return -1;
   ex->arg_flags[arg] |= MR_GRAPH_ARG_SET | (is_param ? MR_GRAPH_ARG_PARAM : 0);
   return 0;
@@ -228,25 +222,7 @@ int mr_graph_executor_zero_copy(mr_graph_executor_t* ex, const char* func, uint3
     return mr_graph_fail("%s: %s must be on device (%d, %d), not (%d, %d)", func, what,
                          (int)e->device.device_type, (int)e->device.device_id,
                          (int)t->device.device_type, (int)t->device.device_id);
-  set_entry_data(ex, eid, data, value->type_index == kTVMFFITensor ? value->v_obj : NULL);
-  return 0;
-}
-
-/* Shares `from`'s entry (data and owner) as this executor's input `arg`. */
-int mr_graph_executor_share(mr_graph_executor_t* ex, uint32_t arg, mr_graph_executor_t* from,
-                            uint32_t from_arg) {
-  uint32_t eid = mr_graph_arg_entry(ex->g, arg), feid = mr_graph_arg_entry(from->g, from_arg);
-  TVMFFIObject* owner;
-  char what[MR_MAX_NAME + 16];
-  snprintf(what, sizeof(what), "parameter '%s'", ex->g->nodes[ex->g->args[arg]].name);
-  if (!(from->arg_flags[from_arg] & MR_GRAPH_ARG_SET))
-    return mr_graph_fail("share_params: %s is not set in the executor shared from", what);
-  if (mr_graph_check_value("share_params", what, &ex->entries[eid], &from->entries[feid]) != 0 ||
-      mr_graph_executor_entry(from, feid, &owner) != 0)
-    return -1;
-  set_entry_data(ex, eid, from->entries[feid].data, owner);
-  mr_object_release(owner);
-  ex->arg_flags[arg] |= MR_GRAPH_ARG_SET | MR_GRAPH_ARG_PARAM;
+  mr_graph_set_entry_data(ex, eid, data, value->type_index == kTVMFFITensor ? value->v_obj : NULL);
   return 0;
 }
 
@@ -266,7 +242,7 @@ int mr_graph_executor_entry(mr_graph_executor_t* ex, uint32_t eid, TVMFFIObject*
 void mr_graph_no_release(void* owner) { (void)owner; }
 
 /* ---- running ---- */
-static int run_op(mr_graph_executor_t* ex, const mr_graph_op_t* op) {
+int mr_graph_run_op(mr_graph_executor_t* ex, const mr_graph_op_t* op) {
   TVMFFIAny result;
   const mr_graph_node_t* node = &ex->g->nodes[op->nid];
   int status = 0;
@@ -301,30 +277,6 @@ int mr_graph_executor_run_upto(mr_graph_executor_t* ex, uint32_t last_nid) {
   uint32_t i;
   if (mr_graph_executor_check_inputs(ex, "run") != 0) return -1;
   for (i = 0; i < ex->num_ops && ex->ops[i].nid <= last_nid; ++i)
-    if (run_op(ex, &ex->ops[i]) != 0) return -1;
-  return 0;
-}
-
-/* Mean seconds per call of each node (0 for inputs) over `repeat` runs of `number`
- * calls each, after one full run. */
-int mr_graph_executor_time_nodes(mr_graph_executor_t* ex, int number, int repeat,
-                                 double* out_seconds) {
-  uint32_t i;
-  int r, k;
-  if (number < 1 || repeat < 1)
-    return mr_value_error("run_individual: number and repeat must be at least 1");
-  if (mr_graph_executor_run_upto(ex, UINT32_MAX) != 0) return -1;
-  memset(out_seconds, 0, ex->g->num_nodes * sizeof(double));
-  for (r = 0; r < repeat; ++r)
-    for (i = 0; i < ex->num_ops; ++i) {
-      const mr_graph_op_t* op = &ex->ops[i];
-      DLDevice dev = ex->op_args[op->first + op->n - 1].device;
-      int64_t t0 = mr_now_ns();
-      for (k = 0; k < number; ++k)
-        if (run_op(ex, op) != 0) return -1;
-      if (mr_device_stream_sync(dev, TVMFFIEnvGetStream(dev.device_type, dev.device_id)) != 0)
-        return -1;
-      out_seconds[op->nid] += (double)(mr_now_ns() - t0) * 1e-9 / number / repeat;
-    }
+    if (mr_graph_run_op(ex, &ex->ops[i]) != 0) return -1;
   return 0;
 }

@@ -1,11 +1,10 @@
 /* The graph executor's state (executor.c), shared with its packed functions
- * (executor_module.c) and the C API for apps (api.c). */
+ * (executor_module.c), the C API for apps (api.c) and the extras (extras.c). */
 #ifndef MR_GRAPH_EXECUTOR_H_
 #define MR_GRAPH_EXECUTOR_H_
 
 #include "graph.h"
 
-enum { MR_GRAPH_OP_CALL, MR_GRAPH_OP_NOP, MR_GRAPH_OP_COPY };
 enum { MR_GRAPH_ARG_SET = 1, MR_GRAPH_ARG_PARAM = 2 };
 
 typedef struct {
@@ -48,8 +47,31 @@ void mr_graph_no_release(void* owner);
 int mr_graph_executor_check_inputs(const mr_graph_executor_t* ex, const char* func);
 /* Runs the ops of nodes up to last_nid (UINT32_MAX: all). */
 int mr_graph_executor_run_upto(mr_graph_executor_t* ex, uint32_t last_nid);
+/* number, repeat >= 1 */
 int mr_graph_executor_time_nodes(mr_graph_executor_t* ex, int number, int repeat,
                                  double* out_seconds);
+/* A packed function of the executor module, and the tables of them (ending in a NULL name):
+ * executor_module.c's, and extras.c's once mr_graph_executor_register has run. */
+typedef int (*mr_graph_method_fn)(mr_graph_executor_t* ex, const TVMFFIAny* a, int32_t n,
+                                  TVMFFIAny* out);
+typedef struct {
+  const char* name;
+  mr_graph_method_fn fn;
+} mr_graph_method_t;
+extern const mr_graph_method_t* mr_graph_extra_methods;
+void mr_graph_set_int(TVMFFIAny* out, int64_t v);
+/* Entry eid into a[i] (a tensor) when given, else as the result. */
+int mr_graph_give_entry(mr_graph_executor_t* ex, uint32_t eid, const TVMFFIAny* a, int32_t n,
+                        int i, TVMFFIAny* out);
+/* The params blob in a[i]: names and tensors. */
+int mr_graph_read_params(const char* func, const TVMFFIAny* a, int32_t n, int i,
+                         TVMFFIObject** names, TVMFFIObject** tensors);
+/* Points entry eid (and every op argument that is it) at data, held by ext (may be NULL). */
+void mr_graph_set_entry_data(mr_graph_executor_t* ex, uint32_t eid, void* data,
+                             TVMFFIObject* ext);
+int mr_graph_run_op(mr_graph_executor_t* ex, const mr_graph_op_t* op);
+/* Registers the module loader and load_from_bytes (api.c), not the extras. */
+int mr_graph_register_core(void);
 /* The packed function `name` of the executor module (NULL when there is none). */
 int mr_graph_executor_function(mr_graph_executor_t* ex, const char* name, TVMFFIObject** out);
 

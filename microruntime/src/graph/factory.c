@@ -185,7 +185,7 @@ int mr_graph_factory_check(TVMFFIObject* factory) {
   for (nid = 0; nid < g->num_nodes; ++nid) {
     const char* fn = g->nodes[nid].func_name;
     TVMFFIObject* func = NULL;
-    if (!fn || strcmp(fn, "__nop") == 0 || strcmp(fn, "__copy") == 0) continue;
+    if (g->nodes[nid].kind != MR_GRAPH_OP_CALL) continue;
     if (mr_module_get_function(mr_module_import_at(factory, 0), fn, 1, &func) != 0) return -1;
     if (!func)
       return mr_graph_fail("GraphExecutorFactory: node %u ('%s') calls '%s', which the kernel "

@@ -18,12 +18,12 @@ typedef struct {
 
 static int gfail(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 static int gfail(const char* fmt, ...) {
-  char buf[MR_MAX_ERROR_MESSAGE];
   va_list ap;
+  int status;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof(buf), fmt, ap);
+  status = mr_graph_vfail("graph JSON", fmt, ap);
   va_end(ap);
-  return mr_graph_fail("graph JSON: %s", buf);
+  return status;
 }
 
 /* "graph JSON: node <nid> ('<name>'): field '<field>': <problem>". */
@@ -33,6 +33,11 @@ static int node_fail(const mr_graph_t* g, uint32_t nid, const char* field, const
 }
 
 static const mr_json_value_t* val(const ctx_t* c, uint32_t i) { return &c->doc.v[i]; }
+
+/* "graph JSON: attrs: <field> of entry <e> <problem>". */
+static int entry_fail(const char* field, uint32_t e, const char* problem) {
+  return gfail("attrs: %s of entry %u %s", field, (unsigned)e, problem);
+}
 
 /* An integer in [0, max] (no error recorded on failure). */
 static int read_uint(const ctx_t* c, uint32_t i, uint64_t max, uint32_t* out) {
@@ -117,6 +122,11 @@ static int read_op_attrs(ctx_t* c, uint32_t nid, uint32_t attrs, uint32_t n_in) 
   if (v[0] + v[1] > MR_MAX_GRAPH_OP_ARGS)
     return node_fail(g, nid, "num_outputs", "too many arguments for one op");
   if (v[2] > 1) return node_fail(g, nid, "flatten_data", "must be \"0\" or \"1\"");
+  node->kind = strcmp(node->func_name, "__nop") == 0    ? MR_GRAPH_OP_NOP
+               : strcmp(node->func_name, "__copy") == 0 ? MR_GRAPH_OP_COPY
+                                                         : MR_GRAPH_OP_CALL;
+  if (node->kind == MR_GRAPH_OP_COPY && (v[0] != 1 || v[1] != 1))
+    return node_fail(g, nid, "func_name", "__copy takes one input and one output");
   node->num_outputs = (uint32_t)v[1];
   node->flatten = (uint8_t)v[2];
   return 0;
@@ -289,7 +299,7 @@ static int read_entry_attrs(ctx_t* c, uint32_t root) {
     mr_graph_entry_t* en = &g->entries[e];
     if (mr_json_str(&c->doc, k, buf, sizeof(buf), NULL) != 0 ||
         mr_dtype_parse(buf, &en->dtype) != 0 || en->dtype.bits == 0 || en->dtype.lanes == 0)
-      return gfail("attrs: dltype of entry %u is not a valid data type", (unsigned)e);
+      return entry_fail("dltype", e, "is not a valid data type");
   }
   for (e = 0, k = sid + 1; e < g->num_entries; ++e, k = val(c, k)->next) {
     if (read_uint(c, k, g->num_entries - 1, &g->entries[e].storage_id) != 0)
@@ -299,11 +309,10 @@ static int read_entry_attrs(ctx_t* c, uint32_t root) {
   }
   for (e = 0, k = dev + 1; dev && e < g->num_entries; ++e, k = val(c, k)->next)
     if (read_uint(c, k, 255, (uint32_t*)&g->entries[e].device_type) != 0)
-      return gfail("attrs: device_index of entry %u is not a device type", (unsigned)e);
+      return entry_fail("device_index", e, "is not a device type");
   for (e = 0, k = scope + 1; scope && e < g->num_entries; ++e, k = val(c, k)->next)
     if (!mr_json_str_eq(&c->doc, k, "global") && !mr_json_str_eq(&c->doc, k, ""))
-      return gfail("attrs: storage_scope of entry %u is not supported (only \"global\")",
-                   (unsigned)e);
+      return entry_fail("storage_scope", e, "is not supported (only \"global\")");
   return 0;
 }
 
@@ -320,7 +329,7 @@ static int plan_storage(mr_graph_t* g) {
     if (mr_shape_numel(en->ndim, g->shapes + en->shape_at, &numel) != 0 ||
         mr_mul_overflow_u64(numel, mr_dtype_bytes(en->dtype), &en->nbytes) ||
         en->nbytes > ((uint64_t)1 << 48))
-      return gfail("attrs: entry %u is too large", (unsigned)e);
+      return entry_fail("size", e, "is too large");
     if (en->nbytes > g->storage_bytes[en->storage_id]) g->storage_bytes[en->storage_id] = en->nbytes;
     if (g->storage_device[en->storage_id] >= 0 &&
         g->storage_device[en->storage_id] != en->device_type)

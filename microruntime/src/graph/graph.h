@@ -11,15 +11,21 @@
  * "GraphExecutorError" (a RuntimeError in Python, as TVM's TVMError). */
 #define MR_GRAPH_ERROR "GraphExecutorError"
 int mr_graph_fail(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
+/* The same with the message "<context>: <formatted>" (context NULL: none). */
+int mr_graph_vfail(const char* context, const char* fmt, va_list ap);
 /* Re-records the last error as a GraphExecutorError, its message prefixed by `context`. */
 int mr_graph_refail(const char* context);
 
 /* ---- graph.c: the graph, validated ---- */
+/* What a node does: an input ("null" node), a kernel call, or the built-in __nop / __copy. */
+enum { MR_GRAPH_OP_INPUT, MR_GRAPH_OP_CALL, MR_GRAPH_OP_NOP, MR_GRAPH_OP_COPY };
+
 typedef struct {
   char* name;      /* in the graph's string pool */
   char* func_name; /* tvm_op nodes; NULL for "null" (input) nodes */
   uint32_t first_input, num_inputs, num_outputs;
   uint8_t flatten;
+  uint8_t kind; /* MR_GRAPH_OP_* */
 } mr_graph_node_t;
 
 typedef struct {

@@ -219,7 +219,7 @@ void mr_json_free(mr_json_t* doc) {
 static int decode(const mr_json_t* doc, uint32_t i, char* buf, size_t cap, size_t* out_len) {
   const mr_json_value_t* v = &doc->v[i];
   const char* s = doc->text + v->start;
-  size_t k = 0, n = 0, m;
+  size_t k = 0, n = 0, m, j;
   unsigned char tmp[4];
   while (k < v->len) {
     unsigned cp, lo;
@@ -242,18 +242,10 @@ static int decode(const mr_json_t* doc, uint32_t i, char* buf, size_t cap, size_
         k += 6;
       }
       if (cp == 0) return -1;
-      if (cp < 0x80) {
-        tmp[0] = (unsigned char)cp, m = 1;
-      } else if (cp < 0x800) {
-        tmp[0] = (unsigned char)(0xC0 | (cp >> 6)), m = 2;
-      } else if (cp < 0x10000) {
-        tmp[0] = (unsigned char)(0xE0 | (cp >> 12)), m = 3;
-      } else {
-        tmp[0] = (unsigned char)(0xF0 | (cp >> 18)), m = 4;
-      }
-      if (m >= 2) tmp[m - 1] = (unsigned char)(0x80 | (cp & 0x3F));
-      if (m >= 3) tmp[m - 2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-      if (m == 4) tmp[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+      /* UTF-8: m bytes, continuation bytes from the last; a lead byte of m - 1 ones. */
+      m = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+      for (j = m - 1; j > 0; --j, cp >>= 6) tmp[j] = (unsigned char)(0x80 | (cp & 0x3F));
+      tmp[0] = (unsigned char)(m == 1 ? cp : (0xF00u >> m) | cp);
     }
     if (tmp[0] == 0 || n + m >= cap) return -1;
     if (buf) memcpy(buf + n, tmp, m);

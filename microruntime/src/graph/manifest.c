@@ -66,6 +66,12 @@ static int tensor_fail(const ctx_t* c, const char* what, uint32_t eid, const cha
   return mr_graph_fail("manifest: %s is %s in the manifest but %s in the graph", what, got, want);
 }
 
+/* "manifest: lists <listed> <what>, the graph has <actual>". */
+static int counts_fail(uint32_t listed, const char* what, uint32_t actual) {
+  return mr_graph_fail("manifest: lists %u %s, the graph has %u", (unsigned)listed, what,
+                       (unsigned)actual);
+}
+
 static int check_io(const ctx_t* c, TVMFFIObject* params) {
   const mr_graph_t* g = c->g;
   uint32_t in = list(c, "inputs"), out = list(c, "outputs"), i, k, n = 0;
@@ -88,11 +94,9 @@ static int check_io(const ctx_t* c, TVMFFIObject* params) {
     k = val(c, k)->next;
   }
   if (n != val(c, in)->len)
-    return mr_graph_fail("manifest: lists %u inputs, the graph has %u", (unsigned)val(c, in)->len,
-                         (unsigned)n);
+    return counts_fail(val(c, in)->len, "inputs", n);
   if (val(c, out)->len != g->num_heads)
-    return mr_graph_fail("manifest: lists %u outputs, the graph has %u",
-                         (unsigned)val(c, out)->len, (unsigned)g->num_heads);
+    return counts_fail(val(c, out)->len, "outputs", g->num_heads);
   for (i = 0, k = out + 1; i < g->num_heads; ++i, k = val(c, k)->next) {
     snprintf(what, sizeof(what), "output %u", (unsigned)i);
     if (!same_tensor(c, k, g->heads[i], got, sizeof(got)))
@@ -138,7 +142,7 @@ static int check_names(const ctx_t* c, TVMFFIObject* params) {
   }
   for (j = 0; j < g->num_nodes; ++j) {
     const char* fn = g->nodes[j].func_name;
-    if (!fn || strcmp(fn, "__nop") == 0 || strcmp(fn, "__copy") == 0) continue;
+    if (g->nodes[j].kind != MR_GRAPH_OP_CALL) continue;
     for (i = 0, k = kl + 1; i < val(c, kl)->len && !mr_json_str_eq(&c->doc, k, fn); ++i)
       k = val(c, k)->next;
     if (i == val(c, kl)->len)
