@@ -31,7 +31,7 @@ MR_VIS := -fvisibility=hidden
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all runtime venv test ctest pytest test-asan ctest-asan ctest-valgrind lint size fuzz \
-        test-interop demo apps clean
+        test-interop test-onnx demo apps clean
 
 all: runtime
 
@@ -196,6 +196,13 @@ test-interop: venv
 	test -x .venv-tvm/bin/python || $(PYTHON) -m venv .venv-tvm
 	.venv-tvm/bin/pip install -q "apache-tvm==0.27.0.post1" -e ".[compiler,test]"
 	.venv-tvm/bin/python -m pytest tests/interop
+
+# ONNX's whole node test suite through the ONNX frontend, on llvm (slow: a kernel build per
+# case; not part of `make test`, which runs a few cases per operator). Prints the cases passed
+# and the excluded ones with their reasons.
+test-onnx: venv
+	KILN_ONNX_FULL=1 $(PY) -m pytest -m onnx_full -p no:cacheprovider -rs \
+	  tests/compiler/frontend/test_onnx_node_suite.py
 
 clean:
 	rm -rf build

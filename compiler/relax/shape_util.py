@@ -100,3 +100,30 @@ def normalize_axis(axis: int, ndim: int) -> Optional[int]:
     """`axis` in [0, ndim), or None when out of range."""
     a = axis + ndim if axis < 0 else axis
     return a if 0 <= a < ndim else None
+
+
+def dim_str(d: Dim) -> str:
+    return str(d) if isinstance(d, int) else getattr(d, "name", None) or str(d)
+
+
+def bind_shapes_message(params) -> Optional[str]:
+    """For graph-executor builds: None when every tensor parameter of `params` has a static
+    shape, else a message naming those with symbolic dims and how to bind them."""
+    dynamic = [p for p in params if getattr(p.struct_info, "shape", None) is not None
+               and not all(isinstance(d, int) for d in p.struct_info.shape)]
+    if not dynamic:
+        return None
+    shapes = ", ".join(f"{p.name_hint!r} has shape ({_dims(p, dim_str)})" for p in dynamic)
+    example = ", ".join(f"{p.name_hint!r}: ({_dims(p, _one)})" for p in dynamic)
+    return (f"graph executor: input {shapes}: the graph executor needs every dim static; bind "
+            f"the symbolic dims when importing, e.g. from_onnx(model, shape={{{example}}}) (or "
+            "match_cast them to static shapes), or build for the VM with relax.build")
+
+
+def _one(d: Dim) -> str:
+    return str(d) if isinstance(d, int) else "1"
+
+
+def _dims(p, fmt) -> str:
+    dims = [fmt(d) for d in p.struct_info.shape]
+    return ", ".join(dims) + ("," if len(dims) == 1 else "")

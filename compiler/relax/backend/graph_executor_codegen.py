@@ -23,6 +23,7 @@ import numpy as np
 from ...ir.dtype import as_dtype
 from ...ir.errors import IRError
 from .. import expr as X
+from ..shape_util import bind_shapes_message
 from ..struct_info import TensorStructInfo, TupleStructInfo
 from ..transform.plan_memory import MemoryPlan, Step, plan_memory
 
@@ -79,6 +80,9 @@ class _Graph:
 
 
 def codegen(main: X.Function) -> GraphPlan:
+    unbound = bind_shapes_message(main.params)
+    if unbound:
+        raise IRError(unbound)
     g = _Graph()
     entries: Dict[int, object] = {}    # id(var) -> Entry or list of Entries (a tuple)
     params: Dict[str, np.ndarray] = {}

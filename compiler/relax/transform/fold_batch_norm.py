@@ -49,14 +49,21 @@ class _Decompose(ExprMutator):
                                  R.sqrt(R.add(var, X.const(a.epsilon, s.dtype))))
                 shift = R.subtract(beta, R.multiply(mean, scale)) if a.center else \
                     R.negative(R.multiply(mean, scale))
-                scale_v = self.emit(R.reshape(scale, shape), "bn_scale")
-                shift_v = self.emit(R.reshape(shift, shape), "bn_shift")
+                scale_v = self._emit_flat(R.reshape(scale, shape), "bn_scale")
+                shift_v = self._emit_flat(R.reshape(shift, shape), "bn_shift")
                 y = self.emit(R.multiply(x, scale_v), "bn_mul")
                 out = self.emit(R.add(y, shift_v), "bn_out")
                 self.norms[id(b.var)] = out
                 self._append(X.VarBinding(b.var, X.Tuple((out, mean, var))))
                 return
         super().visit_var_binding_(b)
+
+    def _emit_flat(self, e: X.Expr, name_hint: str) -> X.Var:
+        """Binds `e`, its nested calls first (statistics that are not constants stay a
+        sequence of one-operator bindings)."""
+        args = tuple(self._emit_flat(a, "bn_stat") if isinstance(a, X.Call) else a
+                     for a in e.args)
+        return self.emit(X.Call(e.op, args, e.attrs, e.sinfo_args), name_hint)
 
     def visit_tuple_getitem_(self, e: X.TupleGetItem) -> X.Expr:
         norm = self.norms.get(id(e.tuple_value))

@@ -6,7 +6,8 @@ after:  each primitive function is replaced by a PrimFunc of the same name — i
         topi tensor expressions (legalize_ops.LEGALIZE), scheduled by the topi schedule of its
         anchor operator (conv2d, dense, pooling, softmax, a reduction; else the injective
         schedule) for a CPU target, and lowered; `main` calls it as
-        `R.call_tir(kernel, (args...), out_sinfo)`. Structurally equal primitive functions
+        `R.call_tir(kernel, (args...), out_sinfo)`. An input of `main` with symbolic dims
+        raises IRError saying how to bind them. Structurally equal primitive functions
         share one kernel (the other is dropped). An operator without a kernel raises
         UnsupportedOpError naming it.
 """
@@ -15,12 +16,13 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Sequence
 
 from ... import te, topi
-from ...ir.errors import UnsupportedOpError
+from ...ir.errors import IRError, UnsupportedOpError
 from ...ir.module import IRModule
 from ...ir.structural_equal import structural_equal
 from ...lower import lower
 from .. import expr as X
 from ..op.base import call_tir
+from ..shape_util import bind_shapes_message
 from ..struct_info import TensorStructInfo, TupleStructInfo
 from .fuse_ops import COMM_REDUCE, INJECTIVE, OUT_ELEMWISE_FUSABLE, op_pattern
 from .legalize_ops import LEGALIZE
@@ -117,6 +119,9 @@ def lower_primitive(func: X.Function, name: str):
 
 def legalize(mod: IRModule, func_name: str = "main") -> IRModule:
     """`mod` with its primitive functions lowered to PrimFuncs called by R.call_tir."""
+    unbound = bind_shapes_message(mod[func_name].params)
+    if unbound:
+        raise IRError(unbound)
     functions = dict(mod.functions)
     kernels: Dict[str, X.GlobalVar] = {}
     made: List[tuple] = []      # (primitive function, kernel name)

@@ -1,0 +1,13 @@
+"""What importing a model can go wrong with, as CompilerErrors: a file that is not a model (or a
+truncated one), a model that contradicts itself or lacks what the compiler needs
+(`ModelError`), and operators the importer does not support (`UnsupportedOpError`)."""
+from ..ir.errors import CompilerError, UnsupportedOpError
+
+
+class ModelError(CompilerError):
+    """The model cannot be read or compiled as given: a corrupt or truncated file, a value
+    nothing defines, an input without a shape, a dynamic value where a constant is needed.
+    The message names the input or node and says what to give instead."""
+
+
+__all__ = ["ModelError", "UnsupportedOpError"]

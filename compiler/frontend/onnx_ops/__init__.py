@@ -1,0 +1,8 @@
+"""Converters of ONNX operators, one file per family. `CONVERTERS[op_type](ctx)` returns the
+node's outputs as graph-level expressions (one, or a list; None for an output it does not
+compute). A converter reads the node through its `NodeContext` (common.py)."""
+# the families register their converters when imported
+from . import constant, elementwise, image, nn, reduce, tensor  # noqa: F401
+from .common import CONVERTERS, NodeContext, Value, dtype_of_elem_type
+
+__all__ = ["CONVERTERS", "NodeContext", "Value", "dtype_of_elem_type"]

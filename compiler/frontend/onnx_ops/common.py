@@ -1,0 +1,200 @@
+"""What converters share: the registry (`@converter("Relu", ...)`), the view of one node
+(`NodeContext`: its inputs as expressions or as values known now, attributes, opset, shapes)
+and the ONNX element types."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ...ir.errors import UnsupportedOpError
+from ...relax import expr as X
+from ...relax import shape_util as su
+from ...relax.struct_info import TensorStructInfo
+from ..errors import ModelError
+
+CONVERTERS: Dict[str, Callable] = {}
+
+# ONNX element types the compiler computes with.
+_DTYPES = {
+    onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.DOUBLE: "float64",
+    onnx.TensorProto.FLOAT16: "float16", onnx.TensorProto.INT8: "int8",
+    onnx.TensorProto.INT16: "int16", onnx.TensorProto.INT32: "int32",
+    onnx.TensorProto.INT64: "int64", onnx.TensorProto.UINT8: "uint8",
+    onnx.TensorProto.UINT16: "uint16", onnx.TensorProto.UINT32: "uint32",
+    onnx.TensorProto.UINT64: "uint64", onnx.TensorProto.BOOL: "bool",
+}
+
+
+def dtype_of_elem_type(elem_type: int, where: str) -> str:
+    dtype = _DTYPES.get(int(elem_type))
+    if dtype is None:
+        name = onnx.TensorProto.DataType.Name(elem_type) \
+            if elem_type in onnx.TensorProto.DataType.values() else str(elem_type)
+        raise UnsupportedOpError(f"{where} has element type {name}, which the compiler does not "
+                                 f"support (supported: {sorted(set(_DTYPES.values()))})")
+    return dtype
+
+
+def converter(*op_types: str, const_inputs: Sequence[int] = ()):
+    """Registers a converter for `op_types`; `const_inputs` are the input positions whose
+    values are needed while compiling (shapes, axes, pads...)."""
+    def register(fn):
+        fn.const_inputs = tuple(const_inputs)
+        for t in op_types:
+            CONVERTERS[t] = fn
+        return fn
+    return register
+
+
+@dataclass
+class Value:
+    """An ONNX value: its expression (None for a weight not read yet) and its array when it is
+    known while importing."""
+
+    name: str
+    expr: Optional[X.Expr] = None
+    known: Optional[np.ndarray] = None
+    weight: bool = False
+
+
+class NodeContext:
+    """One node, as its converter sees it."""
+
+    def __init__(self, importer, node: onnx.NodeProto, index: int):
+        self._imp = importer
+        self.node = node
+        self.op_type = node.op_type
+        self.opset = importer.opset
+        self.name = node.name or f"#{index}"
+        self.where = f"{node.op_type} node {self.name!r}"
+        self.attrs: Dict[str, Any] = {a.name: helper.get_attribute_value(a)
+                                      for a in node.attribute}
+        for k, v in list(self.attrs.items()):
+            if isinstance(v, bytes):
+                self.attrs[k] = v.decode()
+            elif isinstance(v, onnx.TensorProto):
+                self.attrs[k] = numpy_helper.to_array(v)
+            elif isinstance(v, list) and v and isinstance(v[0], bytes):
+                self.attrs[k] = [s.decode() for s in v]
+
+    # ---- errors -------------------------------------------------------------------------------
+    def unsupported(self, what: str) -> UnsupportedOpError:
+        return UnsupportedOpError(f"{self.where}: {what} is not supported")
+
+    def error(self, what: str) -> ModelError:
+        return ModelError(f"{self.where}: {what}")
+
+    # ---- inputs -------------------------------------------------------------------------------
+    @property
+    def num_inputs(self) -> int:
+        return len(self.node.input)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.node.output)
+
+    def output_used(self, i: int) -> bool:
+        return i < len(self.node.output) and bool(self.node.output[i])
+
+    def has(self, i: int) -> bool:
+        return i < len(self.node.input) and bool(self.node.input[i])
+
+    def _value(self, i: int) -> Value:
+        name = self.node.input[i]
+        value = self._imp.values.get(name)
+        if value is None:
+            raise ModelError(f"{self.where} reads {name!r}, which no earlier node, input or "
+                             "initializer defines (are the nodes in topological order?)")
+        return value
+
+    def input(self, i: int) -> Optional[X.Expr]:
+        """Input i as an expression (None when absent)."""
+        if not self.has(i):
+            return None
+        value = self._value(i)
+        if value.expr is None:
+            return self._imp.weight_var(value)
+        return value.expr
+
+    def inputs(self) -> list:
+        return [self.input(i) for i in range(self.num_inputs)]
+
+    def const(self, i: int, what: str = "") -> Optional[np.ndarray]:
+        """Input i's value, which must be known while compiling (None when absent)."""
+        if not self.has(i):
+            return None
+        value = self._value(i)
+        if value.known is not None:
+            return value.known
+        if isinstance(value.expr, X.Constant):
+            return value.expr.data
+        name = self.node.input[i]
+        raise ModelError(
+            f"{self.where}: input {i} ({what or name!r}) must be known while compiling, but "
+            f"{name!r} is computed at run time; make it an initializer or a Constant (for a "
+            "graph input: onnx.numpy_helper.from_array(value, name) in graph.initializer)")
+
+    def is_known(self, i: int) -> bool:
+        if not self.has(i):
+            return False
+        value = self._value(i)
+        return value.known is not None or isinstance(value.expr, X.Constant)
+
+    def ints(self, i: int, what: str = "") -> Optional[Tuple[int, ...]]:
+        v = self.const(i, what)
+        return None if v is None else tuple(int(x) for x in np.asarray(v).reshape(-1))
+
+    def sinfo(self, i: int) -> TensorStructInfo:
+        s = self.input(i).struct_info
+        if not isinstance(s, TensorStructInfo):
+            raise self.error(f"input {i} is not a tensor ({s})")
+        return s
+
+    def shape(self, i: int) -> tuple:
+        s = self.sinfo(i)
+        if s.shape is None:
+            raise self.error(f"the shape of input {i} is unknown")
+        return tuple(s.shape)
+
+    def static_shape(self, i: int, why: str = "") -> Tuple[int, ...]:
+        shape = self.shape(i)
+        if not all(isinstance(d, int) for d in shape):
+            dims = ", ".join(su.dim_str(d) for d in shape)
+            raise ModelError(f"{self.where}: input {i} has symbolic shape ({dims}), but "
+                             f"{why or 'this operator'} needs its dims; bind them when "
+                             f"importing: from_onnx(model, shape={self._imp.bind_example()})")
+        return shape
+
+    def ndim(self, i: int) -> int:
+        s = self.sinfo(i)
+        if s.ndim < 0:
+            raise self.error(f"the rank of input {i} is unknown")
+        return s.ndim
+
+    def dtype(self, i: int) -> str:
+        return self.sinfo(i).dtype
+
+    # ---- attributes ---------------------------------------------------------------------------
+    def attr(self, name: str, default: Any = None) -> Any:
+        return self.attrs.get(name, default)
+
+    # ---- emitting -----------------------------------------------------------------------------
+    def emit(self, expr: X.Expr) -> X.Expr:
+        """Binds `expr` (folded when its arguments are known now); returns a variable or the
+        constant."""
+        return self._imp.emit(expr)
+
+
+def norm_axis(ctx: NodeContext, axis: int, ndim: int) -> int:
+    a = int(axis)
+    if not -ndim <= a < max(ndim, 1):
+        raise ctx.error(f"axis {axis} is out of range for a tensor of {ndim} dims")
+    return a + ndim if a < 0 else a
+
+
+def const(value, dtype: str) -> X.Constant:
+    return X.const(np.asarray(value, dtype=dtype), dtype)

@@ -1,0 +1,218 @@
+"""Shape manipulation and indexing: Flatten, Reshape (0 and -1), Transpose, Concat, Split,
+Squeeze / Unsqueeze (axes as attribute or input), Slice, Gather, Pad, Expand. Shapes, axes,
+starts and pads must be known while compiling."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...relax import op as R
+from ...relax import shape_util as su
+from .common import converter, norm_axis
+from .elementwise import scalar
+
+
+def shape_prod(dims):
+    """The product of dims (ints or symbolic)."""
+    out = 1
+    for d in dims:
+        out = su.mul(out, d)
+    return out
+
+
+@converter("Flatten")
+def _flatten(ctx):
+    shape, ndim = ctx.shape(0), ctx.ndim(0)
+    axis = int(ctx.attr("axis", 1))
+    axis = axis + ndim if axis < 0 else axis
+    if not 0 <= axis <= ndim:
+        raise ctx.error(f"axis {ctx.attr('axis')} is out of range for {ndim} dims")
+    return R.reshape(ctx.input(0), (shape_prod(shape[:axis]), shape_prod(shape[axis:])))
+
+
+@converter("Reshape", const_inputs=(1,))
+def _reshape(ctx):
+    target = ctx.ints(1, "shape") if ctx.opset >= 5 and ctx.has(1) else \
+        tuple(ctx.attr("shape", ()))
+    if int(ctx.attr("allowzero", 0)) and 0 in target:
+        raise ctx.unsupported("allowzero=1 with a 0 in the shape (zero-size tensors)")
+    shape = ctx.shape(0)
+    out = []
+    for i, d in enumerate(target):
+        if d == 0:
+            if i >= len(shape):
+                raise ctx.error(f"shape {target}: 0 at position {i} copies an input dim, but "
+                                f"the input has {len(shape)}")
+            out.append(shape[i])
+        else:
+            out.append(int(d))
+    return R.reshape(ctx.input(0), tuple(out))
+
+
+@converter("Transpose")
+def _transpose(ctx):
+    perm = ctx.attr("perm")
+    return R.permute_dims(ctx.input(0), None if perm is None else [int(p) for p in perm])
+
+
+@converter("Concat")
+def _concat(ctx):
+    xs = [x for x in ctx.inputs() if x is not None]
+    axis = norm_axis(ctx, ctx.attr("axis", 0 if ctx.opset < 4 else None), ctx.ndim(0))
+    return R.concat(xs, axis)
+
+
+@converter("Split", const_inputs=(1,))
+def _split(ctx):
+    ndim = ctx.ndim(0)
+    axis = norm_axis(ctx, ctx.attr("axis", 0), ndim)
+    dim = ctx.shape(0)[axis]
+    sizes = ctx.ints(1, "split") if ctx.opset >= 13 else ctx.attr("split")
+    n = ctx.num_outputs
+    if sizes is None and ctx.attr("num_outputs") is not None:
+        n = int(ctx.attr("num_outputs"))
+        if isinstance(dim, int):
+            chunk = -(-dim // n)
+            sizes = [min(chunk, max(dim - i * chunk, 0)) for i in range(n)]
+    if sizes is None:
+        if isinstance(dim, int) and dim % n:
+            raise ctx.error(f"axis {axis} of size {dim} does not split into {n} equal parts")
+        parts = R.split(ctx.input(0), n, axis)
+    else:
+        sizes = [int(s) for s in sizes]
+        if isinstance(dim, int) and sum(sizes) != dim:
+            raise ctx.error(f"split sizes {sizes} do not add up to the axis size {dim}")
+        parts = R.split(ctx.input(0), list(np.cumsum(sizes)[:-1]), axis)
+        n = len(sizes)
+    parts = ctx.emit(parts)
+    return [parts[i] for i in range(n)]
+
+
+def _axes(ctx, what="axes"):
+    if ctx.opset >= 13:
+        return ctx.ints(1, what) if ctx.has(1) else None
+    axes = ctx.attr("axes")
+    return None if axes is None else tuple(int(a) for a in axes)
+
+
+@converter("Squeeze", const_inputs=(1,))
+def _squeeze(ctx):
+    axes = _axes(ctx)
+    if axes is None:
+        shape = ctx.static_shape(0, "Squeeze without axes")
+        axes = [i for i, d in enumerate(shape) if d == 1]
+    ndim = ctx.ndim(0)
+    return R.squeeze(ctx.input(0), [norm_axis(ctx, a, ndim) for a in axes])
+
+
+@converter("Unsqueeze", const_inputs=(1,))
+def _unsqueeze(ctx):
+    axes = _axes(ctx)
+    if axes is None:
+        raise ctx.error("needs axes")
+    out_ndim = ctx.ndim(0) + len(axes)
+    return R.expand_dims(ctx.input(0), [norm_axis(ctx, a, out_ndim) for a in axes])
+
+
+@converter("Slice", const_inputs=(1, 2, 3, 4))
+def _slice(ctx):
+    shape, ndim = ctx.shape(0), ctx.ndim(0)
+    if ctx.opset < 10:
+        starts, ends = ctx.attr("starts"), ctx.attr("ends")
+        axes, steps = ctx.attr("axes"), None
+    else:
+        starts, ends = ctx.ints(1, "starts"), ctx.ints(2, "ends")
+        axes, steps = ctx.ints(3, "axes"), ctx.ints(4, "steps")
+    n = len(starts)
+    axes = list(range(n)) if axes is None else [norm_axis(ctx, a, ndim) for a in axes]
+    steps = [1] * n if steps is None else list(steps)
+    if not len(ends) == len(axes) == len(steps) == n:
+        raise ctx.error(f"starts {starts}, ends {ends}, axes {axes} and steps {steps} must "
+                        "have the same length")
+    begin, end = [], []
+    for a, b, e, s in zip(axes, starts, ends, steps):
+        if s == 0:
+            raise ctx.error("steps must not be 0")
+        d = shape[a]
+        b, e = int(b), int(e)
+        if isinstance(d, int):
+            b, e, _ = slice(b, e, s).indices(d)
+            if s < 0:       # -1 means "before index 0" here, not "the last index"
+                b = -(d + 1) if b < 0 else b
+                e = -(d + 1) if e < 0 else e
+        begin.append(b)
+        end.append(e)
+    return R.strided_slice(ctx.input(0), axes, begin, end, steps)
+
+
+@converter("Gather")
+def _gather(ctx):
+    x, ndim = ctx.input(0), ctx.ndim(0)
+    axis = norm_axis(ctx, ctx.attr("axis", 0), ndim)
+    dim = ctx.shape(0)[axis]
+    if ctx.is_known(1) and isinstance(dim, int):
+        idx = np.asarray(ctx.const(1))
+        if np.any((idx < -dim) | (idx >= dim)):
+            raise ctx.error(f"indices out of range for axis {axis} of size {dim}")
+        idx = np.where(idx < 0, idx + dim, idx).astype(idx.dtype)
+        return R.take(x, scalar(idx, str(idx.dtype)), axis)
+    idx = ctx.input(1)
+    if isinstance(dim, int):
+        dt = ctx.dtype(1)
+        idx = R.where(R.less(idx, scalar(0, dt)), R.add(idx, scalar(dim, dt)), idx)
+    return R.take(x, idx, axis)
+
+
+@converter("Pad", const_inputs=(1, 2, 3))
+def _pad(ctx):
+    ndim = ctx.ndim(0)
+    if ctx.opset < 11:
+        pads, value = list(ctx.attr("pads", [])), float(ctx.attr("value", 0.0))
+        axes = None
+    else:
+        pads = list(ctx.ints(1, "pads"))
+        v = ctx.const(2, "constant_value")
+        value = 0.0 if v is None or np.asarray(v).size == 0 else np.asarray(v).item()
+        axes = ctx.ints(3, "axes")
+    mode = ctx.attr("mode", "constant")
+    if mode not in ("constant", "edge", "reflect"):
+        raise ctx.unsupported(f"mode={mode!r}")
+    axes = list(range(ndim)) if axes is None else [norm_axis(ctx, a, ndim) for a in axes]
+    n = len(axes)
+    if len(pads) != 2 * n:
+        raise ctx.error(f"pads {pads} must have {2 * n} values (begin and end per axis)")
+    width = [0] * (2 * ndim)
+    crop = []
+    for k, a in enumerate(axes):
+        before, after = int(pads[k]), int(pads[n + k])
+        width[2 * a], width[2 * a + 1] = max(before, 0), max(after, 0)
+        if before < 0 or after < 0:
+            crop.append((a, -min(before, 0), min(after, 0)))
+    y = ctx.input(0)
+    if any(width):
+        y = R.nn.pad(y, width, mode, float(value))
+    if crop:
+        big = np.iinfo(np.int64).max
+        y = R.strided_slice(y, [a for a, _, _ in crop], [b for _, b, _ in crop],
+                            [e if e < 0 else big for _, _, e in crop])
+    return y
+
+
+@converter("Expand", const_inputs=(1,))
+def _expand(ctx):
+    target = list(ctx.ints(1, "shape"))
+    shape = list(ctx.shape(0))
+    n = max(len(target), len(shape))
+    target = [1] * (n - len(target)) + target
+    shape = [1] * (n - len(shape)) + shape
+    out = []
+    for d, t in zip(shape, target):
+        if t == 1:
+            out.append(d)
+        elif isinstance(d, int) and d not in (1, t):
+            raise ctx.error(f"cannot expand {tuple(ctx.shape(0))} to {tuple(target)}")
+        else:
+            out.append(t)
+    x = ctx.input(0)
+    if len(ctx.shape(0)) < n:
+        x = R.reshape(x, tuple(shape))
+    return R.broadcast_to(x, tuple(out))

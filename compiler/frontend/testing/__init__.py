@@ -1,0 +1,1 @@
+"""Test fixtures of the frontends: whole ONNX models built with onnx.helper."""
