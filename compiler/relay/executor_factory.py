@@ -50,7 +50,7 @@ def _as_ndarray(value):
 
     if isinstance(value, microruntime.NDArray):
         return value
-    return microruntime.nd.array(np.ascontiguousarray(value))
+    return microruntime.nd.array(np.asarray(value, order="C"))
 
 
 def _tensor_records(params) -> bytes:
