@@ -23,8 +23,9 @@ def mlp_onnx(tmp_path_factory):
 
 
 def test_compile_summary_and_runs(mlp_onnx, tmp_path, capsys):
-    import microruntime as mr
     import onnxruntime as ort
+
+    import microruntime as mr
     from microruntime import graph_executor
 
     m, path = mlp_onnx
