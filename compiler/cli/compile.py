@@ -10,12 +10,18 @@ file's size and the compile time.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import time
 from typing import Dict, List, Tuple
 
+from ..codegen import host_codegen_available
+from ..frontend import from_onnx
+from ..frontend.onnx import load_model
+from ..relay import build_from_plan, plan
+from ..target import Target
 from .common import CliError, one_line, parse_shape
 
 DESCRIPTION = """\
@@ -35,8 +41,6 @@ input's shape given with --input-shape NAME:D1,D2,... (repeat it for several inp
 
 
 def add_parser(subparsers) -> None:
-    import argparse
-
     p = subparsers.add_parser(
         "compile", help="compile an ONNX model into one .so / .a / .tar file",
         description=DESCRIPTION, epilog=EPILOG,
@@ -130,8 +134,6 @@ def _input_shapes(graph, given: List[str]) -> Dict[str, Tuple[int, ...]]:
 def _target(args) -> str:
     target = args.target
     if target is None:
-        from ..codegen import host_codegen_available
-
         target = "llvm" if host_codegen_available("llvm") else "c"
     if (args.system_lib or args.output.endswith(".a")) and "--system-lib" not in target:
         target += " --system-lib"
@@ -165,11 +167,6 @@ def compile_model(args) -> str:
         raise CliError(f"-o {args.output}: no such directory {out_dir}")
     progress = _Progress(args.quiet)
     t0 = time.perf_counter()
-
-    from ..frontend import from_onnx
-    from ..frontend.onnx import load_model
-    from ..relay import build_from_plan, plan
-    from ..target import Target
 
     target = str(Target(_target(args)))
     progress(f"importing {args.model}")
