@@ -216,7 +216,7 @@ test-onnx: venv
 clean:
 	rm -rf build
 
-# ---- demo and apps (compile kernels, export them, run them from Python and from C) ----------
+# ---- demo and apps (an ONNX model compiled to one file, run from Python and from C) --------
 demo: venv runtime
 	$(PY) apps/demo/run_demo.py
 

@@ -1,124 +1,112 @@
-"""`make demo`: compile kernels with Kiln, export them, and run them where they will be deployed.
+"""`make demo`: an ONNX model → one file → run from Python and from C, checked against ONNX
+Runtime.
 
-1. compile a vector add with a symbolic length and a scheduled 512x512 matmul (split, reorder,
-   vectorize, parallel) for target "c" (and "llvm" when available); export each as a `.so`;
-2. run the `.so` files in a fresh Python process that imports only `microruntime` (never the
-   compiler), checking against numpy and timing them beside numpy;
-3. build the `--system-lib` static library and the C app of apps/system_lib_deploy and run it
-   (no Python, no dlopen).
+1. write a small CNN as ONNX with deterministic weights (apps/demo/make_model.py);
+2. compile it with the command line to one shared library and to one static library:
+       python -m compiler compile cnn.onnx --input-shape x:1,3,32,32 -o cnn.so
+       python -m compiler compile cnn.onnx --input-shape x:1,3,32,32 --system-lib -o cnn.a
+3. run cnn.so with the runtime's command line (a process that never imports the compiler):
+       python -m microruntime run cnn.so --inputs input.npz --output out.npz --benchmark
+4. link cnn.a with the dlopen-free runtime into apps/graph_deploy/main.c and run it;
+5. compare both with ONNX Runtime, and the latency with ONNX Runtime's.
 
     python apps/demo/run_demo.py [--out build/demo]
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
-
-MATMUL_N = 512
-
-RUNNER = r"""
-import sys, time
 import numpy as np
-import microruntime as mr
-assert "compiler" not in sys.modules
 
-def best(fn, repeat=5):
-    fn()
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def sh(cmd, **kw):
+    print("$ " + " ".join(cmd), flush=True)
+    out = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, check=False,
+                         env=dict(os.environ, PYTHONPATH=ROOT), **kw)
+    print(out.stdout, end="", flush=True)
+    if out.returncode != 0:
+        sys.exit(f"demo: the command above failed (exit status {out.returncode})")
+    return out.stdout
+
+
+def onnxruntime_reference(model, x, repeat=100):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    threads = os.environ.get("MR_NUM_THREADS")
+    if threads:
+        opts.intra_op_num_threads = int(threads)
+    sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+    want, = sess.run(None, {"x": x})
     times = []
     for _ in range(repeat):
-        t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
-    return min(times)
-
-out = sys.argv[1]
-for target in sys.argv[2].split(","):
-    vadd = mr.load_module(f"{out}/vadd_{target}.so")["vadd"]
-    for n in (7, 1 << 20):
-        a, b = np.random.rand(n).astype("float32"), np.random.rand(n).astype("float32")
-        ta, tb, tc = mr.nd.array(a), mr.nd.array(b), mr.nd.array(np.zeros(n, "float32"))
-        t = best(lambda: vadd(ta, tb, tc))
-        ok = np.array_equal(tc.numpy(), a + b)
-        t_np = best(lambda: np.add(a, b))
-        print(f"  [{target:4}] vadd n={n:<8} matches numpy: {ok}   kiln {t*1e6:9.1f} us   "
-              f"numpy {t_np*1e6:9.1f} us")
-    mm = mr.load_module(f"{out}/matmul_{target}.so")["matmul"]
-    n = int(sys.argv[3])
-    a, b = np.random.rand(n, n).astype("float32"), np.random.rand(n, n).astype("float32")
-    ta, tb, tc = mr.nd.array(a), mr.nd.array(b), mr.nd.array(np.zeros((n, n), "float32"))
-    t = best(lambda: mm(ta, tb, tc))
-    err = float(np.abs(tc.numpy() - a @ b).max())
-    t_np = best(lambda: a @ b)
-    gf = 2 * n ** 3 / 1e9
-    print(f"  [{target:4}] matmul {n}x{n}   max |err| {err:.1e}   kiln {t*1e3:7.2f} ms "
-          f"({gf/t:5.1f} GFLOP/s)   numpy {t_np*1e3:7.2f} ms ({gf/t_np:5.1f} GFLOP/s)")
-    try:
-        vadd(ta, tb)
-    except TypeError as err:
-        print(f"  [{target:4}] a wrong call raises TypeError: {str(err).splitlines()[0]}")
-print("  the compiler was never imported:", "compiler" not in sys.modules)
-"""
-
-
-def kernels():
-    from compiler import te, topi
-
-    n = te.var("n")
-    A = te.placeholder((n,), name="A")
-    B = te.placeholder((n,), name="B")
-    C = te.compute((n,), lambda i: A[i] + B[i], name="C")
-    vadd = (te.create_schedule(C.op), [A, B, C])
-
-    A = te.placeholder((MATMUL_N, MATMUL_N), name="A")
-    B = te.placeholder((MATMUL_N, MATMUL_N), name="B")
-    C = topi.nn.matmul(A, B)
-    # 32x32 tiles, a 4-row register block unrolled inside k, 32 columns as one vector,
-    # parallel over row blocks (the schedule of bench/gemm.py).
-    s = te.create_schedule(C.op)
-    topi.x86.blocked_gemm(s, C, rows=4, cols=32, row_block=32)
-    return {"vadd": vadd, "matmul": (s, [A, B, C])}
-
-
-def compile_all(out, targets):
-    import compiler
-
-    for target in targets:
-        for name, (s, args) in kernels().items():
-            start = time.perf_counter()
-            mod = compiler.build(s, args, target=target, name=name)
-            path = os.path.join(out, f"{name}_{target}.so")
-            mod.export_library(path)
-            print(f"  [{target:4}] {name:<7} -> {os.path.relpath(path, ROOT)}  "
-                  f"({(time.perf_counter() - start) * 1e3:.0f} ms to build)")
+        t = time.perf_counter()
+        sess.run(None, {"x": x})
+        times.append(time.perf_counter() - t)
+    return want, float(np.median(times)) * 1e3
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=os.path.join(ROOT, "build", "demo"))
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    from compiler.codegen import host_codegen_available
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "demo"))
+    out = os.path.abspath(ap.parse_args().out)
+    py = sys.executable
+    t_start = time.perf_counter()
 
-    targets = ["c"] + (["llvm"] if host_codegen_available("llvm") else [])
+    print("== 1. the model: a small CNN written as ONNX (deterministic weights)")
+    sh([py, "apps/demo/make_model.py", out])
+    model, shape = os.path.join(out, "cnn.onnx"), "x:1,3,32,32"
 
-    print("== 1. compile and export (compiler)")
-    compile_all(args.out, targets)
+    print("\n== 2. compile it to ONE file: a shared library, and a static system library")
+    from compiler.codegen import host_codegen_available  # noqa: E402  (after ROOT on the path)
 
-    print("== 2. run from a fresh Python process that imports only microruntime")
-    subprocess.run([sys.executable, "-c", RUNNER, args.out, ",".join(targets), str(MATMUL_N)],
-                   check=True, env=dict(os.environ, PYTHONPATH=ROOT))
+    target = "llvm" if host_codegen_available("llvm") else "c"
+    so, a = os.path.join(out, "cnn.so"), os.path.join(out, "cnn.a")
+    sh([py, "-m", "compiler", "compile", model, "--target", target, "--input-shape", shape,
+        "-o", so, "--quiet"])
+    sh([py, "-m", "compiler", "compile", model, "--target", target, "--system-lib",
+        "--input-shape", shape, "-o", a, "--quiet"])
 
-    print("== 3. system library linked into a C program (no Python, no dlopen)")
-    app_dir = os.path.join(ROOT, "apps", "system_lib_deploy")
-    subprocess.run(["make", "-s", "-C", app_dir, f"PYTHON={sys.executable}", "build/app"],
-                   check=True)
-    app = os.path.join(app_dir, "build", "app")
-    undefined = subprocess.run(["nm", "-u", app], stdout=subprocess.PIPE, text=True).stdout
-    print(f"  {os.path.relpath(app, ROOT)} references dlopen: {'dlopen' in undefined}")
-    subprocess.run([app], check=True)
+    print("\n== 3. run cnn.so from Python with the runtime only (no compiler import)")
+    text = sh([py, "-m", "microruntime", "run", so, "--inputs", os.path.join(out, "input.npz"),
+               "--output", os.path.join(out, "out.npz"), "--print-top", "3", "--benchmark",
+               "--repeat", "10", "--number", "20"])
+    kiln_ms = float(re.search(r"median ([0-9.]+) ms", text).group(1))
+    got_py = np.load(os.path.join(out, "out.npz"))["output_0"]
+
+    print("\n== 4. link cnn.a into the C app (apps/graph_deploy, no dlopen) and run it")
+    app = os.path.join(out, "graph_deploy_static")
+    sh(["cc", "-std=c99", "-O2", "-DGRAPH_DEPLOY_SYSTEM_LIB", "-Imicroruntime/include",
+        "apps/graph_deploy/main.c", a, "build/libmicroruntime_nodl.a", "-lpthread", "-lm",
+        "-o", app])
+    undefined = subprocess.run(["nm", "-u", app], stdout=subprocess.PIPE, text=True,
+                               check=True).stdout
+    print(f"  {app}: {os.path.getsize(app)} bytes, "
+          f"{'calls dlopen' if 'dlopen' in undefined else 'no dlopen'}")
+    c_out = subprocess.run([app, "-", "x=" + os.path.join(out, "x.bin")], cwd=ROOT,
+                           stdout=subprocess.PIPE, text=True, check=True).stdout
+    got_c = np.array([float(v) for v in c_out.split()], "float32").reshape(got_py.shape)
+    print(f"  output: {' '.join(f'{v:.4f}' for v in got_c.ravel())}")
+
+    print("\n== 5. against ONNX Runtime")
+    x = np.load(os.path.join(out, "input.npz"))["x"]
+    want, ort_ms = onnxruntime_reference(model, x)
+    d_py, d_c = float(np.abs(got_py - want).max()), float(np.abs(got_c - want).max())
+    ok = d_py < 1e-4 and d_c < 1e-4
+    threads = os.environ.get("MR_NUM_THREADS", "default")
+    print(f"  agreement (max |diff| vs ONNX Runtime): Python {d_py:.2e}, C {d_c:.2e}  "
+          f"-> {'OK' if ok else 'MISMATCH'}")
+    print(f"  latency, batch 1 (median; threads: {threads}): Kiln {kiln_ms:.4f} ms, "
+          f"ONNX Runtime {ort_ms:.4f} ms ({ort_ms / kiln_ms:.2f}x)")
+    print(f"  demo took {time.perf_counter() - t_start:.1f} s; files in {out}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, ROOT)
+    sys.exit(main())

@@ -7,7 +7,7 @@ The graph-level pipeline is this flat list; each pass is one file in compiler/re
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from ..build import build as build_kernels
 from ..ir.errors import IRError
@@ -35,10 +35,12 @@ def optimize(mod: IRModule, params: Optional[Mapping[str, Any]] = None) -> IRMod
     return fuse_ops(mod)                     # operators grouped into kernels
 
 
-def plan(mod: IRModule, params: Optional[Mapping[str, Any]] = None) -> tuple:
+def plan(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
+         progress: Optional[Callable[[int, int, str], None]] = None) -> tuple:
     """The lowered module (kernels as PrimFuncs) and the graph plan (JSON, params, manifest,
-    memory plan) of a model: what `build` compiles, for inspection and tests."""
-    mod = legalize(optimize(_as_module(mod), params))
+    memory plan) of a model: what `build` compiles, for inspection and tests.
+    `progress(k, total, name)` is called as each kernel is lowered (see `legalize`)."""
+    mod = legalize(optimize(_as_module(mod), params), progress=progress)
     graph = codegen(mod["main"])
     return mod, graph
 
@@ -46,7 +48,14 @@ def plan(mod: IRModule, params: Optional[Mapping[str, Any]] = None) -> tuple:
 def build(ir_mod, target=None, target_host=None, params=None, mod_name: str = "default"):
     """Compiles the model's `main` for the graph executor: a GraphExecutorFactoryModule holding
     the kernel library, the graph JSON and the params."""
-    mod, graph = plan(ir_mod, params)
+    return build_from_plan(*plan(ir_mod, params), target=target, target_host=target_host,
+                           mod_name=mod_name)
+
+
+def build_from_plan(mod: IRModule, graph: GraphPlan, target=None, target_host=None,
+                    mod_name: str = "default"):
+    """`build` from the result of `plan(mod, params)`: compiles its kernels, without planning
+    again (a caller that reports the plan builds from it)."""
     kernels = IRModule({k: mod[k] for k in graph.kernels})
     tgt = Target(target) if target is not None else None
     lib = build_kernels(kernels, target=tgt, target_host=target_host)
@@ -63,4 +72,4 @@ def _as_module(mod) -> IRModule:
     return mod
 
 
-__all__ = ["build", "optimize", "plan", "GraphPlan"]
+__all__ = ["build", "build_from_plan", "optimize", "plan", "GraphPlan"]

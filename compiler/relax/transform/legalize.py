@@ -13,7 +13,7 @@ after:  each primitive function is replaced by a PrimFunc of the same name — i
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 from ... import te, topi
 from ...ir.errors import IRError, UnsupportedOpError
@@ -117,19 +117,26 @@ def lower_primitive(func: X.Function, name: str):
     return lower(sch, inputs + outs, name=name)[name]
 
 
-def legalize(mod: IRModule, func_name: str = "main") -> IRModule:
-    """`mod` with its primitive functions lowered to PrimFuncs called by R.call_tir."""
+def legalize(mod: IRModule, func_name: str = "main",
+             progress: Optional[Callable[[int, int, str], None]] = None) -> IRModule:
+    """`mod` with its primitive functions lowered to PrimFuncs called by R.call_tir.
+    `progress(k, total, name)`, when given, is called before the k-th (from 1) distinct
+    primitive function is lowered."""
     unbound = bind_shapes_message(mod[func_name].params)
     if unbound:
         raise IRError(unbound)
     functions = dict(mod.functions)
     kernels: Dict[str, X.GlobalVar] = {}
     made: List[tuple] = []      # (primitive function, kernel name)
+    total = sum(1 for _, f in mod.items()
+                if isinstance(f, X.Function) and f.attrs.get("Primitive"))
     for name, func in mod.items():
         if isinstance(func, X.Function) and func.attrs.get("Primitive"):
             del functions[name]
             same = next((k for f, k in made if structural_equal(f, func)), None)
             if same is None:
+                if progress is not None:
+                    progress(len(made) + 1, total, name)
                 functions[name] = lower_primitive(func, name)
                 made.append((func, name))
                 same = name

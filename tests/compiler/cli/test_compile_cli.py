@@ -1,0 +1,90 @@
+"""`python -m compiler compile`: an ONNX model to one file, its summary, and one-line errors."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+
+from compiler.cli import main
+from compiler.frontend.testing import onnx_models
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+
+
+@pytest.fixture(scope="module")
+def mlp_onnx(tmp_path_factory):
+    m = onnx_models.mlp(batch=2)
+    path = str(tmp_path_factory.mktemp("cli") / "mlp.onnx")
+    onnx.save(m.model, path)
+    return m, path
+
+
+def test_compile_summary_and_runs(mlp_onnx, tmp_path, capsys):
+    import onnxruntime as ort
+
+    import microruntime as mr
+    from microruntime import graph_executor
+
+    m, path = mlp_onnx
+    out = str(tmp_path / "mlp.so")
+    assert main(["compile", path, "--target", "llvm", "-o", out,
+                 "--input-shape", "x:2,32", "--opt-level", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "lowering kernel 1/" in captured.err           # progress lines
+    assert f"-> {out}" in captured.out and "opt-level=2" in captured.out
+    assert "x float32[2,32]" in captured.out and "output float32[2,10]" in captured.out
+    assert "distinct kernels" in captured.out and "without planning" in captured.out
+    gm = graph_executor.GraphModule(mr.load_module(out)["default"](mr.cpu()))
+    x = m.inputs(seed=3)["x"]
+    gm.set_input("x", x)
+    gm.run()
+    want, = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_allclose(gm.get_output(0).numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_quiet_and_system_lib(mlp_onnx, tmp_path, capsys):
+    _, path = mlp_onnx
+    out = str(tmp_path / "mlp.a")
+    assert main(["compile", path, "--target", "c", "-o", out, "--input-shape", "2,32",
+                 "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert "--system-lib" in captured.out
+    with open(out, "rb") as f:
+        assert f.read(8) == b"!<arch>\n"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["compile", "{missing}", "-o", "{out}"], "error: no such model file"),
+    (["compile", "{model}", "-o", "{out}"],
+     "error: input 'x' has the shape [N, 32] with the symbolic dim 'N': give its size with "
+     "--input-shape x:1,32"),
+    (["compile", "{model}", "-o", "{out}", "--input-shape", "x:2,a"],
+     "error: bad --input-shape 'x:2,a'"),
+    (["compile", "{model}", "-o", "{out}", "--input-shape", "y:2,32"],
+     "error: --input-shape 'y:2,32': the model has no input 'y'; its inputs are x"),
+    (["compile", "{notonnx}", "-o", "{out}", "--input-shape", "x:2,32"], "error: "),
+])
+def test_one_line_errors(mlp_onnx, tmp_path, capsys, argv, message):
+    _, path = mlp_onnx
+    (tmp_path / "junk.onnx").write_bytes(b"\x00not a model" * 10)
+    names = dict(missing=str(tmp_path / "nope.onnx"), model=path, out=str(tmp_path / "m.so"),
+                 notonnx=str(tmp_path / "junk.onnx"))
+    assert main([a.format(**names) for a in argv]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(message), err
+    assert not any("Traceback" in line for line in err)
+    assert not os.path.exists(names["out"])
+
+
+def test_help_and_usage_errors_as_a_program():
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    ok = subprocess.run([sys.executable, "-m", "compiler", "compile", "--help"], cwd=ROOT,
+                        env=env, stdout=subprocess.PIPE, text=True, check=False)
+    assert ok.returncode == 0 and "--input-shape" in ok.stdout and "examples:" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "compiler"], cwd=ROOT, env=env,
+                         stderr=subprocess.PIPE, text=True, check=False)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
