@@ -23,19 +23,26 @@ def _plan(data, axis, keepdims, what):
     return axes, tuple(shape)
 
 
+def _input_index(out_index, ndim, axes, raxes, keepdims) -> list:
+    """The input index read at output index `out_index`: reduce axes at the reduced dims (whose
+    output dims, kept with keepdims, are skipped), output indices elsewhere."""
+    idx, it, rt = [], iter(out_index), iter(raxes)
+    for k in range(ndim):
+        if k in axes:
+            idx.append(next(rt))
+            if keepdims:
+                next(it)
+        else:
+            idx.append(next(it))
+    return idx
+
+
 def _reduce(name, reducer, data, axis, keepdims, cast=None):
     axes, shape = _plan(data, axis, keepdims, name)
     raxes = [te.reduce_axis((0, data.shape[a]), name=f"k{a}") for a in axes]
 
     def f(*i):
-        idx, it, rt = [], iter(i), iter(raxes)
-        for k in range(data.ndim):
-            if k in axes:
-                idx.append(next(rt))
-                if keepdims:
-                    next(it)
-            else:
-                idx.append(next(it))
+        idx = _input_index(i, data.ndim, axes, raxes, keepdims)
         v = data(*idx)
         return reducer(v if cast is None else cast(v), axis=raxes)
 
@@ -112,14 +119,7 @@ def _arg(name, reducer, data, axis, keepdims, select_last_index):
     raxes = [te.reduce_axis((0, data.shape[a]), name=f"k{a}") for a in axes]
 
     def f(*i):
-        idx, it, rt = [], iter(i), iter(raxes)
-        for k in range(data.ndim):
-            if k in axes:
-                idx.append(next(rt))
-                if keepdims:
-                    next(it)
-            else:
-                idx.append(next(it))
+        idx = _input_index(i, data.ndim, axes, raxes, keepdims)
         flat = raxes[0].var
         for a, r in zip(axes[1:], raxes[1:]):
             flat = flat * data.shape[a] + r.var

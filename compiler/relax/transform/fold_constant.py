@@ -21,10 +21,12 @@ _KEEP = {"relax.call_tir", "relax.call_dps_packed", "relax.shape_of"}
 
 
 def _known(e: X.Expr) -> bool:
+    """Whether `e`'s value is known now: constants, static shapes, immediates, tuples of them."""
     if isinstance(e, X.Tuple):
         return all(_known(f) for f in e.fields)
-    return isinstance(e, (X.Constant, X.ShapeExpr, X.PrimValue, X.StringImm, X.DataTypeImm)) and (
-        not isinstance(e, X.ShapeExpr) or all(isinstance(d, int) for d in e.values))
+    if isinstance(e, X.ShapeExpr):
+        return all(isinstance(d, int) for d in e.values)
+    return isinstance(e, (X.Constant, X.PrimValue, X.StringImm, X.DataTypeImm))
 
 
 def _as_expr(value) -> X.Expr:

@@ -24,7 +24,7 @@ from .. import expr as X
 from ..op.base import call_tir
 from ..shape_util import bind_shapes_message
 from ..struct_info import TensorStructInfo, TupleStructInfo
-from .fuse_ops import COMM_REDUCE, INJECTIVE, OUT_ELEMWISE_FUSABLE, op_pattern
+from .fuse_ops import COMM_REDUCE, INJECTIVE, op_pattern
 from .legalize_ops import LEGALIZE
 
 x86 = topi.x86
@@ -46,7 +46,11 @@ _SCHEDULES: Dict[str, Callable] = {
 
 def _anchor(calls: Sequence[X.Call]) -> X.Call:
     """The operator that decides the schedule: the strongest pattern, the first among equals."""
-    return max(calls, key=lambda c: (min(op_pattern(c), OUT_ELEMWISE_FUSABLE + 1), -calls.index(c)))
+    best = calls[0]
+    for c in calls[1:]:
+        if op_pattern(c) > op_pattern(best):
+            best = c
+    return best
 
 
 def _schedule_of(anchor: X.Call) -> Callable:
