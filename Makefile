@@ -12,17 +12,22 @@ CFLAGS ?= -O2 -g
 # The graph executor (src/graph/: JSON reader, graph, executor, factory) is in every library
 # but measured apart from the core by `make size`.
 MR_GRAPH_SRCS := $(sort $(wildcard microruntime/src/graph/*.c))
-MR_SRCS := $(sort $(wildcard microruntime/src/*.c)) $(MR_GRAPH_SRCS)
-MR_HDRS := $(wildcard microruntime/include/microruntime/*.h microruntime/src/*.h microruntime/src/graph/*.h)
+# The bytecode VM (src/vm/: executable loader, validator, interpreter, builtins, allocators).
+MR_VM_SRCS := $(sort $(wildcard microruntime/src/vm/*.c))
+# GPU backends (src/device/: drivers found by dlopen at run time).
+MR_DEVICE_SRCS := $(sort $(wildcard microruntime/src/device/*.c))
+MR_SRCS := $(sort $(wildcard microruntime/src/*.c)) $(MR_GRAPH_SRCS) $(MR_VM_SRCS) $(MR_DEVICE_SRCS)
+MR_HDRS := $(wildcard microruntime/include/microruntime/*.h microruntime/src/*.h \
+  microruntime/src/graph/*.h microruntime/src/vm/*.h microruntime/src/device/*.h)
 # The dlopen-free static library leaves out the shared-library loader, the dynamic
 # loading of platform.h and the ELF checks made before dlopen.
-MR_DL_SRCS := $(addprefix microruntime/src/,module_dso.c platform_dl.c elf_check.c)
+MR_DL_SRCS := $(addprefix microruntime/src/,module_dso.c platform_dl.c elf_check.c) $(MR_DEVICE_SRCS)
 MR_NODL_SRCS := $(filter-out $(MR_DL_SRCS),$(MR_SRCS))
 # In every library, but not part of the core that `make size` measures: benchmarking
 # (time_evaluator), DLPack exchange with other frameworks, and saving params (deployments
 # load them). A static link of a model that uses none of these leaves them out.
 MR_EXTRA_SRCS := $(addprefix microruntime/src/,timer.c tensor_dlpack.c params_save.c)
-MR_CORE_SRCS := $(filter-out $(MR_EXTRA_SRCS) $(MR_GRAPH_SRCS),$(MR_NODL_SRCS))
+MR_CORE_SRCS := $(filter-out $(MR_EXTRA_SRCS) $(MR_GRAPH_SRCS) $(MR_VM_SRCS),$(MR_NODL_SRCS))
 # Likewise for the graph executor: TVM's global functions and the packed functions for
 # Python, debugging and profiling (see extras.c) stay out of a static app that only opens
 # a model, sets inputs, runs and reads outputs.

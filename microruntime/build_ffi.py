@@ -182,7 +182,8 @@ def make_builder(module_name="microruntime._ffi", sanitize=False, absolute=False
     """An FFI builder for the extension `module_name`; `sanitize` adds ASan+UBSan."""
     base = ROOT if absolute else ""
     sources = sorted(glob.glob(os.path.join(ROOT, "microruntime", "src", "*.c")))
-    sources += sorted(glob.glob(os.path.join(ROOT, "microruntime", "src", "graph", "*.c")))
+    for sub in ("graph", "vm", "device"):
+        sources += sorted(glob.glob(os.path.join(ROOT, "microruntime", "src", sub, "*.c")))
     sources = [os.path.join(base, os.path.relpath(s, ROOT)) for s in sources]
     opt = ["-O1", "-g"] + SAN_FLAGS if sanitize else ["-O2"]
     builder = FFI()
