@@ -8,6 +8,7 @@ and cffi (never the compiler).
 from . import (
     graph_executor,  # noqa: E402  (after the modules it uses)
     nd,
+    relax_vm,  # registers the relax.VMExecutable loader and vm.builtin.*
 )
 from .base import register_error
 from .device import (
@@ -51,6 +52,6 @@ __all__ = [
     "get_global_func", "gpu", "graph_executor", "list_global_func_names", "load_module",
     "load_param_dict",
     "load_static_library", "metal", "mtl", "nd", "num_threads", "opencl", "register_error",
-    "register_func", "remove_global_func", "rocm", "save_param_dict", "system_lib", "tensor",
+    "register_func", "relax_vm", "remove_global_func", "rocm", "save_param_dict", "system_lib", "tensor",
     "vpi", "vulkan",
 ]

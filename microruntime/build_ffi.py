@@ -136,6 +136,7 @@ int mr_time_evaluator(TVMFFIObject* func, DLDevice dev, int number, int repeat,
                       TVMFFIObject* preproc, TVMFFIObject** out_timer);
 
 int mr_graph_executor_register(void);
+int mr_vm_register(void);
 
 /* Defined in the preamble below: the PyCapsule destructor for DLPack capsules, and the
    fast call path of PackedFunc (see microruntime/fastcall.py). */
@@ -156,6 +157,7 @@ with open(os.path.join(ROOT, "microruntime", "py_fastcall.c")) as _f:
 PREAMBLE = r"""
 #include "microruntime/microruntime.h"
 #include "microruntime/graph_executor.h"
+#include "microruntime/vm.h"
 
 /* Frees a DLPack capsule nobody consumed (the consumer renames it to "used_..."). */
 static void mr_py_dlpack_capsule_destructor_impl(PyObject* capsule) {
