@@ -103,7 +103,7 @@ ctest-valgrind: $(addprefix build/tests/,$(CTESTS)) $(FIXTURES)
 # With clang: libFuzzer (coverage-guided) + ASan/UBSan; without it, tests/c/fuzz/driver.c
 # (random mutations of the seeds) with the C compiler's ASan/UBSan.
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS := params blob elf graph
+FUZZ_TARGETS := params blob elf graph vm
 # clang counts only if it links libFuzzer (Debian: packages clang and libclang-rt-dev).
 ifneq ($(filter fuzz,$(MAKECMDGOALS)),)
 FUZZ_CLANG := $(shell mkdir -p build && printf 'int LLVMFuzzerTestOneInput(void){return 0;}' \

@@ -52,6 +52,6 @@ __all__ = [
     "get_global_func", "gpu", "graph_executor", "list_global_func_names", "load_module",
     "load_param_dict",
     "load_static_library", "metal", "mtl", "nd", "num_threads", "opencl", "register_error",
-    "register_func", "relax_vm", "remove_global_func", "rocm", "save_param_dict", "system_lib", "tensor",
-    "vpi", "vulkan",
+    "register_func", "relax_vm", "remove_global_func", "rocm", "save_param_dict", "system_lib",
+    "tensor", "vpi", "vulkan",
 ]
