@@ -204,6 +204,11 @@ size:
 	  size -t build/size/graph/*.o | tail -1 | awk -v core=$$core '{printf "graph executor (src/graph except extras.c): text %d bytes (%.1f KB); core + graph executor: %d bytes (%.1f KB); goal <= 40 KB\n", $$1, $$1/1024, core + $$1, (core + $$1)/1024}'
 	@size -t build/size/graph_extra/*.o | tail -1 | \
 	  awk '{printf "graph executor extras (%s: tvm.graph_executor.create and factory create, get_input_info, share_params, get_node_output, debug_get_output, run_individual, get_graph_json): text %d bytes\n", "$(notdir $(MR_GRAPH_EXTRA_SRCS))", $$1}'
+	@mkdir -p build/size/vm
+	@for f in $(MR_VM_SRCS); do $(CC) $(SIZE_FLAGS) -c $$f -o build/size/vm/$$(basename $$f .c).o || exit 1; done
+	@core=$$(size -t build/size/libmicroruntime_core.a | tail -1 | awk '{print $$1}'); \
+	  graph=$$(size -t build/size/graph/*.o | tail -1 | awk '{print $$1}'); \
+	  size -t build/size/vm/*.o | tail -1 | awk -v core=$$core -v graph=$$graph '{printf "Relax VM (src/vm: loader, validator, interpreter, builtins, allocators): text %d bytes (%.1f KB); core + graph executor + VM: %d bytes (%.1f KB); goal <= 64 KB\n", $$1, $$1/1024, core + graph + $$1, (core + graph + $$1)/1024}'
 
 # Interop with Apache TVM 0.27 (large download; not part of `make test`).
 test-interop: venv
