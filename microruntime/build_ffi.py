@@ -136,7 +136,7 @@ int mr_time_evaluator(TVMFFIObject* func, DLDevice dev, int number, int repeat,
                       TVMFFIObject* preproc, TVMFFIObject** out_timer);
 
 int mr_graph_executor_register(void);
-int mr_vm_register(void);
+int mr_vm_register_extras(void);
 
 /* Defined in the preamble below: the PyCapsule destructor for DLPack capsules, and the
    fast call path of PackedFunc (see microruntime/fastcall.py). */

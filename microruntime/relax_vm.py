@@ -24,7 +24,7 @@ from .object import Object
 from .packed_func import get_global_func
 from .profiling import Count, Duration, Percent, Report
 
-check_call(_lib.mr_vm_register())
+check_call(_lib.mr_vm_register_extras())
 
 __all__ = ["Executable", "VMInstrumentReturnKind", "VirtualMachine"]
 

@@ -40,6 +40,10 @@ extern "C" {
  * ffi.Module.load_from_bytes.relax.VMExecutable and the vm.builtin.* functions. Idempotent;
  * the functions below call it. */
 MR_DLL int mr_vm_register(void);
+/* mr_vm_register() plus TVM's packed-function methods of the VM module (vm_initialization,
+ * set_input, invoke_stateful, save_function, set_instrument, profile, ...) for Python and
+ * TVM-style callers; apps calling only the functions below need not. */
+MR_DLL int mr_vm_register_extras(void);
 
 /* Opens the executable of the library at `path` (dlopen), or with path NULL or "" of the
  * system library linked into the program. */

@@ -137,7 +137,14 @@ int mr_vm_arg_to_device(mr_vm_t* vm, const TVMFFIAny* in, TVMFFIAny* out);
 /* builtins.c */
 int mr_vm_register_builtins(void);
 
-/* module.c */
+/* module.c: the methods of extras.c, a table ending with a NULL name (NULL until
+ * mr_vm_register_extras() ran). */
+typedef int (*mr_vm_method_fn)(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAny* out);
+typedef struct {
+  const char* name;
+  mr_vm_method_fn fn;
+} mr_vm_method_t;
+extern const mr_vm_method_t* mr_vm_extra_methods;
 int mr_vm_error(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 
 #endif /* MR_VM_VM_H_ */
