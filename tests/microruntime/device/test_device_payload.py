@@ -51,7 +51,7 @@ def test_trailing_bytes():
     (payload("cl", [("", [], [])], ""), "function key at offset 18 is empty"),
     (string("cl") + u64(0) + u64(100), "truncated reading code"),
     (string("cl") + u64(1) + string("k") + string("k") + u64(1 << 62) + u64(0) * 3,
-     "arg_types count 4611686018427387904 at offset 28 is invalid"),
+     "arg_types count 4611686018427387904 at offset 36 is invalid"),
 ])
 def test_malformed_payloads(data, phrase):
     with pytest.raises(ValueError) as info:
