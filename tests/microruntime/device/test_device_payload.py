@@ -3,7 +3,7 @@ load, and every malformed payload (truncated, bad counts, unknown tags, wrong fo
 ValueError naming the problem, never a crash."""
 import numpy as np
 import pytest
-from devmod_bytes import FLOAT32, HANDLE, INT32, library_blob, payload, string, u64
+from devmod_bytes import FLOAT32, HANDLE, INT32, payload, string, u64
 
 import microruntime as mr
 
@@ -78,8 +78,3 @@ def test_random_bytes_never_crash():
         except ValueError:
             pass
 
-
-def test_bad_payload_inside_a_library_blob_names_the_module(tmp_path):
-    """The library loader reports the device module's own error (the blob is checked whole)."""
-    blob = library_blob("opencl", GOOD[:-5])
-    assert blob[:8] == u64(len(blob) - 8)
