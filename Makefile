@@ -94,7 +94,8 @@ ctest-asan: $(addprefix build/tests_asan/,$(CTESTS)) $(FIXTURES)
 
 ctest-valgrind: $(addprefix build/tests/,$(CTESTS)) $(FIXTURES)
 	@set -e; for t in $(CTESTS); do echo "== $$t (valgrind)"; \
-	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect build/tests/$$t; done
+	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	    --suppressions=tests/c/valgrind.supp build/tests/$$t; done
 
 # ---- fuzzing the loaders -----------------------------------------------------------
 # Each target (tests/c/fuzz/fuzz_<name>.c) runs FUZZ_SECONDS from its seeds: params files, graph
