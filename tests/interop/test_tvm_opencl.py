@@ -2,7 +2,6 @@
 host, export_library in a TVM subprocess) loads in the microruntime and runs on
 microruntime.opencl(): TVM's host code fills its context slots from our loader, calls our
 __tvm_set_device, then the kernel of the "opencl" module our loader rebuilt from the blob."""
-import os
 import subprocess
 
 import numpy as np
