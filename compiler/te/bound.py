@@ -4,6 +4,13 @@ Stages are visited consumers first. A stage's root ranges are the union of the r
 consumers read, where the consumers' loops enclosing the stage's attach point (compute_at) are
 fixed to their current value and every other loop ranges fully; an output or argument stage
 covers its whole shape. Derived axes (split, fuse) follow from the roots (`pass_down`).
+
+GPU memory scopes (as TVM): a stage's region is shared by the threads that share its storage,
+so the enclosing loops bound to thread axes of a wider rank than its scope are relaxed, not
+fixed: a "shared" stage attached under threadIdx/vthread loops covers what the whole block
+reads there, a "global" one what the whole grid reads; "local" stays per thread. A stage left
+in the default scope and attached under thread-bound loops is stored "local" (under a
+threadIdx/vthread loop) or "shared" (under blockIdx loops only): `storage_scope`.
 """
 from __future__ import annotations
 
@@ -25,14 +32,54 @@ class Bounds:
         self.loop_ranges: Dict[E.Var, tuple] = {}
 
 
-def fixed_vars(stage: Stage) -> List[E.Var]:
-    """Loop variables of the loops that enclose `stage`'s attach point."""
-    out: List[E.Var] = []
+# Rank of a storage scope and of a thread tag: a thread-bound loop is relaxed for a stage whose
+# scope rank is at most the tag's rank (threads of that level share the storage).
+_SCOPE_RANK = {"global": 0, "shared": 1, "warp": 1, "local": 2}
+
+
+def thread_rank(tag: str) -> int:
+    """0 for blockIdx.*, 1 for threadIdx.* and virtual threads."""
+    return 0 if tag.startswith("blockIdx") else 1
+
+
+def _enclosing(stage: Stage):
+    """(loop IterVar, its stage) of every loop enclosing `stage`'s attach point."""
+    out = []
     while stage.attach_type == "scope":
         parent, axis = stage.attach_stage, stage.attach_ivar
         leaves = parent.leaf_iter_vars
-        out += [iv.var for iv in leaves[:leaves.index(axis) + 1]]
+        out += [(iv, parent) for iv in leaves[:leaves.index(axis) + 1]]
         stage = parent
+    return out
+
+
+def _thread_tag(iv, stage: Stage):
+    attr = stage.iter_attrs.get(iv)
+    thread = getattr(attr, "thread", None)
+    return thread.thread_tag if thread is not None else None
+
+
+def storage_scope(stage: Stage) -> str:
+    """The scope `stage` is stored in: its own, or when left "global" and attached under
+    thread-bound loops, "local" (a threadIdx/vthread loop encloses it) or "shared"."""
+    if stage.scope != "global":
+        return stage.scope
+    tags = [t for t in (_thread_tag(iv, st) for iv, st in _enclosing(stage)) if t]
+    if not tags:
+        return "global"
+    return "local" if any(thread_rank(t) == 1 for t in tags) else "shared"
+
+
+def fixed_vars(stage: Stage) -> List[E.Var]:
+    """Loop variables of the loops that enclose `stage`'s attach point, less the thread-bound
+    loops its storage scope is shared across."""
+    rank = _SCOPE_RANK.get(storage_scope(stage).split(".")[0], 2)
+    out: List[E.Var] = []
+    for iv, st in _enclosing(stage):
+        tag = _thread_tag(iv, st)
+        if tag is not None and rank <= thread_rank(tag):
+            continue
+        out.append(iv.var)
     return out
 
 
