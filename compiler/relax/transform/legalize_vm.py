@@ -118,6 +118,10 @@ class _Rename(ExprMutator):
 
 
 def _fuse_seq(seq: X.SeqExpr, kernels: _Kernels) -> X.SeqExpr:
+    if not X.is_leaf(seq.body):
+        # a computed result (an If branch's `x * 2`) is bound first, so that it is fused too
+        ret = X.Var("ret", seq.body.struct_info)
+        seq = X.SeqExpr(seq.blocks + (X.BindingBlock((X.VarBinding(ret, seq.body),)),), ret)
     fuser = _Fuser(X.Function((), seq))
     groups = fuser.groups()
     aliases = {k: fuser.resolve(v) for k, v in fuser.alias.items()}
