@@ -38,8 +38,8 @@ def run(case):
         return {"ok": False, "detail": f"{len(got)} outputs, expected {len(want)}"}
     for g, w in zip(got, want):
         if g.shape != w.shape or not np.allclose(g, w, rtol=1e-4, atol=1e-4):
-            return {"ok": False, "detail": f"mismatch: {g.shape} vs {w.shape}, "
-                                           f"max err {np.abs(g - w).max() if g.shape == w.shape else '-'}"}
+            err = np.abs(g - w).max() if g.shape == w.shape else "-"
+            return {"ok": False, "detail": f"mismatch: {g.shape} vs {w.shape}, max err {err}"}
     return {"ok": True, "detail": ""}
 
 
