@@ -217,7 +217,7 @@ def storage_bytes(func: X.Function) -> list:
         def visit_call_(self, e):
             if (isinstance(e.op, X.Op) and e.op.name == "relax.call_builtin_with_ctx"
                     and e.args[0].global_symbol == "vm.builtin.alloc_storage"):
-                sizes.append(e.args[1].fields[0].values[0])
+                sizes.append(e.args[1].fields[0].struct_info.values[0])
             super().visit_call_(e)
     _V().visit_expr(func)
     return sizes
