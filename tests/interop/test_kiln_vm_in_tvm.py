@@ -58,6 +58,21 @@ def test_kiln_vm_programs_run_in_tvm(tmp_path):
         else:
             args = prog.args(n=4)
             cases.append(_case(tmp_path, name, lib, args, prog.reference(*args)))
+    # an ONNX model whose batch dim is named: from_onnx keeps it symbolic, relax.build runs it
+    import onnxruntime as ort
+
+    from compiler.frontend import from_onnx
+    from compiler.frontend.testing import onnx_models
+
+    m = onnx_models.mlp(batch=2)
+    mod, params = from_onnx(m.model)
+    lib = str(tmp_path / "onnx_mlp.so")
+    relax.build(mod, "llvm", params=params).export_library(lib)
+    sess = ort.InferenceSession(m.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in (1, 5):
+        x = np.random.default_rng(n).standard_normal((n, 32)).astype("float32")
+        want, = sess.run(None, {"x": x})
+        cases.append(_case(tmp_path, f"onnx_mlp_n{n}", lib, [x], want))
     spec = tmp_path / "cases.json"
     spec.write_text(json.dumps(cases))
     import os
