@@ -7,7 +7,7 @@ from compiler import relax, tir
 from compiler.ir.errors import CompilerError
 from compiler.relax import op
 from compiler.relax import script as R
-from compiler.relax.expr import Call, Function, Tuple
+from compiler.relax.expr import Call, Function
 from compiler.relax.functor import post_order_visit
 from compiler.relax.testing import vm_models
 from compiler.relax.transform.lambda_lift import lambda_lift

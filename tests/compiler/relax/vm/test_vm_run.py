@@ -15,8 +15,9 @@ pytestmark = pytest.mark.skipif(_vm is None, reason="microruntime.relax_vm is no
 
 
 def _vm_of(prog, target="llvm"):
-    import microruntime
     from microruntime.relax_vm import VirtualMachine
+
+    import microruntime
 
     ex = relax.build(prog.mod, target, params=prog.params)
     return VirtualMachine(ex, microruntime.cpu())
