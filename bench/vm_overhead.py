@@ -114,9 +114,10 @@ def main():
              "cnn": (paths["cnn"], cnn_shapes, max(args.calls // 20, 10))}
     rows = {}
     try:
-        import microruntime
         from microruntime.relax_vm import VirtualMachine
-        for name, (lib, shapes, calls) in cases.items():
+
+        import microruntime
+        for name, (_lib, shapes, calls) in cases.items():
             key = name.split("_")[0]
             vm = VirtualMachine(progs[key][0], microruntime.cpu())
             a = [microruntime.nd.array(np.random.rand(*s).astype("float32")) for s in shapes]
