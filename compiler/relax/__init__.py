@@ -56,10 +56,4 @@ from .struct_info import (
     TupleStructInfo,
 )
 
-
-def build(mod, target="llvm", params=None, pipeline=None, exec_mode="bytecode",
-          system_lib=None):
-    """Compiles `mod` for the Relax VM (compiler/relax/vm_build.py): an Executable."""
-    from .vm_build import build as _build
-
-    return _build(mod, target, params, pipeline, exec_mode, system_lib)
+from .vm_build import Executable, build  # noqa: E402 - relax.build: the VM build
