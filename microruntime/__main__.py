@@ -122,6 +122,49 @@ def _fmt(a):
     return f"{a.dtype}[{','.join(map(str, a.shape))}]"
 
 
+_VM_KIND = b"relax.VMExecutable"
+
+
+def _is_vm_library(path):
+    """Whether the library's blob holds a Relax VM executable (its kind, as the blob writes it)."""
+    import struct
+
+    with open(path, "rb") as f:
+        data = f.read()
+    return struct.pack("<Q", len(_VM_KIND)) + _VM_KIND in data
+
+
+def _flat_outputs(value):
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _flat_outputs(v)]
+    return [value.numpy()]
+
+
+def _run_vm(args):
+    """Runs `main` of a Relax VM library; its inputs come from --inputs (an .npz whose arrays
+    are the arguments in order): a VM program's shapes may be symbolic, so none are invented."""
+    import numpy as np
+
+    from . import cpu, load_module, nd
+    from .relax_vm import VirtualMachine
+
+    if not args.inputs:
+        raise _UserError(f"{args.model} is a Relax VM program (its input shapes may be "
+                         "symbolic): give its arguments with --inputs ARGS.npz (in order)")
+    with np.load(args.inputs) as data:
+        inputs = [data[k] for k in data.files]
+    vm = VirtualMachine(load_module(args.model), cpu())
+    outputs = _flat_outputs(vm["main"](*[nd.array(a) for a in inputs]))
+    for k, o in enumerate(outputs):
+        line = f"output {k}: {_fmt(o)}"
+        if o.size and o.dtype.kind in "fiub":
+            line += f"  min {o.min():.6g}  max {o.max():.6g}  mean {o.astype('float64').mean():.6g}"
+        print(line)
+    if args.output:
+        np.savez(args.output, **{f"output_{k}": o for k, o in enumerate(outputs)})
+        print(f"outputs saved to {args.output}")
+
+
 def _run(args):
     import numpy as np
 
@@ -133,6 +176,8 @@ def _run(args):
     if args.model.endswith((".a", ".o", ".tar")):
         raise _UserError(f"{args.model}: a static library or object file is linked into a "
                          "program (see apps/graph_deploy); run a model exported as .so")
+    if _is_vm_library(args.model):
+        return _run_vm(args)
     manifest = read_manifest(args.model)
     spec = manifest["inputs"]
     if args.inputs:

@@ -20,6 +20,7 @@ from typing import Dict, List, Tuple
 from ..codegen import host_codegen_available
 from ..frontend import from_onnx
 from ..frontend.onnx import load_model
+from ..relax.vm_build import build as relax_build
 from ..relay import build_from_plan, plan
 from ..target import Target
 from .common import CliError, one_line, parse_shape
@@ -36,8 +37,9 @@ examples:
   python -m compiler compile model.onnx --system-lib -o model.a      # for static linking
   python -m compiler compile model.onnx --target "c -mcpu=generic" -o model.so
 
-A model whose inputs have named (symbolic) dims, such as a batch dim "N", needs each such
-input's shape given with --input-shape NAME:D1,D2,... (repeat it for several inputs)."""
+A model whose inputs have named (symbolic) dims, such as a batch dim "N", is built for the
+Relax VM (one library that runs any size of those dims); give every such input's shape with
+--input-shape NAME:D1,D2,... to build it for the graph executor instead."""
 
 
 def add_parser(subparsers) -> None:
@@ -95,9 +97,9 @@ def run(args) -> int:
     return 0
 
 
-def _input_shapes(graph, given: List[str]) -> Dict[str, Tuple[int, ...]]:
-    """The shapes of --input-shape by input name, checked against the model: every named dim
-    of an input must be bound."""
+def _input_shapes(graph, given: List[str]) -> Tuple[Dict[str, Tuple[int, ...]], List[str]]:
+    """The shapes of --input-shape by input name, checked against the model, and the inputs
+    whose named (symbolic) dims stay unbound (the model is then built for the VM)."""
     inits = {t.name for t in graph.initializer}
     inputs = [v for v in graph.input if v.name not in inits]
     names = [v.name for v in inputs]
@@ -113,6 +115,7 @@ def _input_shapes(graph, given: List[str]) -> Dict[str, Tuple[int, ...]]:
             raise CliError(f"--input-shape {text!r}: the model has no input {name!r}; its "
                            f"inputs are {', '.join(names) or '(none)'}")
         shapes[name] = shape
+    symbolic: List[str] = []
     for v in inputs:
         if v.name in shapes:
             continue
@@ -122,13 +125,9 @@ def _input_shapes(graph, given: List[str]) -> Dict[str, Tuple[int, ...]]:
                            f"--input-shape {v.name}:D1,D2,...")
         dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
                 for d in t.shape.dim]
-        named = [d for d in dims if isinstance(d, str)]
-        if named:
-            example = ",".join("1" if isinstance(d, str) else str(d) for d in dims)
-            raise CliError(f"input {v.name!r} has the shape [{', '.join(map(str, dims))}] "
-                           f"with the symbolic dim {named[0]!r}: give its size with "
-                           f"--input-shape {v.name}:{example}")
-    return shapes
+        if any(isinstance(d, str) for d in dims):
+            symbolic.append(f"{v.name}[{','.join(map(str, dims))}]")
+    return shapes, symbolic
 
 
 def _target(args) -> str:
@@ -171,9 +170,11 @@ def compile_model(args) -> str:
     target = str(Target(_target(args)))
     progress(f"importing {args.model}")
     proto = load_model(args.model)
-    shapes = _input_shapes(proto.graph, args.input_shape)
+    shapes, symbolic = _input_shapes(proto.graph, args.input_shape)
     mod, params = from_onnx(proto, shape=shapes or None, dtype=args.dtype)
     t_import = time.perf_counter()
+    if symbolic:
+        return _compile_for_vm(args, mod, params, target, symbolic, progress, t0, t_import)
 
     progress("optimizing: folding weights and batch norms, fusing operators into kernels")
 
@@ -213,6 +214,32 @@ def compile_model(args) -> str:
         f"  time:     {t_end - t0:.1f} s (import {t_import - t0:.1f}, plan "
         f"{t_plan - t_import:.1f}, code generation {t_codegen - t_plan:.1f}, export "
         f"{t_end - t_codegen:.1f})",
+    ]
+    return "\n".join(lines)
+
+
+def _compile_for_vm(args, mod, params, target, symbolic, progress, t0, t_import) -> str:
+    progress(f"symbolic dims in {', '.join(symbolic)}: building for the Relax VM")
+    ex = relax_build(mod, target, params=params)
+    t_build = time.perf_counter()
+    progress(f"writing {args.output}")
+    ex.export_library(args.output)
+    t_end = time.perf_counter()
+    table = ex.exec_bytes.func_table
+    funcs = [f.name for f in table if f.kind == 1]
+    kernels = [f.name for f in table if f.kind == 0 and not f.name.startswith("vm.builtin.")]
+    size = os.path.getsize(args.output)
+    lines = [
+        f"compiled {args.model} -> {args.output} (Relax VM)",
+        f"  target:   {target}",
+        f"  inputs:   {', '.join(symbolic)} (symbolic dims checked at each call)",
+        f"  program:  {len(funcs)} VM functions ({', '.join(funcs)}), {len(kernels)} kernels, "
+        f"{len(ex.exec_bytes.instr_offset)} instructions",
+        f"  weights:  {len(params)} params, "
+        f"{_fmt_bytes(sum(int(getattr(v, 'nbytes', 0)) for v in params.values()))}",
+        f"  file:     {_fmt_bytes(size)} ({size} bytes)",
+        f"  time:     {t_end - t0:.1f} s (import {t_import - t0:.1f}, build "
+        f"{t_build - t_import:.1f}, export {t_end - t_build:.1f})",
     ]
     return "\n".join(lines)
 

@@ -55,3 +55,5 @@ from .struct_info import (
     TensorStructInfo,
     TupleStructInfo,
 )
+
+from .vm_build import Executable, build  # noqa: E402 - relax.build: the VM build

@@ -52,7 +52,8 @@ def _range(dom) -> E.Range:
 
 def reduce_axis(dom, name: str = "rv") -> E.IterVar:
     """A reduction axis over `dom` (an extent, a (min, max) pair or a Range)."""
-    return E.IterVar(_range(dom), E.Var(name), E.IterKind.REDUCE)
+    rng = _range(dom)
+    return E.IterVar(rng, E.Var(name, rng.extent.dtype), E.IterKind.REDUCE)
 
 
 def thread_axis(tag: str = "", name: str = "", dom=None) -> E.IterVar:

@@ -37,6 +37,11 @@ _REDUCE = "sum mean max min prod argmax argmin variance std"
 _ANCHOR = """nn.conv2d nn.conv2d_transpose nn.dense matmul nn.max_pool2d nn.avg_pool2d
 nn.adaptive_avg_pool2d nn.adaptive_max_pool2d"""
 
+# Operators that are not computations for a kernel (calls, closures, shapes): never grouped.
+NOT_KERNELS = {"relax.call_tir", "relax.call_dps_packed", "relax.shape_of",
+               "relax.call_builtin_with_ctx", "relax.vm.kill_object", "relax.null_value",
+               "relax.make_closure", "relax.invoke_closure"}
+
 PATTERNS: Dict[str, int] = {}
 for _names, _kind in ((_ELEMWISE, ELEMWISE), (_BROADCAST, BROADCAST), (_INJECTIVE, INJECTIVE),
                       (_REDUCE, COMM_REDUCE), (_ANCHOR, OUT_ELEMWISE_FUSABLE)):
@@ -109,7 +114,7 @@ class _Fuser:
                                                + self.counts.get(id(b.var), 0))
                     continue
                 if not (isinstance(b, X.VarBinding) and isinstance(value, X.Call)
-                        and isinstance(value.op, X.Op) and value.op.name != "relax.call_tir"):
+                        and isinstance(value.op, X.Op) and value.op.name not in NOT_KERNELS):
                     items.append(b)
                     continue
                 args = tuple(self.resolve(a) for a in value.args)

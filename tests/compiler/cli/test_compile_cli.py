@@ -59,9 +59,6 @@ def test_quiet_and_system_lib(mlp_onnx, tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["compile", "{missing}", "-o", "{out}"], "error: no such model file"),
-    (["compile", "{model}", "-o", "{out}"],
-     "error: input 'x' has the shape [N, 32] with the symbolic dim 'N': give its size with "
-     "--input-shape x:1,32"),
     (["compile", "{model}", "-o", "{out}", "--input-shape", "x:2,a"],
      "error: bad --input-shape 'x:2,a'"),
     (["compile", "{model}", "-o", "{out}", "--input-shape", "y:2,32"],
@@ -78,6 +75,16 @@ def test_one_line_errors(mlp_onnx, tmp_path, capsys, argv, message):
     assert err[-1].startswith(message), err
     assert not any("Traceback" in line for line in err)
     assert not os.path.exists(names["out"])
+
+
+def test_symbolic_dims_build_for_the_vm(mlp_onnx, tmp_path, capsys):
+    _, path = mlp_onnx
+    out = str(tmp_path / "mlp_vm.so")
+    assert main(["compile", path, "-o", out, "--quiet"]) == 0
+    summary = capsys.readouterr().out
+    assert "(Relax VM)" in summary and "x[N,32]" in summary
+    with open(out, "rb") as f:
+        assert b"relax.VMExecutable" in f.read()
 
 
 def test_help_and_usage_errors_as_a_program():

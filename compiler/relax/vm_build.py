@@ -1,0 +1,147 @@
+"""`relax.build`: a graph-level module (control flow, calls, closures, symbolic shapes) → a
+Relax VM executable plus its kernel library.
+
+    ex = compiler.relax.build(mod, target="llvm", params=params)
+    vm = microruntime.relax_vm.VirtualMachine(ex, microruntime.cpu())
+    y = vm["main"](x)                         # any batch size n when x is (n, 784)
+    ex.export_library("model.so")             # one file; loads in Kiln and in TVM 0.27
+
+The pipeline for the VM is this flat list; each pass is one file in compiler/relax/transform.
+The exported library is laid out as TVM's: its `__tvm_ffi__library_bin` holds the executable
+(kind "relax.VMExecutable") as the root of the import tree, importing the kernels of the library
+itself ("_lib").
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Mapping, Optional, Sequence
+
+from ..build import build as build_kernels
+from ..export import export_library as _export_library
+from ..ir.errors import IRError, TargetError
+from ..ir.module import IRModule
+from ..runtime_module import RuntimeModule, SerializedModule
+from ..target import Target
+from ..tir.function import PrimFunc
+from . import expr as X
+from .backend.vm_codegen import codegen
+from .transform import bind_params, eliminate_dead_code, fold_batch_norm, fold_constant
+from .transform.lambda_lift import lambda_lift
+from .transform.legalize_vm import legalize_vm
+from .transform.lower_shapes_vm import lower_shapes_vm
+from .transform.plan_memory_vm import plan_memory_vm
+from .vm_format import VMExecutableBytes
+
+KIND = "relax.VMExecutable"
+
+Pass = Callable[[IRModule], IRModule]
+
+
+def default_pipeline() -> List[Pass]:
+    """The VM's graph-level passes after weights are bound, in order."""
+    return [
+        lambda_lift,          # local functions -> module functions, closures
+        fold_constant,        # constant subgraphs computed now
+        fold_batch_norm,      # batch norms into scale/shift, then into weights
+        eliminate_dead_code,  # what folding left unused
+        legalize_vm,          # operators fused into kernels (symbolic shapes), R.call_tir
+        plan_memory_vm,       # storage + alloc_tensor + kernel calls, reuse, kills
+        lower_shapes_vm,      # entry checks, shape heap, make_shape, shape functions
+    ]
+
+
+def lower_for_vm(mod, params: Optional[Mapping[str, Any]] = None,
+                 pipeline: Optional[Sequence[Pass]] = None) -> IRModule:
+    """The module as the VM back end takes it (kernels and shape functions as PrimFuncs)."""
+    mod = _as_module(mod)
+    if params:
+        mod = bind_params(mod, params)
+    for p in (default_pipeline() if pipeline is None else pipeline):
+        mod = p(mod)
+    return mod
+
+
+class Executable:
+    """A compiled VM program: the bytecode (`exec_bytes`: as_text, stats, to_bytes) and the kernel
+    library (`lib`). `mod` is the loaded runtime module (kind relax.VMExecutable, importing the
+    kernels), what `VirtualMachine(ex, dev)` runs; `export_library(path)` writes one library."""
+
+    def __init__(self, exec_bytes: VMExecutableBytes, lib: RuntimeModule, lowered: IRModule):
+        self.exec_bytes = exec_bytes
+        self.lib = lib
+        self.lowered = lowered
+        self._serialized = SerializedModule(KIND, exec_bytes.to_bytes())
+        self._mod = None
+
+    type_key = KIND
+
+    def as_text(self) -> str:
+        return self.exec_bytes.as_text()
+
+    def stats(self) -> str:
+        return self.exec_bytes.stats()
+
+    def as_bytes(self) -> bytes:
+        return self._serialized.payload
+
+    @property
+    def mod(self):
+        """The runtime module of the executable, its kernel library imported."""
+        if self._mod is None:
+            if self.lib.runtime_module is None:
+                raise TargetError("this executable's kernels were compiled for another "
+                                  "architecture: export it (export_library), it cannot run here")
+            rt = self._serialized.runtime_module
+            if rt is None:
+                raise TargetError("the microruntime in this process has no loader for "
+                                  f"{KIND} modules; export the library and load it where one is")
+            rt.import_module(self.lib.runtime_module)
+            self._mod = rt
+        return self._mod
+
+    def asobject(self):
+        return self.mod
+
+    def jit(self):
+        return self.mod
+
+    def export_library(self, file_name, fcompile=None, addons=None, workspace_dir=None,
+                       **kwargs):
+        """One library (`.so`; `.a` for a `--system-lib` target; `.tar`, `.o`): the kernels, and
+        the executable as the root of the blob's import tree."""
+        del addons
+        return _export_library(self.lib._library_parts(root=self._serialized), file_name,
+                               fcompile, workspace_dir, **kwargs)
+
+    def __repr__(self):
+        n = sum(1 for f in self.exec_bytes.func_table if f.kind == 1)
+        return f"Executable({n} VM functions, {len(self.exec_bytes.constants)} constants)"
+
+
+def build(mod, target="llvm", params: Optional[Mapping[str, Any]] = None,
+          pipeline: Optional[Sequence[Pass]] = None, exec_mode: str = "bytecode",
+          system_lib: Optional[bool] = None) -> Executable:
+    """Compiles every graph-level function of `mod` for the Relax VM: the kernels for `target`
+    (a CPU target: "llvm", "c", with `--system-lib` for a static library) and the bytecode."""
+    del system_lib
+    if exec_mode != "bytecode":
+        raise TargetError(f"relax.build: exec_mode {exec_mode!r} is not supported; only "
+                          "'bytecode'")
+    tgt = Target(target) if not isinstance(target, Target) else target
+    lowered = lower_for_vm(mod, params, pipeline)
+    kernels = IRModule({k: f for k, f in lowered.items() if isinstance(f, PrimFunc)})
+    exe = codegen(lowered)
+    lib = build_kernels(kernels, target=tgt)
+    return Executable(exe, lib, lowered)
+
+
+def _as_module(mod) -> IRModule:
+    if isinstance(mod, X.Function):
+        return IRModule({"main": mod})
+    if not isinstance(mod, IRModule) or not any(isinstance(f, X.Function)
+                                                for _, f in mod.items()):
+        raise IRError("relax.build needs an IRModule with graph-level functions (or one "
+                      f"Function), got {type(mod).__name__}")
+    return mod
+
+
+__all__ = ["build", "default_pipeline", "lower_for_vm", "Executable", "KIND"]
