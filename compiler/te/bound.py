@@ -25,13 +25,31 @@ class Bounds:
         self.loop_ranges: Dict[E.Var, tuple] = {}
 
 
+# GPU memory scopes and thread tags by rank: a stage stored in a scope of rank r is shared by
+# every thread of a launch axis whose rank is >= r, so its region covers all of them (a
+# "shared" tile serves every threadIdx of its block; a "local" one only its own thread).
+_SCOPE_RANK = {"global": 0, "shared": 1, "warp": 2, "local": 3}
+_THREAD_RANK = {"blockIdx": 0, "threadIdx": 1}
+
+
+def _shared_by(scope: str, attr) -> bool:
+    """Whether a loop with annotations `attr` is a launch axis the storage `scope` spans."""
+    if attr is None or attr.thread is None:
+        return False
+    rank = _THREAD_RANK.get(attr.thread.thread_tag.split(".")[0])
+    return rank is not None and _SCOPE_RANK.get(scope.split(".")[0], 3) <= rank
+
+
 def fixed_vars(stage: Stage) -> List[E.Var]:
-    """Loop variables of the loops that enclose `stage`'s attach point."""
+    """Loop variables of the loops that enclose `stage`'s attach point, except the GPU launch
+    axes its storage scope is shared across (those range fully)."""
     out: List[E.Var] = []
+    scope = stage.scope
     while stage.attach_type == "scope":
         parent, axis = stage.attach_stage, stage.attach_ivar
         leaves = parent.leaf_iter_vars
-        out += [iv.var for iv in leaves[:leaves.index(axis) + 1]]
+        out += [iv.var for iv in leaves[:leaves.index(axis) + 1]
+                if not _shared_by(scope, parent.iter_attrs.get(iv))]
         stage = parent
     return out
 
