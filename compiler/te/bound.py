@@ -4,6 +4,13 @@ Stages are visited consumers first. A stage's root ranges are the union of the r
 consumers read, where the consumers' loops enclosing the stage's attach point (compute_at) are
 fixed to their current value and every other loop ranges fully; an output or argument stage
 covers its whole shape. Derived axes (split, fuse) follow from the roots (`pass_down`).
+
+GPU memory scopes (as TVM): a stage's region is shared by the threads that share its storage,
+so the enclosing loops bound to thread axes of a wider rank than its scope are relaxed, not
+fixed: a "shared" stage attached under threadIdx/vthread loops covers what the whole block
+reads there, a "global" one what the whole grid reads; "local" stays per thread. A stage left
+in the default scope and attached under thread-bound loops is stored "local" (under a
+threadIdx/vthread loop) or "shared" (under blockIdx loops only): `storage_scope`.
 """
 from __future__ import annotations
 
@@ -25,32 +32,54 @@ class Bounds:
         self.loop_ranges: Dict[E.Var, tuple] = {}
 
 
-# GPU memory scopes and thread tags by rank: a stage stored in a scope of rank r is shared by
-# every thread of a launch axis whose rank is >= r, so its region covers all of them (a
-# "shared" tile serves every threadIdx of its block; a "local" one only its own thread).
-_SCOPE_RANK = {"global": 0, "shared": 1, "warp": 2, "local": 3}
-_THREAD_RANK = {"blockIdx": 0, "threadIdx": 1}
+# Rank of a storage scope and of a thread tag: a thread-bound loop is relaxed for a stage whose
+# scope rank is at most the tag's rank (threads of that level share the storage).
+_SCOPE_RANK = {"global": 0, "shared": 1, "warp": 1, "local": 2}
 
 
-def _shared_by(scope: str, attr) -> bool:
-    """Whether a loop with annotations `attr` is a launch axis the storage `scope` spans."""
-    if attr is None or attr.thread is None:
-        return False
-    rank = _THREAD_RANK.get(attr.thread.thread_tag.split(".")[0])
-    return rank is not None and _SCOPE_RANK.get(scope.split(".")[0], 3) <= rank
+def thread_rank(tag: str) -> int:
+    """0 for blockIdx.*, 1 for threadIdx.* and virtual threads."""
+    return 0 if tag.startswith("blockIdx") else 1
 
 
-def fixed_vars(stage: Stage) -> List[E.Var]:
-    """Loop variables of the loops that enclose `stage`'s attach point, except the GPU launch
-    axes its storage scope is shared across (those range fully)."""
-    out: List[E.Var] = []
-    scope = stage.scope
+def _enclosing(stage: Stage):
+    """(loop IterVar, its stage) of every loop enclosing `stage`'s attach point."""
+    out = []
     while stage.attach_type == "scope":
         parent, axis = stage.attach_stage, stage.attach_ivar
         leaves = parent.leaf_iter_vars
-        out += [iv.var for iv in leaves[:leaves.index(axis) + 1]
-                if not _shared_by(scope, parent.iter_attrs.get(iv))]
+        out += [(iv, parent) for iv in leaves[:leaves.index(axis) + 1]]
         stage = parent
+    return out
+
+
+def _thread_tag(iv, stage: Stage):
+    attr = stage.iter_attrs.get(iv)
+    thread = getattr(attr, "thread", None)
+    return thread.thread_tag if thread is not None else None
+
+
+def storage_scope(stage: Stage) -> str:
+    """The scope `stage` is stored in: its own, or when left "global" and attached under
+    thread-bound loops, "local" (a threadIdx/vthread loop encloses it) or "shared"."""
+    if stage.scope != "global":
+        return stage.scope
+    tags = [t for t in (_thread_tag(iv, st) for iv, st in _enclosing(stage)) if t]
+    if not tags:
+        return "global"
+    return "local" if any(thread_rank(t) == 1 for t in tags) else "shared"
+
+
+def fixed_vars(stage: Stage) -> List[E.Var]:
+    """Loop variables of the loops that enclose `stage`'s attach point, less the thread-bound
+    loops its storage scope is shared across."""
+    rank = _SCOPE_RANK.get(storage_scope(stage).split(".")[0], 2)
+    out: List[E.Var] = []
+    for iv, st in _enclosing(stage):
+        tag = _thread_tag(iv, st)
+        if tag is not None and rank <= thread_rank(tag):
+            continue
+        out.append(iv.var)
     return out
 
 

@@ -20,7 +20,7 @@ from ..tir.buffer import Buffer, decl_buffer
 from ..tir.function import PrimFunc
 from ..tir.functor import collect_vars
 from ..tir.stmt import Allocate, Stmt, seq
-from .bound import infer_bounds
+from .bound import infer_bounds, storage_scope
 from .compute_stmt import make_extern_stmt, make_stage_stmt
 from .group import resolve_attachments
 from .inline import inline_bodies
@@ -180,7 +180,7 @@ class _Lowering:
                                         "align a cache stage (cache_read/cache_write) instead")
                 continue
             if isinstance(st.op, ExternOp):
-                buf = decl_buffer(t.shape, t.dtype, t.name, scope=st.scope)
+                buf = decl_buffer(t.shape, t.dtype, t.name, scope=storage_scope(st))
                 self.storage[key] = (buf, (E.const(0),) * t.ndim)
                 bufs.append(buf)
                 continue
@@ -194,7 +194,8 @@ class _Lowering:
                 shape.append(simplify(ext))
                 mins.append(r.min)
             strides = aligned_strides(shape, st.dim_align) if st.dim_align else ()
-            buf = decl_buffer(shape, t.dtype, t.name, scope=st.scope, strides=strides)
+            buf = decl_buffer(shape, t.dtype, t.name, scope=storage_scope(st),
+                              strides=strides)
             self.storage[key] = (buf, tuple(mins))
             bufs.append(buf)
         return bufs

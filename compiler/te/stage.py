@@ -19,6 +19,12 @@ from .iter_relation import Fuse, Relation, Singleton, Split
 from .tensor import ExternOp, PlaceholderOp
 
 
+# The thread tags a loop can be bound to: launch dimensions, then virtual threads (serial loops
+# in the kernel whose cache stages are shared across them).
+THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
+               "threadIdx.z", "vthread", "vthread.x", "vthread.y", "vthread.z", "cthread")
+
+
 class IterAttr:
     """Annotations of one leaf axis."""
 
@@ -204,6 +210,10 @@ class Stage:
         iv = self._leaf("bind", iv)
         if not isinstance(thread_iv, E.IterVar) or not thread_iv.thread_tag:
             self._fail("bind", f"axis '{iv.name}' must be bound to te.thread_axis(...)")
+        if thread_iv.thread_tag not in THREAD_TAGS:
+            self._fail("bind", f"axis '{iv.name}': unknown thread tag "
+                               f"'{thread_iv.thread_tag}'; use one of "
+                               f"{', '.join(THREAD_TAGS)}")
         attr = self._attr(iv)
         attr.kind, attr.thread = ForKind.THREAD_BINDING, thread_iv
 

@@ -35,6 +35,7 @@ from ...ir.errors import BuildError, InternalError, TargetError, UnsupportedOpEr
 from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.buffer import Buffer
+from ...tir.transform.lower_call_packed import is_dltensor
 from ...tir.transform.lower_parallel import PARALLEL_LAUNCH, captured_vars
 from .. import HostArtifact, system_lib_entry_symbol
 from ..imports import collect_imports, compile_imports, link_imports
@@ -239,7 +240,10 @@ class CHostPrinter(CFamilyPrinter):
         if dt.lanes > 1:
             raise UnsupportedOpError(f"call_packed cannot pass the vector {a}")
         if dt.is_handle:
-            return _ANY_DLTENSOR_PTR, "v_ptr", f"(void*)({self.expr(a)})"
+            # A DLTensor made on the stack is a DLTensor*; any other handle (a buffer's data
+            # pointer, as a kernel launch passes) is an opaque pointer, as TVM's host code.
+            index = _ANY_DLTENSOR_PTR if is_dltensor(a) else TypeIndex.OPAQUE_PTR
+            return index, "v_ptr", f"(void*)({self.expr(a)})"
         if dt.is_float:
             return _ANY_FLOAT, "v_float64", f"(double)({self.expr(a)})"
         if dt.is_bool:

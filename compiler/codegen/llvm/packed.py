@@ -16,6 +16,7 @@ from microruntime.abi import TypeIndex
 from ...ir.dtype import DType
 from ...ir.errors import InternalError
 from ...tir import PrimExpr, StringImm
+from ...tir.transform.lower_call_packed import is_dltensor
 from .types import ANY, I8, I32, I64, PTR, SERVICES, global_variable
 
 # Services reached through context slots outside system-lib mode (the loader fills them).
@@ -157,7 +158,9 @@ class PackedEmitter:
             dt = arg.dtype
             value = self.expr(arg)
             if dt.is_handle:
-                index, payload = DLTENSOR_PTR, value
+                # a DLTensor made on the stack, else an opaque pointer (a kernel's buffer data)
+                index = DLTENSOR_PTR if is_dltensor(arg) else TypeIndex.OPAQUE_PTR
+                payload = value
             elif dt.is_float:
                 index, payload = FLOAT, self.cast(value, dt, DType(2, 64))
             elif dt.is_bool:

@@ -1,7 +1,7 @@
 """annotate_entry: mark the module's entry function.
 
 Before: any IRModule.
-After: when the module has exactly one PrimFunc, that function has attr
+After: when the module has exactly one PrimFunc (device kernels of a GPU build not counted), that function has attr
 "tir.is_entry_func" = True (codegens then emit a weak `__tvm_ffi_main` forwarding to it, so
 `mod["main"]` works as in TVM); with several functions no function is marked (TVM does the
 same: `__tvm_ffi_main` is absent from multi-function modules). A function whose global_symbol
@@ -13,9 +13,10 @@ from ...ir import IRModule
 
 
 def annotate_entry(mod: IRModule) -> IRModule:
-    if len(mod) != 1:
+    host = [(n, f) for n, f in mod.items() if f.attrs.get("calling_conv") != "device_kernel"]
+    if len(host) != 1:
         return mod
-    (name, func), = mod.items()
+    (name, func), = host
     if func.attrs.get("tir.is_entry_func") or func.attrs.get("global_symbol", name) == "main":
         return mod
     return mod.with_functions({name: func.with_attr("tir.is_entry_func", True)})

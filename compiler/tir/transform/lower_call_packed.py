@@ -27,6 +27,13 @@ def lower_call_packed(mod: IRModule) -> IRModule:
                      if f.attrs.get("calling_conv") == "packed" else f)
 
 
+def is_dltensor(value) -> bool:
+    """Whether a handle argument of call_packed is a DLTensor* made here; codegens pass it as
+    a DLTensorPtr and every other handle (a buffer's data, as a kernel launch passes) as an
+    OpaquePtr, as TVM's host code."""
+    return isinstance(value, Call) and value.op == "tir.make_dltensor"
+
+
 class _LowerCallPacked(IRMutator):
     def __init__(self, func):
         target = func.attrs.get("target")

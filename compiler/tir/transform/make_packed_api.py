@@ -35,6 +35,9 @@ After (the **packed form**, the input contract of every host codegen, see compil
      bound from the first tensor and asserted equal on the others (ValueError); finally
      `LetStmt(buffer.data, tir.dltensor_get(handle, "data"))` and an assert that it is not NULL
      unless the tensor is empty (ValueError).
+- a host function of a GPU build (attr "tir.device_type" from split_host_device, not CPU) checks
+  its tensors against that device type and, after the checks, first calls
+  `tir.call_packed("__tvm_set_device", device_type, device_id)` (TVM 0.27's host code does).
 - `AssertStmt.message` parts: `str` literals, integer expressions (printed in decimal) and
   handle expressions that are C strings (`tir.dtype_name(code, bits, lanes)`). Messages read
   like TVM's: "Mismatched A.dtype on argument #0 when calling:\\n  `test_add(A, B, C)`,\\n
@@ -53,6 +56,7 @@ from .. import (
     AssertStmt,
     Buffer,
     Call,
+    Evaluate,
     IntImm,
     LetStmt,
     PrimExpr,
@@ -106,7 +110,8 @@ class _Packer:
         self.func = func
         self.symbol = func.attrs.get("global_symbol", name)
         target = func.attrs.get("target")
-        self.device_type = getattr(target, "device_type", 1)
+        # A GPU build's host function (split_host_device) names its device's type.
+        self.device_type = func.attrs.get("tir.device_type", getattr(target, "device_type", 1))
         self.args = Var("args", handle)
         self.num_args = Var("num_args", int32)
         self.steps: List[Step] = []
@@ -165,6 +170,12 @@ class _Packer:
             if buf is not None:
                 self.tensor(i, buf, type_vars[i])
         body = seq(f.body, Return(const(0)))
+        if self.device_type != 1 and "tir.device_type" in f.attrs:
+            # As TVM 0.27's host code: select the device before launching its kernels.
+            dev_id = self.device_id if self.device_id is not None else const(0)
+            set_device = Call(int32, "tir.call_packed", (StringImm("__tvm_set_device"),
+                                                          const(self.device_type), dev_id))
+            body = seq(Evaluate(set_device), body)
         for step in reversed(self.steps):
             body = step(body)
         attrs = dict(f.attrs)

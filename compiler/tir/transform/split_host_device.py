@@ -25,6 +25,12 @@ i.e. `call_packed(name, *params, *launch extents)`, an extent per launch tag in 
 "tir.kernel_launch_params" (the first loop's extent when a tag is bound twice). Extents may be
 symbolic. A function without thread-bound loops is returned as the same object.
 
+The host function also gets attr "tir.device_type" (the device target's DLPack device type):
+make_packed_api checks its tensor arguments against it and starts the function with
+`__tvm_set_device(device_type, device_id)`. A host function of a device target must not touch
+buffer memory itself (TVM's VerifyMemory): what it still loads or stores after the split ran
+on no GPU thread, a ScheduleError asking "did you forget to bind?".
+
 A thread-bound loop in a function whose target is a CPU kind ("llvm", "c") is a user mistake:
 ScheduleError naming the loop, the thread tag and the fix.
 """
@@ -36,10 +42,10 @@ from ...ir.dtype import int32
 from ...ir.errors import InternalError, ScheduleError, TargetError
 from ...ir.module import IRModule
 from ...target import Target
-from ..expr import Call, PrimExpr, StringImm, Var
+from ..expr import BufferLoad, Call, PrimExpr, StringImm, Var
 from ..function import PrimFunc
 from ..functor import IRMutator, collect_vars, free_vars, post_order_visit
-from ..stmt import Evaluate, For, ForKind, Stmt
+from ..stmt import BufferStore, Evaluate, For, ForKind, Stmt
 
 # Thread tags that are launch dimensions, in launch order (grid, then block).
 LAUNCH_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z",
@@ -54,6 +60,8 @@ def split_host_device(mod: IRModule) -> IRModule:
     changed = False
     for gname, func in mod.items():
         if not isinstance(func, PrimFunc) or not _bound_loops(func.body):
+            if isinstance(func, PrimFunc) and func.attrs.get("calling_conv") != "device_kernel":
+                _verify_host_memory(func, gname, func.body)
             out[gname] = func
             continue
         taken = set(mod) | set(kernels)
@@ -106,10 +114,35 @@ def _split(func: PrimFunc, gname: str, taken) -> Tuple[PrimFunc, Dict[str, PrimF
     symbol = func.attrs.get("global_symbol", gname)
     splitter = _Splitter(func, symbol, target.without_host(), taken)
     body = splitter.visit(func.body)
-    host = PrimFunc(func.params, body, func.buffer_map, dict(func.attrs))
+    _verify_host_memory(func, gname, body)
+    host = PrimFunc(func.params, body, func.buffer_map,
+                    {**func.attrs, "tir.device_type": target.device_type})
     if target.host is not None:
         host = host.with_attr("target", target.host)
     return host, splitter.kernels
+
+
+def _verify_host_memory(func: PrimFunc, gname: str, body: Stmt) -> None:
+    """A device target's host code may not load or store buffer elements (TVM's
+    VerifyMemory): such an access runs outside every GPU thread."""
+    target = func.attrs.get("target")
+    if target is None or Target(target).kind.is_host:
+        return
+    touched: List[str] = []
+
+    def fn(node):
+        if isinstance(node, (BufferLoad, BufferStore)) and node.buffer.name not in touched:
+            touched.append(node.buffer.name)
+
+    post_order_visit(body, fn)
+    if touched:
+        raise ScheduleError(
+            f"memory verification failed for function '{gname}' on target "
+            f"'{Target(target).kind.name}': buffer(s) {', '.join(repr(t) for t in touched)} "
+            "are accessed by host code (outside every loop bound to a GPU thread axis). Did you "
+            "forget to bind? Bind the outer loops of every stage to blockIdx/threadIdx "
+            "(s[C].bind(axis, te.thread_axis('threadIdx.x'))), or compute the stage at a "
+            "bound loop")
 
 
 class _Splitter(IRMutator):
