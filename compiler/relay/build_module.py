@@ -36,28 +36,62 @@ def optimize(mod: IRModule, params: Optional[Mapping[str, Any]] = None) -> IRMod
 
 
 def plan(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
-         progress: Optional[Callable[[int, int, str], None]] = None) -> tuple:
+         progress: Optional[Callable[[int, int, str], None]] = None, target=None) -> tuple:
     """The lowered module (kernels as PrimFuncs) and the graph plan (JSON, params, manifest,
     memory plan) of a model: what `build` compiles, for inspection and tests.
-    `progress(k, total, name)` is called as each kernel is lowered (see `legalize`)."""
-    mod = legalize(optimize(_as_module(mod), params), progress=progress)
+    `progress(k, total, name)` is called as each kernel is lowered (see `legalize`); `target`
+    (None: a CPU) picks the kernels' schedules (topi.cuda for a GPU target)."""
+    device, _ = split_targets(target)
+    mod = legalize(optimize(_as_module(mod), params), progress=progress, target=device)
     graph = codegen(mod["main"])
     return mod, graph
 
 
+def split_targets(target, target_host=None):
+    """(the kernels' target, the host target) of `target` as relay.build takes it: a str or
+    Target ("opencl", "llvm -mcpu=..."), or a dict {kind or Target: ...} naming at most one
+    device target and at most one CPU target, as TVM's heterogeneous form. A device target's
+    host is `target_host`, else the dict's CPU target, else its own host (None: the default
+    CPU). A CPU target is its own host."""
+    if target is None:
+        return None, target_host
+    if isinstance(target, dict):
+        tgts = [Target(k if isinstance(k, Target) or not isinstance(v, (str, Target)) else v)
+                for k, v in target.items()]
+        devices = [t for t in tgts if not t.kind.is_host]
+        hosts = [t for t in tgts if t.kind.is_host]
+        if len(devices) > 1 or len(hosts) > 1:
+            raise IRError(f"relay.build: target {target!r} names {len(devices)} device and "
+                          f"{len(hosts)} CPU targets; give at most one of each")
+        if not devices:
+            return hosts[0] if hosts else None, target_host
+        host = target_host if target_host is not None else (hosts[0] if hosts else None)
+        target = devices[0]
+    else:
+        target = Target(target)
+        host = target_host
+    if target.kind.is_host:
+        return target, target_host
+    host = Target(host) if host is not None else target.host
+    return (target.with_host(host) if host is not None else target), host
+
+
 def build(ir_mod, target=None, target_host=None, params=None, mod_name: str = "default"):
     """Compiles the model's `main` for the graph executor: a GraphExecutorFactoryModule holding
-    the kernel library, the graph JSON and the params."""
-    return build_from_plan(*plan(ir_mod, params), target=target, target_host=target_host,
-                           mod_name=mod_name)
+    the kernel library, the graph JSON and the params. `target` "opencl" (or "cuda", ...) with
+    `target_host` "llvm" (or `{"opencl": ..., "llvm": ...}`) makes GPU kernels launched from
+    host code; the executor then runs on that device (`lib["default"](microruntime.opencl())`)."""
+    device, host = split_targets(target, target_host)
+    return build_from_plan(*plan(ir_mod, params, target=device), target=device,
+                           target_host=host, mod_name=mod_name)
 
 
 def build_from_plan(mod: IRModule, graph: GraphPlan, target=None, target_host=None,
                     mod_name: str = "default"):
-    """`build` from the result of `plan(mod, params)`: compiles its kernels, without planning
-    again (a caller that reports the plan builds from it)."""
+    """`build` from the result of `plan(mod, params, target=target)`: compiles its kernels,
+    without planning again (a caller that reports the plan builds from it)."""
     kernels = IRModule({k: mod[k] for k in graph.kernels})
-    tgt = Target(target) if target is not None else None
+    tgt, target_host = split_targets(target, target_host)
     lib = build_kernels(kernels, target=tgt, target_host=target_host)
     return GraphExecutorFactoryModule(graph.graph_json, lib, graph.params,
                                       libmod_name=mod_name)
@@ -72,4 +106,4 @@ def _as_module(mod) -> IRModule:
     return mod
 
 
-__all__ = ["build", "build_from_plan", "optimize", "plan", "GraphPlan"]
+__all__ = ["build", "build_from_plan", "optimize", "plan", "split_targets", "GraphPlan"]
