@@ -24,8 +24,15 @@ def schedule_softmax(outs):
         for o in outs:
             bind_flat(s, o)
         return s
-    parts = [t.op for t in sm.input_tensors
-             if isinstance(t.op, ComputeOp) and not tag.is_injective(t.op.tag)]
+    parts, todo, seen = [], [t.op for t in sm.input_tensors], set()
+    while todo:   # the reductions sm reads, directly or through the exponentials
+        op = todo.pop(0)
+        if id(op) in seen or not isinstance(op, ComputeOp):
+            continue
+        seen.add(id(op))
+        if not tag.is_injective(op.tag):
+            parts.append(op)
+        todo.extend(t.op for t in op.input_tensors)
     for t in sm.input_tensors:
         if isinstance(t.op, ComputeOp) and tag.is_injective(t.op.tag):
             s[t.op].compute_inline()   # the exponentials
