@@ -7,7 +7,9 @@ The graph-level pipeline is this flat list; each pass is one file in compiler/re
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
+
+from microruntime.abi import DeviceType
 
 from ..build import build as build_kernels
 from ..ir.errors import IRError
@@ -21,8 +23,9 @@ from ..relax.transform import (
     fold_constant,
     fuse_ops,
 )
-from ..relax.transform.legalize import legalize
+from ..relax.transform.legalize import HOST_FALLBACK, legalize
 from ..target import Target
+from ..tir.function import PrimFunc
 from .executor_factory import GraphExecutorFactoryModule
 
 
@@ -43,8 +46,17 @@ def plan(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
     (None: a CPU) picks the kernels' schedules (topi.cuda for a GPU target)."""
     device, _ = split_targets(target)
     mod = legalize(optimize(_as_module(mod), params), progress=progress, target=device)
-    graph = codegen(mod["main"])
+    graph = codegen(mod["main"], kernel_devices(mod, device))
     return mod, graph
+
+
+def kernel_devices(mod: IRModule, device) -> Optional[Dict[str, int]]:
+    """DLPack device type of each kernel of a legalized module for a GPU target `device` (the
+    host-fallback kernels on the CPU); None for a CPU build."""
+    if device is None or device.kind.is_host:
+        return None
+    return {name: DeviceType.CPU if f.attrs.get(HOST_FALLBACK) else device.device_type
+            for name, f in mod.items() if isinstance(f, PrimFunc)}
 
 
 def split_targets(target, target_host=None):
@@ -90,9 +102,16 @@ def build_from_plan(mod: IRModule, graph: GraphPlan, target=None, target_host=No
                     mod_name: str = "default"):
     """`build` from the result of `plan(mod, params, target=target)`: compiles its kernels,
     without planning again (a caller that reports the plan builds from it)."""
-    kernels = IRModule({k: mod[k] for k in graph.kernels})
     tgt, target_host = split_targets(target, target_host)
-    lib = build_kernels(kernels, target=tgt, target_host=target_host)
+    on_host = [k for k in graph.kernels if mod[k].attrs.get(HOST_FALLBACK)]
+    kernels = IRModule({k: mod[k] for k in graph.kernels if k not in on_host})
+    if on_host and tgt is not None and not tgt.kind.is_host:
+        host = Target(target_host) if target_host is not None else \
+            (tgt.host or Target("llvm"))
+        lib = build_kernels({tgt: kernels, host: IRModule({k: mod[k] for k in on_host})},
+                            target_host=host)
+    else:
+        lib = build_kernels(kernels, target=tgt, target_host=target_host)
     return GraphExecutorFactoryModule(graph.graph_json, lib, graph.params,
                                       libmod_name=mod_name)
 

@@ -9,7 +9,9 @@ after:  each primitive function is replaced by a PrimFunc of the same name — i
         `R.call_tir(kernel, (args...), out_sinfo)`. An input of `main` with symbolic dims
         raises IRError saying how to bind them. Structurally equal primitive functions
         share one kernel (the other is dropped). An operator without a kernel raises
-        UnsupportedOpError naming it.
+        UnsupportedOpError naming it. For a GPU target, a kernel whose schedule leaves a
+        store on no GPU thread (a 0-d result) is scheduled for the CPU instead and gets attr
+        HOST_FALLBACK ("kiln.host_fallback"): the graph keeps it on the host.
 """
 from __future__ import annotations
 
@@ -131,7 +133,40 @@ def lower_primitive(func: X.Function, name: str, target: Optional[Target] = None
         return lower(sch, inputs + outs, name=name)[name]
     with target:
         sch = _schedule_of(_anchor(calls), target)(outs)
-        return lower(sch, inputs + outs, name=name)[name]
+        func = lower(sch, inputs + outs, name=name)[name]
+    if _runs_on_threads(func):
+        return func
+    # nothing to spread over GPU threads (a 0-d result): the kernel stays on the host
+    sch = _schedule_of(_anchor(calls), None)(outs)
+    return lower(sch, inputs + outs, name=name)[name].with_attr(HOST_FALLBACK, True)
+
+
+# attr of a kernel of a GPU build that runs on the host CPU instead (see _runs_on_threads)
+HOST_FALLBACK = "kiln.host_fallback"
+
+
+def _runs_on_threads(func) -> bool:
+    """Whether every store of `func` is inside a loop bound to a GPU launch axis."""
+    from ...tir.functor import IRVisitor
+    from ...tir.stmt import ForKind
+
+    outside = []
+
+    class V(IRVisitor):
+        depth = 0
+
+        def visit_For(self, loop):
+            bound = loop.kind == ForKind.THREAD_BINDING
+            V.depth += bound
+            self.generic_visit(loop)
+            V.depth -= bound
+
+        def visit_BufferStore(self, st):
+            if V.depth == 0:
+                outside.append(st)
+
+    V().visit(func.body)
+    return not outside
 
 
 def legalize(mod: IRModule, func_name: str = "main",
