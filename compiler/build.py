@@ -6,6 +6,14 @@ The host passes (`host_passes()` of compiler/tir/pipeline.py, run through its ru
     -> lower_parallel -> lower_intrin -> annotate_entry
 Their output (the "packed form") is the input of every host codegen; see
 compiler/tir/transform/make_packed_api.py and compiler/codegen/__init__.py.
+
+GPU targets ("cuda", "opencl", "metal"): split_host_device moves the thread-bound loop nests
+into device kernels, launched from the host function by name (`tir.call_packed`, after
+`__tvm_set_device`). The kernels go through `device_passes()` and a dialect codegen into a
+device module (compiler/codegen/device_module.py) that the returned host module imports, so
+`m.imported_modules[0].get_source()` is the kernel source and `export_library` writes one
+library with the device code in its blob. `build({"llvm": m1, "opencl": m2})` builds the host
+functions of every target into one host module (one host kind for all).
 """
 from __future__ import annotations
 
@@ -27,7 +35,6 @@ from .target.kinds import HOST_KINDS
 from .tir import pipeline
 from .tir.function import PrimFunc
 from .tir.pipeline import run_passes
-from .tir.transform.split_host_device import split_host_device
 
 
 def build(inputs, args=None, target=None, target_host=None, runtime=None,
@@ -38,24 +45,53 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     del runtime
     mods = _as_target_modules(inputs, args, target, name, binds)
     mods = {_host_target(t, target_host): m for t, m in mods.items()}
+    host_target = _common_host(mods)
+    hosts: Dict[str, object] = {}
+    devices = []
+    attrs: Dict[str, object] = {}
     for tgt, mod in mods.items():
+        packed = host_passes(mod, tgt)
+        attrs.update(packed.attrs)
+        kernels = {g: f for g, f in packed.items()
+                   if f.attrs.get("calling_conv") == "device_kernel"}
+        for g, f in packed.items():
+            if g in kernels:
+                continue
+            if g in hosts:
+                raise TargetError(f"function '{g}' is defined for two targets; give the "
+                                  "functions of each target distinct names")
+            hosts[g] = f
         if not tgt.kind.is_host:
-            split = split_host_device(_with_target(mod, tgt))
-            kernels = [g for g, f in split.items() if f.attrs.get("calling_conv") ==
-                       "device_kernel"]
-            raise TargetError(
-                f"code generation for {tgt.kind.name!r} is not implemented yet; the host/device "
-                f"split made the kernel(s) {', '.join(kernels) or '(none)'} but no "
-                f"{tgt.kind.name!r} code generator exists to compile them: build for a CPU "
-                "target ('llvm' or 'c') without thread binds")
-    if len(mods) != 1:
-        raise TargetError("building several targets into one module is not supported yet; "
-                          f"got {', '.join(str(t) for t in mods)}")
-    (tgt, mod), = mods.items()
-    packed = host_passes(mod, tgt)
+            devices.append(build_device(IRModule(kernels), tgt))
+    if len(hosts) > 1:  # several functions: no `main` entry (as annotate_entry, as TVM)
+        hosts = {g: f.with_attr("tir.is_entry_func", False) if f.attrs.get("tir.is_entry_func")
+                 else f for g, f in hosts.items()}
+    packed = IRModule(hosts, attrs)
     workdir = tempfile.mkdtemp(prefix="kiln_build_")
-    artifact = codegen_host(packed, tgt, workdir)
-    return load_artifact(artifact, tgt, workdir, packed)
+    artifact = codegen_host(packed, host_target, workdir)
+    module = load_artifact(artifact, host_target, workdir, packed)
+    for device in devices:
+        module.import_module(device)
+    return module
+
+
+def build_device(kernels: IRModule, target: Target):
+    """The device module (compiler/codegen/device_module.py) of a GPU build's kernels."""
+    from .codegen.device_module import codegen_device
+
+    kernels = run_passes(kernels, pipeline.device_passes())
+    return codegen_device(kernels, target.without_host())
+
+
+def _common_host(mods: Dict[Target, IRModule]) -> Target:
+    """The one host target of every target of a build (a CPU target is its own host)."""
+    hosts = [t if t.kind.is_host else t.host for t in mods]
+    first = hosts[0]
+    for h in hosts[1:]:
+        if h.kind is not first.kind:
+            raise TargetError(f"the targets of one build need one host kind; got "
+                              f"{first.kind.name!r} and {h.kind.name!r} (set target_host)")
+    return first
 
 
 def host_passes(mod: IRModule, target: Target) -> IRModule:

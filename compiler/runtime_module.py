@@ -125,8 +125,21 @@ class RuntimeModule(ObjectGeneric):
 
     @property
     def imported_modules(self):
-        """The runtime modules this one imports (as loaded in this process)."""
-        return self._runtime.imported_modules if self._runtime is not None else []
+        """The modules this one imports: as loaded in this process, except that a device module
+        of a GPU build is its Python-side object (source and code without a driver; it loads
+        into the runtime on first use)."""
+        if not any(getattr(m, "get_source", None) and isinstance(m, SerializedModule)
+                   for m in self._imports):
+            return self._runtime.imported_modules if self._runtime is not None else []
+        out = []
+        for m in self._imports:
+            if isinstance(m, SerializedModule) and hasattr(m, "get_source"):
+                out.append(m)
+            elif isinstance(m, (RuntimeModule, SerializedModule)):
+                out.append(m.runtime_module if m.runtime_module is not None else m)
+            else:
+                out.append(m)
+        return out
 
     # ---- what it is --------------------------------------------------------------------
     @property
@@ -154,13 +167,22 @@ class RuntimeModule(ObjectGeneric):
         return list(self._imports)
 
     def get_source(self, fmt=""):
-        """The generated source in format `fmt` ("c", "ll", "asm"; "" = the first)."""
+        """The generated source in format `fmt` ("c", "ll", "asm"; "" = the first), or that of
+        an imported device module ("cuda", "cu", "ptx", "cl", "opencl", "metal")."""
         sources = self._artifact.sources
         if fmt in sources:
             return sources[fmt]
         if fmt == "" and sources:
             return next(iter(sources.values()))
-        have = ", ".join(sorted(sources)) or "none"
+        have = sorted(sources)
+        for m in self._imports:
+            get = getattr(m, "get_source", None)
+            if isinstance(m, SerializedModule) and get is not None:
+                try:
+                    return get(fmt)
+                except ValueError:
+                    have.append(m.kind)
+        have = ", ".join(have) or "none"
         raise ValueError(f"Module[{self.type_key}] has no source in format {fmt!r} "
                          f"(available: {have})")
 

@@ -15,6 +15,10 @@ from .object import WRAPPERS, Object
 from .packed_func import PackedFunc, get_global_func
 
 
+# Kinds of module that hold device code (their loaders are the runtime's GPU backends).
+_DEVICE_MODULE_KINDS = ("opencl", "cuda")
+
+
 class Module(Object):
     """A runtime Module: `mod["name"](*args)` calls one of its functions."""
 
@@ -103,9 +107,16 @@ class Module(Object):
 
     # ---- source, save, export ----------------------------------------------------------
     def get_source(self, fmt=""):
-        """A runtime module has no source (modules the compiler builds do)."""
+        """The code of a device module (OpenCL C, PTX); other runtime modules have no source
+        (modules the compiler builds do)."""
+        if self._handle is not None and self.type_key in _DEVICE_MODULE_KINDS:
+            inspect = get_global_func("ffi.ModuleInspectSource", allow_missing=True)
+            if inspect is not None:
+                return str(inspect(self, fmt))
         raise ValueError(f"Module[{self.type_key}] has no source in format {fmt!r}: only "
-                         "modules built by the compiler carry their source")
+                         "modules built by the compiler and device modules carry their source")
+
+    inspect_source = get_source
 
     def save(self, file_name, fmt=""):
         """Saves a loaded shared library (a copy of the file it was loaded from)."""
@@ -211,7 +222,8 @@ def load_static_library(path, func_names):
 
 
 def enabled(target):
-    """Whether the runtime can run code for `target` ("llvm", "cuda", "opencl -device=..")."""
+    """Whether the runtime can run code for `target` ("llvm", "cuda", "opencl -device=.."):
+    for a GPU, whether its driver loads and has a device."""
     from .device import DEVICE_TYPE_OF_NAME
 
     name = str(target).split()[0] if str(target).strip() else ""
@@ -220,7 +232,7 @@ def enabled(target):
     dev_type = DEVICE_TYPE_OF_NAME.get(name)
     if dev_type is None:
         return False
-    return Device(dev_type)._has_backend()
+    return Device(dev_type).exist
 
 
 def num_threads():

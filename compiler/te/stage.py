@@ -18,7 +18,6 @@ from ..tir.stmt import ForKind
 from .iter_relation import Fuse, Relation, Singleton, Split
 from .tensor import ExternOp, PlaceholderOp
 
-
 # The thread tags a loop can be bound to: launch dimensions, then virtual threads (serial loops
 # in the kernel whose cache stages are shared across them).
 THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",

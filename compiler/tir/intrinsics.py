@@ -71,6 +71,13 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
                                  "(penv->num_task)"),
     # ---- GPU ---------------------------------------------------------------------------------
     "tir.storage_sync": (1, "barrier over a memory scope (StringImm 'shared' or 'global')"),
+    "tir.tvm_warp_shuffle": (5, "(mask, value, src_lane, width, warp_size): `value` of lane "
+                                "src_lane of the caller's group of `width` lanes"),
+    "tir.tvm_warp_shuffle_down": (5, "(mask, value, delta, width, warp_size): `value` of the "
+                                     "lane `delta` above the caller's in its group"),
+    "tir.tvm_warp_shuffle_up": (5, "(mask, value, delta, width, warp_size): `value` of the lane "
+                                   "`delta` below the caller's in its group"),
+    "tir.tvm_warp_activemask": (0, "uint32 mask of the active lanes of the warp"),
 }
 
 

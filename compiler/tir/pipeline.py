@@ -1,6 +1,7 @@
 """The pass pipeline: one flat list (the lower passes, then the host passes) and the one runner
 that executes passes. `compiler.lower` runs `lower_passes()`; `compiler.build` runs
-`host_passes()` on the result for one host target.
+`host_passes()` on the result for one host target, then for a GPU target `device_passes()` on
+the device kernels split_host_device made.
 
 Environment: COMPILER_DUMP_IR=1 prints the IR after each pass ("unchanged" when a pass
 returned its input), COMPILER_TIME_PASSES=1 prints each pass's time, COMPILER_VERIFY=1 (set in
@@ -36,8 +37,10 @@ from .transform.simplify import simplify
 from .transform.split_host_device import split_host_device
 from .transform.storage_flatten import storage_flatten
 from .transform.storage_rewrite import storage_rewrite
+from .transform.thread_sync import thread_sync
 from .transform.unroll_loop import unroll_loop
 from .transform.vectorize import vectorize
+from .transform.verify_gpu_code import verify_gpu_code
 
 Pass = Callable[[IRModule], IRModule]
 
@@ -58,6 +61,8 @@ TVM_PASS_NAMES: Dict[Pass, Tuple[Tuple[str, ...], bool]] = {
     lower_parallel: (("tir.LowerTVMBuiltin",), False),
     lower_intrin: (("tir.LowerIntrin",), False),
     annotate_entry: ((), False),
+    verify_gpu_code: (("tir.VerifyGPUCode",), True),
+    thread_sync: (("tir.ThreadSync",), False),
 }
 
 
@@ -91,6 +96,16 @@ def host_passes() -> List[Pass]:
         lower_parallel,     # PARALLEL loops -> outlined task bodies launched on the thread pool
         lower_intrin,       # portable rewrites of intrinsics (sigmoid, rsqrt, pow-2 floordiv, ...)
         annotate_entry,     # mark the single function of a module as `main`
+    ])
+
+
+def device_passes() -> List[Pass]:
+    """The passes `build` runs on the device kernels of a GPU build (attr calling_conv
+    "device_kernel") after `host_passes()`; their result is what the GPU codegens print
+    (compiler/codegen/device_module.py)."""
+    return _enabled(PassContext.current(), [
+        verify_gpu_code,    # threads per block and shared memory within the target's limits
+        thread_sync,        # barriers around shared-memory reads/writes of other threads
     ])
 
 

@@ -23,6 +23,11 @@
  * size, which may be at most this. */
 #define MR_MAX_BLOB_MODULES 1024
 #define MR_MAX_LIBRARY_BLOB ((uint64_t)1 << 30)
+/* Device modules (CUDA/OpenCL code in a library blob): kernels per module, arguments per
+ * kernel, and launch tags (3 grid extents, 3 block extents, dynamic shared memory). */
+#define MR_MAX_DEVICE_KERNELS 65536
+#define MR_MAX_KERNEL_ARGS 1024
+#define MR_MAX_LAUNCH_TAGS 7
 /* Params files. */
 #define MR_MAX_PARAMS 1000000
 /* Graph executor: graph JSON text, JSON nesting and values, graph nodes and entries,

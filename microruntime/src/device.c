@@ -1,5 +1,6 @@
-/* The device API table: CPU built in, other backends registered at run time,
- * the mr_device_* wrappers, and the thread-local current stream per device. */
+/* The device API table: CPU built in, other backends registered at run time (or,
+ * in builds with dynamic loading, the GPU backends of src/device/), the mr_device_*
+ * wrappers, and the thread-local current stream per device. */
 #include <string.h>
 
 #include "internal.h"
@@ -30,7 +31,8 @@ int mr_device_api_register(int32_t device_type, const mr_device_api_t* api) {
   return 0;
 }
 
-const mr_device_api_t* mr_device_api_get(int32_t device_type) {
+/* The backend of a device type, or NULL; a registered one comes first. */
+static const mr_device_api_t* find_api(int32_t device_type) {
   const mr_device_api_t* api = NULL;
   if (device_type == kDLCPU) return mr_device_cpu_api();
   if (device_type > 0 && device_type < MR_MAX_DEVICE_TYPES) {
@@ -38,6 +40,14 @@ const mr_device_api_t* mr_device_api_get(int32_t device_type) {
     api = g_apis[device_type];
     mr_mutex_unlock(&g_device_mutex);
   }
+#ifndef MR_NO_DLOPEN
+  if (!api) api = mr_device_gpu_api(device_type);
+#endif
+  return api;
+}
+
+const mr_device_api_t* mr_device_api_get(int32_t device_type) {
+  const mr_device_api_t* api = find_api(device_type);
   if (!api)
     mr_error_setf(kMrErrorRuntime, "no backend for device '%s' (device type %d) in this runtime",
                   mr_device_type_name(device_type), (int)device_type);
@@ -47,8 +57,7 @@ const mr_device_api_t* mr_device_api_get(int32_t device_type) {
 int mr_device_get_attr(DLDevice dev, mr_device_attr_t attr, TVMFFIAny* out_value) {
   const mr_device_api_t* api;
   TVMFFIAny v;
-  if (attr == kMrDevExist && (dev.device_type <= 0 || dev.device_type >= MR_MAX_DEVICE_TYPES ||
-                              (dev.device_type != kDLCPU && !g_apis[dev.device_type]))) {
+  if (attr == kMrDevExist && !find_api(dev.device_type)) {
     memset(out_value, 0, sizeof(*out_value));
     out_value->type_index = kTVMFFIInt;
     return 0;

@@ -94,6 +94,14 @@ void* mr_symtab_get(mr_symtab_t* t, const char* name);
 const mr_device_api_t* mr_device_cpu_api(void);
 const char* mr_device_type_name(int32_t device_type);
 
+/* ---- device/gpu_backends.c: the GPU backends, in builds with dynamic loading ----
+ * The core reaches them only through these two hooks, and only when MR_NO_DLOPEN is not
+ * defined, so the dlopen-free library references none of src/device/. */
+#ifndef MR_NO_DLOPEN
+/* The backend of a GPU device type (CUDA, OpenCL), or NULL. */
+const mr_device_api_t* mr_device_gpu_api(int32_t device_type);
+#endif
+
 /* ---- ndarray.c ---- */
 /* Elements of a shape, or -1 on overflow / negative dims. */
 int mr_shape_numel(int32_t ndim, const int64_t* shape, uint64_t* out_numel);
@@ -153,5 +161,10 @@ typedef struct {
 } mr_builtin_t;
 /* The built-in global functions. */
 const mr_builtin_t* mr_builtins(size_t* out_count);
+#ifndef MR_NO_DLOPEN
+/* Those of the GPU backends (device/gpu_backends.c): the module loaders of kinds "opencl"
+ * and "cuda", __tvm_set_device, ffi.ModuleInspectSource. */
+const mr_builtin_t* mr_device_gpu_builtins(size_t* out_count);
+#endif
 
 #endif /* MR_INTERNAL_H_ */

@@ -1,11 +1,11 @@
 """annotate_entry: mark the module's entry function.
 
 Before: any IRModule.
-After: when the module has exactly one PrimFunc (device kernels of a GPU build not counted), that function has attr
-"tir.is_entry_func" = True (codegens then emit a weak `__tvm_ffi_main` forwarding to it, so
-`mod["main"]` works as in TVM); with several functions no function is marked (TVM does the
-same: `__tvm_ffi_main` is absent from multi-function modules). A function whose global_symbol
-is "main" is not marked: its own symbol is already `__tvm_ffi_main`.
+After: when the module has exactly one PrimFunc (device kernels of a GPU build not counted),
+that function has attr "tir.is_entry_func" = True (codegens then emit a weak `__tvm_ffi_main`
+forwarding to it, so `mod["main"]` works as in TVM); with several functions no function is
+marked (TVM does the same: `__tvm_ffi_main` is absent from multi-function modules). A function whose
+global_symbol is "main" is not marked: its own symbol is already `__tvm_ffi_main`.
 """
 from __future__ import annotations
 
@@ -19,4 +19,5 @@ def annotate_entry(mod: IRModule) -> IRModule:
     (name, func), = host
     if func.attrs.get("tir.is_entry_func") or func.attrs.get("global_symbol", name) == "main":
         return mod
-    return mod.with_functions({name: func.with_attr("tir.is_entry_func", True)})
+    return mod.with_functions({**dict(mod.items()), name: func.with_attr("tir.is_entry_func",
+                                                                          True)})

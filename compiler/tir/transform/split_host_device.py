@@ -38,11 +38,12 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
+from ...arith import can_prove
 from ...ir.dtype import int32
 from ...ir.errors import InternalError, ScheduleError, TargetError
 from ...ir.module import IRModule
 from ...target import Target
-from ..expr import BufferLoad, Call, PrimExpr, StringImm, Var
+from ..expr import EQ, LE, BufferLoad, Call, PrimExpr, StringImm, Var
 from ..function import PrimFunc
 from ..functor import IRMutator, collect_vars, free_vars, post_order_visit
 from ..stmt import BufferStore, Evaluate, For, ForKind, Stmt
@@ -200,3 +201,36 @@ def _launch(region: For, params: List[Var]) -> Tuple[Tuple[str, ...], List[PrimE
             extent[tag] = loop.extent
     tags = tuple(t for t in LAUNCH_TAGS if t in extent)
     return tags, [extent[t] for t in tags]
+
+
+# ---- thread-bound loops inside a kernel (the device passes and codegens read them so) ---------
+def launch_extents(body: Stmt) -> Dict[str, PrimExpr]:
+    """Launch tag -> the extent of its first (pre-order) bound loop in a kernel body."""
+    out: Dict[str, PrimExpr] = {}
+
+    def visit(node):
+        if isinstance(node, For) and node.kind == ForKind.THREAD_BINDING:
+            tag = node.thread_binding.thread_tag
+            if tag in LAUNCH_TAGS:
+                found.append((tag, node.extent))
+
+    found: List[Tuple[str, PrimExpr]] = []
+    post_order_visit(body, visit)
+    for tag, extent in reversed(found):  # post-order lists inner loops first
+        out.setdefault(tag, extent)
+    return out
+
+
+def loop_form(loop: For, launch: Dict[str, PrimExpr]) -> str:
+    """How a thread-bound loop prints: "index" (the hardware index as it is), "guard" (the index
+    when below the loop's extent), "stride" (a loop striding by the launch extent) or "serial"
+    (a virtual thread)."""
+    tag = loop.thread_binding.thread_tag
+    if tag not in LAUNCH_TAGS:
+        return "serial"
+    full = launch[tag]
+    if loop.extent is full or can_prove(EQ(loop.extent, full)):
+        return "index"
+    if can_prove(LE(loop.extent, full)):
+        return "guard"
+    return "stride"
