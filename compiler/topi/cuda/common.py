@@ -129,3 +129,8 @@ def root_computes(s) -> List[ComputeOp]:
 
 def is_injective(op) -> bool:
     return isinstance(op, ComputeOp) and tag.is_injective(op.tag)
+
+
+def const_axes_size(axes) -> int:
+    """The number of iterations of the loops `axes` (symbolic extents count as 1 << 20)."""
+    return const_size([iv.dom.extent for iv in axes])

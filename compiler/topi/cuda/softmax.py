@@ -1,7 +1,8 @@
-"""softmax / log_softmax for GPUs (TVM's topi.cuda.schedule_softmax): the max and the sum of
-exponentials each a reduction kernel (schedule_reduce_stage: across a block's threads for long
-rows, a thread per row otherwise), the exponentials recomputed where they are read, the
-normalised output (and what follows it) flat over blocks and threads."""
+"""softmax / log_softmax for GPUs (TVM's topi.cuda.schedule_softmax, its thread-per-row form):
+one kernel, a thread per row (every axis but the softmax axis, fused, over blocks and
+threads); the thread finds the row's max and sum of exponentials in registers, then writes the
+row. No intermediate leaves the registers, so the kernel needs no device workspace. Outputs
+after the softmax (elementwise) are laid out flat."""
 from __future__ import annotations
 
 from ... import te
@@ -9,8 +10,7 @@ from ...te.tensor import ComputeOp
 from .. import tag
 from ..utils import as_outputs, find_anchor
 from ..x86.injective import inline_injective_producers
-from .common import bind_flat
-from .reduction import schedule_reduce_stage
+from .common import bind_flat, const_axes_size, max_threads, thread
 
 
 def schedule_softmax(outs):
@@ -32,20 +32,29 @@ def schedule_softmax(outs):
         seen.add(id(op))
         if not tag.is_injective(op.tag):
             parts.append(op)
+        elif id(op) not in outputs:
+            s[op].compute_inline()
         todo.extend(t.op for t in op.input_tensors)
-    for t in sm.input_tensors:
-        if isinstance(t.op, ComputeOp) and tag.is_injective(t.op.tag):
-            s[t.op].compute_inline()   # the exponentials
-            inline_injective_producers(s, t.op, outputs)
-    for p in parts:
-        inline_injective_producers(s, p, outputs)
-        for t in p.input_tensors:
-            if isinstance(t.op, ComputeOp) and tag.is_injective(t.op.tag) and \
-                    id(t.op) not in outputs and s[t.op].attach_type != "inline":
-                s[t.op].compute_inline()
-        schedule_reduce_stage(s, p, p)
-    if id(sm) not in outputs:
-        bind_flat(s, sm.output(0))
+    axis = sm.attrs.get("axis", len(sm.axis) - 1)
+    st = s[sm]
+    rows = [iv for k, iv in enumerate(st.op.axis) if k != axis]
+    st.reorder(*rows, st.op.axis[axis])
+    if rows:
+        fused = st.fuse(*rows) if len(rows) > 1 else rows[0]
+        n = max(1, min(max_threads(), const_axes_size(rows)))
+        bx, tx = st.split(fused, factor=n)
+        st.bind(bx, thread("blockIdx.x"))
+        st.bind(tx, thread("threadIdx.x"))
+        for p in parts:
+            s[p].set_scope("local")
+            s[p].compute_at(st, tx)
+    else:   # a 1-d softmax: one thread
+        outer, _ = st.split(st.op.axis[axis], nparts=1)
+        st.bind(outer, thread("blockIdx.x"))
+        for p in parts:
+            s[p].set_scope("local")
+            s[p].compute_at(st, outer)
     for o in outs:
-        bind_flat(s, o)
+        if o.op is not sm:
+            bind_flat(s, o)
     return s
