@@ -14,10 +14,8 @@
 2. Loops of one threadIdx tag that follow each other in a kernel (stages computed one after
    another in a block) share the largest extent; a smaller one guards its body by `tx < ext`.
 
-3. Barriers: inside a thread-bound region, a run of statements of a sequence that write
-   "shared" buffers gets `tir.storage_sync("shared")` before it (the threads finished reading
-   the previous contents) and after it (the contents are complete before anyone reads them).
-   Adjacent barriers merge into one.
+Barriers between the threads' shared-memory writes and reads are placed later, on the device
+kernels (compiler/tir/transform/thread_sync.py).
 """
 from __future__ import annotations
 
@@ -27,8 +25,7 @@ from ..arith import can_prove, simplify
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.functor import IRMutator, IRVisitor, substitute
-from ..tir.op import call_intrin
-from ..tir.stmt import Evaluate, For, ForKind, IfThenElse, SeqStmt, Stmt, seq
+from ..tir.stmt import For, ForKind, IfThenElse, Stmt
 
 
 def _tag(loop: For) -> str:
@@ -113,62 +110,8 @@ class _EvenSiblings(IRMutator):
         return R().visit(loop)
 
 
-def _writes_shared(stmt: Stmt) -> bool:
-    found: List[bool] = []
-
-    class V(IRVisitor):
-        def visit_BufferStore(self, s):
-            if s.buffer.scope.startswith("shared"):
-                found.append(True)
-            self.generic_visit(s)
-
-    V().visit(stmt)
-    return bool(found)
-
-
-def _is_sync(stmt: Stmt) -> bool:
-    return isinstance(stmt, Evaluate) and isinstance(stmt.value, E.Call) and \
-        stmt.value.op == "tir.storage_sync"
-
-
-def _sync() -> Stmt:
-    return Evaluate(call_intrin("int32", "tir.storage_sync", E.StringImm("shared")))
-
-
-class _InsertSync(IRMutator):
-    def __init__(self):
-        self.depth = 0  # enclosing launch loops
-
-    def visit_For(self, loop: For):
-        inside = loop.kind == ForKind.THREAD_BINDING and _tag(loop) != "vthread"
-        self.depth += inside
-        try:
-            new = self.generic_visit(loop)
-        finally:
-            self.depth -= inside
-        return new
-
-    def visit_SeqStmt(self, s: SeqStmt):
-        children = seq(*[self.visit(c) for c in s.seq])
-        children = children.seq if isinstance(children, SeqStmt) else (children,)
-        if self.depth == 0 or not any(_writes_shared(c) for c in children):
-            return seq(*children)
-        out: List[Stmt] = []
-        for n, child in enumerate(children):
-            writes = not _is_sync(child) and _writes_shared(child)
-            before = n > 0 and not _is_sync(children[n - 1]) and _writes_shared(children[n - 1])
-            if writes and not before and not (out and _is_sync(out[-1])):
-                out.append(_sync())
-            out.append(child)
-            nxt = children[n + 1] if n + 1 < len(children) else None
-            if writes and not (nxt is not None and not _is_sync(nxt) and _writes_shared(nxt)):
-                out.append(_sync())
-        return seq(*out)
-
-
 def finish_thread_scopes(body: Stmt) -> Stmt:
-    """`body` with nested loops of one launch tag merged and shared-memory barriers placed (see
+    """`body` with nested loops of one launch tag merged and sibling ones given one extent (see
     the module doc); a body without thread-bound loops comes back unchanged."""
     body = _MergeThreadLoops().visit(body)
-    body = _EvenSiblings().visit(body)
-    return _InsertSync().visit(body)
+    return _EvenSiblings().visit(body)

@@ -13,10 +13,11 @@ The manifest the runtime checks at load is derived from the graph JSON by
 compiler.relay.executor_factory.make_manifest.
 
 Heterogeneous graphs (`kernel_devices`: kernel name -> DLPack device type, when the kernels do
-not all run on one device or some run on the CPU of a GPU build, e.g. a GPU model whose shape-only or unbindable kernels stay on the
-host): each entry gets the device of the kernel that writes it, an input or weight the device
-of its first reader; a kernel reading an entry of another device reads a copy made by a
-`__copy` node (one per entry and device), and attrs gain `device_index` (TVM's layout).
+not all run on one device, or some run on the CPU of a GPU build: kernels that cannot run on
+GPU threads stay on the host): each entry gets the device of the kernel that writes it, an
+input or weight the device of its first reader; a kernel reading an entry of another device
+reads a copy made by a `__copy` node (one per entry and device), and attrs gain
+`device_index` (TVM's layout).
 """
 from __future__ import annotations
 

@@ -6,8 +6,10 @@ import pytest
 from gpu_harness import lower_bound, opencl_run
 from topi_refs import conv2d_ref
 
+import compiler
 from compiler import te, topi
-from compiler.te.thread_scope import finish_thread_scopes  # noqa: F401 (the pass under test)
+from compiler.ir.errors import TargetError
+from compiler.target import Target
 
 cu = topi.cuda
 RTOL, ATOL = 1e-4, 1e-5
@@ -130,11 +132,56 @@ def test_global_pool(rng):
                                                                      keepdims=True)])
 
 
-def test_shared_tiles_get_barriers():
-    """The tiled dense loads shared tiles between two barriers inside its reduction loop."""
+def test_shared_tiles_are_loaded_per_reduction_step():
+    """The tiled dense loads its shared tiles inside the reduction loop (barriers come with
+    the device passes of build)."""
     a = te.placeholder((64, 64), name="a")
     w = te.placeholder((64, 64), name="w")
     y = topi.nn.dense(a, w)
     text = str(lower_bound(cu.schedule_dense_large_batch([y]), [a, w, y]))
     assert "a.shared" in text and "w.shared" in text
-    assert text.count("tir.storage_sync('shared')") >= 2
+    assert text.count("thread_binding threadIdx.x") == 1   # the tile loads reuse the index
+
+
+def test_tiled_dense_opencl_source_has_barriers():
+    a = te.placeholder((64, 64), name="a")
+    w = te.placeholder((64, 64), name="w")
+    y = topi.nn.dense(a, w)
+    s = cu.schedule_dense_large_batch([y])
+    try:
+        mod = compiler.build(s, [a, w, y], target=Target("opencl", host="llvm"), name="d")
+    except TargetError as err:
+        pytest.skip(f"OpenCL code generation is not available: {err}")
+    src = "\n".join(m.get_source() for m in mod.imported_modules)
+    assert "__local" in src and src.count("barrier(CLK_LOCAL_MEM_FENCE)") >= 2
+
+
+def _staged(nested: bool, inner: int):
+    """c = b + 1 over (blockIdx, threadIdx.x); b shared, computed at c's thread loop (nested)
+    or at its block loop (a sibling), its own axis bound to threadIdx.x by `inner` threads."""
+    a = te.placeholder((8, 32), name="a")
+    b = te.compute((8, 32), lambda i, j: a[i, j] * 2.0, name="b")
+    c = te.compute((8, 32), lambda i, j: b[i, j] + 1.0, name="c")
+    s = te.create_schedule(c.op)
+    i, j = s[c].op.axis
+    jo, ji = s[c].split(j, factor=16)
+    s[c].bind(i, te.thread_axis("blockIdx.x"))
+    s[c].bind(ji, te.thread_axis("threadIdx.x"))
+    s[b].set_scope("shared")
+    s[b].compute_at(s[c], jo if nested else i)
+    _, bi = s[b].split(s[b].op.axis[1], factor=inner)
+    s[b].bind(bi, te.thread_axis("threadIdx.x"))
+    return s, [a, c]
+
+
+@pytest.mark.parametrize("nested,inner", [(True, 16), (True, 8), (False, 8)])
+def test_same_tag_loops_share_one_index(rng, nested, inner):
+    """A stage bound to threadIdx.x inside c's threadIdx.x loop reuses its index; fewer
+    threads than the loop (or a sibling loop with fewer) run on the first threads."""
+    s, args = _staged(nested, inner)
+    text = str(lower_bound(s, args))
+    assert text.count("thread_binding threadIdx.x") == (1 if nested else 2), text
+    assert (f"< {inner}" in text) == (inner < 16), text
+    x = rng.standard_normal((8, 32)).astype("float32")
+    (got,) = opencl_run(s, args, [x, np.zeros((8, 32), "float32")])
+    np.testing.assert_allclose(got, x * 2 + 1, rtol=RTOL, atol=ATOL)
