@@ -94,16 +94,18 @@ ctest-asan: $(addprefix build/tests_asan/,$(CTESTS)) $(FIXTURES)
 
 ctest-valgrind: $(addprefix build/tests/,$(CTESTS)) $(FIXTURES)
 	@set -e; for t in $(CTESTS); do echo "== $$t (valgrind)"; \
-	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect build/tests/$$t; done
+	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	    --suppressions=tests/c/valgrind.supp build/tests/$$t; done
 
 # ---- fuzzing the loaders -----------------------------------------------------------
 # Each target (tests/c/fuzz/fuzz_<name>.c) runs FUZZ_SECONDS from its seeds: params files, graph
 # JSON and manifests (the JSON reader and graph loader),
-# library blobs, and the ELF checks made before dlopen (seeded with the fixture .so files).
+# library blobs, device-module payloads (OpenCL/CUDA code and kernel tables), and the ELF
+# checks made before dlopen (seeded with the fixture .so files).
 # With clang: libFuzzer (coverage-guided) + ASan/UBSan; without it, tests/c/fuzz/driver.c
 # (random mutations of the seeds) with the C compiler's ASan/UBSan.
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS := params blob elf graph
+FUZZ_TARGETS := params blob elf graph devmod
 # clang counts only if it links libFuzzer (Debian: packages clang and libclang-rt-dev).
 ifneq ($(filter fuzz,$(MAKECMDGOALS)),)
 FUZZ_CLANG := $(shell mkdir -p build && printf 'int LLVMFuzzerTestOneInput(void){return 0;}' \

@@ -14,7 +14,6 @@ from .device import Device
 from .object import WRAPPERS, Object
 from .packed_func import PackedFunc, get_global_func
 
-
 # Kinds of module that hold device code (their loaders are the runtime's GPU backends).
 _DEVICE_MODULE_KINDS = ("opencl", "cuda")
 

@@ -16,9 +16,20 @@ from typing import Callable, Dict, List
 from ..arith import can_prove, relax, simplify
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
-from ..tir.buffer import Buffer
+from ..tir.buffer import Buffer, decl_buffer
 from ..tir.functor import IRMutator, substitute
-from ..tir.stmt import AttrStmt, BufferStore, For, ForKind, IfThenElse, LetStmt, Stmt, seq
+from ..tir.stmt import (
+    Allocate,
+    AttrStmt,
+    BufferStore,
+    For,
+    ForKind,
+    IfThenElse,
+    LetStmt,
+    Stmt,
+    seq,
+)
+from ..tir.transform.thread_sync import barrier
 from .bound import Bounds
 from .inline import to_buffer_loads
 from .iter_relation import pass_up_values
@@ -125,6 +136,10 @@ def make_stage_stmt(stage: Stage, exprs: tuple, bounds: Bounds, resolve: Callabl
     update = _guard(update, data_guards + red_guards + cond)
 
     p = next(k for k, iv in enumerate(leaves) if iv.kind == E.IterKind.REDUCE)
+    if any(_thread_tag(stage, iv).startswith("threadIdx") for iv in leaves[p:]
+           if iv.kind == E.IterKind.REDUCE):
+        return _cross_thread(stage, leaves, p, targets, red, bounds, data_guards,
+                             red_guards + cond, loops, attach)
     init_ivs = [iv for iv in leaves[p:] if iv.kind != E.IterKind.REDUCE]
     fresh = {iv.var: E.Var(iv.var.name + ".init", iv.var.dtype) for iv in init_ivs}
     init_nest = substitute(loops(init_ivs, _guard(init, data_guards), with_attach=False), fresh)
@@ -174,3 +189,76 @@ def make_extern_stmt(stage: Stage, resolve: Callable) -> Stmt:
                                 "region, not whole; compute it at the root")
         bmap[placeholder] = buf
     return _BindBuffers(bmap).visit(op.body)
+
+
+# ---- reductions across the threads of a block (TVM's tvm_thread_allreduce) --------------------
+def _thread_tag(stage: Stage, iv: E.IterVar) -> str:
+    attr = stage.iter_attrs.get(iv)
+    thread = attr.thread if attr else None
+    return thread.thread_tag if thread is not None else ""
+
+
+def _cross_thread(stage, leaves, p, targets, red, bounds, data_guards, red_guards, loops,
+                  attach) -> Stmt:
+    """A reduction whose outermost reduction loop is bound to threadIdx: each thread reduces
+    its share into a local value, the block combines the values in shared memory by a tree
+    (halving strides, a barrier after each step), and thread 0 stores the result."""
+    tx = leaves[p]
+    where = f"stage '{stage.name}': the reduction axis '{tx.name}' is bound to a thread axis"
+    if not _thread_tag(stage, tx).startswith("threadIdx"):
+        raise ScheduleError(f"{where}, but not its outermost one; bind the outermost "
+                            "reduction axis (split the reduction, rfactor, bind the new axis)")
+    if any(iv.kind != E.IterKind.REDUCE for iv in leaves[p:]):
+        raise ScheduleError(f"{where}; data axes inside it are not supported: reorder them "
+                            "outside the reduction axes")
+    if len(targets) != 1 or len(red.combiner.result) != 1:
+        raise ScheduleError(f"{where}; cross-thread reductions take one output")
+    lanes = bounds.dom[tx].extent
+    if not isinstance(lanes, E.IntImm):
+        raise ScheduleError(f"{where}, but its extent {lanes} is not a constant")
+    n = lanes.value
+    group, groups = E.const(0), 1
+    for iv in leaves[:p]:
+        tag = _thread_tag(stage, iv)
+        if tag.startswith("threadIdx"):
+            ext = bounds.dom[iv].extent
+            if not isinstance(ext, E.IntImm):
+                raise ScheduleError(f"{where}; the thread axis '{iv.name}' needs a constant "
+                                    "extent")
+            group, groups = group * ext.value + iv.var, groups * ext.value
+    (target, index), = targets
+    dtype = target.dtype
+    local = decl_buffer((1,), dtype, f"{stage.name}.red_local", scope="local")
+    shared = decl_buffer((groups * n,), dtype, f"{stage.name}.red_buf", scope="shared")
+    comb = red.combiner
+    identity = (red.init or comb.identity)[0]
+
+    def combine(a, b):
+        return substitute(comb.result[0], {comb.lhs[0]: a, comb.rhs[0]: b})
+
+    zero = (E.const(0),)
+    value = combine(E.BufferLoad(local, zero), red.source[0])
+    update = _guard(BufferStore(local, value, zero), data_guards + red_guards)
+    inner = loops(leaves[p + 1:], update)
+    lane = tx.var
+    base = simplify(group * n)
+    slot = (simplify(base + lane),)
+    steps = [BufferStore(local, identity, zero), inner,
+             BufferStore(shared, E.BufferLoad(local, zero), slot), barrier()]
+    stride = 1
+    while stride < n:
+        stride *= 2
+    stride //= 2
+    while stride >= 1:
+        other = (simplify(base + lane + stride),)
+        cond = [lane < stride] + ([lane + stride < n] if n % (2 * stride) else [])
+        steps.append(_guard(BufferStore(shared, combine(E.BufferLoad(shared, slot),
+                                                        E.BufferLoad(shared, other)), slot),
+                            cond))
+        steps.append(barrier())
+        stride //= 2
+    result = E.BufferLoad(shared, (base,))
+    steps.append(_guard(BufferStore(target, result, index), [E.EQ(lane, E.const(0))] + data_guards))
+    body = attach(stage, tx, seq(*steps))
+    body = _make_for(stage, tx, lanes, body)
+    return loops(leaves[:p], Allocate(shared, Allocate(local, body)))

@@ -173,8 +173,8 @@ int mr_gpu_payload_parse(const char* kind, const char* data, size_t size, mr_gpu
   if (mr_read_bytes(&r, "fmt", &text, &len) != 0 || check_fmt(&r, kind, text, len, p.fmt) != 0 ||
       mr_read_le(&r, 8, "nfuncs", &n) != 0)
     return -1;
-  /* Each function takes at least 6 u64 words. */
-  if (n > MR_MAX_DEVICE_KERNELS || n > (r.size - r.pos) / 48)
+  /* Each function takes at least 42 bytes: two names of one byte, four u64 counts. */
+  if (n > MR_MAX_DEVICE_KERNELS || n > (r.size - r.pos) / 42)
     return mr_reader_bad(&r, "nfuncs", n, "is invalid");
   p.funcs = (mr_gpu_func_t*)calloc(n ? n : 1, sizeof(mr_gpu_func_t));
   if (!p.funcs) return mr_error_oom("a device module");

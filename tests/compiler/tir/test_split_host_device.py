@@ -141,9 +141,17 @@ def _vars(expr):
 def test_no_bound_loops_returns_the_same_module_and_function():
     A = te.placeholder((8,), name="A")
     C = te.compute((8,), lambda i: A[i] * 3.0, name="C")
-    mod = _lowered(te.create_schedule(C.op), [A, C])
+    mod = _with_target(lower(te.create_schedule(C.op), [A, C], name="f"), Target("llvm"))
     after = split_host_device(mod)
     assert after is mod and after["f"] is mod["f"]
+
+
+def test_device_function_accessing_memory_on_the_host_asks_for_a_bind():
+    A = te.placeholder((8,), name="A")
+    C = te.compute((8,), lambda i: A[i] * 3.0, name="C")
+    mod = _lowered(te.create_schedule(C.op), [A, C])
+    with pytest.raises(ScheduleError, match=r"'A', 'C'.*Did you forget to bind\?"):
+        split_host_device(mod)
 
 
 def test_region_using_a_scalar_param():
