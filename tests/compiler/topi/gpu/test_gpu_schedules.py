@@ -168,7 +168,7 @@ def _staged(nested: bool, inner: int):
     s[c].bind(i, te.thread_axis("blockIdx.x"))
     s[c].bind(ji, te.thread_axis("threadIdx.x"))
     s[b].set_scope("shared")
-    s[b].compute_at(s[c], jo if nested else i)
+    s[b].compute_at(s[c], ji if nested else i)
     _, bi = s[b].split(s[b].op.axis[1], factor=inner)
     s[b].bind(bi, te.thread_axis("threadIdx.x"))
     return s, [a, c]
