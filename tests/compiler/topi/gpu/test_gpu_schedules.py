@@ -3,7 +3,7 @@
 atol 1e-4)."""
 import numpy as np
 import pytest
-from gpu_harness import lower_bound, opencl_run
+from topi_gpu_harness import lower_bound, opencl_run
 from topi_refs import conv2d_ref
 
 import compiler
