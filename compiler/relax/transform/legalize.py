@@ -23,6 +23,8 @@ from ...ir.module import IRModule
 from ...ir.structural_equal import structural_equal
 from ...lower import lower
 from ...target import Target
+from ...tir.functor import IRVisitor
+from ...tir.stmt import ForKind
 from .. import expr as X
 from ..op.base import call_tir
 from ..shape_util import bind_shapes_message
@@ -147,9 +149,6 @@ HOST_FALLBACK = "kiln.host_fallback"
 
 def _runs_on_threads(func) -> bool:
     """Whether every store of `func` is inside a loop bound to a GPU launch axis."""
-    from ...tir.functor import IRVisitor
-    from ...tir.stmt import ForKind
-
     outside = []
 
     class V(IRVisitor):
