@@ -7,7 +7,9 @@ The graph-level pipeline is this flat list; each pass is one file in compiler/re
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
+
+from microruntime.abi import DeviceType
 
 from ..build import build as build_kernels
 from ..ir.errors import IRError
@@ -21,8 +23,9 @@ from ..relax.transform import (
     fold_constant,
     fuse_ops,
 )
-from ..relax.transform.legalize import legalize
+from ..relax.transform.legalize import HOST_FALLBACK, legalize
 from ..target import Target
+from ..tir.function import PrimFunc
 from .executor_factory import GraphExecutorFactoryModule
 
 
@@ -36,29 +39,79 @@ def optimize(mod: IRModule, params: Optional[Mapping[str, Any]] = None) -> IRMod
 
 
 def plan(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
-         progress: Optional[Callable[[int, int, str], None]] = None) -> tuple:
+         progress: Optional[Callable[[int, int, str], None]] = None, target=None) -> tuple:
     """The lowered module (kernels as PrimFuncs) and the graph plan (JSON, params, manifest,
     memory plan) of a model: what `build` compiles, for inspection and tests.
-    `progress(k, total, name)` is called as each kernel is lowered (see `legalize`)."""
-    mod = legalize(optimize(_as_module(mod), params), progress=progress)
-    graph = codegen(mod["main"])
+    `progress(k, total, name)` is called as each kernel is lowered (see `legalize`); `target`
+    (None: a CPU) picks the kernels' schedules (topi.cuda for a GPU target)."""
+    device, _ = split_targets(target)
+    mod = legalize(optimize(_as_module(mod), params), progress=progress, target=device)
+    graph = codegen(mod["main"], kernel_devices(mod, device))
     return mod, graph
+
+
+def kernel_devices(mod: IRModule, device) -> Optional[Dict[str, int]]:
+    """DLPack device type of each kernel of a legalized module for a GPU target `device` (the
+    host-fallback kernels on the CPU); None for a CPU build."""
+    if device is None or device.kind.is_host:
+        return None
+    return {name: DeviceType.CPU if f.attrs.get(HOST_FALLBACK) else device.device_type
+            for name, f in mod.items() if isinstance(f, PrimFunc)}
+
+
+def split_targets(target, target_host=None):
+    """(the kernels' target, the host target) of `target` as relay.build takes it: a str or
+    Target ("opencl", "llvm -mcpu=..."), or a dict {kind or Target: ...} naming at most one
+    device target and at most one CPU target, as TVM's heterogeneous form. A device target's
+    host is `target_host`, else the dict's CPU target, else its own host (None: the default
+    CPU). A CPU target is its own host."""
+    if target is None:
+        return None, target_host
+    if isinstance(target, dict):
+        tgts = [Target(k if isinstance(k, Target) or not isinstance(v, (str, Target)) else v)
+                for k, v in target.items()]
+        devices = [t for t in tgts if not t.kind.is_host]
+        hosts = [t for t in tgts if t.kind.is_host]
+        if len(devices) > 1 or len(hosts) > 1:
+            raise IRError(f"relay.build: target {target!r} names {len(devices)} device and "
+                          f"{len(hosts)} CPU targets; give at most one of each")
+        if not devices:
+            return hosts[0] if hosts else None, target_host
+        host = target_host if target_host is not None else (hosts[0] if hosts else None)
+        target = devices[0]
+    else:
+        target = Target(target)
+        host = target_host
+    if target.kind.is_host:
+        return target, target_host
+    host = Target(host) if host is not None else target.host
+    return (target.with_host(host) if host is not None else target), host
 
 
 def build(ir_mod, target=None, target_host=None, params=None, mod_name: str = "default"):
     """Compiles the model's `main` for the graph executor: a GraphExecutorFactoryModule holding
-    the kernel library, the graph JSON and the params."""
-    return build_from_plan(*plan(ir_mod, params), target=target, target_host=target_host,
-                           mod_name=mod_name)
+    the kernel library, the graph JSON and the params. `target` "opencl" (or "cuda", ...) with
+    `target_host` "llvm" (or `{"opencl": ..., "llvm": ...}`) makes GPU kernels launched from
+    host code; the executor then runs on that device (`lib["default"](microruntime.opencl())`)."""
+    device, host = split_targets(target, target_host)
+    return build_from_plan(*plan(ir_mod, params, target=device), target=device,
+                           target_host=host, mod_name=mod_name)
 
 
 def build_from_plan(mod: IRModule, graph: GraphPlan, target=None, target_host=None,
                     mod_name: str = "default"):
-    """`build` from the result of `plan(mod, params)`: compiles its kernels, without planning
-    again (a caller that reports the plan builds from it)."""
-    kernels = IRModule({k: mod[k] for k in graph.kernels})
-    tgt = Target(target) if target is not None else None
-    lib = build_kernels(kernels, target=tgt, target_host=target_host)
+    """`build` from the result of `plan(mod, params, target=target)`: compiles its kernels,
+    without planning again (a caller that reports the plan builds from it)."""
+    tgt, target_host = split_targets(target, target_host)
+    on_host = [k for k in graph.kernels if mod[k].attrs.get(HOST_FALLBACK)]
+    kernels = IRModule({k: mod[k] for k in graph.kernels if k not in on_host})
+    if on_host and tgt is not None and not tgt.kind.is_host:
+        host = Target(target_host) if target_host is not None else \
+            (tgt.host or Target("llvm"))
+        lib = build_kernels({tgt: kernels, host: IRModule({k: mod[k] for k in on_host})},
+                            target_host=host)
+    else:
+        lib = build_kernels(kernels, target=tgt, target_host=target_host)
     return GraphExecutorFactoryModule(graph.graph_json, lib, graph.params,
                                       libmod_name=mod_name)
 
@@ -72,4 +125,4 @@ def _as_module(mod) -> IRModule:
     return mod
 
 
-__all__ = ["build", "build_from_plan", "optimize", "plan", "GraphPlan"]
+__all__ = ["build", "build_from_plan", "optimize", "plan", "split_targets", "GraphPlan"]

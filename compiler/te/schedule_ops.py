@@ -29,6 +29,7 @@ from .stage import Stage
 from .storage import aligned_strides, check_double_buffer, mark_double_buffer
 from .tensor import ExternOp, Tensor, tensor_loads
 from .tensorize import make_tensorize_stmt
+from .thread_scope import finish_thread_scopes
 
 
 class _Lowering:
@@ -108,6 +109,7 @@ class _Lowering:
         for st in reversed([s for s in computed if s.attach_type == "root"]):
             for buf in reversed(self.allocs[st]):
                 body = Allocate(buf, body)
+        body = finish_thread_scopes(body)
         return PrimFunc(tuple(self.params), body, tuple(self.buffer_map),
                         {"global_symbol": name, "tir.noalias": True})
 

@@ -10,7 +10,7 @@ Operators tag their computes (`topi.tag`) so schedules can find the anchor of a 
 and inline or fuse the elementwise stages around it. `topi.generic` schedules are correct and
 untuned; `topi.x86` schedules are the fast CPU ones (for the "llvm" and "c" targets alike).
 """
-from . import generic, image, nn, tag, utils, x86  # noqa: F401
+from . import cuda, generic, image, nn, tag, utils, x86  # noqa: F401
 from .broadcast import (  # noqa: F401
     add,
     broadcast_to,

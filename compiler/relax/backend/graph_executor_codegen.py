@@ -11,12 +11,19 @@ result that is a variable or a tuple of them; every shape static. Output (`Graph
   kernel output) that show what planning saved.
 The manifest the runtime checks at load is derived from the graph JSON by
 compiler.relay.executor_factory.make_manifest.
+
+Heterogeneous graphs (`kernel_devices`: kernel name -> DLPack device type, when the kernels do
+not all run on one device, or some run on the CPU of a GPU build: kernels that cannot run on
+GPU threads stay on the host): each entry gets the device of the kernel that writes it, an
+input or weight the device of its first reader; a kernel reading an entry of another device
+reads a copy made by a `__copy` node (one per entry and device), and attrs gain
+`device_index` (TVM's layout).
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -28,6 +35,7 @@ from ..struct_info import TensorStructInfo, TupleStructInfo
 from ..transform.plan_memory import MemoryPlan, Step, plan_memory
 
 Entry = Tuple[int, int]   # (node id, output index)
+_CPU = 1                  # DLPack's kDLCPU
 
 
 @dataclass
@@ -79,7 +87,26 @@ class _Graph:
         return nid
 
 
-def codegen(main: X.Function) -> GraphPlan:
+def _plan_per_device(steps, sizes, pinned, heads, device) -> MemoryPlan:
+    """plan_memory run for each device's entries apart, so no slot mixes devices."""
+    storage: Dict[Entry, int] = {}
+    slots: List[int] = []
+    first = next(iter(device.values()))
+    for dev in sorted(set(device.values())):
+        mine = {e for e in sizes if device.get(e, first) == dev}
+        part = plan_memory([Step([e for e in st.reads if e in mine],
+                                 [e for e in st.writes if e in mine]) for st in steps],
+                           {e: n for e, n in sizes.items() if e in mine},
+                           [e for e in pinned if e in mine], [e for e in heads if e in mine])
+        for e, sid in part.storage_id.items():
+            storage[e] = sid + len(slots)
+        slots += part.slot_bytes
+    return MemoryPlan(storage, slots)
+
+
+def codegen(main: X.Function, kernel_devices: Optional[Dict[str, int]] = None) -> GraphPlan:
+    hetero = kernel_devices is not None and (len(set(kernel_devices.values())) > 1 or
+                                             _CPU in kernel_devices.values())
     unbound = bind_shapes_message(main.params)
     if unbound:
         raise IRError(unbound)
@@ -110,6 +137,26 @@ def codegen(main: X.Function) -> GraphPlan:
 
     steps: List[Step] = []
     kernels: List[str] = []
+    device: Dict[Entry, int] = {}       # heterogeneous: the device of each entry
+    copies: Dict[Tuple[Entry, int], Entry] = {}
+
+    def on_device(e: Entry, dev: int) -> Entry:
+        """`e` where a kernel on `dev` can read it: itself, or its copy there."""
+        if e not in device:
+            device[e] = dev        # an input or weight: where its first reader runs
+        if device[e] == dev:
+            return e
+        if (e, dev) not in copies:
+            s = g.entry_info[e]
+            nid = g.add({"op": "tvm_op", "name": f"__copy_{g.nodes[e[0]]['name']}",
+                         "attrs": {"func_name": "__copy", "num_inputs": "1",
+                                   "num_outputs": "1", "flatten_data": "0"},
+                         "inputs": [[e[0], e[1], 0]]}, [s])
+            copies[(e, dev)] = (nid, 0)
+            device[(nid, 0)] = dev
+            steps.append(Step(reads=[e], writes=[(nid, 0)]))
+        return copies[(e, dev)]
+
     for block in main.body.blocks:
         for b in block.bindings:
             v = b.value
@@ -128,6 +175,9 @@ def codegen(main: X.Function) -> GraphPlan:
             ins = [entry_of(a, f"call of {kernel}") for a in v.args[1].fields]
             if any(isinstance(i, list) for i in ins):
                 raise IRError(f"graph executor: {kernel} takes a tuple argument")
+            if hetero:
+                dev = kernel_devices[kernel]
+                ins = [on_device(e, dev) for e in ins]
             out = v.sinfo_args[0]
             outs = list(out.fields) if isinstance(out, TupleStructInfo) else [out]
             outs = [_tensor(s, f"output of {kernel}") for s in outs]
@@ -137,6 +187,9 @@ def codegen(main: X.Function) -> GraphPlan:
                          "inputs": [[n, i, 0] for n, i in ins]}, outs)
             kernels.append(kernel)
             made = [(nid, i) for i in range(len(outs))]
+            if hetero:
+                for e in made:
+                    device[e] = kernel_devices[kernel]
             entries[id(b.var)] = made if isinstance(out, TupleStructInfo) else made[0]
             steps.append(Step(reads=ins, writes=made))
     heads = entry_of(main.body.body, "the result")
@@ -144,7 +197,8 @@ def codegen(main: X.Function) -> GraphPlan:
 
     pinned = [(nid, 0) for nid in g.arg_nodes]
     sizes = {e: _nbytes(s) for e, s in g.entry_info.items()}
-    memory = plan_memory(steps, sizes, pinned, heads)
+    memory = _plan_per_device(steps, sizes, pinned, heads, device) if hetero else \
+        plan_memory(steps, sizes, pinned, heads)
     entry_list = [(nid, i) for nid in range(len(g.nodes))
                   for i in range(g.row_ptr[nid + 1] - g.row_ptr[nid])]
     graph = {
@@ -158,6 +212,10 @@ def codegen(main: X.Function) -> GraphPlan:
         },
         "node_row_ptr": g.row_ptr,
     }
+    if hetero:
+        first = next(iter(kernel_devices.values()))
+        graph["attrs"]["device_index"] = ["list_int", [device.get(e, first)
+                                                       for e in entry_list]]
     written = [e for s in steps for e in s.writes]
     intermediate = sum(sizes[e] for e in written)
     planned = sum(memory.slot_bytes[k] for k in {memory.storage_id[e] for e in written})

@@ -9,7 +9,9 @@ after:  each primitive function is replaced by a PrimFunc of the same name — i
         `R.call_tir(kernel, (args...), out_sinfo)`. An input of `main` with symbolic dims
         raises IRError saying how to bind them. Structurally equal primitive functions
         share one kernel (the other is dropped). An operator without a kernel raises
-        UnsupportedOpError naming it.
+        UnsupportedOpError naming it. For a GPU target, a kernel whose schedule leaves a
+        store on no GPU thread (a 0-d result) is scheduled for the CPU instead and gets attr
+        HOST_FALLBACK ("kiln.host_fallback"): the graph keeps it on the host.
 """
 from __future__ import annotations
 
@@ -20,6 +22,9 @@ from ...ir.errors import IRError, UnsupportedOpError
 from ...ir.module import IRModule
 from ...ir.structural_equal import structural_equal
 from ...lower import lower
+from ...target import Target
+from ...tir.functor import IRVisitor
+from ...tir.stmt import ForKind
 from .. import expr as X
 from ..op.base import call_tir
 from ..shape_util import bind_shapes_message
@@ -27,21 +32,25 @@ from ..struct_info import TensorStructInfo, TupleStructInfo
 from .fuse_ops import COMM_REDUCE, INJECTIVE, op_pattern
 from .legalize_ops import LEGALIZE
 
-x86 = topi.x86
-
-# The schedule of a kernel, by its anchor operator (the others are fused around it).
-_SCHEDULES: Dict[str, Callable] = {
-    "relax.nn.conv2d": x86.schedule_conv2d_nchw,
-    "relax.nn.conv2d_transpose": x86.schedule_conv2d_transpose_nchw,
-    "relax.nn.dense": x86.schedule_dense,
-    "relax.matmul": x86.schedule_matmul,     # 2-d; batched forms below
-    "relax.nn.max_pool2d": x86.schedule_pool,
-    "relax.nn.avg_pool2d": x86.schedule_pool,
-    "relax.nn.adaptive_avg_pool2d": x86.schedule_adaptive_pool,
-    "relax.nn.adaptive_max_pool2d": x86.schedule_adaptive_pool,
-    "relax.nn.softmax": x86.schedule_softmax,
-    "relax.nn.log_softmax": x86.schedule_softmax,
+# The schedule of a kernel, by its anchor operator (the others are fused around it): the name
+# of the schedule in the target's schedule module (topi.x86 or topi.cuda).
+_SCHEDULES: Dict[str, str] = {
+    "relax.nn.conv2d": "schedule_conv2d_nchw",
+    "relax.nn.conv2d_transpose": "schedule_conv2d_transpose_nchw",
+    "relax.nn.dense": "schedule_dense",
+    "relax.matmul": "schedule_matmul",     # 2-d; batched forms below
+    "relax.nn.max_pool2d": "schedule_pool",
+    "relax.nn.avg_pool2d": "schedule_pool",
+    "relax.nn.adaptive_avg_pool2d": "schedule_adaptive_pool",
+    "relax.nn.adaptive_max_pool2d": "schedule_adaptive_pool",
+    "relax.nn.softmax": "schedule_softmax",
+    "relax.nn.log_softmax": "schedule_softmax",
 }
+
+
+def schedules_for(target: Optional[Target]):
+    """The schedule module of `target`: topi.cuda for a GPU kind, topi.x86 otherwise."""
+    return topi.cuda if target is not None and not target.kind.is_host else topi.x86
 
 
 def _anchor(calls: Sequence[X.Call]) -> X.Call:
@@ -53,19 +62,22 @@ def _anchor(calls: Sequence[X.Call]) -> X.Call:
     return best
 
 
-def _schedule_of(anchor: X.Call) -> Callable:
+def _schedule_of(anchor: X.Call, target: Optional[Target] = None) -> Callable:
+    sched = schedules_for(target)
     name = anchor.op.name
     if name == "relax.nn.conv2d" and anchor.attrs.groups != 1:
-        return x86.schedule_group_conv2d_nchw
+        return sched.schedule_group_conv2d_nchw
     if name == "relax.matmul" and any(a.struct_info.ndim != 2 for a in anchor.args):
-        return x86.schedule_batch_matmul
+        return sched.schedule_batch_matmul
     if name in _SCHEDULES:
-        return _SCHEDULES[name]
+        return getattr(sched, _SCHEDULES[name])
     pattern = op_pattern(anchor)
     if pattern <= INJECTIVE:
-        return x86.schedule_injective
+        return sched.schedule_injective
     if pattern == COMM_REDUCE:
-        return x86.schedule_reduce
+        return sched.schedule_reduce
+    if sched is topi.cuda:
+        return sched.schedule_fused
     return topi.generic.default_schedule
 
 
@@ -96,8 +108,9 @@ def _placeholder(p: X.Var) -> te.Tensor:
     return te.placeholder(tuple(s.shape), dtype=s.dtype, name=p.name_hint)
 
 
-def lower_primitive(func: X.Function, name: str):
-    """The PrimFunc of a primitive function (lowered, named `name`)."""
+def lower_primitive(func: X.Function, name: str, target: Optional[Target] = None):
+    """The PrimFunc of a primitive function (lowered, named `name`), scheduled for `target`
+    (None: a CPU)."""
     env: Dict[int, object] = {}
     inputs = [_placeholder(p) for p in func.params]
     for p, t in zip(func.params, inputs):
@@ -117,15 +130,52 @@ def lower_primitive(func: X.Function, name: str):
     out = env[id(func.body.body)]
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     outs = [topi.identity(t) if t in inputs else t for t in outs]
-    sch = _schedule_of(_anchor(calls))(outs)
-    return lower(sch, inputs + outs, name=name)[name]
+    if target is None or target.kind.is_host:
+        sch = _schedule_of(_anchor(calls), target)(outs)
+        return lower(sch, inputs + outs, name=name)[name]
+    with target:
+        sch = _schedule_of(_anchor(calls), target)(outs)
+        func = lower(sch, inputs + outs, name=name)[name]
+    if _runs_on_threads(func):
+        return func
+    # nothing to spread over GPU threads (a 0-d result): the kernel stays on the host
+    sch = _schedule_of(_anchor(calls), None)(outs)
+    return lower(sch, inputs + outs, name=name)[name].with_attr(HOST_FALLBACK, True)
+
+
+# attr of a kernel of a GPU build that runs on the host CPU instead (see _runs_on_threads)
+HOST_FALLBACK = "kiln.host_fallback"
+
+
+def _runs_on_threads(func) -> bool:
+    """Whether every store of `func` is inside a loop bound to a GPU launch axis."""
+    outside = []
+
+    class V(IRVisitor):
+        depth = 0
+
+        def visit_For(self, loop):
+            bound = loop.kind == ForKind.THREAD_BINDING
+            V.depth += bound
+            self.generic_visit(loop)
+            V.depth -= bound
+
+        def visit_BufferStore(self, st):
+            if V.depth == 0:
+                outside.append(st)
+
+    V().visit(func.body)
+    return not outside
 
 
 def legalize(mod: IRModule, func_name: str = "main",
-             progress: Optional[Callable[[int, int, str], None]] = None) -> IRModule:
-    """`mod` with its primitive functions lowered to PrimFuncs called by R.call_tir.
+             progress: Optional[Callable[[int, int, str], None]] = None,
+             target=None) -> IRModule:
+    """`mod` with its primitive functions lowered to PrimFuncs called by R.call_tir, scheduled
+    for `target` (a Target or its string; None: a CPU).
     `progress(k, total, name)`, when given, is called before the k-th (from 1) distinct
     primitive function is lowered."""
+    target = Target(target) if target is not None else None
     unbound = bind_shapes_message(mod[func_name].params)
     if unbound:
         raise IRError(unbound)
@@ -141,7 +191,7 @@ def legalize(mod: IRModule, func_name: str = "main",
             if same is None:
                 if progress is not None:
                     progress(len(made) + 1, total, name)
-                functions[name] = lower_primitive(func, name)
+                functions[name] = lower_primitive(func, name, target)
                 made.append((func, name))
                 same = name
             kernels[name] = X.GlobalVar(same)

@@ -31,12 +31,15 @@ static void executor_free(void* self) {
   free(ex);
 }
 
-/* The executor's device of `device_type` (0, or none such: the first one, as TVM). */
+/* The executor's device of `device_type`; 0 or none such: the first one, as TVM, except
+ * that entries the graph places on the CPU (device_index 1: ops that stay on the host of a
+ * GPU model) get CPU memory even when the executor was given only the GPU. */
 static DLDevice pick_device(const mr_graph_executor_t* ex, int32_t device_type) {
   int i;
+  DLDevice cpu = {kDLCPU, 0};
   for (i = 0; device_type && i < ex->num_devs; ++i)
     if (ex->devs[i].device_type == device_type) return ex->devs[i];
-  return ex->devs[0];
+  return device_type == kDLCPU ? cpu : ex->devs[0];
 }
 
 static int alloc_storage(mr_graph_executor_t* ex) {
