@@ -114,9 +114,8 @@ def main():
              "cnn": (paths["cnn"], cnn_shapes, max(args.calls // 20, 10))}
     rows = {}
     try:
-        from microruntime.relax_vm import VirtualMachine
-
         import microruntime
+        from microruntime.relax_vm import VirtualMachine
         for name, (_lib, shapes, calls) in cases.items():
             key = name.split("_")[0]
             vm = VirtualMachine(progs[key][0], microruntime.cpu())

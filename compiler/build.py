@@ -24,6 +24,7 @@ import weakref
 from typing import Dict
 
 from .codegen import HostArtifact, codegen_host, host_codegen_available
+from .codegen.device_module import codegen_device
 from .contrib import cc
 from .contrib.cc import create_shared
 from .ir.errors import TargetError
@@ -77,7 +78,6 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
 
 def build_device(kernels: IRModule, target: Target):
     """The device module (compiler/codegen/device_module.py) of a GPU build's kernels."""
-    from .codegen.device_module import codegen_device
 
     kernels = run_passes(kernels, pipeline.device_passes())
     return codegen_device(kernels, target.without_host())

@@ -22,6 +22,7 @@ import struct
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
+from ..contrib import nvcc
 from ..ir.dtype import DType
 from ..ir.errors import BuildError, TargetError
 from ..runtime_module import SerializedModule
@@ -180,7 +181,6 @@ def codegen_device(kernels, target) -> DeviceModule:
     source, infos = generate_source(kernels, target)
     fmt, code = source_fmt, source
     if kind == "cuda":
-        from ..contrib import nvcc
 
         if nvcc.find_nvcc() is not None:
             fmt, code = "ptx", nvcc.compile_cuda(source, "ptx", arch=target.get("arch"))

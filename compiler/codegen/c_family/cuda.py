@@ -4,6 +4,8 @@ elements computed in float, warp shuffles (`__shfl_sync` and friends) for the
 `tir.tvm_warp_*` intrinsics. The file frame is codegen_templates/cuda/."""
 from __future__ import annotations
 
+import math
+
 from ...ir.dtype import DType
 from ...ir.errors import UnsupportedOpError
 from ...tir import expr as E
@@ -48,7 +50,6 @@ class CUDAPrinter(GPUPrinter):
         return "__syncthreads();" if scope in ("shared", "warp") else "__threadfence();"
 
     def expr_FloatImm(self, e: E.FloatImm) -> str:
-        import math
 
         if math.isinf(e.value) and e.dtype.bits != 64:
             return "__int_as_float(0x7f800000)" if e.value > 0 else "__int_as_float(0xff800000)"

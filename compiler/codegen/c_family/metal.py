@@ -6,6 +6,7 @@ buffers (TVM's Metal convention), the grid and threadgroup positions as kernel a
 bfloat elements computed in float, simd shuffles. The file frame is codegen_templates/metal/."""
 from __future__ import annotations
 
+import math
 from typing import List
 
 from ...ir.dtype import DType
@@ -78,7 +79,6 @@ class MetalPrinter(GPUPrinter):
         return f"#pragma unroll({n})"
 
     def expr_FloatImm(self, e: E.FloatImm) -> str:
-        import math
 
         if math.isinf(e.value):
             return "INFINITY" if e.value > 0 else "(-INFINITY)"

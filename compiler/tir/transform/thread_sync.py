@@ -21,6 +21,7 @@ reached by all threads of the block.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Set, Tuple
 
 from ...ir import IRModule
@@ -132,6 +133,5 @@ class _Planner:
 
 
 def _with_body(s, body):
-    from dataclasses import replace
 
     return replace(s, body=body)

@@ -15,9 +15,8 @@ pytestmark = pytest.mark.skipif(_vm is None, reason="microruntime.relax_vm is no
 
 
 def _vm_of(prog, target="llvm"):
-    from microruntime.relax_vm import VirtualMachine
-
     import microruntime
+    from microruntime.relax_vm import VirtualMachine
 
     ex = relax.build(prog.mod, target, params=prog.params)
     return VirtualMachine(ex, microruntime.cpu())
