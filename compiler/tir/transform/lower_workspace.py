@@ -96,3 +96,33 @@ class _LowerWorkspace(IRMutator):
 
 def _throw_last_error() -> Evaluate:
     return Evaluate(Call(int32, "tir.throw_last_error", ()))
+
+
+WORKSPACE_ALIGNMENT = 64  # the runtime hands out workspace blocks at 64-byte boundaries
+
+
+def workspace_bound(mod: IRModule):
+    """The most CPU workspace (bytes) one call of any function of `mod` (after this pass) can
+    hold at once: the sum of its `tir.alloc_workspace` sizes, each rounded up to 64 bytes (each
+    allocation site is live at most once at a time: freed before its loop iterates, tasks of a
+    parallel launch running one after another on a one-thread runtime). 0 without workspaces;
+    None when a size is not a constant."""
+    from ..functor import post_order_visit
+
+    worst = 0
+    for _, func in mod.items():
+        if not isinstance(func, PrimFunc):
+            continue
+        sizes = []
+
+        def visit(node, sizes=sizes):
+            if isinstance(node, Call) and node.op == "tir.alloc_workspace":
+                nbytes = node.args[2]
+                sizes.append(int(nbytes.value) if isinstance(nbytes, IntImm) else None)
+
+        post_order_visit(func.body, visit)
+        if any(n is None for n in sizes):
+            return None
+        total = sum(-(-n // WORKSPACE_ALIGNMENT) * WORKSPACE_ALIGNMENT for n in sizes)
+        worst = max(worst, total)
+    return worst
