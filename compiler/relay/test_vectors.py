@@ -108,6 +108,7 @@ def write_test_vectors(path: str, inputs: Mapping[str, np.ndarray],
                        outputs: Sequence[np.ndarray], manifest: Dict, atol: float = 1e-5,
                        rtol: float = 1e-4) -> str:
     """Writes the header to `path`; returns `path`."""
+    text = test_vectors_source(inputs, outputs, manifest, atol, rtol)
     with open(path, "w") as f:
-        f.write(test_vectors_source(inputs, outputs, manifest, atol, rtol))
+        f.write(text)
     return path

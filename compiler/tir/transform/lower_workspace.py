@@ -98,6 +98,22 @@ def _throw_last_error() -> Evaluate:
     return Evaluate(Call(int32, "tir.throw_last_error", ()))
 
 
+def _const_value(e):
+    """The value of an integer expression of constants (products, sums, casts), else None."""
+    from .. import Add, Cast, Mul
+
+    if isinstance(e, IntImm):
+        return int(e.value)
+    if isinstance(e, Cast):
+        return _const_value(e.value)
+    if isinstance(e, (Mul, Add)):
+        a, b = _const_value(e.a), _const_value(e.b)
+        if a is None or b is None:
+            return None
+        return a * b if isinstance(e, Mul) else a + b
+    return None
+
+
 WORKSPACE_ALIGNMENT = 64  # the runtime hands out workspace blocks at 64-byte boundaries
 
 
@@ -117,8 +133,7 @@ def workspace_bound(mod: IRModule):
 
         def visit(node, sizes=sizes):
             if isinstance(node, Call) and node.op == "tir.alloc_workspace":
-                nbytes = node.args[2]
-                sizes.append(int(nbytes.value) if isinstance(nbytes, IntImm) else None)
+                sizes.append(_const_value(node.args[2]))
 
         post_order_visit(func.body, visit)
         if any(n is None for n in sizes):
