@@ -73,13 +73,18 @@ build/libmicroruntime_asan.a: $(patsubst microruntime/src/%.c,build/obj_asan/%.o
 	@rm -f $@; ar rcs $@ $^
 
 # ---- C tests -------------------------------------------------------------------
+# test_graph_arena refuses allocations after initialisation: the runtime's calls to the
+# allocator go through its wrappers.
+ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign
+build/tests/test_graph_arena build/tests_asan/test_graph_arena: TEST_LDFLAGS := $(ALLOC_WRAP)
+
 build/tests/%: tests/c/%.c tests/c/check.h $(MR_HDRS) build/libmicroruntime.a
 	@mkdir -p $(@D)
-	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime.a -o $@ -rdynamic -ldl -lpthread -lm
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime.a -o $@ -rdynamic -ldl -lpthread -lm $(TEST_LDFLAGS)
 
 build/tests_asan/%: tests/c/%.c tests/c/check.h $(MR_HDRS) build/libmicroruntime_asan.a
 	@mkdir -p $(@D)
-	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime_asan.a -o $@ -rdynamic -ldl -lpthread -lm
+	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime_asan.a -o $@ -rdynamic -ldl -lpthread -lm $(TEST_LDFLAGS)
 
 build/tests/fixtures/%.so: tests/c/fixtures/%.c $(wildcard microruntime/include/microruntime/*.h)
 	@mkdir -p $(@D)
