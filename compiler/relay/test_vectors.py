@@ -65,8 +65,8 @@ def test_vectors_source(inputs: Mapping[str, np.ndarray], outputs: Sequence[np.n
         raise TestVectorError(f"test vectors need every input of the model ({', '.join(names)}; "
                               f"missing: {', '.join(missing) or 'none'}) and its "
                               f"{len(manifest['outputs'])} outputs, got {len(outputs)}")
-    lines = ["/* Test vectors of a model compiled by Kiln: its inputs and the outputs of a reference",
-             " * run (compiler.relay.test_vectors). Generated; do not edit. */",
+    lines = ["/* Test vectors of a model compiled by Kiln: its inputs and the outputs of a",
+             " * reference run (compiler.relay.test_vectors). Generated; do not edit. */",
              "#ifndef KILN_TEST_VECTORS_H_", "#define KILN_TEST_VECTORS_H_", "",
              "#include <stddef.h>", "",
              f"#define KILN_MODEL_ARENA_BYTES {int(manifest['arena_bytes'])}",

@@ -32,10 +32,10 @@ from microruntime.abi import TypeIndex
 
 from ...contrib.cc import compile_source, get_cc, run_command
 from ...ir.errors import BuildError, InternalError, TargetError, UnsupportedOpError
+from ...target.triple import is_bare_metal, is_hard_float_arm
 from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.buffer import Buffer
-from ...target.triple import is_bare_metal, is_hard_float_arm
 from ...tir.transform.lower_parallel import PARALLEL_LAUNCH, captured_vars
 from .. import HostArtifact, system_lib_entry_symbol
 from ..imports import collect_imports, compile_imports, link_imports

@@ -26,9 +26,9 @@ from typing import FrozenSet, List, Tuple
 import llvmlite.binding as llvm
 
 from ...ir.errors import BuildError, InternalError, TargetError
+from ...target.triple import is_bare_metal, normalize_triple
 from .. import HostArtifact
 from ..c_family.c import compile_flags
-from ...target.triple import is_bare_metal, normalize_triple
 from ..imports import collect_imports, compile_imports, link_imports
 from .function import emit_packed_function
 from .library import emit_library
