@@ -20,6 +20,7 @@ from typing import Dict, Mapping, Sequence
 import numpy as np
 
 from ..ir.errors import CompilerError
+from .build_module import build
 
 
 class TestVectorError(CompilerError):
@@ -31,8 +32,6 @@ def reference_outputs(mod, params, inputs: Mapping[str, np.ndarray], target="llv
     the graph executor on `inputs`: the reference a device's run is compared with."""
     import microruntime
     from microruntime import graph_executor
-
-    from .build_module import build
 
     factory = build(mod, target=target, params=params)
     gmod = graph_executor.GraphModule(factory["default"](microruntime.cpu()))

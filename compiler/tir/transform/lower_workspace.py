@@ -28,20 +28,24 @@ from __future__ import annotations
 from ...ir import IRModule
 from ...ir.dtype import boolean, handle, int32, int64
 from .. import (
+    Add,
     Allocate,
     AttrStmt,
     Call,
+    Cast,
     Evaluate,
     IfThenElse,
     IntImm,
     IRMutator,
     LetStmt,
+    Mul,
     PrimExpr,
     PrimFunc,
     cast,
     const,
     seq,
 )
+from ..functor import post_order_visit
 from .common import map_funcs
 
 MAX_STACK_BYTES = 1024
@@ -100,8 +104,6 @@ def _throw_last_error() -> Evaluate:
 
 def _const_value(e):
     """The value of an integer expression of constants (products, sums, casts), else None."""
-    from .. import Add, Cast, Mul
-
     if isinstance(e, IntImm):
         return int(e.value)
     if isinstance(e, Cast):
@@ -123,8 +125,6 @@ def workspace_bound(mod: IRModule):
     allocation site is live at most once at a time: freed before its loop iterates, tasks of a
     parallel launch running one after another on a one-thread runtime). 0 without workspaces;
     None when a size is not a constant."""
-    from ..functor import post_order_visit
-
     worst = 0
     for _, func in mod.items():
         if not isinstance(func, PrimFunc):
