@@ -45,7 +45,7 @@ MR_VIS := -fvisibility=hidden
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 .PHONY: all runtime venv test ctest pytest test-asan ctest-asan ctest-valgrind lint size fuzz \
-        test-interop test-onnx demo apps clean
+        test-interop test-onnx demo apps cortex-m clean
 
 all: runtime
 
@@ -77,13 +77,18 @@ build/libmicroruntime_asan.a: $(patsubst microruntime/src/%.c,build/obj_asan/%.o
 	@rm -f $@; ar rcs $@ $^
 
 # ---- C tests -------------------------------------------------------------------
+# test_graph_arena refuses allocations after initialisation: the runtime's calls to the
+# allocator go through its wrappers.
+ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign
+build/tests/test_graph_arena build/tests_asan/test_graph_arena: TEST_LDFLAGS := $(ALLOC_WRAP)
+
 build/tests/%: tests/c/%.c tests/c/check.h $(MR_HDRS) build/libmicroruntime.a
 	@mkdir -p $(@D)
-	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime.a -o $@ -rdynamic -ldl -lpthread -lm
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime.a -o $@ -rdynamic -ldl -lpthread -lm $(TEST_LDFLAGS)
 
 build/tests_asan/%: tests/c/%.c tests/c/check.h $(MR_HDRS) build/libmicroruntime_asan.a
 	@mkdir -p $(@D)
-	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime_asan.a -o $@ -rdynamic -ldl -lpthread -lm
+	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime_asan.a -o $@ -rdynamic -ldl -lpthread -lm $(TEST_LDFLAGS)
 
 build/tests/fixtures/%.so: tests/c/fixtures/%.c $(wildcard microruntime/include/microruntime/*.h)
 	@mkdir -p $(@D)
@@ -219,6 +224,24 @@ size:
 	  size -t build/size/vm/*.o | tail -1 | awk -v core=$$core -v graph=$$graph '{printf "Relax VM (src/vm except extras.c: loader, validator, interpreter, builtins, allocators, C API): text %d bytes (%.1f KB); core + graph executor + VM: %d bytes (%.1f KB); goal <= 64 KB\n", $$1, $$1/1024, core + graph + $$1, (core + graph + $$1)/1024}'
 	@size -t build/size/vm_extra/*.o | tail -1 | \
 	  awk '{printf "Relax VM extras (%s: vm_initialization, set_input, invoke_stateful, get_output, save_function, set_instrument, profile, ...): text %d bytes\n", "$(notdir $(MR_VM_EXTRA_SRCS))", $$1}'
+	@if command -v arm-none-eabi-gcc >/dev/null; then $(MAKE) -s size-thumb; else \
+	  echo "thumbv7em (Cortex-M4F): arm-none-eabi-gcc not installed (apt-get install gcc-arm-none-eabi)"; fi
+
+# The bare-metal footprint: the same core + graph executor for Cortex-M4F (Thumb-2), built with
+# MR_PLATFORM_BAREMETAL and MR_CONFIG_SMALL, text/data/bss as arm-none-eabi-size reports them.
+THUMB_FLAGS := $(filter-out $(CDEFS),$(SIZE_FLAGS)) -DMR_PLATFORM_BAREMETAL -DMR_CONFIG_SMALL \
+  -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
+THUMB_SRCS := $(filter-out $(MR_DL_SRCS) $(MR_EXTRA_SRCS) $(MR_GRAPH_EXTRA_SRCS) $(MR_VM_SRCS) \
+  $(MR_DEVICE_SRCS),$(MR_SRCS))
+.PHONY: size-thumb
+size-thumb:
+	@rm -rf build/size/thumb; mkdir -p build/size/thumb
+	@for f in $(THUMB_SRCS); do arm-none-eabi-gcc $(THUMB_FLAGS) -c $$f -o build/size/thumb/$$(echo $$f | tr / _ | sed 's/^microruntime_src_//').o || exit 1; done
+	@arm-none-eabi-ar rcs build/size/thumb/libmicroruntime_thumb.a build/size/thumb/*.o
+	@arm-none-eabi-strip --strip-unneeded build/size/thumb/libmicroruntime_thumb.a
+	@arm-none-eabi-size -t build/size/thumb/libmicroruntime_thumb.a | tail -1 | \
+	  awk '{printf "thumbv7em (Cortex-M4F, -Os, bare metal, small config): core + graph executor: text %d, data %d, bss %d bytes (text %.1f KB)\n", $$1, $$2, $$3, $$1/1024}'
+	@echo "  for comparison: TFLite Micro framework about 16-20 KB (published); TVM CRT graph path 27 KB (x86-64)"
 
 # Interop with Apache TVM 0.27 (large download; not part of `make test`).
 test-interop: venv
@@ -242,3 +265,12 @@ demo: venv runtime
 
 apps: venv runtime
 	$(MAKE) -C apps/system_lib_deploy PYTHON=$(abspath $(PY)) run
+
+# The MLP and the LeNet-style CNN on Cortex-M4F (mps2-an386) and Cortex-M7 (mps2-an500) under
+# qemu-system-arm, no OS (apps/cortex_m; needs gcc-arm-none-eabi libnewlib-arm-none-eabi
+# qemu-system-arm). Each run exits with 0 when the output matches the test vectors.
+cortex-m: venv
+	@set -e; for board in m4 m7; do for model in mlp lenet; do \
+	  echo "== $$model on $$board"; \
+	  $(MAKE) -s -C apps/cortex_m PYTHON=$(abspath $(PY)) BOARD=$$board MODEL=$$model run; \
+	done; done

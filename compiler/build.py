@@ -36,6 +36,7 @@ from .target.kinds import HOST_KINDS
 from .tir import pipeline
 from .tir.function import PrimFunc
 from .tir.pipeline import run_passes
+from .tir.transform.lower_workspace import workspace_bound
 
 
 def build(inputs, args=None, target=None, target_host=None, runtime=None,
@@ -128,6 +129,7 @@ def load_artifact(artifact: HostArtifact, target: Target, workdir: str, mod: IRM
         runtime = microruntime.load_module(so_path)
     module = RuntimeModule(runtime, artifact, target, mod.attrs.get("system_lib_prefix"),
                            cross=cross)
+    module.workspace_bytes = workspace_bound(mod)  # for a model's arena (manifest)
     # The loaded library stays mapped; the build directory goes with the module object.
     weakref.finalize(module, shutil.rmtree, workdir, True)
     return module

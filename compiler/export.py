@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
 from .codegen import HostArtifact
-from .codegen.c_family.c import compile_flags
+from .codegen.c_family.c import bare_metal_flags, compile_flags
 from .contrib import cc as _cc
 from .ir.errors import TargetError
 from .target import Target
@@ -217,7 +217,9 @@ def _export_static(parts: LibraryParts, file_name, objects, fcompile, workdir, k
 
 
 def _blob_objects(parts: LibraryParts, workdir, cc, kwargs) -> List[str]:
-    return [_cc.compile_source(src, src[:-2] + ".o", _cc_options(kwargs.get("options")), cc=cc)
+    # Compiled for the same CPU and ABI as the host code when that is bare metal.
+    options = bare_metal_flags(parts.hosts[0].target) + _cc_options(kwargs.get("options"))
+    return [_cc.compile_source(src, src[:-2] + ".o", options, cc=cc)
             for src in _blob_source(parts, workdir)]
 
 

@@ -74,10 +74,14 @@ def _dtype_bytes(dtype: str) -> int:
     return (t.bits * t.lanes + 7) // 8
 
 
-def make_manifest(graph_json: str, params: Dict[str, object]) -> dict:
+def make_manifest(graph_json: str, params: Dict[str, object],
+                  workspace_bytes: Optional[int] = None) -> dict:
     """The manifest of a graph and its params: the inputs that are not params (name, shape,
     dtype), the outputs, the params' names, bytes per storage slot (the largest entry mapped to
-    it), their total, and the kernels the graph calls."""
+    it), their total, and the kernels the graph calls. With `workspace_bytes` (the most CPU
+    workspace one kernel call holds, `RuntimeModule.workspace_bytes`) also that and
+    "arena_bytes": the memory of an executor in an arena (`mr_graph_executor_create_in_arena`),
+    each slot at a 64-byte boundary, then the workspace."""
     try:
         g = json.loads(graph_json)
         nodes, row_ptr, attrs = g["nodes"], g["node_row_ptr"], g["attrs"]
@@ -100,9 +104,20 @@ def make_manifest(graph_json: str, params: Dict[str, object]) -> dict:
         name = node.get("attrs", {}).get("func_name") if node["op"] == "tvm_op" else None
         if name and name not in ("__nop", "__copy") and name not in kernels:
             kernels.append(name)
-    return {"format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "inputs": inputs,
-            "outputs": outputs, "params": list(params), "storage_bytes": slots,
-            "total_bytes": sum(slots), "kernels": kernels}
+    manifest = {"format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "inputs": inputs,
+                "outputs": outputs, "params": list(params), "storage_bytes": slots,
+                "total_bytes": sum(slots), "kernels": kernels}
+    if workspace_bytes is not None:
+        manifest["workspace_bytes"] = int(workspace_bytes)
+        manifest["arena_bytes"] = sum(_aligned(n) for n in slots) + _aligned(workspace_bytes)
+    return manifest
+
+
+ARENA_ALIGNMENT = 64  # the runtime's MR_DATA_ALIGNMENT
+
+
+def _aligned(nbytes: int) -> int:
+    return -(-int(nbytes) // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
 
 
 def write_payload(graph_json: str, params, module_name: str = "default",
@@ -133,8 +148,8 @@ class GraphExecutorFactoryModule(ObjectGeneric):
         self.graph_json = graph_json
         self.lib = lib
         self.params = {str(k): _as_ndarray(v) for k, v in (params or {}).items()}
-        self.manifest = manifest if manifest is not None else make_manifest(graph_json,
-                                                                            self.params)
+        self.manifest = manifest if manifest is not None else make_manifest(
+            graph_json, self.params, getattr(lib, "workspace_bytes", None))
         self.libmod_name = libmod_name
         self._serialized = SerializedModule(KIND, self.get_payload())
         self._module = None

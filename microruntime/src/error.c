@@ -170,7 +170,7 @@ int TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* messag
   parts[1] = message ? message : &empty;
   parts[2] = backtrace ? backtrace : &empty;
   for (i = 0; i < 3; ++i) {
-    if (parts[i]->size > ((size_t)1 << 40)) return mr_value_error("error text too long");
+    if (parts[i]->size > (SIZE_MAX >> 1) - total) return mr_value_error("error text too long");
     total += parts[i]->size;
   }
   err = (mr_error_obj_t*)mr_object_alloc(total, kTVMFFIError, NULL, "an Error object");

@@ -90,6 +90,14 @@ int mr_symtab_set(mr_symtab_t* t, const char* name, void* ptr);
 /* The pointer set for name, or NULL. */
 void* mr_symtab_get(mr_symtab_t* t, const char* name);
 
+/* ---- workspace.c ---- */
+/* From now on this thread's CPU workspaces are cut from [mem, mem + nbytes) (64-byte aligned),
+ * a stack, and nothing is allocated for them; mem NULL or nbytes 0: from the heap again.
+ * Fails while workspaces are in use. */
+int mr_workspace_set_region(void* mem, size_t nbytes);
+/* This thread's workspace region, or NULL. */
+void* mr_workspace_region(void);
+
 /* ---- device.c / device_cpu.c ---- */
 const mr_device_api_t* mr_device_cpu_api(void);
 const char* mr_device_type_name(int32_t device_type);

@@ -154,7 +154,8 @@ typedef struct {
 int mr_shape_create(const int64_t* dims, size_t ndim, TVMFFIObject** out_shape) {
   mr_shape_obj_t* obj;
   int64_t* inline_dims;
-  if (ndim > ((size_t)1 << 32)) return mr_value_error("shape has too many dimensions");
+  if (ndim > (SIZE_MAX - sizeof(mr_shape_obj_t)) / sizeof(int64_t) / 2)
+    return mr_value_error("shape has too many dimensions");
   if (ndim && !dims) return mr_value_error("shape dims are NULL");
   obj = (mr_shape_obj_t*)mr_object_alloc(sizeof(mr_shape_obj_t) + ndim * sizeof(int64_t),
                                          kTVMFFIShape, NULL, "a Shape");

@@ -1,6 +1,7 @@
 /* POSIX implementations of platform.h: recursive mutexes, clocks, sleeping,
  * aligned memory, and the number of physical cores (sysfs topology, else the
  * affinity mask). Dynamic loading is in platform_dl.c. */
+#ifndef MR_PLATFORM_BAREMETAL /* platform_baremetal.c there */
 #define _GNU_SOURCE
 #include "platform.h"
 
@@ -86,3 +87,6 @@ int mr_physical_cores(void) {
   if (ncpu_set > 0) return ncpu_set;
   return sys > 0 ? (int)sys : 1;
 }
+#else
+typedef int mr_platform_posix_unused_t;
+#endif

@@ -3,14 +3,29 @@
  * portable core uses only these; platform.c implements them on POSIX (pthreads),
  * platform_dl.c the dynamic loading (dlopen), which dlopen-free builds leave out.
  * A port to another OS replaces the typedefs and inline wrappers below and those
- * two files. */
+ * two files.
+ *
+ * MR_PLATFORM_BAREMETAL (a microcontroller without an operating system, one thread):
+ * locks and once-flags are plain ints, no thread can be created (so parallel launches
+ * run inline: threadpool_inline.c), thread-local data is ordinary static data, the
+ * clock is a cycle counter (platform_baremetal.c), and nothing is loaded dynamically. */
 #ifndef MR_PLATFORM_H_
 #define MR_PLATFORM_H_
 
-#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#ifdef MR_PLATFORM_BAREMETAL
+#ifndef MR_NO_DLOPEN
+#define MR_NO_DLOPEN
+#endif
+#else
+#include <pthread.h>
+#endif
+
+#ifdef MR_PLATFORM_BAREMETAL
+#define MR_THREAD_LOCAL
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
 #define MR_THREAD_LOCAL _Thread_local
 #else
 #define MR_THREAD_LOCAL __thread
@@ -22,7 +37,21 @@
 #define MR_PRINTF_LIKE(f, a)
 #endif
 
-/* Reference counts are updated with the compiler's atomic built-ins. */
+/* Reference counts are updated with the compiler's atomic built-ins (with one thread,
+ * plain arithmetic: a Cortex-M has no 64-bit atomics). */
+#ifdef MR_PLATFORM_BAREMETAL
+static inline uint64_t mr_atomic_add_u64(uint64_t* p, uint64_t v) {
+  uint64_t old = *p;
+  *p = old + v;
+  return old;
+}
+static inline uint64_t mr_atomic_sub_u64(uint64_t* p, uint64_t v) {
+  uint64_t old = *p;
+  *p = old - v;
+  return old;
+}
+static inline uint64_t mr_atomic_load_u64(const uint64_t* p) { return *p; }
+#else
 static inline uint64_t mr_atomic_add_u64(uint64_t* p, uint64_t v) {
   return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
@@ -32,6 +61,7 @@ static inline uint64_t mr_atomic_sub_u64(uint64_t* p, uint64_t v) {
 static inline uint64_t mr_atomic_load_u64(const uint64_t* p) {
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
+#endif
 
 /* Ints shared between threads without a lock: acquire loads, release stores, and
  * read-modify-writes that are both (they return the new value). */
@@ -61,6 +91,43 @@ static inline void mr_cpu_relax(void) {
 void mr_thread_yield(void);
 
 /* ---- mutexes, condition variables, once, threads, thread-specific data ---- */
+#ifdef MR_PLATFORM_BAREMETAL
+/* One thread: nothing to lock or wait for; thread creation always fails. */
+typedef int mr_mutex_t;
+typedef int mr_cond_t;
+typedef int mr_once_t;
+typedef int mr_thread_t;
+typedef int mr_tls_key_t;
+#define MR_MUTEX_INIT 0
+#define MR_COND_INIT 0
+#define MR_ONCE_INIT 0
+static inline void mr_mutex_lock(mr_mutex_t* m) { (void)m; }
+static inline void mr_mutex_unlock(mr_mutex_t* m) { (void)m; }
+static inline int mr_mutex_trylock(mr_mutex_t* m) { (void)m; return 0; }
+static inline void mr_mutex_init_recursive(mr_mutex_t* m) { *m = 0; }
+static inline void mr_cond_wait(mr_cond_t* c, mr_mutex_t* m) { (void)c; (void)m; }
+static inline void mr_cond_broadcast(mr_cond_t* c) { (void)c; }
+static inline void mr_once(mr_once_t* flag, void (*init)(void)) {
+  if (!*flag) {
+    *flag = 1;
+    init();
+  }
+}
+static inline int mr_thread_create(mr_thread_t* t, void* (*run)(void*), void* arg) {
+  (void)t; (void)run; (void)arg;
+  return -1;
+}
+static inline void mr_thread_join(mr_thread_t t) { (void)t; }
+static inline int mr_thread_is_self(mr_thread_t t) { (void)t; return 1; }
+/* Thread-specific pointers are slots of a small static table (platform_baremetal.c);
+ * `destroy` never runs, since the one thread never exits. */
+int mr_tls_key_create(mr_tls_key_t* key, void (*destroy)(void*));
+void* mr_tls_get(mr_tls_key_t key);
+int mr_tls_set(mr_tls_key_t key, void* value);
+/* The cycle counter that mr_now_ns reads (DWT CYCCNT on Cortex-M3/M4/M7/M33/M55); weak, so a
+ * board without one supplies its own. Its frequency: MR_BAREMETAL_CPU_HZ (Hz). */
+uint32_t mr_baremetal_cycles(void);
+#else
 typedef pthread_mutex_t mr_mutex_t;
 typedef pthread_cond_t mr_cond_t;
 typedef pthread_once_t mr_once_t;
@@ -94,6 +161,8 @@ static inline void* mr_tls_get(mr_tls_key_t key) { return pthread_getspecific(ke
 static inline int mr_tls_set(mr_tls_key_t key, void* value) {
   return pthread_setspecific(key, value);
 }
+
+#endif /* MR_PLATFORM_BAREMETAL */
 
 /* Monotonic clock in nanoseconds. */
 int64_t mr_now_ns(void);

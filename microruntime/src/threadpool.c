@@ -15,6 +15,8 @@
 
 #include "internal.h"
 
+#ifndef MR_PLATFORM_BAREMETAL /* one thread there: threadpool_inline.c */
+
 /* How long an idle pool thread (or a launcher awaiting its workers) spins
  * before it sleeps, and how many of its first turns use a pause hint rather
  * than yielding the CPU. */
@@ -208,3 +210,6 @@ int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv) {
   mr_mutex_unlock(&b->mutex);
   return 0;
 }
+#else
+typedef int mr_threadpool_unused_t;
+#endif

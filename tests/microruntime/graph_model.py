@@ -102,4 +102,6 @@ def manifest(params=("w",)):
                        {"name": "y", "shape": [N, K], "dtype": "float32"}],
             "outputs": [{"shape": [N, M], "dtype": "float32"}],
             "params": list(params), "storage_bytes": STORAGE_BYTES,
-            "total_bytes": sum(STORAGE_BYTES), "kernels": list(FUNCS)}
+            "total_bytes": sum(STORAGE_BYTES), "kernels": list(FUNCS),
+            # kernels without workspaces; each slot at a 64-byte boundary in an arena
+            "workspace_bytes": 0, "arena_bytes": sum(-(-b // 64) * 64 for b in STORAGE_BYTES)}

@@ -32,6 +32,7 @@ from microruntime.abi import TypeIndex
 
 from ...contrib.cc import compile_source, get_cc, run_command
 from ...ir.errors import BuildError, InternalError, TargetError, UnsupportedOpError
+from ...target.triple import is_bare_metal, is_hard_float_arm
 from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.buffer import Buffer
@@ -409,7 +410,10 @@ def compile_flags(target, cc=None, host: bool = True) -> List[str]:
     `-mtriple`, a native `cc`, `host` true) uses `-march=native` like the llvm target's host CPU,
     and a cross build gets no CPU flag. `-mattr=+avx2,+fma` -> `-mavx2 -mfma` (`-x` -> `-mno-x`).
     FP contraction (`a*b + c` -> fma): `-ffp-contract=fast` unless `-fp-contract=off`
-    (bit-exact results), as the llvm target. `-fast-math` -> `-ffast-math`.
+    (bit-exact results), as the llvm target. `-fast-math` -> `-ffast-math`. A bare-metal
+    `-mtriple` (OS "none": `thumbv7em-none-eabihf`) adds `-fno-pic` (static code, as the llvm
+    target), `-mthumb` for a Thumb arch and `-mfloat-abi=hard` for an "eabihf" one (the FPU
+    follows `-mcpu`), so the objects link with the app built by `arm-none-eabi-gcc`.
     """
     # No -fwrapv: as in TVM, overflow of 32/64-bit signed arithmetic is undefined in generated
     # code, which lets the C compiler widen int32 index arithmetic (-fwrapv made the gemm bench
@@ -419,6 +423,11 @@ def compile_flags(target, cc=None, host: bool = True) -> List[str]:
     arch = _arch(triple) if triple else _arch(platform.machine())
     cross = (triple and arch != _arch(platform.machine())) or _is_cross_cc(cc or get_cc())
     cpu = target.get("mcpu") or target.get("march")
+    if triple and arch != _arch(platform.machine()) and not _is_cross_cc(cc or get_cc()):
+        # The host compiler, given code for another architecture: it compiles it for this
+        # machine (export_library compiles it again with the target's cc=...).
+        return flags + [f"-ffp-contract={fp_contract(target)}"] + \
+            (["-ffast-math"] if target.get("fast-math") else [])
     if cpu is None and host and not cross:
         cpu = "native"
     if cpu and cpu != "generic":
@@ -427,10 +436,25 @@ def compile_flags(target, cc=None, host: bool = True) -> List[str]:
     for attr in target.get("mattr") or []:
         feature = attr.lstrip("+-")
         flags.append(f"-mno-{feature}" if attr.startswith("-") else f"-m{feature}")
+    flags += bare_metal_flags(target)[1:]
     flags.append(f"-ffp-contract={fp_contract(target)}")
     if target.get("fast-math"):
         flags.append("-ffast-math")
     return flags
+
+
+def bare_metal_flags(target) -> List[str]:
+    """The flags that make GCC's objects link with code for a bare-metal `-mtriple` (OS "none"):
+    the CPU, `-fno-pic`, `-mthumb` for a Thumb arch, `-mfloat-abi=hard` for an "eabihf" one (the
+    FPU follows the CPU); [] for other targets. Also for the library blob of an llvm target."""
+    triple = target.get("mtriple")
+    if not triple or not is_bare_metal(triple):
+        return []
+    cpu = target.get("mcpu")
+    flags = [f"-mcpu={cpu}" if cpu and cpu != "generic" else "-mcpu=" + _arch(triple)[5:],
+             "-fno-pic"]
+    flags += ["-mthumb"] if _arch(triple).startswith("thumb") else []
+    return flags + (["-mfloat-abi=hard"] if is_hard_float_arm(triple) else [])
 
 
 def target_vector_bytes(target, cc=None) -> int:

@@ -5,8 +5,11 @@ in compiler/codegen/__init__.py, which states the ABI and symbols the object pro
 PrimFunc is built into its own LLVM module and verified at once (a failure names the function),
 then the modules are linked with the library symbols (llvm_library), optimised with LLVM's
 standard pipeline at `-opt-level` (default 3) and emitted for the target machine:
-`-mtriple` (default: this host), `-mcpu`/`-mattr` (default, and `-mcpu=native`: this host's CPU
-and features when not cross compiling, else "generic"), relocation model PIC. A `-mcpu` or
+`-mtriple` (default: this host; normalised to LLVM's four parts, so that `thumbv7em-none-eabihf`
+gets the hard-float calling convention of `thumbv7em-unknown-none-eabihf`), `-mcpu`/`-mattr`
+(default, and `-mcpu=native`: this host's CPU and features when not cross compiling, else
+"generic"), relocation model PIC (static for bare-metal triples, OS "none"). Messages need no C
+library (text.py): generated code calls only the runtime, memcpy/memset and libm. A `-mcpu` or
 `-mattr` name LLVM does not know for the triple is a TargetError listing the valid ones, raised
 before LLVM sees it (LLVM would abort the process). Float operations carry the
 `contract` fast-math flag unless `-fp-contract=off` (so `a*b + c` becomes an fma where the CPU
@@ -23,11 +26,13 @@ from typing import FrozenSet, List, Tuple
 import llvmlite.binding as llvm
 
 from ...ir.errors import BuildError, InternalError, TargetError
+from ...target.triple import is_bare_metal, normalize_triple
 from .. import HostArtifact
 from ..c_family.c import compile_flags
 from ..imports import collect_imports, compile_imports, link_imports
 from .function import emit_packed_function
 from .library import emit_library
+from .text import link_helpers
 from .types import LIBRARY_CTX, ModuleContext
 
 __all__ = ["codegen_host", "codegen_host_llvm", "create_target_machine", "is_cross_compiling"]
@@ -57,7 +62,7 @@ def create_target_machine(target) -> llvm.TargetMachine:
     _init()
     attrs = getattr(target, "attrs", {}) or {}
     host_triple = llvm.get_process_triple()
-    triple = attrs.get("mtriple") or host_triple
+    triple = normalize_triple(attrs.get("mtriple") or host_triple)
     try:
         llvm_target = llvm.Target.from_triple(triple)
     except RuntimeError as err:
@@ -74,7 +79,8 @@ def create_target_machine(target) -> llvm.TargetMachine:
     if not 0 <= opt <= 3:
         raise TargetError(f"-opt-level={opt} is out of range; use 0, 1, 2 or 3")
     return llvm_target.create_target_machine(cpu=cpu, features=",".join(f for f in features if f),
-                                             opt=opt, reloc="pic", codemodel="default")
+                                             opt=opt, reloc="static" if is_bare_metal(triple)
+                                             else "pic", codemodel="default")
 
 
 def _check_names(triple: str, cpu: str, features: List[str], native: bool) -> None:
@@ -242,6 +248,7 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
     if prefix is not None:  # each system library keeps its own context slot
         linked.get_global_variable(LIBRARY_CTX).linkage = "internal"
     linked.triple, linked.data_layout = triple, layout
+    link_helpers(linked)
     linked.verify()
     optimize(linked, tm, int(getattr(target, "attrs", {}).get("opt-level", 3)))
     os.makedirs(workdir, exist_ok=True)

@@ -14,6 +14,7 @@ from ... import tir as kir
 from ...ir.dtype import DType
 from ...ir.errors import InternalError, UnsupportedOpError
 from .expr import splat, with_element
+from .text import HELPERS
 from .types import ANY, DLTENSOR, F32, F64, I1, I8, I16, I32, I64, PTR, llvm_type, memory_type
 
 # tir.<name> -> LLVM intrinsic base name (overloaded on the float type).
@@ -284,13 +285,8 @@ class IntrinEmitter:
             base = self.b.select(hit, self.ctx.cstring(text), base)
         plain_bool = self.b.and_(self.b.icmp_signed("==", code, ir.Constant(I32, 6)),
                                  self.b.icmp_signed("==", bits, ir.Constant(I32, 8)))
-        vector = self.b.icmp_signed("!=", lanes, ir.Constant(I32, 1))
-        fmt = self.b.select(vector, self.ctx.cstring("%s%ux%u"), self.ctx.cstring("%s%u"))
-        fmt_bool = self.b.select(vector, self.ctx.cstring("%sx%u"), self.ctx.cstring("%s"))
-        fmt = self.b.select(plain_bool, fmt_bool, fmt)
-        first = self.b.select(plain_bool, lanes, bits)
-        self.b.call(self.ctx.declare("snprintf"), [buf, ir.Constant(I64, 32), fmt, base,
-                                                   first, lanes])
+        self.b.call(self.ctx.declare(*HELPERS["__kiln_dtype_name"]),
+                    [buf, base, bits, lanes, plain_bool])
         return buf
 
     def intrin_call_packed(self, e):

@@ -17,6 +17,7 @@ from ...ir.dtype import DType
 from ...ir.errors import InternalError
 from ...tir import PrimExpr, StringImm
 from ...tir.transform.lower_call_packed import is_dltensor
+from .text import HELPERS
 from .types import ANY, I8, I32, I64, PTR, SERVICES, global_variable
 
 # Services reached through context slots outside system-lib mode (the loader fills them).
@@ -71,8 +72,7 @@ class PackedEmitter:
             value = self.b.zext(value, I64) if part.dtype.is_uint or part.dtype.is_bool \
                 else self.b.sext(value, I64)
         buf = self.entry_alloca(ir.ArrayType(I8, 24), align=8)
-        self.b.call(self.ctx.declare("snprintf"),
-                    [buf, ir.Constant(I64, 24), self.ctx.cstring("%lld"), value])
+        self.b.call(self.ctx.declare(*HELPERS["__kiln_i64_to_str"]), [buf, value])
         return buf
 
     # ---- call_packed -----------------------------------------------------------------------

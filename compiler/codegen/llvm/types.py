@@ -43,7 +43,6 @@ SERVICES = {
     "TVMBackendAllocWorkspace": (PTR, [I32, I32, I64, I32, I32]),
     "TVMBackendFreeWorkspace": (I32, [I32, I32, PTR]),
     "TVMBackendParallelLaunch": (I32, [PTR, PTR, I32]),
-    "snprintf": (I32, [PTR, I64, PTR]),  # variadic
 }
 LIBRARY_CTX = "__tvm_ffi__library_ctx"
 
@@ -127,7 +126,6 @@ class ModuleContext:
             return existing
         if ret is None:
             ret, args = SERVICES[name]
-            var_arg = name == "snprintf"
         fn = ir.Function(self.module, ir.FunctionType(ret, list(args), var_arg=var_arg), name)
         fn.attributes.add("nounwind")
         return fn

@@ -28,20 +28,24 @@ from __future__ import annotations
 from ...ir import IRModule
 from ...ir.dtype import boolean, handle, int32, int64
 from .. import (
+    Add,
     Allocate,
     AttrStmt,
     Call,
+    Cast,
     Evaluate,
     IfThenElse,
     IntImm,
     IRMutator,
     LetStmt,
+    Mul,
     PrimExpr,
     PrimFunc,
     cast,
     const,
     seq,
 )
+from ..functor import post_order_visit
 from .common import map_funcs
 
 MAX_STACK_BYTES = 1024
@@ -96,3 +100,44 @@ class _LowerWorkspace(IRMutator):
 
 def _throw_last_error() -> Evaluate:
     return Evaluate(Call(int32, "tir.throw_last_error", ()))
+
+
+def _const_value(e):
+    """The value of an integer expression of constants (products, sums, casts), else None."""
+    if isinstance(e, IntImm):
+        return int(e.value)
+    if isinstance(e, Cast):
+        return _const_value(e.value)
+    if isinstance(e, (Mul, Add)):
+        a, b = _const_value(e.a), _const_value(e.b)
+        if a is None or b is None:
+            return None
+        return a * b if isinstance(e, Mul) else a + b
+    return None
+
+
+WORKSPACE_ALIGNMENT = 64  # the runtime hands out workspace blocks at 64-byte boundaries
+
+
+def workspace_bound(mod: IRModule):
+    """The most CPU workspace (bytes) one call of any function of `mod` (after this pass) can
+    hold at once: the sum of its `tir.alloc_workspace` sizes, each rounded up to 64 bytes (each
+    allocation site is live at most once at a time: freed before its loop iterates, tasks of a
+    parallel launch running one after another on a one-thread runtime). 0 without workspaces;
+    None when a size is not a constant."""
+    worst = 0
+    for _, func in mod.items():
+        if not isinstance(func, PrimFunc):
+            continue
+        sizes = []
+
+        def visit(node, sizes=sizes):
+            if isinstance(node, Call) and node.op == "tir.alloc_workspace":
+                sizes.append(_const_value(node.args[2]))
+
+        post_order_visit(func.body, visit)
+        if any(n is None for n in sizes):
+            return None
+        total = sum(-(-n // WORKSPACE_ALIGNMENT) * WORKSPACE_ALIGNMENT for n in sizes)
+        worst = max(worst, total)
+    return worst

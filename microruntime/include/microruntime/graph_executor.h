@@ -53,6 +53,21 @@ MR_DLL int mr_graph_executor_create(TVMFFIObject* model, DLDevice dev,
 MR_DLL int mr_graph_executor_from_json(const char* graph_json, TVMFFIObject* lib, DLDevice dev,
                                        TVMFFIObject** out_executor);
 
+/* ---- on a microcontroller: an executor in the app's memory ----
+ * Bytes of the arena an executor of the model needs: its storage slots as the compiler
+ * planned them (each 64-byte aligned) and the CPU workspace its kernels take at most. The
+ * compiler writes the same number into the model's manifest ("arena_bytes") and into the
+ * header of test vectors, so an app can declare a static buffer of that size. -1 (error set)
+ * when `model` is not a model. */
+MR_DLL int64_t mr_graph_model_arena_bytes(TVMFFIObject* model);
+/* A new executor of the model on the CPU, with the model's params set, whose tensors and
+ * kernel workspaces live in `arena` (64-byte aligned, at least mr_graph_model_arena_bytes;
+ * it must outlive the executor). After it returns, set_input, run and get_output allocate
+ * nothing. The workspace part serves the thread that created the executor, one such
+ * executor per thread at a time. */
+MR_DLL int mr_graph_executor_create_in_arena(TVMFFIObject* model, void* arena,
+                                             size_t arena_bytes, TVMFFIObject** out_executor);
+
 /* Copies nbytes (exactly the input's size) of host data into input `name`. */
 MR_DLL int mr_graph_executor_set_input(TVMFFIObject* executor, const char* name,
                                        const void* data, size_t nbytes);

@@ -13,6 +13,7 @@ static void executor_free(void* self) {
   mr_graph_executor_t* ex = (mr_graph_executor_t*)self;
   uint32_t i;
   if (!ex) return;
+  mr_graph_arena_release(ex);
   for (i = 0; ex->ops && i < ex->num_ops; ++i) mr_object_release(ex->ops[i].func);
   for (i = 0; ex->slots && i < ex->g->num_storage; ++i) mr_object_release(ex->slots[i]);
   for (i = 0; ex->ext && i < ex->g->num_entries; ++i) mr_object_release(ex->ext[i]);
@@ -48,7 +49,9 @@ static int alloc_storage(mr_graph_executor_t* ex) {
   uint32_t s, e;
   for (s = 0; s < g->num_storage; ++s) {
     int64_t n = (int64_t)g->storage_bytes[s];
-    if (mr_tensor_create(1, &n, u8, pick_device(ex, g->storage_device[s]), &ex->slots[s]) != 0)
+    if ((ex->arena ? mr_graph_arena_slot(ex, s, &ex->slots[s])
+                   : mr_tensor_create(1, &n, u8, pick_device(ex, g->storage_device[s]),
+                                      &ex->slots[s])) != 0)
       return -1;
   }
   for (e = 0; e < g->num_entries; ++e) {
@@ -119,6 +122,12 @@ static int executor_get_function(void* self, const char* name, TVMFFIObject** ou
 
 int mr_graph_executor_new(const char* json, size_t size, TVMFFIObject* lib, const DLDevice* devs,
                           int num_devices, TVMFFIObject** out_module) {
+  return mr_graph_executor_new_in(json, size, lib, devs, num_devices, NULL, 0, out_module);
+}
+
+int mr_graph_executor_new_in(const char* json, size_t size, TVMFFIObject* lib,
+                             const DLDevice* devs, int num_devices, void* arena,
+                             size_t arena_bytes, TVMFFIObject** out_module) {
   mr_graph_executor_t* ex;
   mr_graph_t* g;
   if (!lib || mr_object_type_index(lib) != kTVMFFIModule)
@@ -143,6 +152,8 @@ int mr_graph_executor_new(const char* json, size_t size, TVMFFIObject* lib, cons
   ex->arg_flags = (uint8_t*)calloc(g->num_args + 1, 1);
   ex->json = mr_strndup(json, size);
   ex->json_size = size;
+  ex->arena = (unsigned char*)arena;
+  ex->arena_size = arena_bytes;
   if (!ex->slots || !ex->ext || !ex->entries || !ex->arg_flags || !ex->json) {
     mr_error_oom("a graph executor");
     goto fail;

@@ -31,7 +31,15 @@ struct mr_graph_executor {
   TVMFFIAny* op_any;      /* the same as DLTensor* values */
   uint32_t* op_eid;       /* the entry of each argument */
   int64_t* op_flat;       /* the 1-D shape of a flattened argument */
+  unsigned char* arena;   /* the caller's memory for the slots and workspaces (arena.c), or NULL */
+  size_t arena_size, arena_used;
 };
+
+/* ---- arena.c: an executor in a caller's memory ---- */
+/* Slot s as a tensor over the next bytes of ex->arena. */
+int mr_graph_arena_slot(mr_graph_executor_t* ex, uint32_t s, TVMFFIObject** out);
+/* Gives back what the executor's arena serves besides its slots (the thread's workspace). */
+void mr_graph_arena_release(mr_graph_executor_t* ex);
 
 /* GraphExecutorError "<func>: <what> expects [..] dtype, got [..] dtype" unless they match. */
 int mr_graph_check_value(const char* func, const char* what, const DLTensor* want,

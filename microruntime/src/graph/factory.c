@@ -196,13 +196,14 @@ int mr_graph_factory_check(TVMFFIObject* factory) {
   return 0;
 }
 
-static int create_executor(factory_t* f, const DLDevice* devs, int n, TVMFFIObject** out) {
+static int create_executor(factory_t* f, const DLDevice* devs, int n, void* arena,
+                           size_t arena_bytes, TVMFFIObject** out) {
   TVMFFIObject* ex_module;
   mr_graph_executor_t* ex;
   int64_t i, count = mr_array_view(f->names)->size;
   if (mr_graph_factory_check(f->module) != 0 ||
-      mr_graph_executor_new(f->json, f->json_size, mr_module_import_at(f->module, 0), devs, n,
-                            &ex_module) != 0)
+      mr_graph_executor_new_in(f->json, f->json_size, mr_module_import_at(f->module, 0), devs,
+                               n, arena, arena_bytes, &ex_module) != 0)
     return -1;
   ex = mr_graph_executor_of(ex_module);
   for (i = 0; i < count; ++i)
@@ -219,7 +220,24 @@ static int create_executor(factory_t* f, const DLDevice* devs, int n, TVMFFIObje
 int mr_graph_factory_create_executor(TVMFFIObject* factory, const DLDevice* devs, int n,
                                      TVMFFIObject** out_executor) {
   factory_t* f = factory_of(factory);
-  return f ? create_executor(f, devs, n, out_executor) : -1;
+  return f ? create_executor(f, devs, n, NULL, 0, out_executor) : -1;
+}
+
+int mr_graph_factory_create_executor_in(TVMFFIObject* factory, const DLDevice* devs, int n,
+                                        void* arena, size_t arena_bytes,
+                                        TVMFFIObject** out_executor) {
+  factory_t* f = factory_of(factory);
+  return f ? create_executor(f, devs, n, arena, arena_bytes, out_executor) : -1;
+}
+
+int mr_graph_factory_plan(TVMFFIObject* factory, const mr_graph_t** out_graph,
+                          const char** out_manifest, size_t* out_manifest_size) {
+  factory_t* f = factory_of(factory);
+  if (!f) return -1;
+  *out_graph = f->graph;
+  *out_manifest = f->manifest;
+  *out_manifest_size = f->manifest ? f->manifest_size : 0;
+  return 0;
 }
 
 enum { F_CREATE, F_JSON, F_PARAMS, F_MANIFEST };
@@ -238,7 +256,7 @@ static int call_factory(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* ou
   switch (which) {
     case F_CREATE:
       status = mr_graph_arg_devices(f->module_name, a, n, 0, devs, &ndev) ||
-               create_executor(f, devs, ndev, &obj);
+               create_executor(f, devs, ndev, NULL, 0, &obj);
       break;
     case F_JSON:
       status = mr_str_create(f->json, f->json_size, &obj);

@@ -69,6 +69,10 @@ void mr_graph_describe(const int64_t* shape, int32_t ndim, DLDataType dtype, cha
 typedef struct mr_graph_executor mr_graph_executor_t;
 int mr_graph_executor_new(const char* json, size_t size, TVMFFIObject* lib, const DLDevice* devs,
                           int num_devices, TVMFFIObject** out_module);
+/* The same with its storage slots laid out in `arena` (arena.c), when not NULL. */
+int mr_graph_executor_new_in(const char* json, size_t size, TVMFFIObject* lib,
+                             const DLDevice* devs, int num_devices, void* arena,
+                             size_t arena_bytes, TVMFFIObject** out_module);
 /* The executor behind a GraphExecutor module, or NULL (TypeError recorded). */
 mr_graph_executor_t* mr_graph_executor_of(TVMFFIObject* module);
 /* Copies `value` into input `arg` and marks it set (and a parameter when is_param). */
@@ -85,6 +89,13 @@ int mr_graph_factory_new(const char* json, size_t json_size, const char* module_
 /* A new executor (module) of the factory's graph on devs, with its params set. */
 int mr_graph_factory_create_executor(TVMFFIObject* factory, const DLDevice* devs, int n,
                                      TVMFFIObject** out_executor);
+/* The same with its storage in `arena` (see mr_graph_executor_new_in). */
+int mr_graph_factory_create_executor_in(TVMFFIObject* factory, const DLDevice* devs, int n,
+                                        void* arena, size_t arena_bytes,
+                                        TVMFFIObject** out_executor);
+/* The factory's graph and manifest (NULL, 0 when it has none), borrowed. */
+int mr_graph_factory_plan(TVMFFIObject* factory, const mr_graph_t** out_graph,
+                          const char** out_manifest, size_t* out_manifest_size);
 /* Every kernel the graph calls resolves in the factory's imports (checked once). */
 int mr_graph_factory_check(TVMFFIObject* factory);
 

@@ -1,0 +1,90 @@
+"""Builds a model for apps/cortex_m: the kernels, graph and params as one static library
+(`model.a`, a `--system-lib` build) and the test vectors (`model_data.h`: an input, the outputs
+of a reference run on this machine: onnxruntime, else a host build; and the arena size from
+the compiler's memory plan).
+
+    python apps/cortex_m/build_model.py MODEL TARGET OUTDIR [CC]
+
+MODEL: "mlp" (Gemm, Relu, MatMul, Add, Softmax) or "lenet" (Conv, Relu, MaxPool, AveragePool,
+Flatten, Gemm, then Softmax), the ONNX models of compiler/frontend/testing/onnx_models.py, at
+batch 1. TARGET: a `--system-lib` target, e.g.
+    "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4 --system-lib"   (Cortex-M4F)
+    "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m7 --system-lib"   (Cortex-M7)
+    "c -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4 --system-lib"      (with CC arm-none-eabi-gcc)
+    "llvm --system-lib"                                                  (this machine)
+CC: the C compiler for the target (the library blob, and the kernels of target "c"), e.g.
+arm-none-eabi-gcc or aarch64-linux-gnu-gcc; default the host's.
+Also writes reference.npy (the expected output) and inputs.npz.
+"""
+import os
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+ATOL, RTOL = 1e-5, 1e-4  # float32 kernels built differently (fma, vector widths) on each side
+
+
+def onnx_model(name: str):
+    """(ONNX model, input shapes) of the app's models, at batch 1."""
+    from onnx import helper
+
+    from compiler.frontend.testing import onnx_models
+
+    if name == "mlp":
+        m = onnx_models.mlp(batch=1)
+        return m.model, m.input_shapes
+    if name == "lenet":
+        m = onnx_models.lenet(batch=1)
+        model = m.model
+        graph = model.graph
+        logits = graph.output[0].name
+        graph.node.append(helper.make_node("Softmax", [logits], ["probabilities"], axis=1))
+        out = helper.make_tensor_value_info("probabilities", graph.output[0].type.tensor_type
+                                            .elem_type, None)
+        del graph.output[:]
+        graph.output.append(out)
+        return model, m.input_shapes
+    raise SystemExit(f"unknown model {name!r}: use mlp or lenet")
+
+
+def reference(model, mod, params, inputs):
+    """The reference run: onnxruntime on the ONNX model when it is installed, else the model
+    built for this machine and run with the graph executor (relay.reference_outputs)."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        from compiler import relay
+
+        return relay.reference_outputs(mod, params, inputs)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, dict(inputs))
+
+
+def main(model_name: str, target: str, outdir: str, cc: str = None) -> dict:
+    from compiler import relay
+    from compiler.frontend import from_onnx
+
+    model, shapes = onnx_model(model_name)
+    mod, params = from_onnx(model, shape=shapes)
+    rng = np.random.default_rng(0)
+    inputs = {k: rng.standard_normal(s).astype("float32") for k, s in shapes.items()}
+    expected = reference(model, mod, params, inputs)
+    factory = relay.build(mod, target=target, params=params)
+    os.makedirs(outdir, exist_ok=True)
+    factory.export_library(os.path.join(outdir, "model.a"), **({"cc": cc} if cc else {}))
+    relay.write_test_vectors(os.path.join(outdir, "model_data.h"), inputs, expected,
+                             factory.manifest, atol=ATOL, rtol=RTOL)
+    np.save(os.path.join(outdir, "reference.npy"), expected[0])
+    np.savez(os.path.join(outdir, "inputs.npz"), **inputs)
+    return factory.manifest
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (4, 5):
+        raise SystemExit(__doc__)
+    manifest = main(*sys.argv[1:])
+    print(f"{sys.argv[1]}: arena {manifest['arena_bytes']} bytes (tensors "
+          f"{manifest['total_bytes']}, workspace {manifest['workspace_bytes']})")

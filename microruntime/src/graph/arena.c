@@ -1,0 +1,115 @@
+/* A graph executor in a caller's memory: mr_graph_model_arena_bytes and
+ * mr_graph_executor_create_in_arena (graph_executor.h).
+ *
+ * The arena holds the storage slots the compiler planned, each at a 64-byte aligned offset,
+ * then the CPU workspace its kernels take at most (the manifest's "workspace_bytes"), which
+ * becomes the creating thread's workspace region (workspace.c). What describes the executor
+ * (graph, ops, tensor headers) is allocated while it is created; after that, set_input, run
+ * and get_output allocate nothing. The compiler writes the same total into the manifest as
+ * "arena_bytes", so an app can declare a static buffer of that size. */
+#include <string.h>
+
+#include "executor.h"
+#include "json.h"
+
+static uint64_t aligned(uint64_t n) {
+  return (n + MR_DATA_ALIGNMENT - 1) & ~(uint64_t)(MR_DATA_ALIGNMENT - 1);
+}
+
+/* The manifest's "workspace_bytes" (0 when the manifest or the key is absent). */
+static int manifest_workspace(const char* manifest, size_t size, uint64_t* out) {
+  mr_json_t doc;
+  uint32_t k;
+  int64_t v = 0;
+  int status = 0;
+  *out = 0;
+  if (!manifest) return 0;
+  if (mr_json_parse(manifest, size, "manifest", &doc) != 0) return mr_graph_refail(NULL);
+  k = mr_json_get(&doc, 0, "workspace_bytes");
+  if (k && (mr_json_int(&doc, k, &v) != 0 || v < 0))
+    status = mr_graph_fail("manifest: 'workspace_bytes' is not a byte count");
+  else
+    *out = (uint64_t)v;
+  mr_json_free(&doc);
+  return status;
+}
+
+/* Bytes of the slots and of the workspace. */
+static int plan(TVMFFIObject* model, uint64_t* out_slots, uint64_t* out_workspace) {
+  const mr_graph_t* g;
+  const char* manifest;
+  size_t manifest_size;
+  uint32_t s;
+  uint64_t total = 0;
+  if (mr_graph_factory_plan(model, &g, &manifest, &manifest_size) != 0 ||
+      manifest_workspace(manifest, manifest_size, out_workspace) != 0)
+    return -1;
+  for (s = 0; s < g->num_storage; ++s) total += aligned(g->storage_bytes[s]);
+  *out_slots = total;
+  return 0;
+}
+
+int64_t mr_graph_model_arena_bytes(TVMFFIObject* model) {
+  uint64_t slots, workspace;
+  if (plan(model, &slots, &workspace) != 0) return -1;
+  return (int64_t)(slots + aligned(workspace));
+}
+
+int mr_graph_executor_create_in_arena(TVMFFIObject* model, void* arena, size_t arena_bytes,
+                                      TVMFFIObject** out_executor) {
+  DLDevice cpu = {kDLCPU, 0};
+  uint64_t slots, workspace;
+  TVMFFIObject* ex_module;
+  mr_graph_executor_t* ex;
+  if (plan(model, &slots, &workspace) != 0) return -1;
+  if (!arena || ((uintptr_t)arena) % MR_DATA_ALIGNMENT)
+    return mr_graph_fail("create_in_arena: the arena must be %d-byte aligned",
+                         MR_DATA_ALIGNMENT);
+  if ((uint64_t)arena_bytes < slots + aligned(workspace))
+    return mr_graph_fail("create_in_arena: the arena holds %llu bytes; the model needs %llu "
+                         "(%llu for tensors, %llu for kernel workspace): declare it with the "
+                         "manifest's arena_bytes", (unsigned long long)arena_bytes,
+                         (unsigned long long)(slots + aligned(workspace)),
+                         (unsigned long long)slots, (unsigned long long)aligned(workspace));
+  if (mr_workspace_region())
+    return mr_graph_fail("create_in_arena: this thread's workspace already comes from another "
+                         "arena executor; release that one first");
+  if (mr_graph_factory_create_executor_in(model, &cpu, 1, arena, (size_t)slots, &ex_module) != 0)
+    return -1;
+  ex = mr_graph_executor_of(ex_module);
+  if (workspace && mr_workspace_set_region((unsigned char*)arena + slots,
+                                           (size_t)aligned(workspace)) != 0) {
+    mr_object_release(ex_module);
+    return -1;
+  }
+  ex->arena_size = (size_t)(slots + aligned(workspace));
+  *out_executor = ex_module;
+  return 0;
+}
+
+int mr_graph_arena_slot(mr_graph_executor_t* ex, uint32_t s, TVMFFIObject** out) {
+  const mr_graph_t* g = ex->g;
+  DLTensor dl;
+  uint64_t need = aligned(g->storage_bytes[s]);
+  if (g->storage_device[s] && g->storage_device[s] != kDLCPU)
+    return mr_graph_fail("create_in_arena: storage slot %u is on device type %d; an arena "
+                         "holds CPU tensors only", (unsigned)s, (int)g->storage_device[s]);
+  if (need > ex->arena_size - ex->arena_used)
+    return mr_graph_fail("create_in_arena: storage slot %u (%llu bytes) does not fit in the "
+                         "arena", (unsigned)s, (unsigned long long)g->storage_bytes[s]);
+  memset(&dl, 0, sizeof(dl));
+  dl.data = ex->arena + ex->arena_used;
+  dl.device.device_type = kDLCPU;
+  dl.ndim = 1;
+  dl.dtype.code = kDLUInt;
+  dl.dtype.bits = 8;
+  dl.dtype.lanes = 1;
+  dl.shape = (int64_t*)&g->storage_bytes[s];
+  ex->arena_used += (size_t)need;
+  return mr_tensor_wrap(&dl, NULL, mr_graph_no_release, out);
+}
+
+void mr_graph_arena_release(mr_graph_executor_t* ex) {
+  if (ex->arena && mr_workspace_region() == ex->arena + ex->arena_used)
+    (void)mr_workspace_set_region(NULL, 0);
+}

@@ -1,0 +1,27 @@
+/* TVMBackendParallelLaunch / TVMBackendParallelBarrier with one thread
+ * (MR_PLATFORM_BAREMETAL): a launch runs its function inline as a single task, whatever
+ * number of tasks it asks for (the kernels' parallel loops split their range over the
+ * tasks they are given), and the barrier of one task returns at once. Compiles to
+ * nothing elsewhere (threadpool.c there). */
+#include "internal.h"
+
+#ifdef MR_PLATFORM_BAREMETAL
+int mr_num_threads(void) { return 1; }
+
+int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
+  TVMParallelGroupEnv env;
+  if (!flambda) return mr_value_error("parallel launch of a NULL function");
+  if (num_task < 0) return mr_value_error("invalid num_task %d", num_task);
+  env.sync_handle = NULL;
+  env.num_task = 1;
+  return flambda(0, &env, cdata);
+}
+
+int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv) {
+  (void)task_id;
+  (void)penv;
+  return 0;
+}
+#else
+typedef int mr_threadpool_inline_unused_t;
+#endif

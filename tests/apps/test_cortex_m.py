@@ -1,0 +1,158 @@
+"""apps/cortex_m: the MLP and the LeNet-style CNN (conv, relu, pools, dense, softmax) compiled for
+Cortex-M4F and Cortex-M7 (and M55 with MVE), linked with the bare-metal runtime
+(MR_PLATFORM_BAREMETAL, MR_CONFIG_SMALL) into one ELF, run under qemu-system-arm with
+semihosting; the same app source built for this machine and for AArch64 (qemu-user).
+
+Each run must exit with status 0 and print "PASS" (the app compares its output with the test
+vectors of a reference run, within atol 1e-5 + rtol 1e-4); the printed output is also compared
+here with onnxruntime's on the same input (same tolerance). Neither the runtime nor the model
+references dlopen; on bare metal the runtime references no pthread function and the model no
+C library function beyond memcpy/memset/libm. The executor runs in a static arena of the
+manifest's size (tests/c/test_graph_arena.c proves nothing is allocated after init). Skipped
+when the tools are missing (.ci/run installs them: gcc-arm-none-eabi libnewlib-arm-none-eabi
+qemu-system-arm; gcc-aarch64-linux-gnu qemu-user). About a minute of builds in all.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+APP = os.path.join(ROOT, "apps", "cortex_m")
+ATOL, RTOL = 1e-5, 1e-4
+
+TOOLS = {"m4": ("arm-none-eabi-gcc", "qemu-system-arm"),
+         "m7": ("arm-none-eabi-gcc", "qemu-system-arm"),
+         "m55": ("arm-none-eabi-gcc", "qemu-system-arm"),
+         "aarch64": ("aarch64-linux-gnu-gcc", "qemu-aarch64"),
+         "host": ("cc",)}
+PACKAGES = {"m4": "gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm",
+            "aarch64": "gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user", "host": "gcc"}
+PACKAGES["m7"] = PACKAGES["m55"] = PACKAGES["m4"]
+
+
+def _newlib_missing():
+    """Whether arm-none-eabi-gcc lacks newlib's semihosting library (librdimon)."""
+    if shutil.which("arm-none-eabi-gcc") is None:
+        return False
+    out = subprocess.run(["arm-none-eabi-gcc", "-print-file-name=librdimon.a"],
+                         stdout=subprocess.PIPE, text=True, check=False).stdout.strip()
+    return not os.path.isabs(out)
+
+
+def _skip_reason(board):
+    missing = [t for t in TOOLS[board] if shutil.which(t) is None]
+    if board in ("m4", "m7", "m55") and _newlib_missing():
+        missing.append("newlib (librdimon.a)")
+    if missing:
+        return (f"{', '.join(missing)} not installed (apt-get install {PACKAGES[board]})")
+    return None
+
+
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("cortex_m"))
+
+
+def _onnx_reference(model_name, inputs):
+    sys.path.insert(0, APP)
+    import build_model
+    import onnxruntime as ort
+
+    model, _ = build_model.onnx_model(model_name)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, dict(inputs))[0]
+
+
+# What generated code may take from the C library: memcpy/memset and libm.
+ALLOWED_LIBC = {"memcpy", "memset", "memmove", "expf", "exp", "logf", "log", "tanhf", "tanh",
+                "sqrtf", "sqrt", "powf", "pow", "erff", "erf", "fabsf", "floorf", "ceilf",
+                "roundf", "fmodf", "sinf", "cosf"}
+
+
+def _undefined(nm, path):
+    out = subprocess.run([nm, "-u", path], stdout=subprocess.PIPE, text=True, check=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if line.strip().startswith("U ")}
+
+
+def _printed_output(stdout):
+    values = re.findall(r"^output 0 \[\d+\] = (\S+) ", stdout, re.M)
+    return np.array([float(v) for v in values], "float32")
+
+
+# Cortex-M4F and M7, both models, both host code generators; M55 with MVE; the same app on
+# this machine and on AArch64 Linux.
+CASES = [("m4", "mlp", "llvm"), ("m4", "lenet", "llvm"), ("m4", "lenet", "c"),
+         ("m7", "lenet", "llvm"), ("m7", "mlp", "c"), ("m55", "lenet", "llvm"),
+         ("host", "mlp", "llvm"), ("aarch64", "mlp", "llvm")]
+
+
+@pytest.mark.parametrize("board,model,kind", CASES, ids=["-".join(c) for c in CASES])
+def test_cortex_m_app(build_dir, board, model, kind):
+    reason = _skip_reason(board)
+    if reason:
+        pytest.skip(reason)
+    make = ["make", "-s", "-j2", "-C", APP, f"PYTHON={sys.executable}", f"BOARD={board}",
+            f"MODEL={model}", f"KIND={kind}", f"BUILD={build_dir}"]
+    subprocess.run(make + ["all"], check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out_dir = os.path.join(build_dir, f"{board}-{kind}-{model}")
+    nm = {"aarch64": "aarch64-linux-gnu-nm", "host": "nm"}.get(board, "arm-none-eabi-nm")
+    runtime = _undefined(nm, os.path.join(build_dir, f"runtime-{board}", "libmicroruntime.a"))
+    assert not {s for s in runtime if s.startswith("dl")}, runtime
+    if board not in ("host", "aarch64"):  # bare metal: no threads, no dynamic loading
+        assert not {s for s in runtime if s.startswith("pthread")}, runtime
+        # Generated code takes only the runtime's services, memcpy/memset, libm and libgcc.
+        extra = {s for s in _undefined(nm, os.path.join(out_dir, "model.a"))
+                 if not s.startswith(("TVM", "__aeabi_")) and s not in ALLOWED_LIBC}
+        assert not extra, f"the model calls {sorted(extra)}"
+    run = subprocess.run(make + ["run", "QEMU_TIMEOUT=120"], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout
+    assert run.stdout.rstrip().endswith("PASS"), run.stdout
+    arena = re.search(r"^arena: (\d+) bytes \(the model needs (\d+)\)", run.stdout, re.M)
+    assert arena and arena.group(1) == arena.group(2), run.stdout
+    got = _printed_output(run.stdout)
+    inputs = dict(np.load(os.path.join(out_dir, "inputs.npz")))
+    want = _onnx_reference(model, inputs)
+    assert got.shape == (want.size,), run.stdout
+    np.testing.assert_allclose(got, want.ravel(), atol=ATOL, rtol=RTOL)
+
+
+def test_cortex_m_app_fails_on_mismatch(build_dir):
+    """The app exits with 1 and prints FAIL when an expected value is off."""
+    reason = _skip_reason("m4")
+    if reason:
+        pytest.skip(reason)
+    make = ["make", "-s", "-C", APP, f"PYTHON={sys.executable}", "BOARD=m4", "MODEL=mlp",
+            f"BUILD={build_dir}"]
+    subprocess.run(make + ["model"], check=True, stdout=subprocess.PIPE,
+                   stderr=subprocess.STDOUT)
+    header = os.path.join(build_dir, "m4-llvm-mlp", "model_data.h")
+    text = open(header).read()
+    at = text.index("kiln_expected_0[")
+    at = text.index("{", at) + 4  # the first expected value, changed in its first digit
+    digit = text[at]
+    bad = text[:at] + ("1" if digit != "1" else "2") + text[at + 1:]
+    bad_dir = os.path.join(build_dir, "bad")
+    os.makedirs(bad_dir, exist_ok=True)
+    with open(os.path.join(bad_dir, "model_data.h"), "w") as f:
+        f.write(bad)
+    elf = os.path.join(bad_dir, "app.elf")
+    subprocess.run(["arm-none-eabi-gcc", "-std=c99", "-O2", "-mcpu=cortex-m4", "-mthumb",
+                    "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
+                    "-I" + os.path.join(ROOT, "microruntime", "include"),
+                    "-I" + bad_dir, os.path.join(APP, "main.c"), "--specs=rdimon.specs",
+                    "-nostartfiles", "-T", os.path.join(APP, "mps2.ld"),
+                    os.path.join(APP, "startup.c"), "-Wl,--gc-sections,--no-warn-execstack",
+                    os.path.join(build_dir, "m4-llvm-mlp", "model.a"),
+                    os.path.join(build_dir, "runtime-m4", "libmicroruntime.a"), "-lm", "-o", elf],
+                   check=True)
+    run = subprocess.run(["timeout", "120", "qemu-system-arm", "-M", "mps2-an386", "-nographic",
+                          "-semihosting-config", "enable=on,target=native", "-kernel", elf],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    assert run.returncode == 1, run.stdout
+    assert "MISMATCH" in run.stdout and run.stdout.rstrip().endswith("FAIL")
