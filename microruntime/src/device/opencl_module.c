@@ -107,14 +107,17 @@ static int launch(void* self, const mr_gpu_payload_t* payload, uint32_t index,
     local[i] = l->block[i];
   }
   mr_mutex_lock(&g_launch_mutex);
-  for (i = 0; err == MR_CL_SUCCESS && i < f->num_args; ++i)
+  for (i = 0; i < f->num_args && err == MR_CL_SUCCESS; ++i)
     err = fn->SetKernelArg(k, i, args[i].size, &args[i].v);
-  if (err == MR_CL_SUCCESS && has_dyn) /* dynamic local memory: one more __local argument */
+  if (err == MR_CL_SUCCESS && has_dyn) { /* dynamic local memory: one more __local argument */
+    i = f->num_args + 1;
     err = fn->SetKernelArg(k, f->num_args, l->dyn_shmem, NULL);
+  }
   if (err != MR_CL_SUCCESS) {
     mr_mutex_unlock(&g_launch_mutex);
-    return mr_error_setf(kMrErrorRuntime, "opencl: kernel '%s': setting argument %u failed (%d)",
-                         f->name, (unsigned)(i ? i - 1 : 0), (int)err);
+    return mr_error_setf(kMrErrorRuntime, "opencl: kernel '%s': setting argument %u failed "
+                         "(%d): does the kernel's signature match its argument types?",
+                         f->name, (unsigned)(i - 1), (int)err);
   }
   err = fn->EnqueueNDRangeKernel(mr_cl_queue(d, l->stream), k, 3, NULL, global, local, 0, NULL,
                                  NULL);

@@ -198,3 +198,12 @@ def test_two_kernels_one_program():
     mod["vadd"](x, x, y, 64, 1, 64)
     mod["block_sum"](y, s, 1, 64, 256)
     assert s.numpy()[0] == 128
+
+
+def test_signature_mismatch_names_the_argument():
+    """The payload says 5 arguments, the OpenCL kernel takes 4: the driver refuses the fifth."""
+    mod = load(payload("cl", [("vadd", [HANDLE, HANDLE, HANDLE, INT32, INT32],
+                               ["blockIdx.x", "threadIdx.x"])], VADD))
+    c = nd.empty((4,), "float32", mr.opencl(0))
+    with pytest.raises(RuntimeError, match="kernel 'vadd': setting argument 4 failed"):
+        mod["vadd"](c, c, c, 4, 0, 1, 4)
