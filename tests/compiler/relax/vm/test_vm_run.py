@@ -1,30 +1,22 @@
 """Kiln's VM executables run on the microruntime's VirtualMachine and match numpy
 (rtol = atol = 1e-4): one MLP build with a symbolic batch run at 1, 7 and 64; If on a value
 computed at run time, both ways; a nested tuple result; closures and calls between functions;
-bad inputs rejected with the parameter's name. Skipped where the microruntime has no VM yet."""
-import importlib
-
+bad inputs rejected with the parameter's name."""
 import numpy as np
 import pytest
 
+import microruntime
 from compiler import relax
 from compiler.relax.testing import vm_models
-
-_vm = importlib.util.find_spec("microruntime.relax_vm")
-pytestmark = pytest.mark.skipif(_vm is None, reason="microruntime.relax_vm is not available")
+from microruntime.relax_vm import VirtualMachine
 
 
 def _vm_of(prog, target="llvm"):
-    import microruntime
-    from microruntime.relax_vm import VirtualMachine
-
     ex = relax.build(prog.mod, target, params=prog.params)
     return VirtualMachine(ex, microruntime.cpu())
 
 
 def _run(vm, args):
-    import microruntime
-
     return vm["main"](*[microruntime.nd.array(a) for a in args])
 
 
