@@ -12,7 +12,9 @@ kMaxStackAlloca) stays an `Allocate` (codegens put it on the stack); every other
       IfThenElse(tir.free_workspace(device_type, dev_id, buf.data) != 0,
                  Evaluate(tir.throw_last_error()))
 
-as TVM's LowerTVMBuiltin does. A runtime that returns NULL from TVMBackendAllocWorkspace or a
+as TVM's LowerTVMBuiltin does. In the host function of a GPU build (attr "tir.device_type" not
+CPU) every `Allocate` becomes a workspace on that device, whatever its size: its kernels read
+it. A runtime that returns NULL from TVMBackendAllocWorkspace or a
 non-zero status from TVMBackendFreeWorkspace has already raised the error with its reason
 ("too many live workspaces on this thread", "workspace freed out of order (not LIFO)", out of
 memory), so the kernel returns -1 without overwriting it (`tir.throw_last_error`).
@@ -76,14 +78,18 @@ def _const_nbytes(alloc: Allocate):
 class _LowerWorkspace(IRMutator):
     def __init__(self, func: PrimFunc):
         target = func.attrs.get("target")
-        self.device_type = const(getattr(target, "device_type", 1))
+        # The host function of a GPU build allocates its intermediates on the device its
+        # kernels run on ("tir.device_type" from split_host_device), never on the host stack.
+        self.device_type = const(func.attrs.get("tir.device_type",
+                                                getattr(target, "device_type", 1)))
+        self.on_host = self.device_type.value == 1
         dev = func.attrs.get("tir.device_id")
         self.device_id = dev if dev is not None else const(0)
 
     def visit_Allocate(self, s: Allocate):
         s = self.generic_visit(s)
         nbytes = _const_nbytes(s)
-        if nbytes is not None and nbytes <= MAX_STACK_BYTES:
+        if self.on_host and nbytes is not None and nbytes <= MAX_STACK_BYTES:
             return s
         buf = s.buffer
         dtype = buf.dtype

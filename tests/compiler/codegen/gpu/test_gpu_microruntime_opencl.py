@@ -49,3 +49,22 @@ def test_cross_thread_reduction(target):
     A, B = _arrays(a, np.zeros(5, "float32"))
     m["rowred"](A, B)
     np.testing.assert_allclose(B.numpy(), a.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [64, 1024])
+def test_intermediate_between_kernels_lives_on_the_device(target, n):
+    # B, computed by one kernel and read by the next, is allocated on the OpenCL device by the
+    # host function (a small one too: never on the host stack).
+    A = compiler.te.placeholder((n,), name="A")
+    B = compiler.te.compute((n,), lambda i: A[i] * 2.0, name="B")
+    C = compiler.te.compute((n,), lambda i: B[i] + 1.0, name="C")
+    s = compiler.te.create_schedule(C.op)
+    for t in (B, C):
+        bx, tx = s[t].split(t.op.axis[0], factor=32)
+        s[t].bind(bx, compiler.te.thread_axis("blockIdx.x"))
+        s[t].bind(tx, compiler.te.thread_axis("threadIdx.x"))
+    m = compiler.build(s, [A, C], target="opencl", target_host=target, name="two")
+    a = np.arange(n, dtype="float32")
+    Ad, Cd = _arrays(a, np.zeros(n, "float32"))
+    m["two"](Ad, Cd)
+    np.testing.assert_allclose(Cd.numpy(), a * 2 + 1)
