@@ -52,6 +52,12 @@ def _arch_flags(arch, target_format: str) -> List[str]:
     return [f"-arch={a}"]
 
 
+def tool_env() -> dict:
+    """The environment for nvcc: this process's, without LD_PRELOAD (a sanitizer runtime
+    preloaded into the process that calls the compiler makes nvcc's own tools crash)."""
+    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+
 def compile_cuda(code: str, target_format: str = "ptx", arch: Union[str, Sequence[str],
                  None] = None, options: Optional[Sequence[str]] = None,
                  path_target: Optional[str] = None):
@@ -72,7 +78,7 @@ def compile_cuda(code: str, target_format: str = "ptx", arch: Union[str, Sequenc
             f.write(code)
         cmd = [nvcc, f"--{target_format}", "-O3", *_arch_flags(arch, target_format),
                *(options or []), "-o", out, src]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=tool_env())
         if proc.returncode != 0:
             raise BuildError(f"nvcc failed ({' '.join(cmd)}):\n{proc.stdout}{proc.stderr}\n"
                              f"source:\n{_numbered(code)}")

@@ -14,6 +14,11 @@ from devmod_bytes import HANDLE, INT32, payload
 import microruntime as mr
 from microruntime import nd
 
+
+def nvcc_env():
+    """This environment without LD_PRELOAD (nvcc crashes with a sanitizer runtime preloaded)."""
+    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
@@ -49,7 +54,7 @@ def vadd_ptx(tmp_path_factory):
     src = out / "vadd.cu"
     src.write_text(CUDA_VADD)
     subprocess.run([nvcc, "-ptx", "-arch=compute_75", "-o", str(out / "vadd.ptx"), str(src)],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, env=nvcc_env())
     return (out / "vadd.ptx").read_text()
 
 
