@@ -26,10 +26,10 @@ from ..transform import ModulePass, PassContext, PassContextError, pass_name, ru
 from . import verifier
 from .transform.annotate_entry import annotate_entry
 from .transform.inject_double_buffer import inject_double_buffer
+from .transform.loop_partition import loop_partition
 from .transform.lower_call_packed import lower_call_packed
 from .transform.lower_intrin import lower_intrin
 from .transform.lower_parallel import lower_parallel
-from .transform.loop_partition import loop_partition
 from .transform.lower_workspace import lower_workspace
 from .transform.make_packed_api import make_packed_api
 from .transform.remove_no_op import remove_no_op

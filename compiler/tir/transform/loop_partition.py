@@ -25,7 +25,7 @@ from ...ir.module import IRModule
 from .. import expr as E
 from ..function import PrimFunc
 from ..functor import IRMutator, collect_vars, substitute
-from ..stmt import AttrStmt, For, IfThenElse, seq
+from ..stmt import For, IfThenElse, seq
 from .common import freshen, map_funcs
 
 KEY = "pragma_loop_partition"

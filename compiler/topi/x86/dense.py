@@ -80,32 +80,30 @@ def _tile(s, anchor, out_op):
 
 def _symbolic_rows_tile(s, anchor, out_op, n):
     """The tile for a symbolic row count M and a static N: N in strips of SYM_COLS columns
-    (vectors), M in tiles of SYM_ROWS rows (unrolled) accumulated over the whole reduction.
-    The M-tile loop (and the strip loop when SYM_COLS does not divide N) is marked
-    `pragma_loop_partition`: lowering splits it into a guard-free main loop and a tail. The
-    strips run in parallel (there is work at M = 1); with one strip, the M tiles do."""
+    (vectors), M in tiles of SYM_ROWS rows (unrolled) accumulated in a local tile over the
+    whole reduction. The M-tile loop (and the strip loop when the strip width does not divide
+    N) is marked `pragma_loop_partition`: lowering splits it into a guard-free main loop and a
+    tail. The strips run in parallel (there is work at M = 1); with one strip, the M tiles
+    do."""
     cols = SYM_COLS if n >= SYM_COLS else max(c for c in (8, 4, 2, 1) if c <= n)
-    o = s[out_op]
+    if out_op is anchor:
+        acc = s.cache_write(anchor.output(0), "local")
+        o = s[anchor]
+    else:
+        acc = anchor.output(0)
+        o = s[out_op]
     i, j = o.op.axis
     jo, ji = o.split(j, factor=cols)
     io, ii = o.split(i, factor=SYM_ROWS)
-    strips = -(-n // cols)
-    if strips > 1:
-        o.reorder(jo, io, ii, ji)
-        o.parallel(jo)
-    else:
-        o.reorder(io, jo, ii, ji)
-        o.parallel(io)
+    outer, inner = (jo, io) if n > cols else (io, jo)
+    o.reorder(outer, inner, ii, ji)
+    o.parallel(outer)
     o.pragma(io, "loop_partition", 1)
     if n % cols:
         o.pragma(jo, "loop_partition", 1)
     o.vectorize(ji)
-    if out_op is anchor:
-        o.reorder(*([jo, io] if strips > 1 else [io, jo]), *anchor.reduce_axis, ii, ji)
-        o.unroll(ii)
-        return
-    a = s[anchor]
-    a.compute_at(o, io if strips == 1 else io)
+    a = s[acc]
+    a.compute_at(o, inner)
     ai, aj = a.op.axis
     a.reorder(*a.op.reduce_axis, ai, aj)
     a.unroll(ai)
