@@ -7,17 +7,17 @@ import pytest
 
 import compiler
 import microruntime
-from microruntime.relax_vm import VirtualMachine
 from compiler import relax, te, topi
+from compiler.arith import simplify
 from compiler.lower import lower
 from compiler.relax import op
 from compiler.relax import script as R
 from compiler.relax.transform import bind_params
 from compiler.relax.transform.transpose_dense_weight import transpose_dense_weight
 from compiler.tir import expr as E
-from compiler.arith import simplify
 from compiler.tir.functor import post_order_visit, substitute
 from compiler.tir.stmt import For, IfThenElse
+from microruntime.relax_vm import VirtualMachine
 
 ROWS = (1, 5, 17, 64)
 
