@@ -8,6 +8,8 @@ shapes). Figures, each the median over 7 repeats of the mean time per call:
 - Kiln's VM (microruntime.relax_vm, when the runtime has it): ident, MLP, CNN;
 - Kiln's graph executor (relay.build of the same models with static shapes): MLP, CNN;
 - TVM 0.27's relax.VirtualMachine (subprocess) running the SAME exported Kiln libraries.
+The last column is Kiln's VM time over the graph executor's (the cost of the symbolic batch and
+the VM); the header names the thread count (TVM_NUM_THREADS, all cores when unset).
 
     python bench/vm_overhead.py [--tvm-python PATH] [--calls N]
 """
@@ -145,10 +147,14 @@ def main():
     else:
         print("(TVM not found: give --tvm-python or set KILN_TVM_PYTHON)")
     cols = ["kiln_vm", "tvm_vm", "kiln_graph"]
-    print(f"{'case':10s}" + "".join(f"{c:>14s}" for c in cols) + "   (us per call, median)")
+    threads = os.environ.get("TVM_NUM_THREADS", f"all ({os.cpu_count()})")
+    print(f"{'case':10s}" + "".join(f"{c:>14s}" for c in cols) + f"{'vm/graph':>10s}"
+          + f"   (us per call, median; threads: {threads})")
     for name, r in rows.items():
+        ratio = (f"{r['kiln_vm'] / r['kiln_graph']:10.2f}" if "kiln_vm" in r and "kiln_graph" in r
+                 else f"{'-':>10s}")
         print(f"{name:10s}" + "".join(f"{r[c]:14.2f}" if c in r else f"{'-':>14s}"
-                                      for c in cols))
+                                      for c in cols) + ratio)
 
 
 def _static_mlp(prog, n):

@@ -29,6 +29,7 @@ from .transform.lambda_lift import lambda_lift
 from .transform.legalize_vm import legalize_vm
 from .transform.lower_shapes_vm import lower_shapes_vm
 from .transform.plan_memory_vm import plan_memory_vm
+from .transform.transpose_dense_weight import transpose_dense_weight
 from .vm_format import VMExecutableBytes
 
 KIND = "relax.VMExecutable"
@@ -43,6 +44,7 @@ def default_pipeline() -> List[Pass]:
         fold_constant,        # constant subgraphs computed now
         fold_batch_norm,      # batch norms into scale/shift, then into weights
         eliminate_dead_code,  # what folding left unused
+        transpose_dense_weight,  # dense with a constant weight -> matmul by W.T (contiguous N)
         legalize_vm,          # operators fused into kernels (symbolic shapes), R.call_tir
         plan_memory_vm,       # storage + alloc_tensor + kernel calls, reuse, kills
         lower_shapes_vm,      # entry checks, shape heap, make_shape, shape functions

@@ -127,6 +127,8 @@ class Stage:
         if isinstance(amount, E.IntImm) and amount.value <= 0:
             self._fail("split", f"the factor for axis '{parent.name}' must be positive, got "
                                 f"{amount.value}")
+        if isinstance(amount, E.IntImm) and amount.dtype != parent.var.dtype:
+            amount = E.const(amount.value, parent.var.dtype)  # an int64 axis: an int64 factor
         outer = E.IterVar(None, E.Var(parent.name + ".outer", parent.var.dtype), parent.kind)
         inner = E.IterVar(None, E.Var(parent.name + ".inner", parent.var.dtype), parent.kind)
         self.relations.append(Split(parent, outer, inner,

@@ -26,6 +26,7 @@ from ..transform import ModulePass, PassContext, PassContextError, pass_name, ru
 from . import verifier
 from .transform.annotate_entry import annotate_entry
 from .transform.inject_double_buffer import inject_double_buffer
+from .transform.loop_partition import loop_partition
 from .transform.lower_call_packed import lower_call_packed
 from .transform.lower_intrin import lower_intrin
 from .transform.lower_parallel import lower_parallel
@@ -49,6 +50,7 @@ Pass = Callable[[IRModule], IRModule]
 TVM_PASS_NAMES: Dict[Pass, Tuple[Tuple[str, ...], bool]] = {
     storage_flatten: (("tir.StorageFlatten", "tir.FlattenBuffer"), False),
     simplify: (("tir.Simplify",), True),
+    loop_partition: (("tir.LoopPartition",), True),  # disabled: the guards stay in the loop
     vectorize: (("tir.VectorizeLoop",), True),  # disabled: serialize_vectorized instead
     inject_double_buffer: (("tir.InjectDoubleBuffer",), True),  # disabled: one buffer
     unroll_loop: (("tir.UnrollLoop",), True),   # disabled: the loops stay UNROLLED loops
@@ -74,6 +76,7 @@ def lower_passes() -> List[Pass]:
         storage_flatten,   # N-d buffer accesses → 1-d accesses with strides and elem_offset
         simplify,          # fold constants and canonicalise the flattened index arithmetic
         *ctx.lower_passes_of_phase(1),  # user passes, phase 1: flat accesses
+        loop_partition,    # pragma_loop_partition loops → guard-free main loop + guarded tail
         _vectorize_pass(ctx),  # VECTORIZED loops of constant extent → Ramp/Broadcast vector code
         inject_double_buffer,  # double_buffer stages: two halves in turn, next one prefetched
         unroll_loop,       # UNROLLED loops of constant extent → copies of the body

@@ -2,10 +2,12 @@
 
 Before: For loops of kind VECTORIZED (starting at `min`, extent L constant).
 After: no VECTORIZED loop remains. Where the body is a sequence of stores whose indices are
-contiguous or strided in the loop variable, the loop variable becomes `Ramp(min, 1, L)`, loads
-and stores take Ramp indices (L-lane values), and loop-invariant scalars are `Broadcast`. A body
-that is not of that form (branches, nested loops, lets, stores not indexed by the loop variable,
-gathers, lazy if_then_else on a vector condition) stays a SERIAL loop.
+contiguous or strided in the loop variable (possibly under branches whose conditions do not
+depend on it: they stay scalar branches around vector statements), the loop variable becomes
+`Ramp(min, 1, L)` (an integer cast of it a Ramp of the cast type), loads and stores take Ramp
+indices (L-lane values), and loop-invariant scalars are `Broadcast`. A body that is not of that
+form (branches on the loop variable, nested loops, lets, stores not indexed by the loop
+variable, gathers, lazy if_then_else on a vector condition) stays a SERIAL loop.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from ...ir.module import IRModule
 from .. import expr as E
 from ..function import PrimFunc
 from ..functor import IRMutator, collect_vars, substitute
-from ..stmt import BufferStore, For, ForKind, SeqStmt
+from ..stmt import BufferStore, For, ForKind, IfThenElse, SeqStmt
 from .common import map_funcs
 
 
@@ -38,6 +40,9 @@ class _Vectorizer:
     def stmt(self, s):
         if isinstance(s, SeqStmt):
             return SeqStmt(tuple(self.stmt(x) for x in s.seq))
+        if isinstance(s, IfThenElse) and not _depends(s.condition, self.var):
+            return IfThenElse(s.condition, self.stmt(s.then_case),
+                              None if s.else_case is None else self.stmt(s.else_case))
         if not isinstance(s, BufferStore) or len(s.indices) != 1:
             raise _CannotVectorize()
         idx = self.expr(s.indices[0])
@@ -61,7 +66,12 @@ class _Vectorizer:
                 raise _CannotVectorize()
             return E.BufferLoad(e.buffer, tuple(idx))
         if isinstance(e, E.Cast):
-            return E.Cast(e.dtype.with_lanes(self.lanes), _bcast(self.expr(e.value), self.lanes))
+            v = self.expr(e.value)
+            if isinstance(v, E.Ramp) and e.dtype.is_integer and v.base.dtype.is_integer:
+                # an index widened to int64 (a symbolic int64 dim beside int32 axes)
+                return E.Ramp(_simplify(E.Cast(e.dtype, v.base)),
+                              _simplify(E.Cast(e.dtype, v.stride)), self.lanes)
+            return E.Cast(e.dtype.with_lanes(self.lanes), _bcast(v, self.lanes))
         if isinstance(e, E.Not):
             return E.Not(self.expr(e.a))
         if isinstance(e, E.Select):

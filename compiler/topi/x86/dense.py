@@ -20,6 +20,9 @@ from .anchored import schedule_anchored
 DENSE_ROWS = 4
 # Columns of the register tile (one vector of float32 lanes).
 DENSE_COLS = 32
+# The tile of a symbolic-M GEMM: rows (unrolled) by columns (two AVX2 vectors).
+SYM_ROWS = 4
+SYM_COLS = 16
 # Rows per parallel task (they share the B panel in cache).
 DENSE_ROW_BLOCK = 32
 
@@ -50,6 +53,10 @@ def blocked_gemm(s, C, rows=DENSE_ROWS, cols=DENSE_COLS, row_block=DENSE_ROW_BLO
 
 
 def _tile(s, anchor, out_op):
+    m, n = get_const_tuple(anchor.output(0).shape)
+    if not isinstance(m, int) and isinstance(n, int):
+        _symbolic_rows_tile(s, anchor, out_op, n)
+        return
     if out_op is anchor:
         blocked_gemm(s, anchor.output(0))
         return
@@ -65,6 +72,38 @@ def _tile(s, anchor, out_op):
     o.parallel(io)
     a = s[anchor]
     a.compute_at(o, iio)
+    ai, aj = a.op.axis
+    a.reorder(*a.op.reduce_axis, ai, aj)
+    a.unroll(ai)
+    a.vectorize(aj)
+
+
+def _symbolic_rows_tile(s, anchor, out_op, n):
+    """The tile for a symbolic row count M and a static N: N in strips of SYM_COLS columns
+    (vectors), M in tiles of SYM_ROWS rows (unrolled) accumulated in a local tile over the
+    whole reduction. The M-tile loop (and the strip loop when the strip width does not divide
+    N) is marked `pragma_loop_partition`: lowering splits it into a guard-free main loop and a
+    tail. The strips run in parallel (there is work at M = 1); with one strip, the M tiles
+    do."""
+    cols = SYM_COLS if n >= SYM_COLS else max(c for c in (8, 4, 2, 1) if c <= n)
+    if out_op is anchor:
+        acc = s.cache_write(anchor.output(0), "local")
+        o = s[anchor]
+    else:
+        acc = anchor.output(0)
+        o = s[out_op]
+    i, j = o.op.axis
+    jo, ji = o.split(j, factor=cols)
+    io, ii = o.split(i, factor=SYM_ROWS)
+    outer, inner = (jo, io) if n > cols else (io, jo)
+    o.reorder(outer, inner, ii, ji)
+    o.parallel(outer)
+    o.pragma(io, "loop_partition", 1)
+    if n % cols:
+        o.pragma(jo, "loop_partition", 1)
+    o.vectorize(ji)
+    a = s[acc]
+    a.compute_at(o, inner)
     ai, aj = a.op.axis
     a.reorder(*a.op.reduce_axis, ai, aj)
     a.unroll(ai)
