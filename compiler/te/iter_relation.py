@@ -140,9 +140,11 @@ def pass_up_ranges(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
                 rng[r.outer] = E.Range(E.const(0), dom[r.outer].extent)
                 rng[r.inner] = E.Range(E.const(0), dom[r.inner].extent)
             else:
-                ext = dom[r.inner].extent
-                rng[r.outer] = E.Range(simplify(E.FloorDiv(f.min, ext)), E.const(1))
-                rng[r.inner] = E.Range(simplify(E.FloorMod(f.min, ext)), E.const(1))
+                ext = _as_dtype(dom[r.inner].extent, f.min.dtype)
+                rng[r.outer] = E.Range(_as_dtype(simplify(E.FloorDiv(f.min, ext)),
+                                                 r.outer.var.dtype), E.const(1))
+                rng[r.inner] = E.Range(_as_dtype(simplify(E.FloorMod(f.min, ext)),
+                                                 r.inner.var.dtype), E.const(1))
     return rng
 
 
