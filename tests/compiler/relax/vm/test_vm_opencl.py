@@ -71,6 +71,26 @@ def test_mlp_symbolic_batch_on_opencl(mlp, n):
     np.testing.assert_allclose(vm["main"](dev_x).numpy(), out.numpy(), rtol=0, atol=0)
 
 
+def test_kernels_read_weights_and_storage_on_the_device(mlp):
+    """Every tensor a kernel gets (input, weights from the constant pool, planned storage) is
+    on the OpenCL device; the shape function gets the host heap."""
+    _need_opencl()
+    prog, ex = mlp
+    vm = VirtualMachine(ex, microruntime.opencl())
+    seen = {}
+
+    def instrument(func, name, before, ret, *args):
+        if before:
+            seen[name] = {a.device.device_type for a in args if hasattr(a, "device")}
+        return 0
+    vm.set_instrument(instrument)
+    vm["main"](*prog.args(n=3))
+    gpu, cpu = microruntime.opencl().device_type, microruntime.cpu().device_type
+    kernels = {k: v for k, v in seen.items() if k.startswith("fused_")}
+    assert len(kernels) == 2 and all(v == {gpu} for v in kernels.values())
+    assert seen["shape_func_main"] == {cpu}
+
+
 def test_cnn_on_opencl():
     _need_opencl()
     cnn = models.conv_bn_relu_pool_dense(batch=1, channels=3, size=16, filters=8)
