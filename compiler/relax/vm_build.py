@@ -6,28 +6,39 @@ Relax VM executable plus its kernel library.
     y = vm["main"](x)                         # any batch size n when x is (n, 784)
     ex.export_library("model.so")             # one file; loads in Kiln and in TVM 0.27
 
+    ex = compiler.relax.build(mod, target="opencl", params=params)   # GPU kernels
+    vm = VirtualMachine(ex, microruntime.opencl())   # devices [opencl, cpu]: storage and
+                                                     # weights on the GPU, shapes on the host
+
 The pipeline for the VM is this flat list; each pass is one file in compiler/relax/transform.
 The exported library is laid out as TVM's: its `__tvm_ffi__library_bin` holds the executable
 (kind "relax.VMExecutable") as the root of the import tree, importing the kernels of the library
-itself ("_lib").
+itself ("_lib"). A GPU target ("opencl", "cuda"; with its host as `Target("opencl",
+host="llvm")`, `target_host=` or a dict {"opencl": ..., "llvm": ...}, as relay.build takes
+it) builds the kernels for the device and, on the host, the shape functions and the kernels with
+nothing to spread over GPU threads (legalize_vm_gpu.py, device_copies_vm.py).
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable, List, Mapping, Optional, Sequence
 
 from ..build import build as build_kernels
 from ..export import export_library as _export_library
 from ..ir.errors import IRError, TargetError
 from ..ir.module import IRModule
+from ..relay.build_module import split_targets
 from ..runtime_module import RuntimeModule, SerializedModule
 from ..target import Target
 from ..tir.function import PrimFunc
 from . import expr as X
 from .backend.vm_codegen import codegen
 from .transform import bind_params, eliminate_dead_code, fold_batch_norm, fold_constant
+from .transform.device_copies_vm import device_copies_vm
 from .transform.lambda_lift import lambda_lift
+from .transform.legalize import HOST_FALLBACK
 from .transform.legalize_vm import legalize_vm
-from .transform.lower_shapes_vm import lower_shapes_vm
+from .transform.lower_shapes_vm import HOST_FUNC, lower_shapes_vm
 from .transform.plan_memory_vm import plan_memory_vm
 from .transform.transpose_dense_weight import transpose_dense_weight
 from .vm_format import VMExecutableBytes
@@ -37,27 +48,31 @@ KIND = "relax.VMExecutable"
 Pass = Callable[[IRModule], IRModule]
 
 
-def default_pipeline() -> List[Pass]:
-    """The VM's graph-level passes after weights are bound, in order."""
+def default_pipeline(target=None) -> List[Pass]:
+    """The VM's graph-level passes after weights are bound, in order, for the kernels'
+    `target` (None: a CPU)."""
     return [
         lambda_lift,          # local functions -> module functions, closures
         fold_constant,        # constant subgraphs computed now
         fold_batch_norm,      # batch norms into scale/shift, then into weights
         eliminate_dead_code,  # what folding left unused
         transpose_dense_weight,  # dense with a constant weight -> matmul by W.T (contiguous N)
-        legalize_vm,          # operators fused into kernels (symbolic shapes), R.call_tir
+        partial(legalize_vm, target=target),       # operators fused into kernels, R.call_tir
+        partial(device_copies_vm, target=target),  # GPU: host kernels' values copied across
         plan_memory_vm,       # storage + alloc_tensor + kernel calls, reuse, kills
         lower_shapes_vm,      # entry checks, shape heap, make_shape, shape functions
     ]
 
 
 def lower_for_vm(mod, params: Optional[Mapping[str, Any]] = None,
-                 pipeline: Optional[Sequence[Pass]] = None) -> IRModule:
-    """The module as the VM back end takes it (kernels and shape functions as PrimFuncs)."""
+                 pipeline: Optional[Sequence[Pass]] = None, target=None) -> IRModule:
+    """The module as the VM back end takes it (kernels and shape functions as PrimFuncs),
+    its kernels for `target` (None: a CPU; see `build` for the forms of a GPU target)."""
+    device, _ = split_targets(target)
     mod = _as_module(mod)
     if params:
         mod = bind_params(mod, params)
-    for p in (default_pipeline() if pipeline is None else pipeline):
+    for p in (default_pipeline(device) if pipeline is None else pipeline):
         mod = p(mod)
     return mod
 
@@ -121,18 +136,34 @@ class Executable:
 
 def build(mod, target="llvm", params: Optional[Mapping[str, Any]] = None,
           pipeline: Optional[Sequence[Pass]] = None, exec_mode: str = "bytecode",
-          system_lib: Optional[bool] = None) -> Executable:
+          system_lib: Optional[bool] = None, target_host=None) -> Executable:
     """Compiles every graph-level function of `mod` for the Relax VM: the kernels for `target`
-    (a CPU target: "llvm", "c", with `--system-lib` for a static library) and the bytecode."""
+    (a CPU target: "llvm", "c", with `--system-lib` for a static library; or a GPU target
+    "opencl", "cuda" with its host: `Target("opencl", host="llvm")`, `target_host`, or a dict
+    {"opencl": ..., "llvm": ...}) and the bytecode."""
     del system_lib
     if exec_mode != "bytecode":
         raise TargetError(f"relax.build: exec_mode {exec_mode!r} is not supported; only "
                           "'bytecode'")
-    tgt = Target(target) if not isinstance(target, Target) else target
+    device, host = split_targets(target, target_host)
+    if device is None:
+        device = Target("llvm")
+    if pipeline is None:
+        pipeline = default_pipeline(device)
     lowered = lower_for_vm(mod, params, pipeline)
-    kernels = IRModule({k: f for k, f in lowered.items() if isinstance(f, PrimFunc)})
+    funcs = {k: f for k, f in lowered.items() if isinstance(f, PrimFunc)}
     exe = codegen(lowered)
-    lib = build_kernels(kernels, target=tgt)
+    if device.kind.is_host:
+        lib = build_kernels(IRModule(funcs), target=device, target_host=host)
+        return Executable(exe, lib, lowered)
+    host = Target(host) if host is not None else device.host or Target("llvm")
+    on_host = {k: f for k, f in funcs.items()
+               if f.attrs.get(HOST_FALLBACK) or f.attrs.get(HOST_FUNC)}
+    on_device = {k: f for k, f in funcs.items() if k not in on_host}
+    parts = {device: IRModule(on_device)}
+    if on_host:
+        parts[host] = IRModule(on_host)
+    lib = build_kernels(parts, target_host=host)
     return Executable(exe, lib, lowered)
 
 

@@ -48,6 +48,14 @@ class Singleton:
 Relation = Union[Split, Fuse, Rebase, Singleton]
 
 
+def _as_dtype(e: E.PrimExpr, dtype) -> E.PrimExpr:
+    if str(e.dtype) == str(dtype):
+        return e
+    if isinstance(e, E.IntImm):
+        return E.const(e.value, dtype)
+    return E.cast(dtype, e)
+
+
 def _ceildiv(a, b):
     return simplify(E.FloorDiv(simplify(a + b - 1), b))
 
@@ -75,7 +83,9 @@ def pass_down(relations: List[Relation], dom: Dict[E.IterVar, E.Range]) -> None:
                 dom[r.outer] = E.Range(zero, r.nparts)
                 dom[r.inner] = E.Range(zero, _ceildiv(ext, r.nparts))
         elif isinstance(r, Fuse):
-            dom[r.fused] = E.Range(zero, simplify(dom[r.outer].extent * dom[r.inner].extent))
+            dt = r.fused.var.dtype
+            dom[r.fused] = E.Range(zero, simplify(_as_dtype(dom[r.outer].extent, dt) *
+                                                  _as_dtype(dom[r.inner].extent, dt)))
         elif isinstance(r, Rebase):
             dom[r.rebased] = E.Range(zero, dom[r.parent].extent)
         else:
@@ -97,9 +107,12 @@ def pass_up_values(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
         elif isinstance(r, Rebase):
             values[r.parent] = values[r.rebased]
         elif isinstance(r, Fuse):
-            ext = dom[r.inner].extent
-            values[r.outer] = simplify(E.FloorDiv(values[r.fused], ext))
-            values[r.inner] = simplify(E.FloorMod(values[r.fused], ext))
+            # a fused axis has the wider dtype of its parts (an int64 symbolic axis fused with
+            # an int32 one); each part's value is cast back to its own
+            fused = values[r.fused]
+            ext = _as_dtype(dom[r.inner].extent, fused.dtype)
+            values[r.outer] = _as_dtype(simplify(E.FloorDiv(fused, ext)), r.outer.var.dtype)
+            values[r.inner] = _as_dtype(simplify(E.FloorMod(fused, ext)), r.inner.var.dtype)
 
 
 def pass_up_ranges(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
@@ -127,9 +140,11 @@ def pass_up_ranges(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
                 rng[r.outer] = E.Range(E.const(0), dom[r.outer].extent)
                 rng[r.inner] = E.Range(E.const(0), dom[r.inner].extent)
             else:
-                ext = dom[r.inner].extent
-                rng[r.outer] = E.Range(simplify(E.FloorDiv(f.min, ext)), E.const(1))
-                rng[r.inner] = E.Range(simplify(E.FloorMod(f.min, ext)), E.const(1))
+                ext = _as_dtype(dom[r.inner].extent, f.min.dtype)
+                rng[r.outer] = E.Range(_as_dtype(simplify(E.FloorDiv(f.min, ext)),
+                                                 r.outer.var.dtype), E.const(1))
+                rng[r.inner] = E.Range(_as_dtype(simplify(E.FloorMod(f.min, ext)),
+                                                 r.inner.var.dtype), E.const(1))
     return rng
 
 

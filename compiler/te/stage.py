@@ -127,8 +127,8 @@ class Stage:
         if isinstance(amount, E.IntImm) and amount.value <= 0:
             self._fail("split", f"the factor for axis '{parent.name}' must be positive, got "
                                 f"{amount.value}")
-        if isinstance(amount, E.IntImm) and amount.dtype != parent.var.dtype:
-            amount = E.const(amount.value, parent.var.dtype)  # an int64 axis: an int64 factor
+        if isinstance(amount, E.IntImm) and str(amount.dtype) != str(parent.var.dtype):
+            amount = E.const(amount.value, parent.var.dtype)  # an int64 (symbolic) axis
         outer = E.IterVar(None, E.Var(parent.name + ".outer", parent.var.dtype), parent.kind)
         inner = E.IterVar(None, E.Var(parent.name + ".inner", parent.var.dtype), parent.kind)
         self.relations.append(Split(parent, outer, inner,
@@ -162,8 +162,8 @@ class Stage:
                                    f"'{a.name}', '{b.name}'")
         fused = axes[0]
         for b in axes[1:]:
-            new = E.IterVar(None, E.Var(f"{fused.name}.{b.name}.fused", fused.var.dtype),
-                            fused.kind)
+            wide = max((fused.var.dtype, b.var.dtype), key=lambda d: E.const(0, d).dtype.bits)
+            new = E.IterVar(None, E.Var(f"{fused.name}.{b.name}.fused", wide), fused.kind)
             self.relations.append(Fuse(fused, b, new))
             p = self.leaf_iter_vars.index(fused)
             self.leaf_iter_vars[p:p + 2] = [new]

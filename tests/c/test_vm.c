@@ -331,8 +331,58 @@ static void test_closures(void) {
   mr_object_release(ex);
 }
 
+/* A call from outside moves tensor inputs (also inside arrays) that are not on the VM's first
+ * device there (here cpu:1 -> cpu:0); inputs already there are passed as they are. */
+static void test_inputs_moved_to_first_device(void) {
+  prog_t p;
+  TVMFFIObject *ex = NULL, *vm = NULL, *x = NULL, *arr = NULL, *out = NULL;
+  DLDevice cpu = {kDLCPU, 0}, cpu1 = {kDLCPU, 1};
+  DLDataType f32 = {kDLFloat, 32, 1};
+  int64_t shape[1] = {3};
+  TVMFFIAny item;
+  base(&p);
+  CHECK_OK(load(&p, &ex));
+  CHECK_OK(mr_vm_create(ex, &cpu, 1, MR_VM_ALLOC_NAIVE, &vm));
+  CHECK_OK(mr_tensor_create(1, shape, f32, cpu1, &x));
+  if (x) {
+    float* d = (float*)mr_tensor_dl(x)->data;
+    d[0] = 1.0f, d[1] = 2.0f, d[2] = 3.0f;
+  }
+  CHECK_OK(mr_vm_call_tensors(vm, "main", &x, 1, &out));
+  if (out) {
+    TVMFFIObject* y = mr_vm_result_at(out, 0);
+    CHECK(y && y != x);
+    CHECK(y && mr_tensor_dl(y)->device.device_id == 0);
+    CHECK(y && ((float*)mr_tensor_dl(y)->data)[2] == 3.0f);
+    mr_object_release(out);
+    out = NULL;
+  }
+  CHECK(strong(x) == 1);
+  memset(&item, 0, sizeof(item));
+  item.type_index = kTVMFFITensor;
+  item.v_obj = x;
+  CHECK_OK(mr_array_create(&item, 1, &arr));
+  CHECK_OK(mr_vm_call_tensors(vm, "main", &arr, 1, &out));
+  if (out) {
+    TVMFFIObject* a = mr_vm_result_at(out, 0);
+    const TVMFFISeqCell* s = a ? mr_array_view(a) : NULL;
+    const TVMFFIAny* v = s && s->size == 1 ? (const TVMFFIAny*)s->data : NULL;
+    CHECK(a && a != arr);
+    CHECK(v && v->type_index == kTVMFFITensor && v->v_obj != x);
+    CHECK(v && mr_tensor_dl(v->v_obj)->device.device_id == 0);
+    CHECK(v && ((float*)mr_tensor_dl(v->v_obj)->data)[1] == 2.0f);
+    mr_object_release(out);
+  }
+  CHECK(strong(x) == 2); /* ours and the array's */
+  mr_object_release(arr);
+  mr_object_release(x);
+  mr_object_release(vm);
+  mr_object_release(ex);
+}
+
 int main(void) {
   test_run_and_refcounts();
+  test_inputs_moved_to_first_device();
   test_loader_errors();
   test_validator();
   test_unresolved_function();

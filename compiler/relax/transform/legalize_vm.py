@@ -11,7 +11,9 @@ after:  every operator call with a kernel in the operator library, in every grap
         kernel whose shapes are symbolic and whose tuned schedule needs static extents falls
         back to the generic schedule (injective stages inlined). Structurally equal groups share
         one kernel. Variable aliases (`b = a`) are gone. Calls of other functions, closures,
-        builtins and match_casts stay as they are.
+        builtins and match_casts stay as they are. For a GPU target (`legalize_vm(mod,
+        target)`) the kernels get GPU schedules (legalize_vm_gpu.py), those with no store on
+        a GPU thread stay on the host (attr HOST_FALLBACK), as `legalize` does.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from ...ir.errors import CompilerError, IRError, UnsupportedOpError
 from ...ir.module import IRModule
 from ...ir.structural_equal import structural_equal
 from ...lower import lower
+from ...target import Target
 from .. import expr as X
 from ..functor import ExprMutator
 from ..op.base import call_tir
@@ -29,6 +32,7 @@ from ..struct_info import TensorStructInfo, TupleStructInfo
 from .fuse_ops import _Fuser, _Group, _op_short, _primitive, _resolve_all
 from .legalize import _anchor, _schedule_of
 from .legalize_ops import LEGALIZE
+from .legalize_vm_gpu import lower_gpu_kernel
 
 
 def _te_value(e: X.Expr, env: Dict[int, object]):
@@ -59,9 +63,9 @@ def _placeholder(p: X.Var, kernel: str) -> te.Tensor:
     return te.placeholder(tuple(s.shape), dtype=s.dtype, name=p.name_hint)
 
 
-def lower_kernel(func: X.Function, name: str):
+def lower_kernel(func: X.Function, name: str, target=None):
     """The PrimFunc (lowered, named `name`) of a primitive function whose dims may be
-    symbolic."""
+    symbolic, scheduled for `target` (None: a CPU)."""
     env: Dict[int, object] = {}
     inputs = [_placeholder(p, name) for p in func.params]
     for p, t in zip(func.params, inputs):
@@ -81,6 +85,8 @@ def lower_kernel(func: X.Function, name: str):
     outs = [topi.identity(t) if t in inputs else t for t in outs]
     symbolic = any(not (isinstance(p.struct_info, TensorStructInfo) and p.struct_info.is_static)
                    for p in func.params)
+    if target is not None and not target.kind.is_host:
+        return lower_gpu_kernel(calls, inputs, outs, name, target, symbolic)
     try:
         sch = _schedule_of(_anchor(calls))(outs)
         return lower(sch, inputs + outs, name=name)[name]
@@ -94,8 +100,9 @@ def lower_kernel(func: X.Function, name: str):
 class _Kernels:
     """The kernels made so far (one per structurally distinct group)."""
 
-    def __init__(self, functions: Dict[str, object]):
+    def __init__(self, functions: Dict[str, object], target=None):
         self.functions = functions
+        self.target = target
         self.made: List[Tuple[X.Function, str]] = []
 
     def kernel_for(self, prim: X.Function, base: str) -> X.GlobalVar:
@@ -106,7 +113,7 @@ class _Kernels:
         while name in self.functions:
             i += 1
             name = f"{base}{i}"
-        self.functions[name] = lower_kernel(prim, name)
+        self.functions[name] = lower_kernel(prim, name, self.target)
         self.made.append((prim, name))
         return X.GlobalVar(name)
 
@@ -151,9 +158,9 @@ def _fuse_seq(seq: X.SeqExpr, kernels: _Kernels) -> X.SeqExpr:
     return X.SeqExpr(blocks, body)
 
 
-def legalize_vm(mod: IRModule) -> IRModule:
+def legalize_vm(mod: IRModule, target=None) -> IRModule:
     functions = dict(mod.functions)
-    kernels = _Kernels(functions)
+    kernels = _Kernels(functions, Target(target) if target is not None else None)
     for name, func in mod.items():
         if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
             body = _fuse_seq(func.body, kernels)

@@ -14,6 +14,8 @@ after:  each graph-level function starts with
         its heap slot by a generated loop-IR shape function (`shape_func_<fn>_<k>`, called
         with the heap) as soon as its variables are known, and asserted after it. A
         `match_cast` is the same checks on its value, then the variable bound to the value.
+        Shape functions carry attr HOST_FUNC ("tir.is_host_func"): a GPU build runs them on
+        the host, with the heap.
         Every ShapeExpr with a symbolic dim is `vm.builtin.make_shape(heap, ndim,
         (code, value)...)` (0 immediate, 1 heap slot) bound just before its use.
 """
@@ -40,6 +42,9 @@ from ..struct_info import (
     TensorStructInfo,
     TupleStructInfo,
 )
+
+# attr of the shape functions: they read and write the shape heap, so run on the host CPU
+HOST_FUNC = "tir.is_host_func"
 
 # match_shape / make_shape codes
 ASSERT_IMM, STORE, NO_OP, ASSERT_HEAP = 0, 1, 2, 3
@@ -224,7 +229,8 @@ class _Lower(ExprMutator):
             name = f"shape_func_{self.fname}_{self.n_funcs}"
         self.n_funcs += 1
         body = stores[0] if len(stores) == 1 else tir.SeqStmt(tuple(stores))
-        pf = tir.PrimFunc([buf], body, attrs={"global_symbol": name, "tir.noalias": True})
+        pf = tir.PrimFunc([buf], body, attrs={"global_symbol": name, "tir.noalias": True,
+                                              HOST_FUNC: True})
         self.functions[name] = lower(pf, name=name)[name]
         out.append(X.VarBinding(X.Var("_", vm_op.VOID),
                                 X.Call(X.GlobalVar(name), (self.heap,), None, (vm_op.VOID,))))

@@ -16,7 +16,9 @@ after:  each such binding is
         returned, put in a tuple, passed to a function or a closure keeps its storage).
         After the last use of a value bound in the sequence (not the sequence's result), its
         register is killed (`relax.vm.kill_object`), and so is a storage's after its last
-        tensor's, so memory is released as early as the plan allows.
+        tensor's, so memory is released as early as the plan allows. In a GPU build, the
+        outputs of host kernels (attr HOST_FALLBACK) get storage of their own on the host
+        (device index -1, the VM's last device); the others are on device 0.
 """
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ from .. import shape_util
 from ..functor import ExprVisitor
 from ..op import vm as vm_op
 from ..struct_info import ObjectStructInfo, TensorStructInfo, TupleStructInfo
+from .legalize import HOST_FALLBACK
+
+HOST_INDEX = -1  # alloc_storage's device index of the host (the VM's last device)
 
 
 def _nbytes(s: TensorStructInfo):
@@ -76,9 +81,10 @@ class _Token:
     last_use: int = -1                 # last binding index any of its tensors is used at
     var: Optional[X.Var] = None
     users: List[int] = field(default_factory=list)
+    device: int = 0                    # alloc_storage's device index
 
 
-def _plan_seq(seq: X.SeqExpr) -> X.SeqExpr:
+def _plan_seq(seq: X.SeqExpr, host_kernels: Set[str]) -> X.SeqExpr:
     bindings = [b for block in seq.blocks for b in block.bindings]
     body_uses = {id(v) for v in _uses(seq.body)}
     last: Dict[int, int] = {}
@@ -110,6 +116,7 @@ def _plan_seq(seq: X.SeqExpr) -> X.SeqExpr:
             continue
         out = b.value.sinfo_args[0]
         outs = list(out.fields) if isinstance(out, TupleStructInfo) else [out]
+        device = HOST_INDEX if b.value.args[0].name_hint in host_kernels else 0
         plannable = (not isinstance(out, TupleStructInfo) and kernel_only.get(id(b.var), True)
                      and id(b.var) not in body_uses)
         chosen = []
@@ -117,19 +124,20 @@ def _plan_seq(seq: X.SeqExpr) -> X.SeqExpr:
             need = _nbytes(s)
             tok = None
             if plannable:
-                fits = [t for t in free if _fits(t.size, need)]
+                mine = [t for t in free if t.device == device]
+                fits = [t for t in mine if _fits(t.size, need)]
                 if fits:
                     ints = [t for t in fits if isinstance(t.size, int)]
                     tok = min(ints, key=lambda t: t.size) if ints else fits[0]
                 elif isinstance(need, int):
-                    grow = [t for t in free if isinstance(t.size, int)]
+                    grow = [t for t in mine if isinstance(t.size, int)]
                     if grow:
                         tok = max(grow, key=lambda t: t.size)
                         tok.size = need
                 if tok is not None:
                     free.remove(tok)
             if tok is None:
-                tok = _Token(need, i)
+                tok = _Token(need, i, device=device)
                 tokens.append(tok)
             tok.users.append(i)
             chosen.append(tok)
@@ -174,7 +182,8 @@ def _plan_seq(seq: X.SeqExpr) -> X.SeqExpr:
     for i, b in enumerate(bindings):
         v = b.value
         if isinstance(v, X.If):
-            v = X.If(v.cond, _plan_seq(v.true_branch), _plan_seq(v.false_branch))
+            v = X.If(v.cond, _plan_seq(v.true_branch, host_kernels),
+                     _plan_seq(v.false_branch, host_kernels))
             b = X.VarBinding(b.var, v) if isinstance(b, X.VarBinding) else b
         if not _is_call_tir(v):
             new.append(b)
@@ -187,7 +196,7 @@ def _plan_seq(seq: X.SeqExpr) -> X.SeqExpr:
                     t.var = X.Var("storage", ObjectStructInfo())
                     new.append(X.VarBinding(t.var, vm_op.call_builtin_with_ctx(
                         "vm.builtin.alloc_storage",
-                        (X.ShapeExpr((t.size,)), X.PrimValue(0), X.DataTypeImm("uint8"),
+                        (X.ShapeExpr((t.size,)), X.PrimValue(t.device), X.DataTypeImm("uint8"),
                          X.StringImm("global")))))
                 tv = b.var if len(outs) == 1 and not isinstance(out, TupleStructInfo) else \
                     X.Var(f"{b.var.name_hint}_{k}", s)
@@ -225,10 +234,11 @@ def storage_bytes(func: X.Function) -> list:
 
 def plan_memory_vm(mod: IRModule) -> IRModule:
     functions = dict(mod.functions)
+    host_kernels = {n for n, f in mod.items() if getattr(f, "attrs", {}).get(HOST_FALLBACK)}
     for name, func in mod.items():
         if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            functions[name] = X.Function(func.params, _plan_seq(func.body), func.ret_struct_info,
-                                         func.is_pure, func.attrs)
+            functions[name] = X.Function(func.params, _plan_seq(func.body, host_kernels),
+                                         func.ret_struct_info, func.is_pure, func.attrs)
     return mod.with_functions(functions)
 
 

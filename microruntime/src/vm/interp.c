@@ -417,6 +417,61 @@ done:
   return status;
 }
 
+/* Whether `a` is a tensor (or an array holding one, at any depth) that is not on `dev`. */
+static int off_device(const TVMFFIAny* a, DLDevice dev, int depth) {
+  const DLTensor* t = NULL;
+  const TVMFFISeqCell* s;
+  int64_t i;
+  if (a->type_index == kTVMFFITensor) t = mr_tensor_dl(a->v_obj);
+  if (a->type_index == kTVMFFIDLTensorPtr) t = (const DLTensor*)a->v_ptr;
+  if (t) return t->device.device_type != dev.device_type || t->device.device_id != dev.device_id;
+  if (a->type_index != kTVMFFIArray || depth > MR_VM_MAX_DEPTH) return 0;
+  s = mr_array_view(a->v_obj);
+  for (i = 0; s && i < s->size; ++i)
+    if (off_device(&((const TVMFFIAny*)s->data)[i], dev, depth + 1)) return 1;
+  return 0;
+}
+
+/* `in` with its tensors off the first device copied there (arrays rebuilt), owned. */
+static int move_value(mr_vm_t* vm, const TVMFFIAny* in, TVMFFIAny* out, int depth) {
+  const TVMFFISeqCell* s;
+  TVMFFIAny* items;
+  TVMFFIObject* arr = NULL;
+  int64_t i;
+  int status = 0;
+  if (!off_device(in, vm->devices[0], depth)) return mr_any_copy(in, out);
+  if (in->type_index != kTVMFFIArray) return mr_vm_arg_to_device(vm, in, out);
+  s = mr_array_view(in->v_obj);
+  if (!(items = (TVMFFIAny*)calloc((size_t)s->size + 1, sizeof(TVMFFIAny))))
+    return mr_error_oom("arguments");
+  for (i = 0; i < s->size && status == 0; ++i)
+    status = move_value(vm, &((const TVMFFIAny*)s->data)[i], &items[i], depth + 1);
+  if (status == 0) status = mr_array_create(items, s->size, &arr);
+  for (i = 0; i < s->size; ++i) mr_any_clear(&items[i]);
+  free(items);
+  if (status == 0) mr_any_set_object(out, arr);
+  return status;
+}
+
+int mr_vm_invoke_entry(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs,
+                       TVMFFIAny* result) {
+  TVMFFIAny local[MR_VM_LOCAL_ARGS], *moved = local;
+  int32_t i, k = 0;
+  int status = 0;
+  if (!vm->initialized || nargs < 0) return mr_vm_invoke(vm, fidx, args, nargs, result);
+  for (i = 0; i < nargs && !k; ++i) k = off_device(&args[i], vm->devices[0], 0);
+  if (!k) return mr_vm_invoke(vm, fidx, args, nargs, result);
+  if (nargs > MR_VM_LOCAL_ARGS &&
+      !(moved = (TVMFFIAny*)malloc((size_t)nargs * sizeof(TVMFFIAny))))
+    return mr_error_oom("arguments");
+  memset(moved, 0, (size_t)nargs * sizeof(TVMFFIAny));
+  for (i = 0; i < nargs && status == 0; ++i) status = move_value(vm, &args[i], &moved[i], 0);
+  if (status == 0) status = mr_vm_invoke(vm, fidx, moved, nargs, result);
+  for (i = 0; i < nargs; ++i) mr_any_clear(&moved[i]);
+  if (moved != local) free(moved);
+  return status;
+}
+
 int mr_vm_invoke_value(mr_vm_t* vm, const TVMFFIAny* callee, const TVMFFIAny* args,
                        int32_t nargs, TVMFFIAny* result) {
   const mr_vm_closure_t* c;

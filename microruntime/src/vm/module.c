@@ -26,7 +26,7 @@ static int call_bound(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out)
     mr_any_set_object(&callee, b->closure);
     return mr_vm_invoke_value(vm, &callee, a, n, out);
   }
-  return mr_vm_invoke(vm, b->fidx, a, n, out);
+  return mr_vm_invoke_entry(vm, b->fidx, a, n, out);
 }
 
 static void free_bound(void* self) {
@@ -97,7 +97,7 @@ int mr_vm_call(TVMFFIObject* vm_module, const char* name, const TVMFFIAny* args,
   if (!name || (fidx = mr_vm_exec_find(vm->exec, name)) < 0 ||
       vm->exec->funcs[fidx].kind != MR_VM_FUNC_BYTECODE)
     return mr_value_error("the VM executable has no function '%s'", name ? name : "(NULL)");
-  return mr_vm_invoke(vm, fidx, args, num_args, out_result);
+  return mr_vm_invoke_entry(vm, fidx, args, num_args, out_result);
 }
 
 int mr_vm_call_tensors(TVMFFIObject* vm, const char* name, TVMFFIObject* const* inputs,

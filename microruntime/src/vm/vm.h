@@ -124,6 +124,11 @@ int mr_vm_init(mr_vm_t* vm, const DLDevice* devs, const int* alloc_kinds, int n)
 /* Calls bytecode function fidx with args (borrowed); result owned. */
 int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs,
                  TVMFFIAny* result);
+/* mr_vm_invoke from outside the VM (the module's functions, mr_vm_call): tensor arguments
+ * (also inside arrays) not on the VM's first device are copied there first, as the inputs
+ * of set_input are; arguments already there are passed as they are. */
+int mr_vm_invoke_entry(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs,
+                       TVMFFIAny* result);
 /* Calls a closure or Function value. */
 int mr_vm_invoke_value(mr_vm_t* vm, const TVMFFIAny* callee, const TVMFFIAny* args,
                        int32_t nargs, TVMFFIAny* result);
