@@ -476,7 +476,26 @@ class KernelCodegen:
         return self._arith(e, "SRem", "UMod", "FRem")
 
     def expr_FloorMod(self, e):
-        return self._arith(e, "SMod", "UMod", "FMod")  # SMod/FMod: the sign of the divisor
+        t = e.dtype
+        if t.is_uint:
+            return self._arith(e, "UMod", "UMod", "UMod")
+        return self._floor_mod(t, self.expr(e.a), self.expr(e.b))
+
+    def _floor_mod(self, t: DType, a: int, c: int) -> int:
+        """a - floor(a / c) * c, the sign of the divisor. Written out rather than OpSMod /
+        OpFMod, which some drivers (lavapipe) get wrong for negative operands."""
+        b = self.b
+        tid = self.ty(t)
+        if t.is_float:
+            q = self._glsl("Floor", t, b.value("FDiv", tid, a, c))
+            return b.value("FSub", tid, a, b.value("FMul", tid, q, c))
+        bt = self.ty(DType("bool"))
+        zero = self.const(t, 0)
+        rem = b.value("SRem", tid, a, c)
+        fix = b.value("LogicalAnd", bt, b.value("INotEqual", bt, rem, zero),
+                      b.value("LogicalNotEqual", bt, b.value("SLessThan", bt, rem, zero),
+                              b.value("SLessThan", bt, c, zero)))
+        return b.value("Select", tid, fix, b.value("IAdd", tid, rem, c), rem)
 
     def expr_FloorDiv(self, e):
         t = e.dtype
@@ -487,7 +506,7 @@ class KernelCodegen:
             return self._glsl("Floor", t, b.value("FDiv", tid, a, c))
         if t.is_uint:
             return b.value("UDiv", tid, a, c)
-        rem = b.value("SMod", tid, a, c)               # floor remainder
+        rem = self._floor_mod(t, a, c)
         return b.value("SDiv", tid, b.value("ISub", tid, a, rem), c)  # exact division
 
     def expr_Min(self, e):
