@@ -15,7 +15,7 @@ from .object import WRAPPERS, Object
 from .packed_func import PackedFunc, get_global_func
 
 # Kinds of module that hold device code (their loaders are the runtime's GPU backends).
-_DEVICE_MODULE_KINDS = ("opencl", "cuda")
+_DEVICE_MODULE_KINDS = ("opencl", "cuda", "vulkan")
 
 
 class Module(Object):

@@ -176,7 +176,12 @@ def _local_size(printer: GPUPrinter) -> Optional[List[int]]:
 
 
 def codegen_device(kernels, target) -> DeviceModule:
-    """The device module of `kernels` for the GPU `target` (see the module doc)."""
+    """The device module of `kernels` for the GPU `target` (see the module doc); SPIR-V for
+    target "vulkan" (compiler/codegen/spirv/)."""
+    if target.kind.name == "vulkan":
+        from .spirv import codegen_vulkan
+
+        return codegen_vulkan(kernels, target)
     kind, _, _, source_fmt = DIALECTS.get(target.kind.name, (None,) * 4)
     source, infos = generate_source(kernels, target)
     fmt, code = source_fmt, source

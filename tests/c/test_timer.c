@@ -32,7 +32,7 @@ static int run_timer(TVMFFIObject* timer, TVMFFIAny* args, int n, TVMFFIAny* out
 }
 
 int main(void) {
-  DLDevice cpu = {kDLCPU, 0}, vk = {kDLVulkan, 0};
+  DLDevice cpu = {kDLCPU, 0}, rocm = {kDLROCM, 0};
   TVMFFIObject *f, *pre, *timer;
   TVMFFIAny arg, out;
   const TVMFFIByteArray* bytes;
@@ -79,7 +79,7 @@ int main(void) {
   mr_object_release(timer);
 
   CHECK_FAIL(mr_time_evaluator(f, cpu, 0, 1, 0, 100, 0, 1, NULL, &timer), "must be positive");
-  CHECK_FAIL(mr_time_evaluator(f, vk, 1, 1, 0, 100, 0, 1, NULL, &timer), "vulkan");
+  CHECK_FAIL(mr_time_evaluator(f, rocm, 1, 1, 0, 100, 0, 1, NULL, &timer), "rocm");
   mr_object_release(f);
   mr_object_release(pre);
   return CHECK_RESULT();

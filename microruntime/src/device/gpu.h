@@ -23,10 +23,17 @@ typedef struct {
   uint32_t num_args;
   uint8_t tags[MR_MAX_LAUNCH_TAGS]; /* MR_LAUNCH_* of each launch argument, in order */
   uint32_t num_tags;
+  /* kind "vulkan" only: the function's SPIR-V, code_bytes at code + code_offset (word
+   * aligned), and its shader flag (0: scalars in push constants). */
+  size_t code_offset, code_bytes;
+  uint32_t shader_flag;
 } mr_gpu_func_t;
 
+/* Kind "vulkan" (TVM's VulkanModule) differs after the functions: instead of `str code`,
+ * u64 nshaders; nshaders x {str key; u32 flag; vec<u32> spirv}, one shader per function;
+ * each is checked (magic, version, word counts) at load. `code` then holds the shaders. */
 typedef struct {
-  char fmt[16];     /* "cl", "ptx", "cubin", "fatbin" */
+  char fmt[16];     /* "cl", "ptx", "cubin", "fatbin", "vulkan" */
   char* code;       /* NUL-terminated copy */
   size_t code_size; /* without the NUL */
   mr_gpu_func_t* funcs;
@@ -89,8 +96,10 @@ const mr_gpu_payload_t* mr_gpu_module_payload(TVMFFIObject* module);
 /* ---- backends ---- */
 extern const mr_gpu_backend_t mr_gpu_opencl_backend;
 extern const mr_gpu_backend_t mr_gpu_cuda_backend;
+extern const mr_gpu_backend_t mr_gpu_vulkan_backend;
 const mr_device_api_t* mr_device_opencl_api(void);
 const mr_device_api_t* mr_device_cuda_api(void);
+const mr_device_api_t* mr_device_vulkan_api(void);
 /* The driver library a backend opens: `env` when that environment variable is set and
  * not empty (a test hook, or a driver in an unusual place), else `fallback`. */
 const char* mr_gpu_driver_name(const char* env, const char* fallback);

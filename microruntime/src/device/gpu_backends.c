@@ -1,6 +1,6 @@
 /* How the core finds the GPU backends (the two hooks of internal.h), the thread's
  * current device per device type, and the GPU side's global functions: the device
- * module loaders (kinds "opencl" and "cuda"), __tvm_set_device (which generated host
+ * module loaders (kinds "opencl", "cuda", "vulkan"), __tvm_set_device (which generated host
  * code calls before launching kernels) and ffi.ModuleInspectSource.
  *
  * Why hooks called from the core, rather than constructors or weak symbols: an object
@@ -17,6 +17,7 @@
 const mr_device_api_t* mr_device_gpu_api(int32_t device_type) {
   if (device_type == kDLOpenCL) return mr_device_opencl_api();
   if (device_type == kDLCUDA) return mr_device_cuda_api();
+  if (device_type == kDLVulkan) return mr_device_vulkan_api();
   return NULL;
 }
 
@@ -77,6 +78,11 @@ static int load_opencl(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* 
   return load_from_bytes(&mr_gpu_opencl_backend, args, n, result);
 }
 
+static int load_vulkan(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)self;
+  return load_from_bytes(&mr_gpu_vulkan_backend, args, n, result);
+}
+
 static int load_cuda(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   (void)self;
   return load_from_bytes(&mr_gpu_cuda_backend, args, n, result);
@@ -93,7 +99,9 @@ static int inspect_source(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAn
   if (!p)
     return mr_value_error("Module[%s] has no source: only device modules (opencl, cuda) keep "
                           "their code", mr_module_type_key(args[0].v_obj));
-  if (mr_str_create(p->code, p->code_size, &str) != 0) return -1;
+  /* a vulkan module holds binary SPIR-V; like TVM's, it has no source text once loaded */
+  if (mr_str_create(p->code, strcmp(p->fmt, "vulkan") == 0 ? 0 : p->code_size, &str) != 0)
+    return -1;
   mr_any_set_object(result, str);
   return 0;
 }
@@ -101,6 +109,7 @@ static int inspect_source(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAn
 static const mr_builtin_t k_gpu_builtins[] = {
     {"ffi.Module.load_from_bytes.opencl", load_opencl},
     {"ffi.Module.load_from_bytes.cuda", load_cuda},
+    {"ffi.Module.load_from_bytes.vulkan", load_vulkan},
     {"__tvm_set_device", set_device},
     {"ffi.ModuleInspectSource", inspect_source},
 };

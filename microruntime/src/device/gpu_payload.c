@@ -1,5 +1,6 @@
-/* The payload of a device module (kinds "opencl" and "cuda"), as TVM's SaveToBytes
- * writes it: str fmt; u64 nfuncs; nfuncs x {str key; FunctionInfo}; str code, with
+/* The payload of a device module (kinds "opencl", "cuda", "vulkan"), as TVM's SaveToBytes
+ * writes it: str fmt; u64 nfuncs; nfuncs x {str key; FunctionInfo}; str code (for
+ * "vulkan" the shader map instead, see gpu.h), with
  * FunctionInfo = str name; vec<DLDataType> arg_types; vec<str> launch_param_tags;
  * vec<i32> arg_extra_tags. Parsed and checked in full at load, against the bytes
  * there are, so a launch needs no checks of its own. */
@@ -137,13 +138,116 @@ static int check_fmt(const mr_reader_t* r, const char* kind, const char* text, u
     memcpy(out, text, len);
     out[len] = '\0';
     if (strcmp(kind, "opencl") == 0) ok = strcmp(out, "cl") == 0;
+    if (strcmp(kind, "vulkan") == 0) ok = strcmp(out, "vulkan") == 0;
     for (i = 0; !ok && strcmp(kind, "cuda") == 0 && i < 3; ++i) ok = strcmp(out, k_cuda[i]) == 0;
   }
   if (!ok)
     return mr_reader_fail(r, "code format '%.*s' is not one a %s module can hold (%s)",
                           len > 32 ? 32 : (int)len, text, kind,
-                          strcmp(kind, "cuda") == 0 ? "ptx, cubin, fatbin" : "cl");
+                          strcmp(kind, "cuda") == 0     ? "ptx, cubin, fatbin"
+                          : strcmp(kind, "vulkan") == 0 ? "vulkan"
+                                                        : "cl");
   return 0;
+}
+
+/* ---- kind "vulkan": the shader map ---- */
+static uint32_t word_at(const unsigned char* b, uint64_t i) {
+  return (uint32_t)b[4 * i] | ((uint32_t)b[4 * i + 1] << 8) | ((uint32_t)b[4 * i + 2] << 16) |
+         ((uint32_t)b[4 * i + 3] << 24);
+}
+
+/* A SPIR-V module of n words at b: the header (magic, a version 1.0 to 1.6, a non-zero id
+ * bound, schema 0), then instructions whose word counts are non-zero and end exactly at
+ * the module's end. */
+static int check_spirv(const mr_reader_t* r, const char* func, const unsigned char* b,
+                       uint64_t n) {
+  uint64_t i = 5;
+  uint32_t version;
+  if (n < 5)
+    return mr_reader_fail(r, "the SPIR-V of kernel '%s' has %llu words, fewer than its 5-word "
+                          "header", func, (unsigned long long)n);
+  if (word_at(b, 0) != 0x07230203u)
+    return mr_reader_fail(r, "the SPIR-V of kernel '%s' has the magic number 0x%08x, not "
+                          "0x07230203 (corrupt, or not SPIR-V)", func, (unsigned)word_at(b, 0));
+  version = word_at(b, 1);
+  if ((version >> 16) != 1 || ((version >> 8) & 0xFF) > 6 || (version & 0xFF0000FFu) != 0)
+    return mr_reader_fail(r, "the SPIR-V of kernel '%s' has version word 0x%08x; versions 1.0 "
+                          "to 1.6 load", func, (unsigned)version);
+  if (word_at(b, 3) == 0 || word_at(b, 4) != 0)
+    return mr_reader_fail(r, "the SPIR-V header of kernel '%s' is invalid (id bound %u, "
+                          "schema %u)", func, (unsigned)word_at(b, 3), (unsigned)word_at(b, 4));
+  while (i < n) {
+    uint32_t count = word_at(b, i) >> 16;
+    if (count == 0 || count > n - i)
+      return mr_reader_fail(r, "the SPIR-V of kernel '%s' has an instruction of %u words at "
+                            "word %llu of %llu (corrupt)", func, (unsigned)count,
+                            (unsigned long long)i, (unsigned long long)n);
+    i += count;
+  }
+  return 0;
+}
+
+static int read_shaders(mr_reader_t* r, mr_gpu_payload_t* p) {
+  uint64_t n, i, flag, nwords, total = 0, start = r->pos;
+  char key[MR_MAX_NAME];
+  int64_t index;
+  uint32_t* seen;
+  int status = -1;
+  /* First pass: validate, and sum the sizes. */
+  if (mr_read_le(r, 8, "nshaders", &n) != 0) return -1;
+  if (n != p->num_funcs) return mr_reader_bad(r, "nshaders", n, "differs from nfuncs");
+  seen = (uint32_t*)calloc(n ? n : 1, sizeof(uint32_t));
+  if (!seen) return mr_error_oom("a vulkan module");
+  for (i = 0; i < n; ++i) {
+    if (read_name(r, "shader key", key) != 0) goto done;
+    index = mr_gpu_payload_find(p, key);
+    if (index < 0 || seen[index]) {
+      mr_reader_fail(r, "shader '%s' %s", key, index < 0 ? "is no function of the module"
+                                                       : "appears twice");
+      goto done;
+    }
+    seen[index] = 1;
+    if (mr_read_le(r, 4, "shader flag", &flag) != 0) goto done;
+    if (flag != 0) {
+      mr_reader_fail(r, "shader '%s' has flag %llu: only push-constant scalars (flag 0) are "
+                     "supported, not a uniform buffer", key, (unsigned long long)flag);
+      goto done;
+    }
+    if (mr_read_le(r, 8, "SPIR-V word count", &nwords) != 0) goto done;
+    if (nwords > (r->size - r->pos) / 4) {
+      mr_reader_bad(r, "SPIR-V word count", nwords, "is more than the bytes left");
+      goto done;
+    }
+    if (check_spirv(r, key, r->p + r->pos, nwords) != 0) goto done;
+    p->funcs[index].code_offset = (size_t)total;
+    p->funcs[index].code_bytes = (size_t)(nwords * 4);
+    p->funcs[index].shader_flag = (uint32_t)flag;
+    total += nwords * 4;
+    r->pos += nwords * 4;
+  }
+  /* Second pass: copy the words (word aligned) now that the sizes are known. */
+  p->code = (char*)malloc(total ? total : 4);
+  if (!p->code) {
+    mr_error_oom("SPIR-V shaders");
+    goto done;
+  }
+  p->code_size = (size_t)total;
+  r->pos = start + 8;
+  for (i = 0; i < n; ++i) {
+    const char* text;
+    uint64_t len;
+    (void)mr_read_bytes(r, "shader key", &text, &len); /* all checked above */
+    memcpy(key, text, len);
+    key[len] = '\0';
+    index = mr_gpu_payload_find(p, key);
+    r->pos += 4 + 8;
+    memcpy(p->code + p->funcs[index].code_offset, r->p + r->pos, p->funcs[index].code_bytes);
+    r->pos += p->funcs[index].code_bytes;
+  }
+  status = 0;
+done:
+  free(seen);
+  return status;
 }
 
 void mr_gpu_payload_free(mr_gpu_payload_t* p) {
@@ -184,6 +288,11 @@ int mr_gpu_payload_parse(const char* kind, const char* data, size_t size, mr_gpu
       goto fail;
     }
     p.num_funcs = (uint32_t)i + 1;
+  }
+  if (strcmp(kind, "vulkan") == 0) {
+    if (read_shaders(&r, &p) != 0 || mr_reader_end(&r) != 0) goto fail;
+    *out = p;
+    return 0;
   }
   if (mr_read_bytes(&r, "code", &text, &len) != 0 || mr_reader_end(&r) != 0) goto fail;
   p.code = mr_strndup(text, (size_t)len);

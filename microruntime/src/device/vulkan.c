@@ -1,0 +1,449 @@
+/* The Vulkan device: the loader found with dlopen (libvulkan.so.1, or the library named
+ * by MR_VULKAN_LIBRARY), one instance (Vulkan 1.1, no layers: validation is off), the
+ * physical devices that have a compute queue (discrete GPUs first, then integrated,
+ * virtual, CPU: lavapipe is a CPU device), per device a logical device with every
+ * feature it has, a compute queue, a command pool with one command buffer and a fence;
+ * buffers, copies and device attributes. Kernels are in vulkan_module.c.
+ *
+ * Memory: every buffer is host visible and coherent and stays mapped (device local too
+ * where a memory type is both, as on integrated GPUs and lavapipe, where all memory is
+ * host memory). That is the simplest correct choice: a copy is a memcpy, since a launch
+ * returns only when the device has finished it. A discrete GPU would rather keep tensors
+ * in device-local memory behind staging copies. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vulkan.h"
+
+static mr_mutex_t g_vk_mutex = MR_MUTEX_INIT; /* guards the loading and device creation */
+static int g_state;                           /* 0 not tried, 1 loaded, -1 failed */
+static char g_error[512];
+static mr_vk_fns_t g_fns;
+static VkInstance g_instance;
+static mr_vk_device_t g_devices[MR_MAX_DEVICE_IDS];
+static int32_t g_num_devices;
+
+static const struct {
+  const char* name;
+  size_t offset;
+} k_entries[] = {
+#define MR_VK_ENTRY(n) {"vk" #n, offsetof(mr_vk_fns_t, n)}
+    MR_VK_ENTRY(CreateInstance),
+    MR_VK_ENTRY(DestroyInstance),
+    MR_VK_ENTRY(EnumeratePhysicalDevices),
+    MR_VK_ENTRY(GetPhysicalDeviceProperties),
+    MR_VK_ENTRY(GetPhysicalDeviceFeatures),
+    MR_VK_ENTRY(GetPhysicalDeviceQueueFamilyProperties),
+    MR_VK_ENTRY(GetPhysicalDeviceMemoryProperties),
+    MR_VK_ENTRY(CreateDevice),
+    MR_VK_ENTRY(GetDeviceQueue),
+    MR_VK_ENTRY(CreateBuffer),
+    MR_VK_ENTRY(DestroyBuffer),
+    MR_VK_ENTRY(GetBufferMemoryRequirements),
+    MR_VK_ENTRY(AllocateMemory),
+    MR_VK_ENTRY(FreeMemory),
+    MR_VK_ENTRY(BindBufferMemory),
+    MR_VK_ENTRY(MapMemory),
+    MR_VK_ENTRY(CreateShaderModule),
+    MR_VK_ENTRY(DestroyShaderModule),
+    MR_VK_ENTRY(CreateDescriptorSetLayout),
+    MR_VK_ENTRY(DestroyDescriptorSetLayout),
+    MR_VK_ENTRY(CreatePipelineLayout),
+    MR_VK_ENTRY(DestroyPipelineLayout),
+    MR_VK_ENTRY(CreateComputePipelines),
+    MR_VK_ENTRY(DestroyPipeline),
+    MR_VK_ENTRY(CreateDescriptorPool),
+    MR_VK_ENTRY(DestroyDescriptorPool),
+    MR_VK_ENTRY(ResetDescriptorPool),
+    MR_VK_ENTRY(AllocateDescriptorSets),
+    MR_VK_ENTRY(UpdateDescriptorSets),
+    MR_VK_ENTRY(CreateCommandPool),
+    MR_VK_ENTRY(AllocateCommandBuffers),
+    MR_VK_ENTRY(BeginCommandBuffer),
+    MR_VK_ENTRY(EndCommandBuffer),
+    MR_VK_ENTRY(ResetCommandBuffer),
+    MR_VK_ENTRY(CmdBindPipeline),
+    MR_VK_ENTRY(CmdBindDescriptorSets),
+    MR_VK_ENTRY(CmdPushConstants),
+    MR_VK_ENTRY(CmdDispatch),
+    MR_VK_ENTRY(CmdPipelineBarrier),
+    MR_VK_ENTRY(QueueSubmit),
+    MR_VK_ENTRY(CreateFence),
+    MR_VK_ENTRY(WaitForFences),
+    MR_VK_ENTRY(ResetFences),
+#undef MR_VK_ENTRY
+};
+
+/* ---- errors ---- */
+static const char* result_name(VkResult r) {
+  switch (r) {
+    case 0: return "VK_SUCCESS";
+    case 2: return "VK_TIMEOUT";
+    case -1: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case -2: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case -3: return "VK_ERROR_INITIALIZATION_FAILED";
+    case -4: return "VK_ERROR_DEVICE_LOST";
+    case -5: return "VK_ERROR_MEMORY_MAP_FAILED";
+    case -6: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case -7: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case -8: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case -9: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case -10: return "VK_ERROR_TOO_MANY_OBJECTS";
+    case -13: return "VK_ERROR_UNKNOWN";
+    case -1000012000: return "VK_ERROR_INVALID_SHADER_NV";
+    default: return "unknown Vulkan result";
+  }
+}
+
+int mr_vk_fail(const char* what, VkResult err) {
+  return mr_error_setf(kMrErrorRuntime, "vulkan: %s failed: %s (%d)", what, result_name(err),
+                       (int)err);
+}
+
+/* ---- the driver ---- */
+static int type_rank(uint32_t type) { /* discrete, integrated, virtual, CPU, other */
+  static const int k_rank[5] = {4, 1, 0, 2, 3};
+  return type < 5 ? k_rank[type] : 5;
+}
+
+static int compute_family(VkPhysicalDevice pd, uint32_t* out) {
+  VkQueueFamilyProperties fams[32];
+  uint32_t n = 32, i;
+  g_fns.GetPhysicalDeviceQueueFamilyProperties(pd, &n, fams);
+  for (i = 0; i < n && i < 32; ++i)
+    if ((fams[i].queueFlags & MR_VK_QUEUE_COMPUTE_BIT) && fams[i].queueCount > 0) {
+      *out = i;
+      return 1;
+    }
+  return 0;
+}
+
+/* Creates the instance and lists the compute-capable devices; caller holds the mutex. */
+static void load_driver(void) {
+  const char* name = mr_gpu_driver_name("MR_VULKAN_LIBRARY", "libvulkan.so.1");
+  VkApplicationInfo app;
+  VkInstanceCreateInfo info;
+  VkPhysicalDevice found[MR_MAX_DEVICE_IDS];
+  uint32_t n = MR_MAX_DEVICE_IDS, i;
+  int rank;
+  VkResult err;
+  size_t k;
+  void* lib = mr_dl_open(name);
+  g_state = -1;
+  if (!lib) {
+    snprintf(g_error, sizeof(g_error), "%s not found: %s", name, mr_dl_error());
+    return;
+  }
+  for (k = 0; k < sizeof(k_entries) / sizeof(k_entries[0]); ++k) {
+    void* sym = mr_dl_sym(lib, k_entries[k].name);
+    if (!sym) {
+      snprintf(g_error, sizeof(g_error), "%s has no %s: not a Vulkan loader", name,
+               k_entries[k].name);
+      return; /* the library stays loaded: it may be in use elsewhere in the process */
+    }
+    memcpy((char*)&g_fns + k_entries[k].offset, &sym, sizeof(sym));
+  }
+  memset(&app, 0, sizeof(app));
+  app.sType = MR_VK_ST_APPLICATION_INFO;
+  app.pApplicationName = "microruntime";
+  app.pEngineName = "kiln";
+  app.apiVersion = MR_VK_API_VERSION_1_1;
+  memset(&info, 0, sizeof(info));
+  info.sType = MR_VK_ST_INSTANCE_CREATE_INFO;
+  info.pApplicationInfo = &app; /* no layers: validation is off */
+  err = g_fns.CreateInstance(&info, NULL, &g_instance);
+  if (err != MR_VK_SUCCESS) {
+    snprintf(g_error, sizeof(g_error), "%s: vkCreateInstance (Vulkan 1.1) failed: %s (%d)",
+             name, result_name(err), (int)err);
+    return;
+  }
+  g_state = 1;
+  err = g_fns.EnumeratePhysicalDevices(g_instance, &n, found);
+  if (err != MR_VK_SUCCESS && err != 5 /* VK_INCOMPLETE */) n = 0;
+  for (rank = 0; rank <= 5; ++rank) /* the order device ids follow */
+    for (i = 0; i < n && g_num_devices < MR_MAX_DEVICE_IDS; ++i) {
+      mr_vk_device_t* d = &g_devices[g_num_devices];
+      uint32_t family;
+      memset(&d->props, 0, sizeof(d->props));
+      g_fns.GetPhysicalDeviceProperties(found[i], &d->props);
+      if (type_rank(d->props.p.deviceType) != rank || !compute_family(found[i], &family))
+        continue;
+      d->physical = found[i];
+      d->queue_family = family;
+      g_fns.GetPhysicalDeviceMemoryProperties(found[i], &d->memory);
+      ++g_num_devices;
+    }
+}
+
+static int driver_loaded(void) {
+  int state;
+  mr_mutex_lock(&g_vk_mutex);
+  if (g_state == 0) load_driver();
+  state = g_state;
+  mr_mutex_unlock(&g_vk_mutex);
+  return state == 1;
+}
+
+const mr_vk_fns_t* mr_vk_driver(void) {
+  if (driver_loaded()) return &g_fns;
+  mr_error_setf(kMrErrorRuntime, "vulkan: %s", g_error);
+  return NULL;
+}
+
+static int no_device(int32_t device_id) {
+  return mr_error_setf(kMrErrorRuntime, "vulkan: device %d does not exist (%d compute-capable "
+                       "device%s found)", (int)device_id, (int)g_num_devices,
+                       g_num_devices == 1 ? "" : "s");
+}
+
+/* The memory type for buffers: host visible and coherent, device local as well if any. */
+static int pick_memory(mr_vk_device_t* d) {
+  const uint32_t need = MR_VK_MEMORY_HOST_VISIBLE | MR_VK_MEMORY_HOST_COHERENT;
+  uint32_t i, best = UINT32_MAX;
+  for (i = 0; i < d->memory.memoryTypeCount && i < 32; ++i) {
+    VkFlags f = d->memory.memoryTypes[i].propertyFlags;
+    if ((f & need) != need) continue;
+    if (best == UINT32_MAX || ((f & MR_VK_MEMORY_DEVICE_LOCAL) &&
+                               !(d->memory.memoryTypes[best].propertyFlags &
+                                 MR_VK_MEMORY_DEVICE_LOCAL)))
+      best = i;
+  }
+  if (best == UINT32_MAX)
+    return mr_error_setf(kMrErrorRuntime, "vulkan: device '%s' has no host-visible coherent "
+                         "memory", d->props.p.deviceName);
+  d->memory_type = best;
+  return 0;
+}
+
+/* Creates the logical device and its queue, pool, command buffer and fence; caller holds
+ * the mutex. */
+static int create_device(mr_vk_device_t* d) {
+  VkBool32 features[64];
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo q;
+  VkDeviceCreateInfo info;
+  VkCommandPoolCreateInfo pool;
+  VkCommandBufferAllocateInfo alloc;
+  VkFenceCreateInfo fence;
+  VkResult err;
+  if (pick_memory(d) != 0) return -1;
+  memset(features, 0, sizeof(features));
+  g_fns.GetPhysicalDeviceFeatures(d->physical, features); /* every feature it has: int64... */
+  memset(&q, 0, sizeof(q));
+  q.sType = MR_VK_ST_DEVICE_QUEUE_CREATE_INFO;
+  q.queueFamilyIndex = d->queue_family;
+  q.queueCount = 1;
+  q.pQueuePriorities = &priority;
+  memset(&info, 0, sizeof(info));
+  info.sType = MR_VK_ST_DEVICE_CREATE_INFO;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &q;
+  info.pEnabledFeatures = features;
+  if ((err = g_fns.CreateDevice(d->physical, &info, NULL, &d->device)) != MR_VK_SUCCESS)
+    return mr_vk_fail("vkCreateDevice", err);
+  g_fns.GetDeviceQueue(d->device, d->queue_family, 0, &d->queue);
+  memset(&pool, 0, sizeof(pool));
+  pool.sType = MR_VK_ST_COMMAND_POOL_CREATE_INFO;
+  pool.flags = MR_VK_COMMAND_POOL_RESET_BUFFER;
+  pool.queueFamilyIndex = d->queue_family;
+  if ((err = g_fns.CreateCommandPool(d->device, &pool, NULL, &d->pool)) != MR_VK_SUCCESS)
+    return mr_vk_fail("vkCreateCommandPool", err);
+  memset(&alloc, 0, sizeof(alloc));
+  alloc.sType = MR_VK_ST_COMMAND_BUFFER_ALLOCATE_INFO;
+  alloc.commandPool = d->pool;
+  alloc.commandBufferCount = 1;
+  if ((err = g_fns.AllocateCommandBuffers(d->device, &alloc, &d->cmd)) != MR_VK_SUCCESS)
+    return mr_vk_fail("vkAllocateCommandBuffers", err);
+  memset(&fence, 0, sizeof(fence));
+  fence.sType = MR_VK_ST_FENCE_CREATE_INFO;
+  if ((err = g_fns.CreateFence(d->device, &fence, NULL, &d->fence)) != MR_VK_SUCCESS)
+    return mr_vk_fail("vkCreateFence", err);
+  return 0;
+}
+
+mr_vk_device_t* mr_vk_device(int32_t device_id) {
+  mr_vk_device_t* d;
+  int status = 0;
+  if (!mr_vk_driver()) return NULL;
+  if (device_id < 0 || device_id >= g_num_devices) {
+    no_device(device_id);
+    return NULL;
+  }
+  d = &g_devices[device_id];
+  mr_mutex_lock(&g_vk_mutex);
+  if (!d->fence) status = create_device(d); /* a failed step is retried at the next use */
+  mr_mutex_unlock(&g_vk_mutex);
+  return status == 0 ? d : NULL;
+}
+
+/* ---- attributes ---- */
+static void set_int(TVMFFIAny* out, int64_t v) {
+  out->type_index = kTVMFFIInt;
+  out->v_int64 = v;
+}
+
+static int set_str(TVMFFIAny* out, const char* text) {
+  TVMFFIObject* s;
+  if (mr_str_create(text, strlen(text), &s) != 0) return -1;
+  mr_any_set_object(out, s);
+  return 0;
+}
+
+static int vk_get_attr(DLDevice dev, mr_device_attr_t attr, TVMFFIAny* out) {
+  const mr_vk_device_t* d;
+  const mr_vk_limits_t* lim;
+  char buf[96];
+  uint32_t v, i;
+  uint64_t total = 0;
+  memset(out, 0, sizeof(*out));
+  if (attr == kMrDevExist) {
+    set_int(out, driver_loaded() && dev.device_id >= 0 && dev.device_id < g_num_devices);
+    return 0;
+  }
+  if (!driver_loaded() || dev.device_id < 0 || dev.device_id >= g_num_devices) return 0;
+  d = &g_devices[dev.device_id];
+  lim = &d->props.p.limits;
+  v = d->props.p.apiVersion;
+  switch (attr) {
+    case kMrDevMaxThreadsPerBlock: set_int(out, lim->maxComputeWorkGroupInvocations); return 0;
+    case kMrDevWarpSize: set_int(out, 1); return 0; /* subgroups are not used */
+    case kMrDevMaxSharedMemoryPerBlock: set_int(out, lim->maxComputeSharedMemorySize); return 0;
+    case kMrDevComputeVersion:
+      snprintf(buf, sizeof(buf), "%u.%u", (unsigned)(v >> 22), (unsigned)((v >> 12) & 0x3FF));
+      return set_str(out, buf);
+    case kMrDevDeviceName: return set_str(out, d->props.p.deviceName);
+    case kMrDevMaxThreadDimensions:
+      snprintf(buf, sizeof(buf), "[%u, %u, %u]", (unsigned)lim->maxComputeWorkGroupSize[0],
+               (unsigned)lim->maxComputeWorkGroupSize[1],
+               (unsigned)lim->maxComputeWorkGroupSize[2]);
+      return set_str(out, buf);
+    case kMrDevApiVersion: set_int(out, (int64_t)v); return 0;
+    case kMrDevDriverVersion:
+      snprintf(buf, sizeof(buf), "%u", (unsigned)d->props.p.driverVersion);
+      return set_str(out, buf);
+    case kMrDevTotalGlobalMemory:
+      for (i = 0; i < d->memory.memoryHeapCount && i < 16; ++i)
+        if (d->memory.memoryHeaps[i].flags & 1u) total += d->memory.memoryHeaps[i].size;
+      set_int(out, (int64_t)total);
+      return 0;
+    default: return 0; /* None: no such property in Vulkan */
+  }
+}
+
+/* ---- memory ---- */
+static int vk_alloc(DLDevice dev, size_t nbytes, size_t alignment, DLDataType hint, void** out) {
+  mr_vk_device_t* d = mr_vk_device(dev.device_id);
+  VkBufferCreateInfo info;
+  VkMemoryRequirements req;
+  VkMemoryAllocateInfo mem;
+  mr_vk_buffer_t* b;
+  VkResult err;
+  (void)alignment; /* buffers start at offset 0 of their own allocation */
+  (void)hint;
+  if (!d) return -1;
+  b = (mr_vk_buffer_t*)calloc(1, sizeof(*b));
+  if (!b) return mr_error_oom("a Vulkan buffer");
+  b->magic = MR_VK_BUFFER_MAGIC;
+  b->device_id = dev.device_id;
+  b->size = nbytes;
+  memset(&info, 0, sizeof(info));
+  info.sType = MR_VK_ST_BUFFER_CREATE_INFO;
+  info.size = nbytes ? nbytes : 4;
+  info.usage = MR_VK_BUFFER_USAGE_STORAGE | MR_VK_BUFFER_USAGE_TRANSFER_SRC |
+               MR_VK_BUFFER_USAGE_TRANSFER_DST;
+  if ((err = g_fns.CreateBuffer(d->device, &info, NULL, &b->buffer)) != MR_VK_SUCCESS) {
+    free(b);
+    return mr_error_setf(kMrErrorMemory, "vulkan: cannot create a buffer of %zu bytes on "
+                         "device %d: %s", nbytes, (int)dev.device_id, result_name(err));
+  }
+  g_fns.GetBufferMemoryRequirements(d->device, b->buffer, &req);
+  memset(&mem, 0, sizeof(mem));
+  mem.sType = MR_VK_ST_MEMORY_ALLOCATE_INFO;
+  mem.allocationSize = req.size;
+  mem.memoryTypeIndex = d->memory_type;
+  err = g_fns.AllocateMemory(d->device, &mem, NULL, &b->memory);
+  if (err == MR_VK_SUCCESS) err = g_fns.BindBufferMemory(d->device, b->buffer, b->memory, 0);
+  if (err == MR_VK_SUCCESS)
+    err = g_fns.MapMemory(d->device, b->memory, 0, MR_VK_WHOLE_SIZE, 0, &b->mapped);
+  if (err != MR_VK_SUCCESS) {
+    if (b->memory) g_fns.FreeMemory(d->device, b->memory, NULL);
+    g_fns.DestroyBuffer(d->device, b->buffer, NULL);
+    free(b);
+    return mr_error_setf(kMrErrorMemory, "vulkan: cannot allocate %zu bytes on device %d: %s",
+                         nbytes, (int)dev.device_id, result_name(err));
+  }
+  *out = b;
+  return 0;
+}
+
+static int vk_free(DLDevice dev, void* ptr) {
+  mr_vk_buffer_t* b = (mr_vk_buffer_t*)ptr;
+  mr_vk_device_t* d;
+  (void)dev;
+  if (!b) return 0;
+  if (b->magic == MR_VK_BUFFER_MAGIC && driver_loaded() && b->device_id >= 0 &&
+      b->device_id < g_num_devices && (d = &g_devices[b->device_id])->device) {
+    g_fns.FreeMemory(d->device, b->memory, NULL); /* unmaps it */
+    g_fns.DestroyBuffer(d->device, b->buffer, NULL);
+  }
+  b->magic = 0;
+  free(b);
+  return 0;
+}
+
+/* The host address of a tensor's bytes (Vulkan buffers are mapped). */
+static int host_view(const DLTensor* t, size_t n, char** out) {
+  if (t->device.device_type != kDLVulkan) {
+    *out = (char*)t->data + t->byte_offset;
+    return 0;
+  }
+  {
+    const mr_vk_buffer_t* b = (const mr_vk_buffer_t*)t->data;
+    if (!b || b->magic != MR_VK_BUFFER_MAGIC)
+      return mr_value_error("vulkan: a tensor on vulkan(%d) does not hold a Vulkan buffer",
+                            (int)t->device.device_id);
+    if (t->byte_offset > b->size || n > b->size - t->byte_offset)
+      return mr_value_error("vulkan: a copy of %zu bytes at offset %llu overruns a buffer of "
+                            "%zu bytes", n, (unsigned long long)t->byte_offset, b->size);
+    *out = (char*)b->mapped + t->byte_offset;
+  }
+  return 0;
+}
+
+/* Launches wait for the device, so the memory is idle between calls: copies are memcpy. */
+static int vk_copy(const DLTensor* from, DLTensor* to, DLDevice dev, void* stream) {
+  size_t n = mr_tensor_nbytes(from);
+  char *src, *dst;
+  (void)dev;
+  (void)stream;
+  if (n == 0) return 0;
+  if (host_view(from, n, &src) != 0 || host_view(to, n, &dst) != 0) return -1;
+  memmove(dst, src, n);
+  return 0;
+}
+
+/* ---- streams: one queue per device, every submission already complete ---- */
+static int vk_stream_create(DLDevice dev, void** out) {
+  if (!mr_vk_device(dev.device_id)) return -1;
+  *out = NULL; /* the device's queue */
+  return 0;
+}
+
+static int vk_stream_free(DLDevice dev, void* stream) {
+  (void)dev;
+  (void)stream;
+  return 0;
+}
+
+static int vk_stream_sync(DLDevice dev, void* stream) {
+  (void)stream;
+  return mr_vk_device(dev.device_id) ? 0 : -1;
+}
+
+static const mr_device_api_t k_vulkan_api = {
+    "vulkan",         vk_get_attr,    vk_alloc,       vk_free, vk_copy,
+    vk_stream_create, vk_stream_free, vk_stream_sync, NULL,    NULL,
+};
+
+const mr_device_api_t* mr_device_vulkan_api(void) { return &k_vulkan_api; }
