@@ -91,12 +91,19 @@ int mr_symtab_set(mr_symtab_t* t, const char* name, void* ptr);
 void* mr_symtab_get(mr_symtab_t* t, const char* name);
 
 /* ---- workspace.c ---- */
-/* From now on this thread's CPU workspaces are cut from [mem, mem + nbytes) (64-byte aligned),
- * a stack, and nothing is allocated for them; mem NULL or nbytes 0: from the heap again.
- * Fails while workspaces are in use. */
-int mr_workspace_set_region(void* mem, size_t nbytes);
+/* Memory of the caller's that serves a thread's CPU workspaces (LIFO) in place of the heap:
+ * alloc returns NULL with an error set when it is full; free fails for a pointer it did not
+ * give out last. */
+typedef struct mr_ws_region mr_ws_region_t;
+struct mr_ws_region {
+  void* (*alloc)(mr_ws_region_t* self, uint64_t nbytes);
+  int (*free)(mr_ws_region_t* self, void* ptr);
+};
+/* From now on `region` serves this thread's CPU workspaces (NULL: the heap again). Fails while
+ * heap workspaces are in use. */
+int mr_workspace_set_region(mr_ws_region_t* region);
 /* This thread's workspace region, or NULL. */
-void* mr_workspace_region(void);
+mr_ws_region_t* mr_workspace_region(void);
 
 /* ---- device.c / device_cpu.c ---- */
 const mr_device_api_t* mr_device_cpu_api(void);

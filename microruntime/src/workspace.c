@@ -1,8 +1,8 @@
 /* TVMBackendAllocWorkspace / TVMBackendFreeWorkspace. On CPU: a thread-local
  * LIFO stack of 64-byte aligned blocks; the block at each depth is kept and
  * reused (grown when too small). Or, while a thread has a workspace region
- * (mr_workspace_set_region: a graph executor's arena), blocks are cut from that
- * memory as from a stack and nothing is allocated. Other devices go through
+ * (mr_workspace_set_region: a graph executor's arena, graph/arena.c), the region
+ * serves them and nothing is allocated. Other devices go through
  * their device API. */
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +17,7 @@ typedef struct {
 typedef struct {
   mr_ws_block_t* blocks; /* blocks[0..depth) are in use; the rest are cached */
   size_t depth, count, cap;
-  char* region; /* the caller's memory, or NULL; [region, region + used) is in use */
-  size_t region_size, region_used, region_depth;
+  mr_ws_region_t* region; /* serves the thread's workspaces instead, or NULL */
 } mr_ws_pool_t;
 
 static mr_tls_key_t g_ws_key;
@@ -57,49 +56,15 @@ static void* workspace_oom(uint64_t nbytes) {
   return NULL;
 }
 
-/* The next block of the thread's region (a stack: freed in reverse order). */
-static void* region_alloc(mr_ws_pool_t* pool, uint64_t nbytes) {
-  size_t size;
-  void* p;
-  if (nbytes > pool->region_size - pool->region_used) {
-    mr_error_setf(kMrErrorMemory, "a workspace of %llu bytes does not fit in the %llu bytes "
-                  "left of the workspace region (%llu bytes; the model's arena is too small)",
-                  (unsigned long long)nbytes,
-                  (unsigned long long)(pool->region_size - pool->region_used),
-                  (unsigned long long)pool->region_size);
-    return NULL;
-  }
-  size = ((size_t)nbytes + MR_DATA_ALIGNMENT - 1) & ~(size_t)(MR_DATA_ALIGNMENT - 1);
-  p = pool->region + pool->region_used;
-  pool->region_used += size < pool->region_size - pool->region_used
-                           ? size : pool->region_size - pool->region_used;
-  ++pool->region_depth;
-  return p;
-}
-
-static int region_free(mr_ws_pool_t* pool, void* ptr) {
-  char* p = (char*)ptr;
-  if (pool->region_depth == 0 || p < pool->region || p >= pool->region + pool->region_used)
-    return mr_error_setf(kMrErrorRuntime, "no such workspace to free on this thread");
-  pool->region_used = (size_t)(p - pool->region);
-  --pool->region_depth;
-  return 0;
-}
-
-int mr_workspace_set_region(void* mem, size_t nbytes) {
+int mr_workspace_set_region(mr_ws_region_t* region) {
   mr_ws_pool_t* pool = get_pool();
   if (!pool) return mr_error_oom("the workspace pool");
-  if (pool->depth || pool->region_depth)
-    return mr_error_setf(kMrErrorRuntime, "workspaces are in use on this thread");
-  if (((uintptr_t)mem) % MR_DATA_ALIGNMENT)
-    return mr_value_error("a workspace region must be %d-byte aligned", MR_DATA_ALIGNMENT);
-  pool->region = nbytes ? (char*)mem : NULL;
-  pool->region_size = pool->region ? nbytes : 0;
-  pool->region_used = 0;
+  if (pool->depth) return mr_error_setf(kMrErrorRuntime, "workspaces are in use on this thread");
+  pool->region = region;
   return 0;
 }
 
-void* mr_workspace_region(void) {
+mr_ws_region_t* mr_workspace_region(void) {
   mr_ws_pool_t* pool =
       (mr_ws_pool_t*)(mr_atomic_load_int(&g_ws_ready) ? mr_tls_get(g_ws_key) : NULL);
   return pool ? pool->region : NULL;
@@ -112,7 +77,7 @@ static void* cpu_alloc(uint64_t nbytes) {
     mr_error_oom("the workspace pool");
     return NULL;
   }
-  if (pool->region) return region_alloc(pool, nbytes);
+  if (pool->region) return pool->region->alloc(pool->region, nbytes);
   if (nbytes > SIZE_MAX - MR_DATA_ALIGNMENT) return workspace_oom(nbytes);
   if (pool->depth >= MR_MAX_WORKSPACE_DEPTH) {
     mr_error_setf(kMrErrorRuntime, "too many live workspaces on this thread");
@@ -142,7 +107,7 @@ static void* cpu_alloc(uint64_t nbytes) {
 
 static int cpu_free(void* ptr) {
   mr_ws_pool_t* pool = get_pool();
-  if (pool && pool->region) return region_free(pool, ptr);
+  if (pool && pool->region) return pool->region->free(pool->region, ptr);
   if (!pool || pool->depth == 0)
     return mr_error_setf(kMrErrorRuntime, "no workspace to free on this thread");
   if (pool->blocks[pool->depth - 1].ptr != ptr)

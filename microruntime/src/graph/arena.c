@@ -34,6 +34,34 @@ static int manifest_workspace(const char* manifest, size_t size, uint64_t* out) 
   return status;
 }
 
+/* The next block of the workspace stack. */
+static void* ws_alloc(mr_ws_region_t* self, uint64_t nbytes) {
+  mr_graph_arena_ws_t* w = (mr_graph_arena_ws_t*)self;
+  void* p;
+  if (nbytes > w->size - w->used) {
+    mr_error_setf(kMrErrorMemory, "a workspace of %llu bytes does not fit in the %llu bytes "
+                  "left of the arena's workspace (%llu bytes; the model's arena is too small)",
+                  (unsigned long long)nbytes, (unsigned long long)(w->size - w->used),
+                  (unsigned long long)w->size);
+    return NULL;
+  }
+  p = w->mem + w->used;
+  nbytes = aligned(nbytes);
+  w->used += nbytes < w->size - w->used ? (size_t)nbytes : w->size - w->used;
+  ++w->depth;
+  return p;
+}
+
+static int ws_free(mr_ws_region_t* self, void* ptr) {
+  mr_graph_arena_ws_t* w = (mr_graph_arena_ws_t*)self;
+  unsigned char* p = (unsigned char*)ptr;
+  if (w->depth == 0 || p < w->mem || p >= w->mem + w->used)
+    return mr_error_setf(kMrErrorRuntime, "no such workspace to free on this thread");
+  w->used = (size_t)(p - w->mem);
+  --w->depth;
+  return 0;
+}
+
 /* Bytes of the slots and of the workspace. */
 static int plan(TVMFFIObject* model, uint64_t* out_slots, uint64_t* out_workspace) {
   const mr_graph_t* g;
@@ -77,8 +105,11 @@ int mr_graph_executor_create_in_arena(TVMFFIObject* model, void* arena, size_t a
   if (mr_graph_factory_create_executor_in(model, &cpu, 1, arena, (size_t)slots, &ex_module) != 0)
     return -1;
   ex = mr_graph_executor_of(ex_module);
-  if (workspace && mr_workspace_set_region((unsigned char*)arena + slots,
-                                           (size_t)aligned(workspace)) != 0) {
+  ex->ws.base.alloc = ws_alloc;
+  ex->ws.base.free = ws_free;
+  ex->ws.mem = (unsigned char*)arena + slots;
+  ex->ws.size = (size_t)aligned(workspace);
+  if (workspace && mr_workspace_set_region(&ex->ws.base) != 0) {
     mr_object_release(ex_module);
     return -1;
   }
@@ -110,6 +141,5 @@ int mr_graph_arena_slot(mr_graph_executor_t* ex, uint32_t s, TVMFFIObject** out)
 }
 
 void mr_graph_arena_release(mr_graph_executor_t* ex) {
-  if (ex->arena && mr_workspace_region() == ex->arena + ex->arena_used)
-    (void)mr_workspace_set_region(NULL, 0);
+  if (ex->arena && mr_workspace_region() == &ex->ws.base) (void)mr_workspace_set_region(NULL);
 }

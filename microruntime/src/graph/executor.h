@@ -13,6 +13,14 @@ typedef struct {
   uint8_t kind;
 } mr_graph_op_t;
 
+/* The workspace part of an executor's arena: a stack of 64-byte aligned blocks in
+ * [mem, mem + size), of which [mem, mem + used) are given out (arena.c). */
+typedef struct {
+  mr_ws_region_t base;
+  unsigned char* mem;
+  size_t size, used, depth;
+} mr_graph_arena_ws_t;
+
 struct mr_graph_executor {
   mr_graph_t* g;
   char* json; /* the graph JSON it was made from */
@@ -33,6 +41,7 @@ struct mr_graph_executor {
   int64_t* op_flat;       /* the 1-D shape of a flattened argument */
   unsigned char* arena;   /* the caller's memory for the slots and workspaces (arena.c), or NULL */
   size_t arena_size, arena_used;
+  mr_graph_arena_ws_t ws; /* the workspace part of the arena */
 };
 
 /* ---- arena.c: an executor in a caller's memory ---- */
