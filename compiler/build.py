@@ -25,6 +25,7 @@ from typing import Dict
 
 from .codegen import HostArtifact, codegen_host, host_codegen_available
 from .codegen.device_module import codegen_device
+from .codegen.spirv import codegen_vulkan
 from .contrib import cc
 from .contrib.cc import create_shared
 from .ir.errors import TargetError
@@ -78,10 +79,13 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
 
 
 def build_device(kernels: IRModule, target: Target):
-    """The device module (compiler/codegen/device_module.py) of a GPU build's kernels."""
-
+    """The device module of a GPU build's kernels: SPIR-V for "vulkan"
+    (compiler/codegen/spirv/), else C-family source (compiler/codegen/device_module.py)."""
     kernels = run_passes(kernels, pipeline.device_passes())
-    return codegen_device(kernels, target.without_host())
+    device = target.without_host()
+    if device.kind.name == "vulkan":
+        return codegen_vulkan(kernels, device)
+    return codegen_device(kernels, device)
 
 
 def _common_host(mods: Dict[Target, IRModule]) -> Target:

@@ -176,17 +176,12 @@ def _local_size(printer: GPUPrinter) -> Optional[List[int]]:
 
 
 def codegen_device(kernels, target) -> DeviceModule:
-    """The device module of `kernels` for the GPU `target` (see the module doc); SPIR-V for
-    target "vulkan" (compiler/codegen/spirv/)."""
-    if target.kind.name == "vulkan":
-        from .spirv import codegen_vulkan
-
-        return codegen_vulkan(kernels, target)
+    """The device module of `kernels` for the C-family GPU `target` (see the module doc);
+    target "vulkan" has its own (compiler/codegen/spirv/)."""
     kind, _, _, source_fmt = DIALECTS.get(target.kind.name, (None,) * 4)
     source, infos = generate_source(kernels, target)
     fmt, code = source_fmt, source
     if kind == "cuda":
-
         if nvcc.find_nvcc() is not None:
             fmt, code = "ptx", nvcc.compile_cuda(source, "ptx", arch=target.get("arch"))
     elif kind == "opencl":

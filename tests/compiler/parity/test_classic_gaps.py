@@ -208,7 +208,7 @@ def test_pass_instrument_hooks_run_around_every_pass():
         lower(s, args)
     names = [e[1] for e in rec.events if isinstance(e, tuple) and e[0] == "before"]
     assert rec.events[0] == "enter" and rec.events[-1] == "exit"
-    assert names[:3] == ["storage_flatten", "simplify", "vectorize"]
+    assert names[:4] == ["storage_flatten", "simplify", "loop_partition", "vectorize"]
     assert rec.events[1:3] == [("before", "storage_flatten"), ("after", "storage_flatten")]
     rec.events.clear()
     lower(s, args)  # outside the context: no hooks
