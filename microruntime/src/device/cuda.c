@@ -92,14 +92,8 @@ static void load_driver(void) {
   g_state = 1;
 }
 
-static int driver_loaded(void) {
-  int state;
-  mr_mutex_lock(&g_cu_mutex);
-  if (g_state == 0) load_driver();
-  state = g_state;
-  mr_mutex_unlock(&g_cu_mutex);
-  return state == 1;
-}
+/* 1 when the driver is loaded; it is tried once per process. */
+static int driver_loaded(void) { return mr_gpu_driver_once(&g_cu_mutex, &g_state, load_driver); }
 
 const mr_cu_fns_t* mr_cu_driver(void) {
   if (driver_loaded()) return &g_fns;

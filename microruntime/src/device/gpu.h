@@ -104,6 +104,10 @@ const mr_device_api_t* mr_device_vulkan_api(void);
  * not empty (a test hook, or a driver in an unusual place), else `fallback`. */
 const char* mr_gpu_driver_name(const char* env, const char* fallback);
 
+/* 1 when a backend's driver is loaded: `load` (which sets *state to 1 or -1) runs the first
+ * time, under `mutex`; *state 0 means not tried yet. */
+int mr_gpu_driver_once(mr_mutex_t* mutex, int* state, void (*load)(void));
+
 /* ---- the thread's current device (gpu_backends.c) ---- */
 int32_t mr_gpu_current_device(int32_t device_type);
 

@@ -29,6 +29,15 @@ const char* mr_gpu_driver_name(const char* env, const char* fallback) {
 /* ---- current device ---- */
 static MR_THREAD_LOCAL int32_t t_current[MR_MAX_DEVICE_TYPES];
 
+int mr_gpu_driver_once(mr_mutex_t* mutex, int* state, void (*load)(void)) {
+  int now;
+  mr_mutex_lock(mutex);
+  if (*state == 0) load();
+  now = *state;
+  mr_mutex_unlock(mutex);
+  return now == 1;
+}
+
 int32_t mr_gpu_current_device(int32_t device_type) {
   return device_type > 0 && device_type < MR_MAX_DEVICE_TYPES ? t_current[device_type] : 0;
 }

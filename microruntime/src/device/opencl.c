@@ -113,14 +113,7 @@ static void load_driver(void) {
 }
 
 /* 1 when the driver is loaded; it is tried once per process. */
-static int driver_loaded(void) {
-  int state;
-  mr_mutex_lock(&g_cl_mutex);
-  if (g_state == 0) load_driver();
-  state = g_state;
-  mr_mutex_unlock(&g_cl_mutex);
-  return state == 1;
-}
+static int driver_loaded(void) { return mr_gpu_driver_once(&g_cl_mutex, &g_state, load_driver); }
 
 const mr_cl_fns_t* mr_cl_driver(void) {
   if (driver_loaded()) return &g_fns;

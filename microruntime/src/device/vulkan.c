@@ -176,14 +176,8 @@ static void load_driver(void) {
     }
 }
 
-static int driver_loaded(void) {
-  int state;
-  mr_mutex_lock(&g_vk_mutex);
-  if (g_state == 0) load_driver();
-  state = g_state;
-  mr_mutex_unlock(&g_vk_mutex);
-  return state == 1;
-}
+/* 1 when the driver is loaded; it is tried once per process. */
+static int driver_loaded(void) { return mr_gpu_driver_once(&g_vk_mutex, &g_state, load_driver); }
 
 const mr_vk_fns_t* mr_vk_driver(void) {
   if (driver_loaded()) return &g_fns;
