@@ -1,7 +1,7 @@
-"""Whole models on OpenCL through the graph executor: relay.build(..., target="opencl",
-target_host="llvm") of a small CNN runs on PoCL and matches the CPU (llvm) build (rtol 1e-4,
-atol 1e-5); exported as one .so it loads and runs in a fresh process that imports only
-microruntime; a CUDA build of the same CNN compiles to PTX (running it needs a GPU). The
+"""Whole models on GPUs through the graph executor: relay.build(..., target=<api>,
+target_host="llvm") of a small CNN runs on OpenCL (PoCL here) and on Vulkan (lavapipe here) and
+matches the CPU (llvm) build (rtol 1e-4, atol 1e-5); exported as one .so it loads and runs in a
+fresh process that imports only microruntime; a CUDA build of the same CNN compiles to PTX (running it needs a GPU). The
 graph of a GPU build places kernels that cannot run on GPU threads (a 0-d result) on the host,
 with device_index and __copy nodes."""
 import json
@@ -55,11 +55,10 @@ def cnn():
     return models.conv_bn_relu_pool_dense(batch=1, channels=3, size=16, filters=8)
 
 
-def test_cnn_on_opencl_matches_cpu(cnn):
-    _need_opencl()
-    lib = _gpu_build(cnn)
+def test_cnn_on_gpu_matches_cpu(cnn, gpu_api):
+    lib = _gpu_build(cnn, target=gpu_api.name)
     inputs = cnn.inputs()
-    got = _run(lib, microruntime.opencl(0), inputs)
+    got = _run(lib, gpu_api.device(), inputs)
     cpu = relay.build(cnn.mod, target="llvm", params=cnn.params)
     want = _run(cpu, microruntime.cpu(0), inputs)
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
@@ -95,7 +94,7 @@ import microruntime
 from microruntime import graph_executor
 assert not any(m == "compiler" or m.startswith("compiler.") for m in sys.modules)
 lib = microruntime.load_module(sys.argv[1])
-g = graph_executor.GraphModule(lib["default"](microruntime.opencl(0)))
+g = graph_executor.GraphModule(lib["default"](getattr(microruntime, sys.argv[4])(0)))
 g.set_input("x", np.load(sys.argv[2]))
 g.run()
 np.save(sys.argv[3], g.get_output(0).numpy())
@@ -103,16 +102,15 @@ assert not any(m == "compiler" or m.startswith("compiler.") for m in sys.modules
 """
 
 
-def test_cnn_exported_so_runs_in_fresh_process(cnn, tmp_path):
-    _need_opencl()
-    lib = _gpu_build(cnn)
-    so = str(tmp_path / "cnn_opencl.so")
+def test_cnn_exported_so_runs_in_fresh_process(cnn, gpu_api, tmp_path):
+    lib = _gpu_build(cnn, target=gpu_api.name)
+    so = str(tmp_path / f"cnn_{gpu_api.name}.so")
     lib.export_library(so)
     inputs = cnn.inputs(2)
     np.save(tmp_path / "x.npy", inputs["x"])
     env = dict(os.environ, PYTHONPATH=ROOT)
     subprocess.run([sys.executable, "-c", _LOADER, so, str(tmp_path / "x.npy"),
-                    str(tmp_path / "y.npy")], check=True, env=env, cwd=str(tmp_path),
+                    str(tmp_path / "y.npy"), gpu_api.name], check=True, env=env, cwd=str(tmp_path),
                    timeout=120)
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), cnn.reference(inputs),
                                rtol=1e-3, atol=1e-4)
@@ -162,13 +160,8 @@ def test_heterogeneous_plan_keeps_scalar_kernel_on_host():
         assert len({d for d, s in zip(dev, sids) if s == sid}) == 1
 
 
-def test_heterogeneous_model_runs_on_opencl():
-    _need_opencl()
-    mod = _scalar_model()
-    try:
-        lib = relay.build(mod, target="opencl", target_host="llvm")
-    except TargetError as err:
-        pytest.skip(f"heterogeneous build is not available: {err}")
+def test_heterogeneous_model_runs_on_gpu(gpu_api):
+    lib = relay.build(_scalar_model(), target=gpu_api.name, target_host="llvm")
     x = np.random.default_rng(0).standard_normal((4, 8)).astype("float32")
-    got = _run(lib, microruntime.opencl(0), {"x": x})
+    got = _run(lib, gpu_api.device(), {"x": x})
     np.testing.assert_allclose(got, 2.0 * x.shape[0], rtol=RTOL, atol=1e-4)

@@ -1,8 +1,8 @@
-"""relax.build for a GPU target: the VM runs its kernels on OpenCL (PoCL here) and matches the
-llvm VM (rtol 1e-4, atol 1e-5): the symbolic-batch MLP at n = 1 and 7, a CNN, If on a value
-computed at run time (its 0-d kernels on the host); storage on device 0, weights on the
-device, host inputs moved there, outputs device arrays. The exported library runs in a fresh
-process importing only microruntime. A CUDA build compiles (PTX); running it needs a GPU.
+"""relax.build for a GPU target: the VM runs its kernels on OpenCL (PoCL here) and on Vulkan
+(lavapipe here) and matches the llvm VM (rtol 1e-4, atol 1e-5): the symbolic-batch MLP at n = 1
+and 7, a CNN, If on a value computed at run time (its 0-d kernels on the host); storage on
+device 0, weights on the device, host inputs moved there, outputs device arrays. The exported
+library (the MLP, the CNN) runs in a fresh process importing only microruntime. A CUDA build compiles (PTX); running it needs a GPU.
 The placement checks (device indices, copies, host kernels) need no device."""
 import os
 import subprocess
@@ -29,10 +29,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.d
     os.path.abspath(__file__))))))
 
 
-def _need_opencl():
-    if not microruntime.enabled("opencl"):
-        pytest.skip("no OpenCL device (microruntime.enabled('opencl') is False)")
-
 
 def _gpu(prog_mod, params=None, target="opencl"):
     try:
@@ -48,35 +44,38 @@ def _cpu_run(mod, params, args):
     return VirtualMachine(ex, microruntime.cpu())["main"](*args).numpy()
 
 
-@pytest.fixture(scope="module")
-def mlp():
-    prog = vm_models.mlp()
-    return prog, _gpu(prog.mod, prog.params)
+_BUILDS = {}
+
+
+def _mlp(api):
+    """The symbolic-batch MLP and its build for `api`, built once per module."""
+    if api not in _BUILDS:
+        prog = vm_models.mlp()
+        _BUILDS[api] = prog, _gpu(prog.mod, prog.params, target=api)
+    return _BUILDS[api]
 
 
 @pytest.mark.parametrize("n", [1, 7])
-def test_mlp_symbolic_batch_on_opencl(mlp, n):
-    _need_opencl()
-    prog, ex = mlp
-    vm = VirtualMachine(ex, microruntime.opencl())
+def test_mlp_symbolic_batch_on_gpu(gpu_api, n):
+    prog, ex = _mlp(gpu_api.name)
+    vm = VirtualMachine(ex, gpu_api.device())
     args = prog.args(n=n)
     out = vm["main"](*args)                       # a host array: moved to the device
-    assert out.device.device_type == microruntime.opencl().device_type
+    assert out.device.device_type == gpu_api.device_type
     assert out.shape == (n, 10)
     np.testing.assert_allclose(out.numpy(), _cpu_run(prog.mod, prog.params, args),
                                rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(out.numpy(), prog.reference(*args), rtol=1e-3, atol=1e-4)
     # an input already on the device is used where it is
-    dev_x = microruntime.nd.array(args[0], microruntime.opencl())
+    dev_x = microruntime.nd.array(args[0], gpu_api.device())
     np.testing.assert_allclose(vm["main"](dev_x).numpy(), out.numpy(), rtol=0, atol=0)
 
 
-def test_kernels_read_weights_and_storage_on_the_device(mlp):
+def test_kernels_read_weights_and_storage_on_the_device(gpu_api):
     """Every tensor a kernel gets (input, weights from the constant pool, planned storage) is
-    on the OpenCL device; the shape function gets the host heap."""
-    _need_opencl()
-    prog, ex = mlp
-    vm = VirtualMachine(ex, microruntime.opencl())
+    on the GPU; the shape function gets the host heap."""
+    prog, ex = _mlp(gpu_api.name)
+    vm = VirtualMachine(ex, gpu_api.device())
     seen = {}
 
     def instrument(func, name, before, ret, *args):
@@ -85,33 +84,35 @@ def test_kernels_read_weights_and_storage_on_the_device(mlp):
         return 0
     vm.set_instrument(instrument)
     vm["main"](*prog.args(n=3))
-    gpu, cpu = microruntime.opencl().device_type, microruntime.cpu().device_type
+    gpu, cpu = gpu_api.device_type, microruntime.cpu().device_type
     kernels = {k: v for k, v in seen.items() if k.startswith("fused_")}
     assert len(kernels) == 2 and all(v == {gpu} for v in kernels.values())
     assert seen["shape_func_main"] == {cpu}
 
 
-def test_cnn_on_opencl():
-    _need_opencl()
-    cnn = models.conv_bn_relu_pool_dense(batch=1, channels=3, size=16, filters=8)
-    ex = _gpu(cnn.mod, cnn.params)
+def _cnn():
+    return models.conv_bn_relu_pool_dense(batch=1, channels=3, size=16, filters=8)
+
+
+def test_cnn_on_gpu(gpu_api):
+    cnn = _cnn()
+    ex = _gpu(cnn.mod, cnn.params, target=gpu_api.name)
     inputs = cnn.inputs()
-    vm = VirtualMachine(ex, microruntime.opencl())
+    vm = VirtualMachine(ex, gpu_api.device())
     got = vm["main"](inputs["x"]).numpy()
     np.testing.assert_allclose(got, _cpu_run(cnn.mod, cnn.params, [inputs["x"]]),
                                rtol=RTOL, atol=ATOL)
     np.testing.assert_allclose(got, cnn.reference(inputs), rtol=1e-3, atol=1e-4)
 
 
-def test_if_on_runtime_value_on_opencl():
-    _need_opencl()
+def test_if_on_runtime_value_on_gpu(gpu_api):
     prog = vm_models.branch()
-    vm = VirtualMachine(_gpu(prog.mod), microruntime.opencl())
+    vm = VirtualMachine(_gpu(prog.mod, target=gpu_api.name), gpu_api.device())
     cpu = VirtualMachine(relax.build(prog.mod, target="llvm"), microruntime.cpu())
     for sign in (1.0, -1.0):
         args = prog.args(sign=sign)
         out = vm["main"](*args)
-        assert out.device.device_type == microruntime.opencl().device_type
+        assert out.device.device_type == gpu_api.device_type
         np.testing.assert_allclose(out.numpy(), cpu["main"](*args).numpy(), rtol=RTOL,
                                    atol=ATOL)
         np.testing.assert_allclose(out.numpy(), prog.reference(*args), rtol=1e-5, atol=1e-6)
@@ -169,30 +170,38 @@ import sys, numpy as np
 import microruntime
 from microruntime.relax_vm import VirtualMachine
 ex = microruntime.load_module(sys.argv[1])
-vm = VirtualMachine(ex, microruntime.opencl())
-for k, path in enumerate(sys.argv[2:-1]):
+vm = VirtualMachine(ex, getattr(microruntime, sys.argv[2])())
+for k, path in enumerate(sys.argv[3:-1]):
     np.save(sys.argv[-1] + f"{k}.npy", vm["main"](np.load(path)).numpy())
 assert not any(m == "compiler" or m.startswith("compiler.") for m in sys.modules)
 """
 
 
-def test_exported_library_runs_in_fresh_process(mlp, tmp_path):
-    _need_opencl()
-    prog, ex = mlp
-    so = str(tmp_path / "mlp_opencl.so")
+def _run_exported(ex, api, xs, tmp_path, name):
+    """Outputs of `ex` exported as one .so and run on `api` in a fresh process, one per x."""
+    so = str(tmp_path / f"{name}_{api}.so")
     ex.export_library(so)
     paths = []
-    for n in (2, 5):
-        p = tmp_path / f"x{n}.npy"
-        np.save(p, prog.args(n=n)[0])
-        paths.append(str(p))
+    for k, x in enumerate(xs):
+        paths.append(str(tmp_path / f"{name}_x{k}.npy"))
+        np.save(paths[-1], x)
     env = dict(os.environ, PYTHONPATH=ROOT)
-    subprocess.run([sys.executable, "-c", _LOADER, so, *paths, str(tmp_path / "y")],
+    out = str(tmp_path / f"{name}_y")
+    subprocess.run([sys.executable, "-c", _LOADER, so, api, *paths, out],
                    check=True, env=env, cwd=str(tmp_path), timeout=120)
-    for k, path in enumerate(paths):
-        x = np.load(path)
-        np.testing.assert_allclose(np.load(tmp_path / f"y{k}.npy"), prog.reference(x),
-                                   rtol=1e-3, atol=1e-4)
+    return [np.load(f"{out}{k}.npy") for k in range(len(xs))]
+
+
+def test_exported_library_runs_in_fresh_process(gpu_api, tmp_path):
+    prog, ex = _mlp(gpu_api.name)
+    xs = [prog.args(n=n)[0] for n in (2, 5)]
+    for x, y in zip(xs, _run_exported(ex, gpu_api.name, xs, tmp_path, "mlp")):
+        np.testing.assert_allclose(y, prog.reference(x), rtol=1e-3, atol=1e-4)
+    cnn = _cnn()
+    inputs = cnn.inputs(3)
+    (y,) = _run_exported(_gpu(cnn.mod, cnn.params, target=gpu_api.name), gpu_api.name,
+                         [inputs["x"]], tmp_path, "cnn")
+    np.testing.assert_allclose(y, cnn.reference(inputs), rtol=1e-3, atol=1e-4)
 
 
 def test_cuda_build_compiles_to_ptx():
