@@ -1,9 +1,9 @@
 """Whole models on GPUs through the graph executor: relay.build(..., target=<api>,
 target_host="llvm") of a small CNN runs on OpenCL (PoCL here) and on Vulkan (lavapipe here) and
 matches the CPU (llvm) build (rtol 1e-4, atol 1e-5); exported as one .so it loads and runs in a
-fresh process that imports only microruntime; a CUDA build of the same CNN compiles to PTX (running it needs a GPU). The
-graph of a GPU build places kernels that cannot run on GPU threads (a 0-d result) on the host,
-with device_index and __copy nodes."""
+fresh process that imports only microruntime; a CUDA build of the same CNN compiles to PTX
+(running it needs a GPU). The graph of a GPU build places kernels that cannot run on GPU threads
+(a 0-d result) on the host, with device_index and __copy nodes."""
 import json
 import os
 import subprocess

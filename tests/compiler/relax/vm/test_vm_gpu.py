@@ -2,8 +2,9 @@
 (lavapipe here) and matches the llvm VM (rtol 1e-4, atol 1e-5): the symbolic-batch MLP at n = 1
 and 7, a CNN, If on a value computed at run time (its 0-d kernels on the host); storage on
 device 0, weights on the device, host inputs moved there, outputs device arrays. The exported
-library (the MLP, the CNN) runs in a fresh process importing only microruntime. A CUDA build compiles (PTX); running it needs a GPU.
-The placement checks (device indices, copies, host kernels) need no device."""
+library (the MLP, the CNN) runs in a fresh process importing only microruntime. A CUDA build
+compiles (PTX); running it needs a GPU. The placement checks (device indices, copies, host
+kernels) need no device."""
 import os
 import subprocess
 import sys
