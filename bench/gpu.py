@@ -1,8 +1,9 @@
 """GPU targets beside the CPU in one run: a 1024² float32 matmul (GFLOP/s and ms) and the small
 CNN of compiler/relax/testing/models.py (conv_bn_relu_pool_dense, batch 1 and 8: ms per
-inference) built with relay.build for OpenCL (PoCL here: OpenCL on the CPU's cores) and for
-llvm. The CUDA column runs only where a CUDA GPU is present ("no GPU" otherwise; the PTX is
-still compiled, so the build is checked). Every result is checked against numpy first.
+inference) built with relay.build for OpenCL (PoCL here: OpenCL on the CPU's cores), Vulkan
+(SPIR-V; lavapipe here: Vulkan on the CPU's cores) and llvm. The CUDA column runs only where a
+CUDA GPU is present ("no GPU" otherwise; the PTX is still compiled, so the build is checked);
+so does each other GPU column ("no device"). Every result is checked against numpy first.
 
 GPU schedules: topi.cuda (matmul: tiled_gemm, 64x64 block tiles, 4x4 per thread, 16-deep
 shared tiles); CPU: topi.x86 (matmul: blocked_gemm).
@@ -21,7 +22,7 @@ from compiler.relax.testing import models
 from compiler.target import Target
 from microruntime import graph_executor
 
-TARGETS = [("llvm", "cpu"), ("opencl", "opencl"), ("cuda", "cuda")]
+TARGETS = [("llvm", "cpu"), ("opencl", "opencl"), ("vulkan", "vulkan"), ("cuda", "cuda")]
 
 
 def _device(kind):
@@ -30,6 +31,11 @@ def _device(kind):
 
 def _runnable(kind) -> bool:
     return kind == "cpu" or microruntime.enabled(kind)
+
+
+def _not_run(kind, compile_s):
+    what = "no GPU (PTX" if kind == "cuda" else "no device (code"
+    return f"{what} compiled in {compile_s:.1f} s)"
 
 
 def matmul(target_name, n):
@@ -56,7 +62,7 @@ def bench_matmul(n, number, repeat):
         mod = matmul(target_name, n)
         compile_s = time.perf_counter() - t0
         if not _runnable(kind):
-            rows[target_name] = f"no GPU (PTX compiled in {compile_s:.1f} s)"
+            rows[target_name] = _not_run(kind, compile_s)
             continue
         dev = _device(kind)
         nd = [microruntime.nd.array(x, dev) for x in (a, b, np.zeros((n, n), "float32"))]
@@ -79,7 +85,7 @@ def bench_cnn(batch, number, repeat):
         lib = relay.build(m.mod, target=target_name, params=m.params, **host)
         compile_s = time.perf_counter() - t0
         if not _runnable(kind):
-            rows[target_name] = f"no GPU (PTX compiled in {compile_s:.1f} s)"
+            rows[target_name] = _not_run(kind, compile_s)
             continue
         dev = _device(kind)
         g = graph_executor.GraphModule(lib["default"](dev))
@@ -105,6 +111,7 @@ def main():
     p.add_argument("--number", type=int, default=3)
     args = p.parse_args()
     print(f"OpenCL: {'yes' if microruntime.enabled('opencl') else 'no device'}; "
+          f"Vulkan: {'yes' if microruntime.enabled('vulkan') else 'no device'}; "
           f"CUDA: {'yes' if microruntime.enabled('cuda') else 'no GPU'}; "
           f"threads (CPU runtime): {microruntime.num_threads()}")
     print(f"\nmatmul {args.n}x{args.n}x{args.n} float32")
