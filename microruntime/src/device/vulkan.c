@@ -17,6 +17,7 @@
 #include "vulkan.h"
 
 static mr_mutex_t g_vk_mutex = MR_MUTEX_INIT; /* guards the loading and device creation */
+mr_mutex_t mr_vk_submit_mutex = MR_MUTEX_INIT;
 static int g_state;                           /* 0 not tried, 1 loaded, -1 failed */
 static char g_error[512];
 static mr_vk_fns_t g_fns;
@@ -210,7 +211,23 @@ static int pick_memory(mr_vk_device_t* d) {
   return 0;
 }
 
-/* Creates the logical device and its queue, pool, command buffer and fence; caller holds
+static int create_descriptor_pool(mr_vk_device_t* d) {
+  VkDescriptorPoolCreateInfo dp;
+  VkDescriptorPoolSize size;
+  VkResult err;
+  size.type = MR_VK_DESCRIPTOR_STORAGE_BUFFER;
+  size.descriptorCount = MR_VK_BATCH_DESCRIPTORS;
+  memset(&dp, 0, sizeof(dp));
+  dp.sType = MR_VK_ST_DESCRIPTOR_POOL_CREATE_INFO;
+  dp.maxSets = MR_VK_BATCH;
+  dp.poolSizeCount = 1;
+  dp.pPoolSizes = &size;
+  if ((err = g_fns.CreateDescriptorPool(d->device, &dp, NULL, &d->sets)) != MR_VK_SUCCESS)
+    return mr_vk_fail("vkCreateDescriptorPool", err);
+  return 0;
+}
+
+/* Creates the logical device and its queue, pools, command buffer and fence; caller holds
  * the mutex. */
 static int create_device(mr_vk_device_t* d) {
   VkBool32 features[64];
@@ -251,9 +268,60 @@ static int create_device(mr_vk_device_t* d) {
     return mr_vk_fail("vkAllocateCommandBuffers", err);
   memset(&fence, 0, sizeof(fence));
   fence.sType = MR_VK_ST_FENCE_CREATE_INFO;
+  if (!d->sets && create_descriptor_pool(d) != 0) return -1;
   if ((err = g_fns.CreateFence(d->device, &fence, NULL, &d->fence)) != MR_VK_SUCCESS)
     return mr_vk_fail("vkCreateFence", err);
   return 0;
+}
+
+int mr_vk_record(mr_vk_device_t* d) {
+  VkCommandBufferBeginInfo begin;
+  VkResult err;
+  if (d->pending) return 0;
+  memset(&begin, 0, sizeof(begin));
+  begin.sType = MR_VK_ST_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = MR_VK_COMMAND_BUFFER_ONE_TIME_SUBMIT;
+  if ((err = g_fns.ResetCommandBuffer(d->cmd, 0)) != MR_VK_SUCCESS ||
+      (err = g_fns.BeginCommandBuffer(d->cmd, &begin)) != MR_VK_SUCCESS)
+    return mr_vk_fail("vkBeginCommandBuffer", err);
+  return 0;
+}
+
+int mr_vk_flush(mr_vk_device_t* d) {
+  VkSubmitInfo submit;
+  VkMemoryBarrier barrier;
+  VkResult err;
+  if (!d->pending) return 0;
+  d->pending = 0;
+  /* the shaders' writes become visible to the host (the buffers are mapped) */
+  memset(&barrier, 0, sizeof(barrier));
+  barrier.sType = MR_VK_ST_MEMORY_BARRIER;
+  barrier.srcAccessMask = MR_VK_ACCESS_SHADER_WRITE;
+  barrier.dstAccessMask = MR_VK_ACCESS_HOST_READ | MR_VK_ACCESS_HOST_WRITE;
+  g_fns.CmdPipelineBarrier(d->cmd, MR_VK_STAGE_COMPUTE_SHADER, MR_VK_STAGE_HOST, 0, 1,
+                           &barrier, 0, NULL, 0, NULL);
+  if ((err = g_fns.EndCommandBuffer(d->cmd)) != MR_VK_SUCCESS)
+    return mr_vk_fail("vkEndCommandBuffer", err);
+  memset(&submit, 0, sizeof(submit));
+  submit.sType = MR_VK_ST_SUBMIT_INFO;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &d->cmd;
+  if ((err = g_fns.QueueSubmit(d->queue, 1, &submit, d->fence)) != MR_VK_SUCCESS)
+    return mr_vk_fail("vkQueueSubmit", err);
+  err = g_fns.WaitForFences(d->device, 1, &d->fence, 1, UINT64_MAX);
+  (void)g_fns.ResetFences(d->device, 1, &d->fence);
+  (void)g_fns.ResetDescriptorPool(d->device, d->sets, 0);
+  return err == MR_VK_SUCCESS ? 0 : mr_vk_fail("vkWaitForFences", err);
+}
+
+int mr_vk_sync(int32_t device_id) {
+  mr_vk_device_t* d = mr_vk_device(device_id);
+  int status;
+  if (!d) return -1;
+  mr_mutex_lock(&mr_vk_submit_mutex);
+  status = mr_vk_flush(d);
+  mr_mutex_unlock(&mr_vk_submit_mutex);
+  return status;
 }
 
 mr_vk_device_t* mr_vk_device(int32_t device_id) {
@@ -378,6 +446,7 @@ static int vk_free(DLDevice dev, void* ptr) {
   if (!b) return 0;
   if (b->magic == MR_VK_BUFFER_MAGIC && driver_loaded() && b->device_id >= 0 &&
       b->device_id < g_num_devices && (d = &g_devices[b->device_id])->device) {
+    (void)mr_vk_sync(b->device_id); /* recorded launches may still use it */
     g_fns.FreeMemory(d->device, b->memory, NULL); /* unmaps it */
     g_fns.DestroyBuffer(d->device, b->buffer, NULL);
   }
@@ -405,19 +474,31 @@ static int host_view(const DLTensor* t, size_t n, char** out) {
   return 0;
 }
 
-/* Launches wait for the device, so the memory is idle between calls: copies are memcpy. */
+static int sync_if_vulkan(DLDevice dev) {
+  return dev.device_type == kDLVulkan ? mr_vk_sync(dev.device_id) : 0;
+}
+
+static int same_device(DLDevice a, DLDevice b) {
+  return a.device_type == b.device_type && a.device_id == b.device_id;
+}
+
+/* The recorded launches of the devices involved complete first; the memory is then idle
+ * and mapped, so a copy is a memcpy. */
 static int vk_copy(const DLTensor* from, DLTensor* to, DLDevice dev, void* stream) {
   size_t n = mr_tensor_nbytes(from);
   char *src, *dst;
   (void)dev;
   (void)stream;
   if (n == 0) return 0;
+  if (sync_if_vulkan(from->device) != 0 ||
+      (!same_device(from->device, to->device) && sync_if_vulkan(to->device) != 0))
+    return -1;
   if (host_view(from, n, &src) != 0 || host_view(to, n, &dst) != 0) return -1;
   memmove(dst, src, n);
   return 0;
 }
 
-/* ---- streams: one queue per device, every submission already complete ---- */
+/* ---- streams: one queue per device; a sync completes what was recorded ---- */
 static int vk_stream_create(DLDevice dev, void** out) {
   if (!mr_vk_device(dev.device_id)) return -1;
   *out = NULL; /* the device's queue */
@@ -432,7 +513,7 @@ static int vk_stream_free(DLDevice dev, void* stream) {
 
 static int vk_stream_sync(DLDevice dev, void* stream) {
   (void)stream;
-  return mr_vk_device(dev.device_id) ? 0 : -1;
+  return mr_vk_sync(dev.device_id);
 }
 
 static const mr_device_api_t k_vulkan_api = {

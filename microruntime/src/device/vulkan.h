@@ -1,7 +1,14 @@
 /* The Vulkan driver (libvulkan.so.1, the Khronos loader) as the backend uses it: the few
  * types and constants of the Vulkan 1.1 API it needs (written out: no SDK headers), the
  * entry points found with dlopen, the devices (each with a compute queue, a command
- * pool, one command buffer and a fence), and the buffers tensors hold. */
+ * pool, one command buffer, a fence and a descriptor pool), and the buffers tensors hold.
+ *
+ * Launches are recorded, not submitted: a device's command buffer collects dispatches
+ * (each followed by a compute-to-compute barrier, so kernels see their predecessors'
+ * writes) until something needs their results or their memory: a copy, a free, a stream
+ * sync, a module unload, a full batch (MR_VK_BATCH dispatches) or an exhausted descriptor
+ * pool. Then mr_vk_flush submits the batch and waits for it; an error of a recorded launch
+ * is reported there. */
 #ifndef MR_DEVICE_VULKAN_H_
 #define MR_DEVICE_VULKAN_H_
 
@@ -392,8 +399,14 @@ typedef struct {
   VkCommandPool pool;
   VkCommandBuffer cmd; /* one at a time: submissions wait for their fence */
   VkFence fence;
+  VkDescriptorPool sets; /* the recorded dispatches' descriptor sets, reset at each flush */
   uint32_t memory_type; /* host-visible and coherent (device-local too when there is one) */
+  uint32_t pending;     /* dispatches recorded since the last flush */
 } mr_vk_device_t;
+
+/* Dispatches per submission, and descriptors of the pool they take their sets from. */
+#define MR_VK_BATCH 256u
+#define MR_VK_BATCH_DESCRIPTORS (MR_VK_BATCH * 16u)
 
 /* What a Vulkan tensor's data points to. The memory stays mapped: it is host visible and
  * coherent, so copies are memcpy once the device's work is done (launches wait for it). */
@@ -412,6 +425,16 @@ typedef struct {
 const mr_vk_fns_t* mr_vk_driver(void);
 /* The device with its queue, pool and fence (created now if needed), or NULL with an error. */
 mr_vk_device_t* mr_vk_device(int32_t device_id);
+/* Guards every device's command buffer, fence and descriptor pool. */
+extern mr_mutex_t mr_vk_submit_mutex;
+/* The command buffer of `d` ready to record into (begun if nothing is pending); the caller
+ * holds mr_vk_submit_mutex. */
+int mr_vk_record(mr_vk_device_t* d);
+/* Submits what `d` has recorded and waits for it (nothing to do when nothing is pending);
+ * the caller holds mr_vk_submit_mutex. */
+int mr_vk_flush(mr_vk_device_t* d);
+/* mr_vk_flush of device `device_id` (created if needed) under the mutex. */
+int mr_vk_sync(int32_t device_id);
 /* Records "vulkan: <what> failed: <result name> (<code>)" and returns -1. */
 int mr_vk_fail(const char* what, VkResult err);
 

@@ -2,9 +2,9 @@
  * module's kernels there, one compute pipeline per function (its SPIR-V, checked at load,
  * as a shader module; a descriptor set layout with one storage buffer per buffer
  * argument, bindings in argument order; the scalar arguments as push constants, 8 bytes
- * each, TVM's layout) and a descriptor pool. A launch writes the descriptor set, records
- * bind / push / dispatch(grid) into the device's command buffer, submits it and waits on
- * the device's fence: kernels complete in order, before the call returns. */
+ * each, TVM's layout). A launch takes a descriptor set from the device's pool, writes it,
+ * and records bind / push / dispatch(grid) / barrier into the device's command buffer;
+ * kernels run in order when the batch is flushed (see vulkan.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,6 @@ typedef struct {
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
   VkPipeline pipeline;
-  VkDescriptorPool pool;
   uint32_t num_buffers, num_scalars;
 } mr_vk_kernel_t;
 
@@ -26,9 +25,6 @@ typedef struct {
   mr_vk_kernel_t* kernels; /* one per function of the payload */
 } mr_vk_program_t;
 
-/* Guards the devices' command buffers, fences and the kernels' descriptor pools. */
-static mr_mutex_t g_submit_mutex = MR_MUTEX_INIT;
-
 static void program_free(void* self) {
   mr_vk_program_t* p = (mr_vk_program_t*)self;
   const mr_vk_fns_t* fn;
@@ -37,11 +33,11 @@ static void program_free(void* self) {
   if (!p) return;
   fn = mr_vk_driver();
   d = fn ? mr_vk_device(p->device_id) : NULL;
+  if (d) (void)mr_vk_sync(p->device_id); /* recorded launches may still use the pipelines */
   for (i = 0; d && i < p->num_kernels; ++i) {
     mr_vk_kernel_t* k = &p->kernels[i];
     if (k->pipeline) fn->DestroyPipeline(d->device, k->pipeline, NULL);
     if (k->layout) fn->DestroyPipelineLayout(d->device, k->layout, NULL);
-    if (k->pool) fn->DestroyDescriptorPool(d->device, k->pool, NULL);
     if (k->set_layout) fn->DestroyDescriptorSetLayout(d->device, k->set_layout, NULL);
     if (k->shader) fn->DestroyShaderModule(d->device, k->shader, NULL);
   }
@@ -58,8 +54,6 @@ static int kernel_create(const mr_vk_fns_t* fn, const mr_vk_device_t* d,
   VkPipelineLayoutCreateInfo pl;
   VkPushConstantRange range;
   VkComputePipelineCreateInfo cp;
-  VkDescriptorPoolCreateInfo dp;
-  VkDescriptorPoolSize size;
   VkResult err;
   uint32_t i;
   char what[MR_MAX_NAME + 64];
@@ -120,15 +114,6 @@ static int kernel_create(const mr_vk_fns_t* fn, const mr_vk_device_t* d,
     snprintf(what, sizeof(what), "creating the pipeline of kernel '%s'", f->name);
     return mr_vk_fail(what, err);
   }
-  size.type = MR_VK_DESCRIPTOR_STORAGE_BUFFER;
-  size.descriptorCount = k->num_buffers ? k->num_buffers : 1;
-  memset(&dp, 0, sizeof(dp));
-  dp.sType = MR_VK_ST_DESCRIPTOR_POOL_CREATE_INFO;
-  dp.maxSets = 1;
-  dp.poolSizeCount = 1;
-  dp.pPoolSizes = &size;
-  if ((err = fn->CreateDescriptorPool(d->device, &dp, NULL, &k->pool)) != MR_VK_SUCCESS)
-    return mr_vk_fail("vkCreateDescriptorPool", err);
   return 0;
 }
 
@@ -173,18 +158,10 @@ static void pack_scalar(DLDataType t, const mr_kernel_arg_t* a, unsigned char* s
   memcpy(slot, &i32, 4);
 }
 
-static int record_and_run(const mr_vk_fns_t* fn, mr_vk_device_t* d, const mr_vk_kernel_t* k,
-                          VkDescriptorSet set, const unsigned char* push, const mr_launch_t* l) {
-  VkCommandBufferBeginInfo begin;
-  VkSubmitInfo submit;
+/* Records the dispatch of kernel `k` with descriptor set `set`; caller holds the mutex. */
+static void record(const mr_vk_fns_t* fn, mr_vk_device_t* d, const mr_vk_kernel_t* k,
+                   VkDescriptorSet set, const unsigned char* push, const mr_launch_t* l) {
   VkMemoryBarrier barrier;
-  VkResult err;
-  memset(&begin, 0, sizeof(begin));
-  begin.sType = MR_VK_ST_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = MR_VK_COMMAND_BUFFER_ONE_TIME_SUBMIT;
-  if ((err = fn->ResetCommandBuffer(d->cmd, 0)) != MR_VK_SUCCESS ||
-      (err = fn->BeginCommandBuffer(d->cmd, &begin)) != MR_VK_SUCCESS)
-    return mr_vk_fail("vkBeginCommandBuffer", err);
   fn->CmdBindPipeline(d->cmd, MR_VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
   fn->CmdBindDescriptorSets(d->cmd, MR_VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0,
                             NULL);
@@ -192,24 +169,37 @@ static int record_and_run(const mr_vk_fns_t* fn, mr_vk_device_t* d, const mr_vk_
     fn->CmdPushConstants(d->cmd, k->layout, MR_VK_SHADER_STAGE_COMPUTE, 0, k->num_scalars * 8,
                          push);
   fn->CmdDispatch(d->cmd, (uint32_t)l->grid[0], (uint32_t)l->grid[1], (uint32_t)l->grid[2]);
-  /* the shader's writes become visible to the host (the buffers are mapped) */
+  /* the next dispatch sees this one's writes */
   memset(&barrier, 0, sizeof(barrier));
   barrier.sType = MR_VK_ST_MEMORY_BARRIER;
   barrier.srcAccessMask = MR_VK_ACCESS_SHADER_WRITE;
-  barrier.dstAccessMask = MR_VK_ACCESS_HOST_READ | MR_VK_ACCESS_HOST_WRITE;
-  fn->CmdPipelineBarrier(d->cmd, MR_VK_STAGE_COMPUTE_SHADER, MR_VK_STAGE_HOST, 0, 1, &barrier,
-                         0, NULL, 0, NULL);
-  if ((err = fn->EndCommandBuffer(d->cmd)) != MR_VK_SUCCESS)
-    return mr_vk_fail("vkEndCommandBuffer", err);
-  memset(&submit, 0, sizeof(submit));
-  submit.sType = MR_VK_ST_SUBMIT_INFO;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &d->cmd;
-  if ((err = fn->QueueSubmit(d->queue, 1, &submit, d->fence)) != MR_VK_SUCCESS)
-    return mr_vk_fail("vkQueueSubmit", err);
-  err = fn->WaitForFences(d->device, 1, &d->fence, 1, UINT64_MAX);
-  (void)fn->ResetFences(d->device, 1, &d->fence);
-  return err == MR_VK_SUCCESS ? 0 : mr_vk_fail("vkWaitForFences", err);
+  barrier.dstAccessMask = MR_VK_ACCESS_SHADER_READ | MR_VK_ACCESS_SHADER_WRITE;
+  fn->CmdPipelineBarrier(d->cmd, MR_VK_STAGE_COMPUTE_SHADER, MR_VK_STAGE_COMPUTE_SHADER, 0, 1,
+                         &barrier, 0, NULL, 0, NULL);
+  ++d->pending;
+}
+
+/* A descriptor set of layout `k` from the device's pool, flushing the batch first when the
+ * pool (or the batch) is full; caller holds the mutex. */
+static int take_set(const mr_vk_fns_t* fn, mr_vk_device_t* d, const mr_vk_kernel_t* k,
+                    VkDescriptorSet* set) {
+  VkDescriptorSetAllocateInfo alloc;
+  VkResult err;
+  if (d->pending >= MR_VK_BATCH && mr_vk_flush(d) != 0) return -1;
+  memset(&alloc, 0, sizeof(alloc));
+  alloc.sType = MR_VK_ST_DESCRIPTOR_SET_ALLOCATE_INFO;
+  alloc.descriptorPool = d->sets;
+  alloc.descriptorSetCount = 1;
+  alloc.pSetLayouts = &k->set_layout;
+  if (fn->AllocateDescriptorSets(d->device, &alloc, set) == MR_VK_SUCCESS) return 0;
+  if (d->pending == 0 && k->num_buffers > MR_VK_BATCH_DESCRIPTORS)
+    return mr_value_error("vulkan: a kernel with %u buffer arguments exceeds the %u "
+                          "descriptors of a batch", (unsigned)k->num_buffers,
+                          (unsigned)MR_VK_BATCH_DESCRIPTORS);
+  if (mr_vk_flush(d) != 0) return -1; /* the pool is full: complete the batch, reuse it */
+  if ((err = fn->AllocateDescriptorSets(d->device, &alloc, set)) != MR_VK_SUCCESS)
+    return mr_vk_fail("vkAllocateDescriptorSets", err);
+  return 0;
 }
 
 static int launch(void* self, const mr_gpu_payload_t* payload, uint32_t index,
@@ -222,9 +212,7 @@ static int launch(void* self, const mr_gpu_payload_t* payload, uint32_t index,
   VkDescriptorBufferInfo infos[64], *info = infos;
   VkWriteDescriptorSet writes[64], *write = writes;
   unsigned char push[128 * 8];
-  VkDescriptorSetAllocateInfo alloc;
   VkDescriptorSet set;
-  VkResult err;
   uint32_t i, nb = 0, ns = 0;
   int status = -1;
   if (!fn || !d) return -1;
@@ -263,22 +251,13 @@ static int launch(void* self, const mr_gpu_payload_t* payload, uint32_t index,
       ++nb;
     }
   }
-  mr_mutex_lock(&g_submit_mutex); /* one submission at a time per command buffer */
-  memset(&alloc, 0, sizeof(alloc));
-  alloc.sType = MR_VK_ST_DESCRIPTOR_SET_ALLOCATE_INFO;
-  alloc.descriptorPool = k->pool;
-  alloc.descriptorSetCount = 1;
-  alloc.pSetLayouts = &k->set_layout;
-  if ((err = fn->ResetDescriptorPool(d->device, k->pool, 0)) != MR_VK_SUCCESS ||
-      (err = fn->AllocateDescriptorSets(d->device, &alloc, &set)) != MR_VK_SUCCESS) {
-    mr_mutex_unlock(&g_submit_mutex);
-    status = mr_vk_fail("vkAllocateDescriptorSets", err);
-    goto done;
+  mr_mutex_lock(&mr_vk_submit_mutex);
+  if ((status = take_set(fn, d, k, &set)) == 0 && (status = mr_vk_record(d)) == 0) {
+    for (i = 0; i < nb; ++i) write[i].dstSet = set;
+    if (nb) fn->UpdateDescriptorSets(d->device, nb, write, 0, NULL);
+    record(fn, d, k, set, push, l);
   }
-  for (i = 0; i < nb; ++i) write[i].dstSet = set;
-  if (nb) fn->UpdateDescriptorSets(d->device, nb, write, 0, NULL);
-  status = record_and_run(fn, d, k, set, push, l);
-  mr_mutex_unlock(&g_submit_mutex);
+  mr_mutex_unlock(&mr_vk_submit_mutex);
 done:
   if (info != infos) free(info);
   if (write != writes) free(write);

@@ -147,3 +147,39 @@ def test_corrupt_spirv_in_a_library_fails_at_load(tmp_path):
     with pytest.raises(RuntimeError, match="imported module 1 of kind 'vulkan': vulkan module: "
                        "the SPIR-V of kernel 'vadd_kernel' has the magic number 0xefbeadde"):
         mr.load_module(str(bad))
+
+
+def _add_one(n=256):
+    a = te.placeholder((n,), name="a")
+    b = te.compute((n,), lambda i: a[i] + 1.0, name="b")
+    s = te.create_schedule(b.op)
+    bx, tx = s[b].split(b.op.axis[0], factor=64)
+    s[b].bind(bx, te.thread_axis("blockIdx.x"))
+    s[b].bind(tx, te.thread_axis("threadIdx.x"))
+    return s, [a, b]
+
+
+def test_recorded_launches_run_in_order_across_batches():
+    """Launches are recorded and submitted in batches: 600 chained kernels (more than two
+    batches), each reading what the one before wrote, then a copy to the host."""
+    m, _ = vulkan_module(*_add_one(), "inc", "llvm")
+    x, y = _arrays(np.zeros(256, "float32"), np.zeros(256, "float32"))
+    for _ in range(300):
+        m["inc"](x, y)
+        m["inc"](y, x)
+    np.testing.assert_array_equal(x.numpy(), np.full(256, 600, "float32"))
+
+
+def test_buffers_freed_and_written_while_launches_are_recorded():
+    """Freeing a buffer or writing it from the host waits for the launches recorded on it."""
+    m, _ = vulkan_module(*_add_one(), "inc", "llvm")
+    x, y = _arrays(np.zeros(256, "float32"), np.zeros(256, "float32"))
+    tmp = mr.nd.empty((256,), "float32", mr.vulkan(0))
+    m["inc"](x, tmp)
+    m["inc"](tmp, y)
+    del tmp                                   # its launches are still recorded
+    x.copyfrom(np.full(256, 5, "float32"))    # the first launch read x: it ran before this
+    np.testing.assert_array_equal(y.numpy(), np.full(256, 2, "float32"))
+    m["inc"](x, y)
+    mr.vulkan(0).sync()
+    np.testing.assert_array_equal(y.numpy(), np.full(256, 6, "float32"))
