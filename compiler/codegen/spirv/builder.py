@@ -105,6 +105,10 @@ class Builder:
         if CAP[cap] not in self.capabilities:
             self.capabilities.append(CAP[cap])
 
+    def extension(self, name: str) -> None:
+        if name not in self.extensions:
+            self.extensions.append(name)
+
     def name(self, target: int, text: str) -> None:
         self.names += instruction(OP["Name"], [target, *string_words(text)])
 

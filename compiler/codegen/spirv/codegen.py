@@ -91,12 +91,21 @@ class KernelCodegen:
                                      f"{attr}=false; add -{attr}=1 to the target when the "
                                      "device has it, or compute in float32/int32")
 
-    def storage_elem(self, t: DType, where: str) -> int:
-        if t.is_bool or t.bits < 32:
-            raise UnsupportedOpError(
-                f"{where} has elements of type {t}: the SPIR-V codegen stores only 32- and "
-                "64-bit elements (8- and 16-bit storage needs device features it does not "
-                "enable); use int32 / float32 tensors on Vulkan")
+    def storage_elem(self, t: DType, where: str, buffer: bool = True) -> int:
+        """The element type of an array of `t`; 8- and 16-bit elements of a storage buffer
+        need the StorageBuffer8BitAccess / StorageBuffer16BitAccess capabilities (the
+        runtime enables the device features where the device has them)."""
+        if t.is_bool:
+            raise UnsupportedOpError(f"{where} has elements of type bool: the SPIR-V codegen "
+                                     "does not store bools; use int8 or int32 on Vulkan")
+        if buffer and t.bits == 8:
+            self._check_support("supports_int8", str(t))
+            self.b.require("StorageBuffer8BitAccess")
+            self.b.extension("SPV_KHR_8bit_storage")
+        elif buffer and t.bits == 16:
+            if t.is_integer:
+                self._check_support("supports_int16", str(t))
+            self.b.require("StorageBuffer16BitAccess")
         return self.ty(t)
 
     def const(self, t: DType, value) -> int:
@@ -285,7 +294,8 @@ class KernelCodegen:
         t = buf.dtype.element_of()
         b = self.b
         if scope == "shared":
-            arr = b.type_array(self.storage_elem(t, f"shared array '{buf.name}'"), size)
+            arr = b.type_array(self.storage_elem(t, f"shared array '{buf.name}'", False),
+                               size)
             var = b.global_variable("Workgroup", arr, buf.name)
             self.buffers[(id(buf.data), str(t))] = (var, "Workgroup")
         elif scope in ("local", "warp"):

@@ -34,7 +34,8 @@ static const struct {
     MR_VK_ENTRY(DestroyInstance),
     MR_VK_ENTRY(EnumeratePhysicalDevices),
     MR_VK_ENTRY(GetPhysicalDeviceProperties),
-    MR_VK_ENTRY(GetPhysicalDeviceFeatures),
+    MR_VK_ENTRY(GetPhysicalDeviceFeatures2),
+    MR_VK_ENTRY(EnumerateDeviceExtensionProperties),
     MR_VK_ENTRY(GetPhysicalDeviceQueueFamilyProperties),
     MR_VK_ENTRY(GetPhysicalDeviceMemoryProperties),
     MR_VK_ENTRY(CreateDevice),
@@ -227,10 +228,60 @@ static int create_descriptor_pool(mr_vk_device_t* d) {
   return 0;
 }
 
+/* What kernels may use beyond Vulkan 1.0, enabled where the device has it: 16-bit storage
+ * (core in 1.1), 8-bit storage and float16/int8 arithmetic (extensions before 1.2). */
+typedef struct {
+  VkPhysicalDeviceFeatures2 all; /* every 1.0 feature it has: int64, float64, int16... */
+  mr_vk_feature_struct_t storage16, storage8, float16_int8;
+  const char* extensions[2];
+  uint32_t num_extensions;
+} mr_vk_features_t;
+
+static int has_extension(const VkExtensionProperties* list, uint32_t n, const char* name) {
+  uint32_t i;
+  for (i = 0; i < n; ++i)
+    if (strcmp(list[i].extensionName, name) == 0) return 1;
+  return 0;
+}
+
+static void chain(void** tail, mr_vk_feature_struct_t* f, int32_t type) {
+  memset(f, 0, sizeof(*f));
+  f->sType = type;
+  *tail = f;
+}
+
+static int query_features(mr_vk_device_t* d, mr_vk_features_t* out) {
+  VkExtensionProperties* list = NULL;
+  uint32_t n = 0;
+  void** tail;
+  memset(out, 0, sizeof(*out));
+  out->all.sType = MR_VK_ST_PHYSICAL_DEVICE_FEATURES_2;
+  if (g_fns.EnumerateDeviceExtensionProperties(d->physical, NULL, &n, NULL) == MR_VK_SUCCESS &&
+      n && (list = (VkExtensionProperties*)calloc(n, sizeof(*list))) == NULL)
+    return mr_error_oom("the device's extension list");
+  if (list && g_fns.EnumerateDeviceExtensionProperties(d->physical, NULL, &n, list) !=
+                  MR_VK_SUCCESS)
+    n = 0;
+  chain(&out->all.pNext, &out->storage16, MR_VK_ST_16BIT_STORAGE_FEATURES);
+  tail = &out->storage16.pNext;
+  if (has_extension(list, n, "VK_KHR_8bit_storage")) {
+    out->extensions[out->num_extensions++] = "VK_KHR_8bit_storage";
+    chain(tail, &out->storage8, MR_VK_ST_8BIT_STORAGE_FEATURES);
+    tail = &out->storage8.pNext;
+  }
+  if (has_extension(list, n, "VK_KHR_shader_float16_int8")) {
+    out->extensions[out->num_extensions++] = "VK_KHR_shader_float16_int8";
+    chain(tail, &out->float16_int8, MR_VK_ST_FLOAT16_INT8_FEATURES);
+  }
+  free(list);
+  g_fns.GetPhysicalDeviceFeatures2(d->physical, &out->all);
+  return 0;
+}
+
 /* Creates the logical device and its queue, pools, command buffer and fence; caller holds
  * the mutex. */
 static int create_device(mr_vk_device_t* d) {
-  VkBool32 features[64];
+  mr_vk_features_t features;
   float priority = 1.0f;
   VkDeviceQueueCreateInfo q;
   VkDeviceCreateInfo info;
@@ -238,9 +289,7 @@ static int create_device(mr_vk_device_t* d) {
   VkCommandBufferAllocateInfo alloc;
   VkFenceCreateInfo fence;
   VkResult err;
-  if (pick_memory(d) != 0) return -1;
-  memset(features, 0, sizeof(features));
-  g_fns.GetPhysicalDeviceFeatures(d->physical, features); /* every feature it has: int64... */
+  if (pick_memory(d) != 0 || query_features(d, &features) != 0) return -1;
   memset(&q, 0, sizeof(q));
   q.sType = MR_VK_ST_DEVICE_QUEUE_CREATE_INFO;
   q.queueFamilyIndex = d->queue_family;
@@ -250,7 +299,9 @@ static int create_device(mr_vk_device_t* d) {
   info.sType = MR_VK_ST_DEVICE_CREATE_INFO;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &q;
-  info.pEnabledFeatures = features;
+  info.pNext = &features.all; /* everything the device has, as queried */
+  info.enabledExtensionCount = features.num_extensions;
+  info.ppEnabledExtensionNames = features.extensions;
   if ((err = g_fns.CreateDevice(d->physical, &info, NULL, &d->device)) != MR_VK_SUCCESS)
     return mr_vk_fail("vkCreateDevice", err);
   g_fns.GetDeviceQueue(d->device, d->queue_family, 0, &d->queue);

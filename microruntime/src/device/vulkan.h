@@ -326,13 +326,38 @@ typedef struct {
   VkFlags srcAccessMask, dstAccessMask;
 } VkMemoryBarrier;
 
+/* VkExtensionProperties */
+typedef struct {
+  char extensionName[256];
+  uint32_t specVersion;
+} VkExtensionProperties;
+
+/* The feature structures of vkGetPhysicalDeviceFeatures2 the backend chains (VkPhysicalDevice-
+ * Features2 holds the 55 VkBool32 of VkPhysicalDeviceFeatures; the others at most 4). */
+#define MR_VK_ST_PHYSICAL_DEVICE_FEATURES_2 1000059000
+#define MR_VK_ST_16BIT_STORAGE_FEATURES 1000083000
+#define MR_VK_ST_8BIT_STORAGE_FEATURES 1000177000
+#define MR_VK_ST_FLOAT16_INT8_FEATURES 1000082000
+typedef struct {
+  int32_t sType;
+  void* pNext;
+  VkBool32 features[55];
+} VkPhysicalDeviceFeatures2;
+typedef struct {
+  int32_t sType;
+  void* pNext;
+  VkBool32 flags[4];
+} mr_vk_feature_struct_t;
+
 /* The entry points (Vulkan 1.0 core; VKAPI_CALL is the C calling convention here). */
 typedef struct {
   VkResult (*CreateInstance)(const VkInstanceCreateInfo*, const void*, VkInstance*);
   void (*DestroyInstance)(VkInstance, const void*);
   VkResult (*EnumeratePhysicalDevices)(VkInstance, uint32_t*, VkPhysicalDevice*);
   void (*GetPhysicalDeviceProperties)(VkPhysicalDevice, void*);
-  void (*GetPhysicalDeviceFeatures)(VkPhysicalDevice, VkBool32*);
+  void (*GetPhysicalDeviceFeatures2)(VkPhysicalDevice, VkPhysicalDeviceFeatures2*); /* 1.1 */
+  VkResult (*EnumerateDeviceExtensionProperties)(VkPhysicalDevice, const char*, uint32_t*,
+                                                 VkExtensionProperties*);
   void (*GetPhysicalDeviceQueueFamilyProperties)(VkPhysicalDevice, uint32_t*,
                                                  VkQueueFamilyProperties*);
   void (*GetPhysicalDeviceMemoryProperties)(VkPhysicalDevice, VkPhysicalDeviceMemoryProperties*);

@@ -158,11 +158,38 @@ def test_vectorized_kernel_is_refused_with_the_fix():
         compiler.build(s, [A, B_], target="vulkan", target_host="llvm", name="vec")
 
 
-def test_int8_buffers_are_refused_with_the_fix():
+@pytest.mark.parametrize("dtype, caps", [
+    ("int8", ["StorageBuffer8BitAccess", "Int8"]),
+    ("uint8", ["StorageBuffer8BitAccess", "Int8"]),
+    ("int16", ["StorageBuffer16BitAccess", "Int16"]),
+    ("float16", ["StorageBuffer16BitAccess", "Float16"]),
+])
+def test_narrow_buffers_declare_their_storage_capabilities(dtype, caps):
+    A, B_, s = _bound(64, dtype)
+    s[B_].bind(B_.op.axis[0], te.thread_axis("threadIdx.x"))
+    _, dev = vulkan_module(s, [A, B_], "narrow")
+    validate_module(dev)
+    text = dev.get_source()
+    for cap in caps:
+        assert f"OpCapability {cap}\n" in text, text[:400]
+    assert ('OpExtension "SPV_KHR_8bit_storage"' in text) == (dtype.endswith("int8"))
+
+
+def test_narrow_buffers_refused_when_the_target_says_no():
     A, B_, s = _bound(64, "int8")
     s[B_].bind(B_.op.axis[0], te.thread_axis("threadIdx.x"))
-    with pytest.raises(UnsupportedOpError, match="int32 / float32"):
-        compiler.build(s, [A, B_], target="vulkan", target_host="llvm", name="i8")
+    with pytest.raises(UnsupportedOpError, match="supports_int8"):
+        compiler.build(s, [A, B_], target="vulkan -supports_int8=0", target_host="llvm",
+                       name="i8")
+
+
+def test_bool_buffers_are_refused_with_the_fix():
+    A = te.placeholder((64,), name="A", dtype="bool")
+    B_ = te.compute((64,), lambda i: A[i], name="B")
+    s = te.create_schedule(B_.op)
+    s[B_].bind(B_.op.axis[0], te.thread_axis("threadIdx.x"))
+    with pytest.raises(UnsupportedOpError, match="int8 or int32"):
+        compiler.build(s, [A, B_], target="vulkan", target_host="llvm", name="b")
 
 
 def test_vulkan_target_attributes():

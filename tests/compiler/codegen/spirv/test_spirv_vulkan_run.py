@@ -183,3 +183,24 @@ def test_buffers_freed_and_written_while_launches_are_recorded():
     m["inc"](x, y)
     mr.vulkan(0).sync()
     np.testing.assert_array_equal(y.numpy(), np.full(256, 6, "float32"))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "float16"])
+def test_narrow_element_types(dtype):
+    """8- and 16-bit tensors: loaded, computed at their width, converted to float32."""
+    n = 256
+    a = te.placeholder((n,), name="a", dtype=dtype)
+    b = te.compute((n,), lambda i: a[i] + a[i], name="b")
+    c = te.compute((n,), lambda i: b[i].astype("float32") * 0.5, name="c")
+    s = te.create_schedule([b.op, c.op])
+    for t in (b, c):
+        bx, tx = s[t].split(t.op.axis[0], factor=64)
+        s[t].bind(bx, te.thread_axis("blockIdx.x"))
+        s[t].bind(tx, te.thread_axis("threadIdx.x"))
+    m, dev = vulkan_module(s, [a, b, c], "narrow", "llvm")
+    validate_module(dev)
+    x = (np.arange(n) % 60 - (0 if dtype.startswith("u") else 30)).astype(dtype)
+    A, B, C = _arrays(x, np.zeros(n, dtype), np.zeros(n, "float32"))
+    m["narrow"](A, B, C)
+    np.testing.assert_array_equal(B.numpy(), x + x)
+    np.testing.assert_array_equal(C.numpy(), (x + x).astype("float32") * 0.5)
