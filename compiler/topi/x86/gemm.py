@@ -53,6 +53,10 @@ GEMM_KC = 256
 GEMM_MC = 96
 # Columns of a parallel block (rounded down to whole panels).
 GEMM_NC = 256
+# Packing B [K, N]: GEMM_PACK_PANELS panels (their rows read as one contiguous run) by
+# GEMM_PACK_ROWS rows of K at a time (each panel written as one contiguous run).
+GEMM_PACK_PANELS = 4
+GEMM_PACK_ROWS = 16
 # Vectors of B per tile row (the tile is GEMM_VECTORS vectors wide).
 GEMM_VECTORS = 2
 # At most this many rows per tile (wide ISAs with many registers would unroll further).
@@ -245,10 +249,15 @@ def _schedule_pack(s, op, contiguous_width: bool):
     [N, K]) read along K, the width unrolled."""
     st = s[op]
     z, kk, x = st.op.axis
-    st.parallel(z)
     if contiguous_width:
+        nt, kp, _ = get_const_tuple(op.output(0).shape)
+        zo, zi = st.split(z, factor=min(GEMM_PACK_PANELS, nt))
+        ko, ki = st.split(kk, factor=min(GEMM_PACK_ROWS, kp))
+        st.reorder(zo, ko, zi, ki, x)
+        st.parallel(zo)
         st.vectorize(x)
     else:
+        st.parallel(z)
         st.reorder(z, x, kk)
         st.unroll(x)
 
@@ -258,3 +267,64 @@ def schedule_gemm_packed(outs, mc: int = GEMM_MC, nc: int = GEMM_NC):
     and columns of a parallel block (rounded down to whole tiles)."""
     return schedule_anchored(as_outputs(outs), lambda t: t == PACKED_TAG,
                              lambda s, anchor, out_op: _tile_packed(s, anchor, out_op, mc, nc))
+
+
+def _fit_cols(n, nr: int, lanes: int) -> int:
+    """The tile width for `n` output columns: nr, or for fewer columns the largest multiple of
+    the vector width (else power of two) not above n."""
+    if not isinstance(n, int) or n >= nr:
+        return nr
+    if n >= lanes:
+        return n // lanes * lanes
+    return max(c for c in (8, 4, 2, 1) if c <= n)
+
+
+def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = None,
+              mc: int = GEMM_MC, nc: int = GEMM_NC, parallel: bool = True):
+    """The register tile of the packed GEMM, for a GEMM computed as written (no packing
+    stages): `anchor` is a reduction [..., M, N] (dense, matmul, batch_matmul; static M and
+    N), `out_op` the stage that writes the result (the anchor or the epilogue after it).
+
+    The output is cut into parallel blocks of mc x nc (and the leading batch axes), those into
+    tiles of mr rows x nr columns; an mr x nr accumulator in registers is computed at each
+    tile with the whole reduction outermost, rows unrolled, columns vectorized. B should be
+    contiguous along N (matmul's [K, N]; dense's constant weights are transposed so at
+    compile time, transpose_dense_weight); a tile at the edge (M % mr, N % nr) is the tail of
+    a `loop_partition` loop, so the other tiles have no bounds check. Fewer rows than mr give
+    a tile of M rows; fewer columns than nr a narrower one. Returns s."""
+    shape = get_const_tuple(anchor.output(0).shape)
+    m, n = shape[-2:]
+    dmr, dnr = register_tile(None, str(anchor.output(0).dtype))
+    lanes = max(1, dnr // GEMM_VECTORS)
+    mr = min(mr or dmr, m) if isinstance(m, int) else (mr or dmr)
+    nr = _fit_cols(n, nr or dnr, lanes)
+    if out_op is anchor:
+        acc = s.cache_write(anchor.output(0), "local")
+        o = s[anchor]
+    else:
+        acc = anchor.output(0)
+        s[acc].set_scope("local")
+        o = s[out_op]
+    *batch, i, j = o.op.axis
+    mcb = max(1, mc // mr) * mr
+    ncb = max(1, nc // nr) * nr
+    ic, ir = o.split(i, factor=mcb)
+    jc, jr = o.split(j, factor=ncb)
+    it, ii = o.split(ir, factor=mr)
+    jt, ji = o.split(jr, factor=nr)
+    o.reorder(*batch, jc, ic, jt, it, ii, ji)
+    block = o.fuse(*batch, jc, ic)
+    if parallel:
+        o.parallel(block)
+    o.vectorize(ji)
+    if not isinstance(m, int) or m % mr:
+        o.pragma(it, "loop_partition", 1)
+    if not isinstance(n, int) or n % nr:
+        o.pragma(jt, "loop_partition", 1)
+    a = s[acc]
+    a.compute_at(o, it)
+    *a_outer, ai, aj = a.op.axis
+    a.reorder(*a_outer, *a.op.reduce_axis, ai, aj)
+    a.unroll(ai)
+    a.vectorize(aj)
+    return s
