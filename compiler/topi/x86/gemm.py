@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
+import numpy as np
+
 from ... import te
 from ...ir.dtype import as_dtype
 from ...ir.errors import IRError
@@ -96,8 +98,6 @@ def pack_b_shape(n: int, k: int, nr: int, kc: int = GEMM_KC) -> Tuple[int, int, 
 def pack_b_numpy(b, nr: int, kc: int = GEMM_KC, transpose_b: bool = False):
     """A numpy B ([K, N], or [N, K] with transpose_b) packed as T_gemm_pack_b lays it out, for
     a constant B packed once at compile time (gemm_packed(..., b_packed=True, n=N))."""
-    import numpy as np
-
     b = np.asarray(b)
     bt = b if transpose_b else b.T          # [N, K]
     n, k = bt.shape
