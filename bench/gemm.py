@@ -1,13 +1,12 @@
-"""1024² float32 matmul: GFLOP/s of the "c" and "llvm" targets beside numpy, in the same run,
-with 1 and 2 runtime threads (MR_NUM_THREADS, each count in its own subprocess), plus the
-compile time (compiler.build wall time) of each target and the number of FMA instructions
-(`vfmadd*`, x86) in its assembly (`get_source("asm")`).
+"""float32 GEMM (C = A @ B, square): GFLOP/s of Kiln's packed GEMM template
+(`topi.x86.gemm_packed` + `schedule_gemm_packed`, default knobs) beside numpy (OpenBLAS) in the
+same process, at 1 and 2 threads (MR_NUM_THREADS / OPENBLAS_NUM_THREADS; each count in its own
+subprocess), for each size and target. Kiln and numpy are timed alternately, call by call, so
+both see the same load; the table gives medians, the ratio Kiln / numpy, and the spread of the
+ratio over the repeats (max / min of per-repeat ratios) as a noise figure. Also: the compile
+time of each target and the FMA instructions (`vfmadd*`) in the llvm assembly.
 
-One schedule for both targets, topi.x86.blocked_gemm: 32x32 tiles of C, parallel over row
-blocks (serial with --serial), a 4-row register block unrolled inside the k loop, 32 columns as
-one float32x32 vector.
-
-    python bench/gemm.py [--n 1024] [--repeat 5] [--serial]
+    python bench/gemm.py [--sizes 512 1024 2048] [--repeat 9] [--targets llvm c]
 """
 import argparse
 import json
@@ -20,15 +19,14 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def schedule(n, parallel=True):
+def schedule(n):
+    """The schedule measured: topi's packed GEMM with its default knobs."""
     from compiler import te, topi
 
     A = te.placeholder((n, n), name="A")
     B = te.placeholder((n, n), name="B")
-    C = topi.nn.matmul(A, B)
-    s = te.create_schedule(C.op)
-    topi.x86.blocked_gemm(s, C, rows=4, cols=32, row_block=32, parallel=parallel)
-    return s, [A, B, C]
+    C = topi.x86.gemm_packed(A, B)
+    return topi.x86.schedule_gemm_packed(C), [A, B, C]
 
 
 def fma_count(asm: str) -> int:
@@ -36,66 +34,81 @@ def fma_count(asm: str) -> int:
     return len(re.findall(r"^\s*vfmadd\w*\s", asm, re.MULTILINE))
 
 
-def measure(target, n, repeat, parallel=True):
-    """Runs in the subprocess: {"compile_s", "gflops", "numpy_gflops", "fma"} for one
-    target."""
+def measure(target, n, repeat):
+    """Runs in the subprocess: compile time, median GFLOP/s of Kiln and numpy, the ratio
+    spread, and the FMA count (llvm)."""
     import numpy as np
 
     import compiler
     import microruntime
+    from compiler.target import Target
 
-    s, args = schedule(n, parallel)
+    with Target(target):
+        s, args = schedule(n)
     t0 = time.perf_counter()
     mod = compiler.build(s, args, target=target, name="mm")
     compile_s = time.perf_counter() - t0
-    a = np.random.rand(n, n).astype("float32")
-    b = np.random.rand(n, n).astype("float32")
+    rng = np.random.default_rng(0)
+    a = rng.random((n, n), dtype=np.float32)
+    b = rng.random((n, n), dtype=np.float32)
     A, B, C = (microruntime.nd.array(x) for x in (a, b, np.zeros((n, n), "float32")))
     mod["mm"](A, B, C)
     np.testing.assert_allclose(C.numpy(), a @ b, rtol=1e-3)
+    a @ b
     flops = 2.0 * n ** 3
+    calls = max(1, int(2e9 / flops))     # ~2 GFLOP per timed sample
 
-    def best(fn):
-        times = []
-        for _ in range(repeat):
-            t = time.perf_counter()
+    def timed(fn):
+        t = time.perf_counter()
+        for _ in range(calls):
             fn()
-            times.append(time.perf_counter() - t)
-        return flops / min(times) / 1e9
+        return (time.perf_counter() - t) / calls
 
-    return {"compile_s": compile_s, "gflops": best(lambda: mod["mm"](A, B, C)),
-            "numpy_gflops": best(lambda: a @ b), "fma": fma_count(mod.get_source("asm"))}
+    kiln, ref = [], []
+    for _ in range(repeat):
+        kiln.append(timed(lambda: mod["mm"](A, B, C)))
+        ref.append(timed(lambda: a @ b))
+    ratios = [r / k for k, r in zip(kiln, ref)]
+    asm = mod.get_source("asm") if target.startswith("llvm") else ""
+    return {"compile_s": compile_s, "gflops": flops / float(np.median(kiln)) / 1e9,
+            "numpy_gflops": flops / float(np.median(ref)) / 1e9,
+            "ratio": float(np.median(ratios)), "spread": max(ratios) / min(ratios),
+            "fma": fma_count(asm)}
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=1024)
-    p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--serial", action="store_true", help="no parallel loop in the schedule")
+    p.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048])
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--targets", nargs="+", default=["llvm", "c"])
+    p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--child", help=argparse.SUPPRESS)
     opts = p.parse_args()
     if opts.child:
-        print(json.dumps(measure(opts.child, opts.n, opts.repeat, not opts.serial)))
+        print(json.dumps(measure(opts.child, opts.sizes[0], opts.repeat)))
         return
-    print(f"matmul {opts.n}x{opts.n} float32, best of {opts.repeat}"
-          + (", serial schedule" if opts.serial else ""))
-    print(f"{'threads':>7} {'target':>6} {'GFLOP/s':>9} {'numpy':>9} {'compile s':>10} "
-          f"{'FMA':>5}")
-    for threads in (1, 2):
-        env = dict(os.environ, MR_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-                   OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
-                   PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        for target in ("c", "llvm"):
-            out = subprocess.run([sys.executable, __file__, "--child", target, "--n",
-                                  str(opts.n), "--repeat", str(opts.repeat)]
-                                 + (["--serial"] if opts.serial else []), env=env,
-                                 capture_output=True, text=True)
-            if out.returncode != 0:
-                print(f"{threads:>7} {target:>6} failed: {out.stderr.strip()[-300:]}")
-                continue
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            print(f"{threads:>7} {target:>6} {r['gflops']:>9.1f} {r['numpy_gflops']:>9.1f} "
-                  f"{r['compile_s']:>10.2f} {r['fma']:>5}")
+    print(f"float32 GEMM n x n x n, Kiln topi.x86.gemm_packed vs numpy, median of "
+          f"{opts.repeat} alternating repeats")
+    print(f"{'n':>5} {'threads':>7} {'target':>6} {'Kiln GF/s':>10} {'numpy GF/s':>10} "
+          f"{'ratio':>6} {'spread':>6} {'compile s':>9} {'FMA':>4}")
+    for n in opts.sizes:
+        for threads in opts.threads:
+            env = dict(os.environ, MR_NUM_THREADS=str(threads), TVM_NUM_THREADS=str(threads),
+                       OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
+                       MKL_NUM_THREADS=str(threads),
+                       PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+            for target in opts.targets:
+                out = subprocess.run([sys.executable, __file__, "--child", target, "--sizes",
+                                      str(n), "--repeat", str(opts.repeat)], env=env,
+                                     capture_output=True, text=True)
+                if out.returncode != 0:
+                    print(f"{n:>5} {threads:>7} {target:>6} failed: "
+                          f"{out.stderr.strip()[-300:]}")
+                    continue
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                print(f"{n:>5} {threads:>7} {target:>6} {r['gflops']:>10.1f} "
+                      f"{r['numpy_gflops']:>10.1f} {r['ratio']:>6.2f} {r['spread']:>6.2f} "
+                      f"{r['compile_s']:>9.2f} {r['fma']:>4}", flush=True)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from ..relax.transform import (
     fuse_ops,
 )
 from ..relax.transform.legalize import HOST_FALLBACK, legalize
+from ..relax.transform.transpose_dense_weight import transpose_dense_weight
 from ..target import Target
 from ..tir.function import PrimFunc
 from .executor_factory import GraphExecutorFactoryModule
@@ -35,6 +36,7 @@ def optimize(mod: IRModule, params: Optional[Mapping[str, Any]] = None) -> IRMod
     mod = fold_constant(mod)                 # constant subgraphs computed now
     mod = fold_batch_norm(mod)               # batch norms into scale/shift, then into weights
     mod = eliminate_dead_code(mod)           # what folding left unused
+    mod = transpose_dense_weight(mod)        # dense by a constant W -> matmul by W.T [K, N]
     return fuse_ops(mod)                     # operators grouped into kernels
 
 

@@ -154,16 +154,21 @@ class ExprEmitter:
             return signed(a, b)
         return unsigned(a, b)
 
+    def _nsw(self, op):
+        """A signed integer operation marked `nsw` (signed overflow is undefined, as in C and
+        TVM), so LLVM may widen 32-bit index arithmetic into 64-bit induction variables."""
+        return lambda x, y: op(x, y, flags=("nsw",))
+
     def expr_Add(self, e):
         if e.dtype.is_handle:
             return self.b.gep(self.expr(e.a), [self.expr(e.b)], source_etype=ir.IntType(8))
-        return self._arith(e, self.b.add, self.b.add, self.b.fadd)
+        return self._arith(e, self._nsw(self.b.add), self.b.add, self.b.fadd)
 
     def expr_Sub(self, e):
-        return self._arith(e, self.b.sub, self.b.sub, self.b.fsub)
+        return self._arith(e, self._nsw(self.b.sub), self.b.sub, self.b.fsub)
 
     def expr_Mul(self, e):
-        return self._arith(e, self.b.mul, self.b.mul, self.b.fmul)
+        return self._arith(e, self._nsw(self.b.mul), self.b.mul, self.b.fmul)
 
     def expr_Div(self, e):
         return self._arith(e, self.b.sdiv, self.b.udiv, self.b.fdiv)

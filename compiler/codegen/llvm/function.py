@@ -72,7 +72,7 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
         self.b.position_at_end(block)
         body(i)
         if not self.b.block.is_terminated:
-            nxt = self.b.add(i, ir.Constant(i.type, 1))
+            nxt = self.b.add(i, ir.Constant(i.type, 1), flags=("nsw",) if signed else ())
             i.add_incoming(nxt, self.b.block)
             self.b.branch(header)
         self.b.position_at_end(exit_block)
@@ -178,7 +178,7 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
         signed = not s.loop_var.dtype.is_uint
 
         def body(i):
-            with self.bound(s.loop_var, self.b.add(lo, i)):
+            with self.bound(s.loop_var, self.b.add(lo, i, flags=("nsw",) if signed else ())):
                 self.stmt(s.body)
 
         self.loop(ir.Constant(extent.type, 0), extent, body, signed)

@@ -3,14 +3,15 @@ transposed at compile time, so a kernel reads it along the output columns (conti
 
 before: bound weights, constants folded (`bind_params`, `fold_constant`, `fold_batch_norm`:
         that pass looks for `nn.dense`, so it runs first).
-after:  `nn.dense(x, W)` with W a 2-d Constant [N, K] and x 2-d with a symbolic row count is
-        `matmul(x, W')` with W' = W.T [K, N] a new Constant (the same out_dtype). A weight
-        used by several dense layers is transposed once. Other dense layers (static rows: the
-        static schedule, as the graph executor runs them) stay as they are.
+after:  `nn.dense(x, W)` with W a 2-d Constant [N, K] and x 2-d is `matmul(x, W')` with
+        W' = W.T [K, N] a new Constant (the same out_dtype). A weight used by several dense
+        layers is transposed once. Dense layers with a weight computed at run time stay.
 
-The row count of x may be symbolic: the x86 schedule of a matmul with a symbolic row count
-then vectorizes along N with plain vector loads of W' rows, where a dense weight [N, K] would
-be read with strided gathers.
+The weight is laid out at compile time the way the GEMM kernels read it: the x86 register
+tile (topi.x86.gemm.tile_gemm, for static and symbolic row counts) loads vectors of W' rows
+along N, where a dense weight [N, K] would be read with strided gathers. GPU schedules treat
+dense and matmul alike. Runs in both pipelines: relay.build's `optimize` and the VM's
+`default_pipeline`.
 """
 from __future__ import annotations
 
@@ -48,8 +49,7 @@ class _Transpose(ExprMutator):
         x, w = e.args
         xs = x.struct_info
         if not (isinstance(w, X.Constant) and w.data.ndim == 2
-                and isinstance(xs, TensorStructInfo) and xs.ndim == 2 and xs.shape is not None
-                and not isinstance(xs.shape[0], int)):
+                and isinstance(xs, TensorStructInfo) and xs.ndim == 2):
             return None
         wt = self.done.get(id(w))
         if wt is None:

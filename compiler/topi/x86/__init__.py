@@ -16,6 +16,12 @@ from .dense import (  # noqa: F401
     schedule_matmul,
 )
 from .fused import schedule_fused  # noqa: F401
+from .gemm import (  # noqa: F401
+    gemm_packed,
+    pack_b_numpy,
+    register_tile,
+    schedule_gemm_packed,
+)
 from .injective import schedule_injective, schedule_injective_from_existing  # noqa: F401
 from .pooling import schedule_adaptive_pool, schedule_pool  # noqa: F401
 from .reduction import schedule_layer_norm, schedule_lrn, schedule_reduce  # noqa: F401

@@ -1,17 +1,24 @@
-"""batch_matmul for x86: (batch, row) fused and in parallel; the columns vectorized when the
-second operand is not transposed (then its rows are contiguous)."""
+"""batch_matmul for x86: static rows and columns get the register tile of the packed GEMM in
+each batch (gemm.tile_gemm); otherwise (batch, row) fused and in parallel, the columns
+vectorized. Either way the columns are contiguous when the second operand is not transposed."""
 from __future__ import annotations
 
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
 from .anchored import schedule_anchored
+from .gemm import tile_gemm
 
 BATCH_MATMUL_COLS = 16
 
 
 def _tile(s, anchor, out_op):
-    """Any number of leading (batch) axes, then rows and columns: the batch axes and the rows
-    fused in parallel, a strip of columns accumulated in registers over the whole reduction."""
-    n = get_const_tuple(anchor.output(0).shape)[-1]
+    """Static rows and columns: the register tile of the packed GEMM (gemm.tile_gemm) in
+    every batch, the batch axes fused with the parallel blocks. Otherwise (symbolic sizes):
+    the batch axes and the rows fused in parallel, a strip of columns accumulated in
+    registers over the whole reduction."""
+    m, n = get_const_tuple(anchor.output(0).shape)[-2:]
+    if isinstance(m, int) and isinstance(n, int):
+        tile_gemm(s, anchor, out_op)
+        return
     cols = divisor_at_most(n, BATCH_MATMUL_COLS)
     if out_op is anchor:
         acc = s.cache_write(anchor.output(0), "local")

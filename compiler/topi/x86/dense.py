@@ -1,11 +1,17 @@
 """dense / matmul / dense_pack for x86.
 
-The register-blocked GEMM schedule (what bench/gemm.py measures): blocks of DENSE_ROW_BLOCK
-rows run in parallel; inside, tiles of DENSE_ROWS rows (unrolled) by DENSE_COLS columns (one
-vector) accumulate over the whole reduction, so each B row slice loaded feeds DENSE_ROWS FMAs.
-B must be contiguous along the output columns: `matmul(A, B)` with B [K, N] is, and so is
-`dense_pack`, which repacks dense's weight [N, K] into [N / bn, K, bn] panels first. Plain
-`dense` (weight [N, K]) gets the same loops with a strided weight read: correct, slower.
+Static shapes get the register tile of the packed GEMM (gemm.tile_gemm: parallel blocks of
+mr x nr tiles sized from the target's ISA, an accumulator in registers over the whole
+reduction, edge tiles split off by loop_partition). B should be contiguous along the output
+columns: `matmul(A, B)` with B [K, N] is (the graph passes turn a dense layer with a constant
+weight into such a matmul, transpose_dense_weight), and so is `dense_pack`, which repacks
+dense's weight [N, K] into [N / bn, K, bn] panels first. Plain `dense` (weight [N, K]) gets the
+same loops with a strided weight read: correct, slower. A symbolic row count gets its own tile
+(_symbolic_rows_tile). For a large GEMM of two runtime matrices, gemm.gemm_packed packs both
+(what bench/gemm.py measures).
+
+`blocked_gemm` is the older register-blocked schedule of one reduction stage in place (no
+accumulator stage), kept for the kernels built with it by hand.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from ...ir.errors import IRError
 from ..nn.dense import add_bias
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
 from .anchored import schedule_anchored
+from .gemm import tile_gemm
 
 # Rows of the register tile (unrolled inside the reduction loop).
 DENSE_ROWS = 4
@@ -57,25 +64,7 @@ def _tile(s, anchor, out_op):
     if not isinstance(m, int) and isinstance(n, int):
         _symbolic_rows_tile(s, anchor, out_op, n)
         return
-    if out_op is anchor:
-        blocked_gemm(s, anchor.output(0))
-        return
-    m, n = get_const_tuple(anchor.output(0).shape)
-    rb, rows, cols = _factors(m, n, DENSE_ROWS, DENSE_COLS, DENSE_ROW_BLOCK)
-    o = s[out_op]
-    i, j = o.op.axis
-    io, ii = o.split(i, factor=rb)
-    iio, iii = o.split(ii, factor=rows)
-    jo, ji = o.split(j, factor=cols)
-    o.reorder(io, jo, iio, iii, ji)
-    o.vectorize(ji)
-    o.parallel(io)
-    a = s[anchor]
-    a.compute_at(o, iio)
-    ai, aj = a.op.axis
-    a.reorder(*a.op.reduce_axis, ai, aj)
-    a.unroll(ai)
-    a.vectorize(aj)
+    tile_gemm(s, anchor, out_op)
 
 
 def _symbolic_rows_tile(s, anchor, out_op, n):

@@ -1,0 +1,330 @@
+"""The packed GEMM of the CPU targets: C[M, N] = A[M, K] @ B, GotoBLAS style.
+
+    C = topi.x86.gemm_packed(A, B)              # B [K, N]; transpose_b=True: B [N, K]
+    s = topi.x86.schedule_gemm_packed(C)        # or [relu(C + bias)]: the epilogue is fused
+
+The register tile (the micro-kernel) is `mr` rows by `nr` columns, sized from the target's
+vector unit (`compiler.target.isa.vector_isa`): `nr` is two vectors (16 float32 on AVX2) and
+`mr` the rows whose accumulators leave room for the two B vectors and a broadcast (6 on AVX2:
+12 accumulators + 2 loads + 1 broadcast = 15 of 16 ymm registers). Inside a tile the
+reduction runs outermost: per k step 2 vector loads of B, `mr` broadcasts of A, 2·mr FMAs.
+
+The stages (all but the output are internal):
+
+    T_gemm_pack_a  [M/mr, Kp, mr]   A's rows in panels of mr, zero-padded to whole panels
+    T_gemm_pack_b  [N/nr, Kp, nr]   B's columns in panels of nr, zero-padded (or given packed)
+    T_gemm_acc     the mr x nr accumulator of one tile and one k block (local: registers)
+    T_gemm_sum     the sum of the k blocks, one mc x nc block at a time (when K > kc)
+    T_gemm         [M, N] the result, tag "gemm_packed"; bias, activation... fused after it
+
+Kp is K rounded up to whole k blocks: K is cut into ceil(K / kc) blocks of equal size, so the
+padding is less than one element per block. The padded rows and columns hold zeros, so every
+tile computes a whole mr x nr accumulator with no bounds check inside its k loop; only the
+copy to T_gemm (or the epilogue) checks the edges.
+
+Loops (schedule_gemm_packed): blocks of mc rows x nc columns run in parallel (each writes its
+own rows and columns of C: no two threads share a cache line of the output but at the block
+edges), inside them the k blocks, then the nr-column panels, then the mr-row tiles. A panel
+of B (kc x nr) stays in L1 while the tiles of the block's rows pass over it; the block's A
+(mc x kc) stays in L2. The tile loops are marked `loop_partition`, so a block at the edge of
+the padded tile grid gets a guard-free main loop and a tail.
+
+Knobs (keyword arguments, defaults good on a 2-core AVX2 machine without tuning):
+    mr, nr        register tile (None: from the target's ISA, `register_tile`)
+    kc            reduction block (GEMM_KC); K <= kc gives one block and no T_gemm_sum
+    mc, nc        rows and columns of a parallel block (GEMM_MC, GEMM_NC; rounded to tiles)
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+
+from ... import te
+from ...ir.dtype import as_dtype
+from ...ir.errors import IRError
+from ...target.isa import vector_isa
+from ..nn.dense import add_bias
+from ..utils import as_outputs, get_const_tuple
+from .anchored import schedule_anchored
+
+# Reduction block: a B panel of GEMM_KC x nr float32 (16 KiB at nr = 16) stays in L1.
+GEMM_KC = 256
+# Rows of a parallel block (rounded down to whole tiles): its A block of GEMM_MC x GEMM_KC
+# (96 KiB) stays in L2.
+GEMM_MC = 96
+# Columns of a parallel block (rounded down to whole panels).
+GEMM_NC = 256
+# Packing B [K, N]: GEMM_PACK_PANELS panels (their rows read as one contiguous run) by
+# GEMM_PACK_ROWS rows of K at a time (each panel written as one contiguous run).
+GEMM_PACK_PANELS = 4
+GEMM_PACK_ROWS = 16
+# Vectors of B per tile row (the tile is GEMM_VECTORS vectors wide).
+GEMM_VECTORS = 2
+# At most this many rows per tile (wide ISAs with many registers would unroll further).
+GEMM_MAX_ROWS = 8
+
+PACKED_TAG = "gemm_packed"
+
+
+def register_tile(target=None, dtype="float32") -> Tuple[int, int]:
+    """(mr, nr) of the micro-kernel for `target` (None: the current target, else the host):
+    nr = GEMM_VECTORS vectors of `dtype`; mr = the rows whose GEMM_VECTORS accumulators each
+    fit beside the GEMM_VECTORS B vectors and one broadcast (AVX2: 6 x 16, AVX-512: 8 x 32,
+    NEON: 8 x 8, SSE: 6 x 8)."""
+    isa = vector_isa(target)
+    nv = GEMM_VECTORS
+    mr = max(1, min(GEMM_MAX_ROWS, (isa.registers - nv - 1) // nv))
+    return mr, nv * isa.lanes(str(dtype))
+
+
+def k_blocks(k: int, kc: int = GEMM_KC) -> Tuple[int, int]:
+    """(number of k blocks, block size) for a reduction of `k`: ceil(k / kc) blocks of equal
+    size (the padded reduction is their product, less than one element per block over k)."""
+    nb = max(1, -(-k // kc))
+    return nb, -(-k // nb)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def pack_b_shape(n: int, k: int, nr: int, kc: int = GEMM_KC) -> Tuple[int, int, int]:
+    """The shape of B packed for gemm_packed: [ceil(n / nr), padded k, nr]."""
+    nb, kb = k_blocks(k, kc)
+    return _cdiv(n, nr), nb * kb, nr
+
+
+def pack_b_numpy(b, nr: int, kc: int = GEMM_KC, transpose_b: bool = False):
+    """A numpy B ([K, N], or [N, K] with transpose_b) packed as T_gemm_pack_b lays it out, for
+    a constant B packed once at compile time (gemm_packed(..., b_packed=True, n=N))."""
+    b = np.asarray(b)
+    bt = b if transpose_b else b.T          # [N, K]
+    n, k = bt.shape
+    nt, kp, _ = pack_b_shape(n, k, nr, kc)
+    out = np.zeros((nt * nr, kp), dtype=b.dtype)
+    out[:n, :k] = bt
+    return np.ascontiguousarray(out.reshape(nt, nr, kp).transpose(0, 2, 1))
+
+
+def _padded(cond_needed: bool, cond, value, dtype):
+    return te.if_then_else(cond, value, te.const(0, dtype)) if cond_needed else value
+
+
+def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
+                b_packed: bool = False, n: Optional[int] = None, mr: Optional[int] = None,
+                nr: Optional[int] = None, kc: int = GEMM_KC):
+    """C = A @ B (+ bias) through packed panels (tag "gemm_packed"; see the module docstring).
+
+    a: [M, K]. b: [K, N]; with transpose_b [N, K] (dense's weight); with b_packed the
+    packed [ceil(N / nr), Kp, nr] that `pack_b_numpy` makes (then `n` gives N, and nr is b's
+    last dimension). Static shapes. mr, nr: the register tile (None: `register_tile` of the
+    current target); kc: the reduction block."""
+    if a.ndim != 2:
+        raise IRError(f"gemm_packed: A must be 2-d [M, K], got {a.ndim} dims")
+    m, k = get_const_tuple(a.shape)
+    out_dtype = as_dtype(out_dtype or a.dtype)
+    dmr, dnr = register_tile(None, str(out_dtype))
+    mr = mr or dmr
+    if b_packed:
+        if b.ndim != 3 or n is None:
+            raise IRError("gemm_packed: a packed B is 3-d [N / nr, Kp, nr] (pack_b_numpy) and "
+                          "needs n=N")
+        nt, kp_b, nr_b = get_const_tuple(b.shape)
+        nr = nr_b
+    else:
+        if b.ndim != 2:
+            raise IRError(f"gemm_packed: B must be 2-d, got {b.ndim} dims")
+        n, k2 = get_const_tuple(b.shape) if transpose_b else get_const_tuple(b.shape)[::-1]
+        nr = nr or dnr
+        if k2 != k:
+            raise IRError(f"gemm_packed: the reduction sizes differ ({k} vs {k2})")
+    if not all(isinstance(v, int) for v in (m, n, k)):
+        raise IRError("gemm_packed: needs static shapes; use topi.nn.matmul for symbolic ones")
+    nb, kb = k_blocks(k, kc)
+    kp = nb * kb
+    mt, nt = _cdiv(m, mr), _cdiv(n, nr)
+    if b_packed and (nt, kp) != (get_const_tuple(b.shape)[0], kp_b):
+        raise IRError(f"gemm_packed: packed B has shape {get_const_tuple(b.shape)}, expected "
+                      f"{pack_b_shape(n, k, nr, kc)} for N={n}, K={k}, kc={kc}")
+    dt = str(out_dtype)
+
+    def cast(v):
+        return v if v.dtype == out_dtype else v.astype(out_dtype)
+
+    pad_k = kp != k
+    pa = te.compute(
+        (mt, kp, mr),
+        lambda io, kk, ii: _padded(m % mr != 0 or pad_k, te.all(io * mr + ii < m, kk < k),
+                                   cast(a[io * mr + ii, kk]), dt),
+        name="T_gemm_pack_a")
+    if b_packed:
+        pb = b
+    else:
+        def fb(jo, kk, ji):
+            v = b[jo * nr + ji, kk] if transpose_b else b[kk, jo * nr + ji]
+            return _padded(n % nr != 0 or pad_k, te.all(jo * nr + ji < n, kk < k), cast(v), dt)
+
+        pb = te.compute((nt, kp, nr), fb,
+                        name="T_gemm_pack_bt" if transpose_b else "T_gemm_pack_b")
+    if nb == 1:
+        r = te.reduce_axis((0, kp), name="k")
+        acc = te.compute((mt, nt, mr, nr),
+                         lambda it, jt, ii, ji: te.sum(cast(pa[it, r, ii]) * cast(pb[jt, r, ji]),
+                                                       axis=r),
+                         name="T_gemm_acc")
+        total = acc
+    else:
+        r = te.reduce_axis((0, kb), name="k")
+        acc = te.compute((nb, mt, nt, mr, nr),
+                         lambda q, it, jt, ii, ji: te.sum(
+                             cast(pa[it, q * kb + r, ii]) * cast(pb[jt, q * kb + r, ji]), axis=r),
+                         name="T_gemm_acc")
+        rq = te.reduce_axis((0, nb), name="kblock")
+        total = te.compute((mt, nt, mr, nr),
+                           lambda it, jt, ii, ji: te.sum(acc[rq, it, jt, ii, ji], axis=rq),
+                           name="T_gemm_sum")
+    out = te.compute((m, n), lambda i, j: total[i // mr, j // nr, i % mr, j % nr],
+                     name="T_gemm", tag=PACKED_TAG)
+    return out if bias is None else add_bias(out, bias)
+
+
+def _stage_inputs(op):
+    return {t.op.name: t.op for t in op.input_tensors}
+
+
+def _tile_packed(s, anchor, out_op, mc: int, nc: int):
+    """Lay out the output stage `out_op` in parallel mc x nc blocks of mr x nr tiles and
+    attach the accumulators (see the module docstring)."""
+    total = anchor.input_tensors[0].op
+    if total.name == "T_gemm_sum":
+        acc = _stage_inputs(total)["T_gemm_acc"]
+    else:
+        acc, total = total, None
+    mt, nt, mr, nr = get_const_tuple(acc.output(0).shape[-4:])
+    if out_op is not anchor:
+        s[anchor].compute_inline()
+    o = s[out_op]
+    i, j = o.op.axis
+    mcb = max(1, min(mc // mr, mt)) * mr
+    ncb = max(1, min(nc // nr, nt)) * nr
+    ic, ir = o.split(i, factor=mcb)
+    jc, jr = o.split(j, factor=ncb)
+    it, ii = o.split(ir, factor=mr)
+    jt, ji = o.split(jr, factor=nr)
+    o.reorder(jc, ic, jt, it, ii, ji)
+    block = o.fuse(jc, ic)
+    o.parallel(block)
+    o.vectorize(ji)
+    a = s[acc]
+    a.set_scope("local")
+    if total is None:
+        a.compute_at(o, it)
+        o.pragma(it, "loop_partition", 1)
+        o.pragma(jt, "loop_partition", 1)
+        *_, aii, aji = a.op.axis
+        a.reorder(*a.op.axis[:-2], *a.op.reduce_axis, aii, aji)
+    else:
+        t = s[total]
+        t.compute_at(o, block)
+        t_it, t_jt, t_ii, t_ji = t.op.axis
+        t.reorder(*t.op.reduce_axis, t_jt, t_it, t_ii, t_ji)
+        t.unroll(t_ii)
+        t.vectorize(t_ji)
+        t.pragma(t_it, "loop_partition", 1)
+        t.pragma(t_jt, "loop_partition", 1)
+        a.compute_at(t, t_it)
+        *_, aii, aji = a.op.axis
+        a.reorder(*a.op.axis[:-2], *a.op.reduce_axis, aii, aji)
+    a.unroll(aii)
+    a.vectorize(aji)
+    for name, op in _stage_inputs(acc).items():
+        if name.startswith("T_gemm_pack_"):
+            _schedule_pack(s, op, contiguous_width=name == "T_gemm_pack_b")
+
+
+def _schedule_pack(s, op, contiguous_width: bool):
+    """A packing stage [panels, K, width]: panels in parallel; the panel width vectorized
+    when the source is contiguous along it (B [K, N]), else the source's rows (A [M, K], B
+    [N, K]) read along K, the width unrolled."""
+    st = s[op]
+    z, kk, x = st.op.axis
+    if contiguous_width:
+        nt, kp, _ = get_const_tuple(op.output(0).shape)
+        zo, zi = st.split(z, factor=min(GEMM_PACK_PANELS, nt))
+        ko, ki = st.split(kk, factor=min(GEMM_PACK_ROWS, kp))
+        st.reorder(zo, ko, zi, ki, x)
+        st.parallel(zo)
+        st.vectorize(x)
+    else:
+        st.parallel(z)
+        st.reorder(z, x, kk)
+        st.unroll(x)
+
+
+def schedule_gemm_packed(outs, mc: int = GEMM_MC, nc: int = GEMM_NC):
+    """Schedule gemm_packed and what is fused after it (bias, activation...). mc, nc: rows
+    and columns of a parallel block (rounded down to whole tiles)."""
+    return schedule_anchored(as_outputs(outs), lambda t: t == PACKED_TAG,
+                             lambda s, anchor, out_op: _tile_packed(s, anchor, out_op, mc, nc))
+
+
+def _fit_cols(n, nr: int, lanes: int) -> int:
+    """The tile width for `n` output columns: nr, or for fewer columns the largest multiple of
+    the vector width (else power of two) not above n."""
+    if not isinstance(n, int) or n >= nr:
+        return nr
+    if n >= lanes:
+        return n // lanes * lanes
+    return max(c for c in (8, 4, 2, 1) if c <= n)
+
+
+def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = None,
+              mc: int = GEMM_MC, nc: int = GEMM_NC, parallel: bool = True):
+    """The register tile of the packed GEMM, for a GEMM computed as written (no packing
+    stages): `anchor` is a reduction [..., M, N] (dense, matmul, batch_matmul; static M and
+    N), `out_op` the stage that writes the result (the anchor or the epilogue after it).
+
+    The output is cut into parallel blocks of mc x nc (and the leading batch axes), those into
+    tiles of mr rows x nr columns; an mr x nr accumulator in registers is computed at each
+    tile with the whole reduction outermost, rows unrolled, columns vectorized. B should be
+    contiguous along N (matmul's [K, N]; dense's constant weights are transposed so at
+    compile time, transpose_dense_weight); a tile at the edge (M % mr, N % nr) is the tail of
+    a `loop_partition` loop, so the other tiles have no bounds check. Fewer rows than mr give
+    a tile of M rows; fewer columns than nr a narrower one. Returns s."""
+    shape = get_const_tuple(anchor.output(0).shape)
+    m, n = shape[-2:]
+    dmr, dnr = register_tile(None, str(anchor.output(0).dtype))
+    lanes = max(1, dnr // GEMM_VECTORS)
+    mr = min(mr or dmr, m) if isinstance(m, int) else (mr or dmr)
+    nr = _fit_cols(n, nr or dnr, lanes)
+    if out_op is anchor:
+        acc = s.cache_write(anchor.output(0), "local")
+        o = s[anchor]
+    else:
+        acc = anchor.output(0)
+        s[acc].set_scope("local")
+        o = s[out_op]
+    *batch, i, j = o.op.axis
+    mcb = max(1, mc // mr) * mr
+    ncb = max(1, nc // nr) * nr
+    ic, ir = o.split(i, factor=mcb)
+    jc, jr = o.split(j, factor=ncb)
+    it, ii = o.split(ir, factor=mr)
+    jt, ji = o.split(jr, factor=nr)
+    o.reorder(*batch, jc, ic, jt, it, ii, ji)
+    block = o.fuse(*batch, jc, ic)
+    if parallel:
+        o.parallel(block)
+    o.vectorize(ji)
+    if not isinstance(m, int) or m % mr:
+        o.pragma(it, "loop_partition", 1)
+    if not isinstance(n, int) or n % nr:
+        o.pragma(jt, "loop_partition", 1)
+    a = s[acc]
+    a.compute_at(o, it)
+    *a_outer, ai, aj = a.op.axis
+    a.reorder(*a_outer, *a.op.reduce_axis, ai, aj)
+    a.unroll(ai)
+    a.vectorize(aj)
+    return s

@@ -1,0 +1,161 @@
+"""topi.x86.gemm_packed (packed panels, k/m/n blocking) and the register tile it shares with
+dense / matmul / batch_matmul (tile_gemm), against numpy (float32, rtol 1e-4, atol 1e-4), on
+"c" and "llvm": sizes that do not divide the tile (odd M/N/K, M < mr, N % nr, K % kc, blocks
+that do not divide the tile grid), B as [K, N], [N, K] and packed at compile time, a fused
+bias + relu epilogue; no bounds check inside the k loop of a full tile; the tile of each ISA."""
+import numpy as np
+import pytest
+
+import compiler
+from compiler import te, topi
+from compiler.target import Target
+from compiler.tir.functor import IRVisitor
+from compiler.tir.stmt import For, IfThenElse
+from compiler.topi.nn.dense import add_bias
+
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+def _gemm(m, n, k, *, transpose_b=False, packed=False, bias=False, kc=256, mc=96, nc=256,
+          rng=None):
+    """(schedule, tensors, arrays, reference) of a packed GEMM case."""
+    a = rng.standard_normal((m, k)).astype("float32")
+    w = rng.standard_normal((n, k) if transpose_b else (k, n)).astype("float32")
+    ref = a @ (w.T if transpose_b else w)
+    A = te.placeholder((m, k), name="A")
+    with Target("llvm"):
+        if packed:
+            _, nr = topi.x86.register_tile()
+            wp = topi.x86.pack_b_numpy(w, nr, kc, transpose_b=transpose_b)
+            B = te.placeholder(wp.shape, name="B")
+            C = topi.x86.gemm_packed(A, B, b_packed=True, n=n, kc=kc)
+            w = wp
+        else:
+            B = te.placeholder(w.shape, name="B")
+            C = topi.x86.gemm_packed(A, B, transpose_b=transpose_b, kc=kc)
+        tensors, arrays = [A, B], [a, w]
+        if bias:
+            b = rng.standard_normal(n).astype("float32")
+            bt = te.placeholder((n,), name="bias")
+            C = topi.nn.relu(add_bias(C, bt))
+            tensors, arrays, ref = tensors + [bt], arrays + [b], np.maximum(ref + b, 0)
+        s = topi.x86.schedule_gemm_packed(C, mc=mc, nc=nc)
+    return s, tensors, C, arrays, ref
+
+
+@pytest.mark.parametrize("m,n,k,kc,mc,nc", [
+    (13, 20, 7, 256, 96, 256),      # one k block, M and N tails
+    (1, 33, 17, 256, 96, 256),      # M < mr
+    (64, 64, 64, 256, 96, 256),     # whole tiles
+    (31, 45, 130, 40, 96, 256),     # k blocks (130 = 4 x 33 - 2 padded), N % nr
+    (37, 70, 300, 64, 12, 32),      # blocks of 2 x 2 tiles over a 7 x 5 tile grid
+])
+def test_gemm_packed_sizes(run, rng, m, n, k, kc, mc, nc):
+    s, ins, out, arrays, ref = _gemm(m, n, k, kc=kc, mc=mc, nc=nc, rng=rng)
+    (got,) = run(s, ins, [out], arrays)
+    np.testing.assert_allclose(got, ref, **TOL)
+
+
+@pytest.mark.parametrize("transpose_b,packed", [(True, False), (False, True), (True, True)])
+def test_gemm_packed_b_layouts_bias_relu(run, rng, transpose_b, packed):
+    s, ins, out, arrays, ref = _gemm(29, 37, 70, transpose_b=transpose_b, packed=packed,
+                                     bias=True, kc=32, rng=rng)
+    (got,) = run(s, ins, [out], arrays)
+    np.testing.assert_allclose(got, ref, **TOL)
+
+
+def test_gemm_packed_epilogue_fused_and_stages(rng):
+    s, ins, out, _, _ = _gemm(13, 20, 70, bias=True, kc=32, rng=rng)
+    names = {st.op.name for st in s.stages if st.attach_type != "inline"}
+    assert {"T_gemm_pack_a", "T_gemm_pack_b", "T_gemm_acc", "T_gemm_sum"} <= names
+    # bias add and the copy out of the padded tiles are inlined into the relu
+    assert "T_add_bias" not in names and "T_gemm" not in names
+
+
+def _is_k(name: str) -> bool:
+    """The accumulator's reduction loop: "k", "k_1", ... (not the packing loops "kk*")."""
+    return name == "k" or (name.startswith("k_") and name[2:].isdigit())
+
+
+class _GuardsInK(IRVisitor):
+    """Counts IfThenElse statements inside reduction loops outside loop_partition tails."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.guards, self.k_loops = [], 0, 0
+
+    def visit_For(self, loop: For):
+        self.stack.append(loop.loop_var.name)
+        if _is_k(loop.loop_var.name) and not any("tail" in v for v in self.stack):
+            self.k_loops += 1
+        self.generic_visit(loop)
+        self.stack.pop()
+
+    def visit_IfThenElse(self, st: IfThenElse):
+        if any(_is_k(v) for v in self.stack) and \
+                not any("tail" in v for v in self.stack):
+            self.guards += 1
+        self.generic_visit(st)
+
+
+@pytest.mark.parametrize("m,n,k,kc", [(13, 20, 7, 256), (37, 45, 300, 64)])
+def test_no_bounds_check_in_k_loop(rng, m, n, k, kc):
+    s, ins, out, _, _ = _gemm(m, n, k, kc=kc, mc=12, nc=32, rng=rng)
+    func = compiler.lower(s, ins + [out], name="f")["f"]
+    v = _GuardsInK()
+    v.visit(func.body)
+    assert v.k_loops > 0
+    assert v.guards == 0
+
+
+@pytest.mark.parametrize("target,tile", [
+    ("llvm -mcpu=znver3", (6, 16)),
+    ("llvm -mcpu=skylake-avx512", (8, 32)),
+    ("llvm -mtriple=aarch64-linux-gnu", (8, 8)),
+    ("llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64", (6, 8)),
+])
+def test_register_tile_from_isa(target, tile):
+    assert topi.x86.register_tile(target) == tile
+
+
+def test_pack_b_numpy_layout(rng):
+    w = rng.standard_normal((5, 19)).astype("float32")     # [K, N]
+    p = topi.x86.pack_b_numpy(w, 8, kc=4)                  # 5 -> 2 blocks of 3
+    assert p.shape == (3, 6, 8)
+    np.testing.assert_array_equal(p[1, 2, :], w[2, 8:16])
+    np.testing.assert_array_equal(p[2, :5, :3], w[:, 16:19])
+    assert not p[2, :, 3:].any() and not p[:, 5, :].any()
+
+
+# ---- the register tile on the computes as written (tile_gemm) -------------------------------
+@pytest.mark.parametrize("m,n,k", [(7, 37, 19), (1, 5, 3), (6, 16, 8), (40, 300, 33)])
+def test_dense_bias_relu_static(run, rng, m, n, k):
+    x, w, b = (te.placeholder(s, name=nm) for s, nm in (((m, k), "x"), ((n, k), "w"),
+                                                         ((n,), "b")))
+    xa, wa, ba = (rng.standard_normal(s).astype("float32") for s in ((m, k), (n, k), (n,)))
+    y = topi.nn.relu(topi.nn.dense(x, w, b))
+    (got,) = run(topi.x86.schedule_dense([y]), [x, w, b], [y], [xa, wa, ba])
+    np.testing.assert_allclose(got, np.maximum(xa @ wa.T + ba, 0), **TOL)
+
+
+@pytest.mark.parametrize("m,n,k", [(13, 21, 17), (2, 7, 5), (96, 260, 24)])
+def test_matmul_static(run, rng, m, n, k):
+    A, B = te.placeholder((m, k), name="A"), te.placeholder((k, n), name="B")
+    a, b = rng.standard_normal((m, k)).astype("float32"), \
+        rng.standard_normal((k, n)).astype("float32")
+    C = topi.nn.matmul(A, B)
+    (got,) = run(topi.x86.schedule_matmul([C]), [A, B], [C], [a, b])
+    np.testing.assert_allclose(got, a @ b, **TOL)
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_batch_matmul_static(run, rng, transpose_b):
+    bsz, m, n, k = 3, 13, 20, 9
+    bshape = (bsz, n, k) if transpose_b else (bsz, k, n)
+    A, B = te.placeholder((bsz, m, k), name="A"), te.placeholder(bshape, name="B")
+    a, b = rng.standard_normal((bsz, m, k)).astype("float32"), \
+        rng.standard_normal(bshape).astype("float32")
+    C = topi.nn.batch_matmul(A, B, transpose_b=transpose_b)
+    (got,) = run(topi.x86.schedule_batch_matmul([C]), [A, B], [C], [a, b])
+    ref = a @ (b.transpose(0, 2, 1) if transpose_b else b)
+    np.testing.assert_allclose(got, ref, **TOL)
