@@ -6,7 +6,7 @@ CUDA GPU is present ("no GPU" otherwise; the PTX is still compiled, so the build
 so does each other GPU column ("no device"). Every result is checked against numpy first.
 
 GPU schedules: topi.cuda (matmul: tiled_gemm, 64x64 block tiles, 4x4 per thread, 16-deep
-shared tiles); CPU: topi.x86 (matmul: blocked_gemm).
+shared tiles); CPU: topi.x86 (matmul: gemm_packed).
 
     python bench/gpu.py [--n 1024] [--repeat 5] [--number 3]
 """
@@ -41,11 +41,11 @@ def _not_run(kind, compile_s):
 def matmul(target_name, n):
     A = te.placeholder((n, n), name="A")
     B = te.placeholder((n, n), name="B")
-    C = topi.nn.matmul(A, B)
     if target_name == "llvm":
-        s = te.create_schedule(C.op)
-        topi.x86.blocked_gemm(s, C)
+        C = topi.x86.gemm_packed(A, B)
+        s = topi.x86.schedule_gemm_packed(C)
         return compiler.build(s, [A, B, C], target="llvm", name="mm")
+    C = topi.nn.matmul(A, B)
     tgt = Target(target_name, host="llvm")
     with tgt:
         s = topi.cuda.schedule_dense_large_batch([C])
