@@ -29,6 +29,21 @@ def _warm_up() -> None:
     the templates), before any trial."""
 
 
+class InlineExecutor(Executor):
+    """Runs each call at once, in this process (debugging; tests that need no pool). A trial
+    still times its kernel in a child process, so a crashing kernel does not stop it."""
+
+    num_workers = 1
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        fut: Future = Future()
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except BaseException as err:
+            fut.set_exception(err)
+        return fut
+
+
 def local_executor(n_workers: Optional[int] = None) -> ProcessPoolExecutor:
     """A pool of `n_workers` (default: the CPU count) fresh processes (spawned, so a worker
     shares no thread or library state with the tuner)."""
@@ -124,5 +139,5 @@ def make_executor(dask: Optional[str] = None, ray: Optional[str] = None,
     return local_executor(workers)
 
 
-__all__ = ["ExecutorError", "RayExecutor", "dask_executor", "executor_workers",
+__all__ = ["ExecutorError", "InlineExecutor", "RayExecutor", "dask_executor", "executor_workers",
            "local_executor", "make_executor"]

@@ -13,6 +13,7 @@ timings never overlap while builds run in parallel.
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import json
 import os
 import signal
@@ -25,15 +26,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
-import microruntime
-
 from ..build import build
 from .space import ConfigEntity, FallbackConfigEntity
 from .task import Task
 
 RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runner.py")
 # The directory that holds the microruntime package (the runner imports it from there).
-_RUNTIME_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(microruntime.__file__)))
+_RUNTIME_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(
+    importlib.util.find_spec("microruntime").origin)))
 
 BUILD_ERROR = "build_error"
 WRONG_RESULT = "wrong_result"

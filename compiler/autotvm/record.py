@@ -13,6 +13,7 @@ skipped with a warning, so a log cut off mid-line stays usable.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import json
 import os
 import warnings
@@ -25,9 +26,8 @@ from .task import Task, TemplateError, as_tuple, from_workload
 
 VERSION = "kiln-autotvm/1"
 try:
-    from importlib.metadata import version as _pkg_version
-    COMPILER_VERSION = _pkg_version("kiln")
-except Exception:  # not installed as a package (a source checkout)
+    COMPILER_VERSION = importlib.metadata.version("kiln")
+except importlib.metadata.PackageNotFoundError:  # a source checkout, not installed
     COMPILER_VERSION = "source"
 
 

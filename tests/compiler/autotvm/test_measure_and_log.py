@@ -1,0 +1,102 @@
+"""Measuring configs (errors classified, never raised), tuning logs (round trip, resume),
+and the searches on the test template, all in this process (InlineExecutor): the kernels
+still run in child processes."""
+import json
+import random
+
+import numpy as np
+import pytest
+
+from compiler import autotvm
+from compiler.autotvm import measure as M
+from compiler.autotvm.executors import InlineExecutor
+from compiler.autotvm.record import decode, encode, load_records
+from compiler.autotvm.tuner import GridSearchTuner, RandomTuner, XGBTuner
+from compiler.autotvm.tuner.sa import simulated_annealing
+
+FAST = autotvm.measure_option(number=2, repeat=2)
+
+
+def _scale(faults=False, n=64):
+    return autotvm.create("testing.scale", (n, "float32", faults), target="llvm")
+
+
+def test_errors_are_classified_and_tuning_goes_on(tmp_path):
+    task = _scale(faults=True)
+    log = str(tmp_path / "t.jsonl")
+    tuner = GridSearchTuner(task)     # the first 6 points: tile 1 x {none, wrong, crash} x vec
+    tuner.tune(6, FAST, executor=InlineExecutor(),
+               callbacks=[autotvm.callback.log_to_file(log)])
+    by_fault = {}
+    for r in load_records(log):
+        by_fault.setdefault(r.config["fault"].val, []).append(r.result)
+    assert sorted(by_fault) == ["crash", "none", "wrong"]
+    assert all(r.error == M.CRASH and "SIG" in r.message for r in by_fault["crash"])
+    assert all(r.error == M.WRONG_RESULT for r in by_fault["wrong"])
+    assert all(r.ok and r.mean > 0 for r in by_fault["none"])
+    assert tuner.trials == 6 and tuner.best_config["fault"].val == "none"
+
+
+def test_build_error_and_timeout_are_results():
+    task = _scale()
+    bad = M.measure(task, {"tile": [-1, 3], "vectorize": False})   # not a point of the space
+    assert bad.error == M.BUILD_ERROR and "tile" in bad.message
+    slow = M.measure(task, 0, autotvm.measure_option(timeout_s=0.01))
+    assert slow.error == M.TIMEOUT
+
+
+def test_log_round_trip_and_bad_lines(tmp_path):
+    task = _scale()
+    cfg = task.config_space.get(7)
+    res = M.MeasureResult(costs=(1e-6, 2e-6), build_s=0.5, run_s=0.25, timestamp=123.0)
+    line = encode(task, cfg, res)
+    row = json.loads(line)
+    assert row["task"] == ["testing.scale", 64, "float32", False] and row["error"] is None
+    back = decode(line)
+    assert back.task == task and back.config == cfg and back.result == res
+    assert back.gflops == pytest.approx(task.flop / 1.5e-6 / 1e9)
+    path = tmp_path / "log.jsonl"
+    path.write_text(line + "\n{not json\n" + line[: len(line) // 2] + "\n")
+    with pytest.warns(UserWarning) as caught:
+        rows = list(load_records(str(path)))
+    assert sorted(str(w.message).split(": ")[0][-11:] for w in caught) == \
+        ["log.jsonl:2", "log.jsonl:3"]
+    assert len(rows) == 1 and rows[0].config.index == 7
+
+
+def test_resume_from_a_partial_log_measures_only_the_rest(tmp_path):
+    task = _scale(n=32)                 # 5 tiles x 2 = 10 points
+    log = str(tmp_path / "t.jsonl")
+    first = RandomTuner(task, seed=3)
+    first.tune(4, FAST, executor=InlineExecutor(), callbacks=[autotvm.callback.log_to_file(log)])
+    done = {r.config.index for r in load_records(log)}
+    assert len(done) == 4
+    again = GridSearchTuner(task)
+    assert again.load_history(load_records(log)) == 4
+    assert again.best_flops == pytest.approx(first.best_flops)
+    measured = []
+    again.tune(100, FAST, executor=InlineExecutor(),
+               callbacks=[lambda t, ins, res: measured.extend(i.config.index for i in ins)])
+    assert sorted(measured) == sorted(set(range(10)) - done)
+
+
+def test_model_tuner_covers_a_tiny_space_without_repeats():
+    task = _scale(n=32)
+    tuner = XGBTuner(task, plan_size=4, n_random=4, seed=0)
+    measured = []
+    tuner.tune(10, FAST, executor=InlineExecutor(), parallel=2,
+               callbacks=[lambda t, ins, res: measured.extend(i.config.index for i in ins)])
+    assert sorted(measured) == list(range(10))
+    assert tuner._model is not None and tuner.best_flops > 0
+
+
+def test_simulated_annealing_finds_the_peak_of_a_score():
+    dims = [8, 8, 4]
+    peak = 5 * 32 + 2 * 4 + 3
+
+    def score(indices):
+        return np.array([-abs(i - peak) for i in indices], dtype="float64")
+
+    best = simulated_annealing(dims, score, n_keep=3, exclude={peak - 1}, rng=random.Random(0),
+                               n_chains=8, n_iter=60)
+    assert best[0] == peak and peak - 1 not in best and len(best) == 3
