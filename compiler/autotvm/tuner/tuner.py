@@ -1,7 +1,8 @@
 """The loop every tuner shares: ask the search for configs, measure them on an executor
 (as many at once as it has workers), hand the results back, call the callbacks, stop after
-`n_trial` trials, when the space is exhausted, or after `early_stopping` trials without a
-better config.
+`n_trial` trials, when the space is exhausted, after `early_stopping` trials without a
+better config, past `time_limit_s`, or when a callback calls `tuner.stop()` (trials already
+running finish and are reported).
 
 A search subclasses `Tuner` and implements `next_batch(n)` (up to n unvisited config
 indices) and, if it learns, `update(inputs, results)`. `load_history(records)` feeds earlier
@@ -32,6 +33,7 @@ class Tuner:
         self.start_time = None
         self.budget = 0            # trials the running `tune` will measure at most
         self._start_trials = 0
+        self._stop = False
 
     # ---- what a search implements ----
     def next_batch(self, n: int) -> List[int]:
@@ -44,6 +46,10 @@ class Tuner:
         """Records of other tasks of the same template, for a search that learns."""
 
     # ---- shared ----
+    def stop(self) -> None:
+        """Ends the running `tune` once the trials in flight are done."""
+        self._stop = True
+
     def has_next(self) -> bool:
         return len(self.visited) < len(self.space)
 
@@ -73,7 +79,8 @@ class Tuner:
 
     def tune(self, n_trial: int, measure_option: Optional[MeasureOption] = None,
              executor: Optional[Executor] = None, early_stopping: Optional[int] = None,
-             callbacks: Sequence[Callable] = (), parallel: Optional[int] = None) -> None:
+             callbacks: Sequence[Callable] = (), parallel: Optional[int] = None,
+             time_limit_s: Optional[float] = None) -> None:
         """Measures up to `n_trial` new configs on `executor` (None: a local process pool
         made and shut down here), `parallel` at a time (default: the executor's workers).
         Each callback gets (tuner, inputs, results) as trials finish."""
@@ -83,11 +90,13 @@ class Tuner:
         parallel = parallel or executor_workers(executor)
         self.start_time, self._start_trials = time.time(), self.trials
         self.budget = min(n_trial, len(self.space) - len(self.visited))
-        start, submitted, stop = self.trials, 0, False
+        start, submitted, self._stop = self.trials, 0, False
         running = {}
         try:
             while True:
-                while not stop and len(running) < parallel and submitted < n_trial \
+                if time_limit_s is not None and time.time() - self.start_time > time_limit_s:
+                    self._stop = True
+                while not self._stop and len(running) < parallel and submitted < n_trial \
                         and self.has_next():
                     batch = [i for i in self.next_batch(min(parallel - len(running),
                                                             n_trial - submitted))
@@ -122,7 +131,7 @@ class Tuner:
                     cb(self, inputs, results)
                 if early_stopping is not None and \
                         self.trials - max(self.best_trial, start) >= early_stopping:
-                    stop = True
+                    self._stop = True
         finally:
             if own:
                 executor.shutdown(wait=True, cancel_futures=True)

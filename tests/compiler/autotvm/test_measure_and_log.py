@@ -1,6 +1,7 @@
 """Measuring configs (errors classified, never raised), tuning logs (round trip, resume),
 and the searches on the test template, all in this process (InlineExecutor): the kernels
 still run in child processes."""
+import importlib.util
 import json
 import random
 
@@ -80,6 +81,8 @@ def test_resume_from_a_partial_log_measures_only_the_rest(tmp_path):
     assert sorted(measured) == sorted(set(range(10)) - done)
 
 
+@pytest.mark.skipif(importlib.util.find_spec("xgboost") is None,
+                    reason="xgboost is not installed (pip install 'kiln[tune]')")
 def test_model_tuner_covers_a_tiny_space_without_repeats():
     task = _scale(n=32)
     tuner = XGBTuner(task, plan_size=4, n_random=4, seed=0)
@@ -100,3 +103,14 @@ def test_simulated_annealing_finds_the_peak_of_a_score():
     best = simulated_annealing(dims, score, n_keep=3, exclude={peak - 1}, rng=random.Random(0),
                                n_chains=8, n_iter=60)
     assert best[0] == peak and peak - 1 not in best and len(best) == 3
+
+
+def test_early_stopping_and_stop_from_a_callback():
+    task = _scale(faults=True)
+    tuner = GridSearchTuner(task)     # 0: ok, 1: wrong, 2: crash -> no better config in 2
+    tuner.tune(30, FAST, executor=InlineExecutor(), early_stopping=2, parallel=1)
+    assert tuner.trials == 3 and tuner.best_config.index == 0
+    other = GridSearchTuner(task)
+    other.tune(30, FAST, executor=InlineExecutor(), parallel=1,
+               callbacks=[lambda t, ins, res: t.stop()])
+    assert other.trials == 1
