@@ -60,7 +60,8 @@ def _kind(target_text: str) -> str:
 class ApplyHistoryBest(DispatchContext):
     """The fastest successful config per (workload, target) of tuning logs (paths) or
     records. A target matches exactly, else by kind ("llvm -mcpu=x" takes an "llvm" record);
-    no target (a CPU build that names none) takes the fastest CPU record."""
+    no target (a CPU build that names none) takes the fastest CPU record. Where the fastest
+    is the template's default (config index -1), the kernel keeps the library's schedule."""
 
     def __init__(self, records: Union[str, os.PathLike, Iterable]):
         super().__init__()
@@ -82,7 +83,7 @@ class ApplyHistoryBest(DispatchContext):
                 rec = self._fastest(key, lambda t: _kind(t) == kind)
         else:
             rec = self._fastest(key, lambda t: Target(t).kind.is_host)
-        if rec is None:
+        if rec is None or rec.config.is_fallback:
             return None
         self.applied.append(key)
         return rec.task, rec.config

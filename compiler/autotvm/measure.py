@@ -49,12 +49,13 @@ def default_lock_path() -> str:
 
 @dataclass(frozen=True)
 class MeasureOption:
-    """How a trial is measured: time_evaluator's `number`, `repeat`, `min_repeat_ms`; the
+    """How a trial is measured: time_evaluator's `number`, `repeat`, `min_repeat_ms` (each
+    repeat lasts at least that long, `number` growing: steadier times of tiny kernels); the
     time limit of the run; the tolerances of the comparison with the default config (atol is
     scaled by the largest reference magnitude); the timing lock's file (None: no lock)."""
     number: int = 5
     repeat: int = 3
-    min_repeat_ms: int = 0
+    min_repeat_ms: int = 20
     timeout_s: float = 20.0
     rtol: float = 1e-3
     atol: float = 1e-4

@@ -4,6 +4,10 @@
 better config, past `time_limit_s`, or when a callback calls `tuner.stop()` (trials already
 running finish and are reported).
 
+The first trial measures the template's default (the operator library's own schedule, config
+index -1) unless asked not to or a loaded log has it: a tuned config is only applied where it
+beat the default (see dispatch.ApplyHistoryBest).
+
 A search subclasses `Tuner` and implements `next_batch(n)` (up to n unvisited config
 indices) and, if it learns, `update(inputs, results)`. `load_history(records)` feeds earlier
 trials: those of the same task are not measured again (resume) and count toward the best;
@@ -34,6 +38,7 @@ class Tuner:
         self.budget = 0            # trials the running `tune` will measure at most
         self._start_trials = 0
         self._stop = False
+        self.default_result: Optional[MeasureResult] = None
 
     # ---- what a search implements ----
     def next_batch(self, n: int) -> List[int]:
@@ -54,10 +59,15 @@ class Tuner:
         return len(self.visited) < len(self.space)
 
     def load_history(self, records: Iterable) -> int:
-        """Feeds earlier records (record.Record); returns how many were of this task."""
-        own_inputs, own_results, others = [], [], []
+        """Feeds earlier records (record.Record); returns how many were of this task (its
+        default included)."""
+        own_inputs, own_results, others, defaults = [], [], [], 0
         for r in records:
-            if r.task.key == self.task.key and not r.config.is_fallback:
+            if r.task.key == self.task.key and r.config.is_fallback:
+                self.default_result = r.result
+                self._note_best(r.config, r.result)
+                defaults += 1
+            elif r.task.key == self.task.key:
                 self.visited.add(r.config.index)
                 own_inputs.append(MeasureInput(r.task, r.config))
                 own_results.append(r.result)
@@ -68,7 +78,7 @@ class Tuner:
             self.update(own_inputs, own_results)
         if others:
             self.transfer(others)
-        return len(own_inputs)
+        return len(own_inputs) + defaults
 
     def _note_best(self, config, result: MeasureResult) -> bool:
         flops = result.gflops(self.task.flop)
@@ -80,9 +90,10 @@ class Tuner:
     def tune(self, n_trial: int, measure_option: Optional[MeasureOption] = None,
              executor: Optional[Executor] = None, early_stopping: Optional[int] = None,
              callbacks: Sequence[Callable] = (), parallel: Optional[int] = None,
-             time_limit_s: Optional[float] = None) -> None:
+             time_limit_s: Optional[float] = None, measure_default: bool = True) -> None:
         """Measures up to `n_trial` new configs on `executor` (None: a local process pool
-        made and shut down here), `parallel` at a time (default: the executor's workers).
+        made and shut down here), `parallel` at a time (default: the executor's workers),
+        the default first (one of the n_trial) when `measure_default` and not yet measured.
         Each callback gets (tuner, inputs, results) as trials finish."""
         option = measure_option or MeasureOption()
         own = executor is None
@@ -93,6 +104,9 @@ class Tuner:
         start, submitted, self._stop = self.trials, 0, False
         running = {}
         try:
+            if measure_default and self.default_result is None and n_trial > 0:
+                running[executor.submit(measure, self.task, -1, option)] = -1
+                submitted += 1
             while True:
                 if time_limit_s is not None and time.time() - self.start_time > time_limit_s:
                     self._stop = True
@@ -120,8 +134,11 @@ class Tuner:
                 inputs, results = [], []
                 for fut in done:
                     index = running.pop(fut)
-                    inputs.append(MeasureInput(self.task, self.space.get(index)))
+                    config = self.task.fallback() if index < 0 else self.space.get(index)
+                    inputs.append(MeasureInput(self.task, config))
                     results.append(_result_of(fut))
+                    if index < 0:
+                        self.default_result = results[-1]
                 for inp, res in zip(inputs, results):
                     self.trials += 1
                     if self._note_best(inp.config, res):

@@ -133,6 +133,8 @@ class XGBTuner(Tuner):
 
     def update(self, inputs: Sequence[MeasureInput], results: Sequence[MeasureResult]) -> None:
         for inp, res in zip(inputs, results):
+            if inp.config.is_fallback:
+                continue
             self._xs.append(self.features(inp.config.index))
             self._ys.append(res.gflops(self.task.flop))
 

@@ -15,7 +15,7 @@ from compiler.autotvm.record import decode, encode, load_records
 from compiler.autotvm.tuner import GridSearchTuner, RandomTuner, XGBTuner
 from compiler.autotvm.tuner.sa import simulated_annealing
 
-FAST = autotvm.measure_option(number=2, repeat=2)
+FAST = autotvm.measure_option(number=2, repeat=2, min_repeat_ms=0)
 
 
 def _scale(faults=False, n=64):
@@ -26,7 +26,7 @@ def test_errors_are_classified_and_tuning_goes_on(tmp_path):
     task = _scale(faults=True)
     log = str(tmp_path / "t.jsonl")
     tuner = GridSearchTuner(task)     # the first 6 points: tile 1 x {none, wrong, crash} x vec
-    tuner.tune(6, FAST, executor=InlineExecutor(),
+    tuner.tune(6, FAST, executor=InlineExecutor(), measure_default=False,
                callbacks=[autotvm.callback.log_to_file(log)])
     by_fault = {}
     for r in load_records(log):
@@ -68,13 +68,14 @@ def test_log_round_trip_and_bad_lines(tmp_path):
 def test_resume_from_a_partial_log_measures_only_the_rest(tmp_path):
     task = _scale(n=32)                 # 5 tiles x 2 = 10 points
     log = str(tmp_path / "t.jsonl")
-    first = RandomTuner(task, seed=3)
+    first = RandomTuner(task, seed=3)     # the default, then 3 configs
     first.tune(4, FAST, executor=InlineExecutor(), callbacks=[autotvm.callback.log_to_file(log)])
     done = {r.config.index for r in load_records(log)}
-    assert len(done) == 4
+    assert len(done) == 4 and -1 in done
     again = GridSearchTuner(task)
     assert again.load_history(load_records(log)) == 4
     assert again.best_flops == pytest.approx(first.best_flops)
+    assert again.default_result is not None
     measured = []
     again.tune(100, FAST, executor=InlineExecutor(),
                callbacks=[lambda t, ins, res: measured.extend(i.config.index for i in ins)])
@@ -87,7 +88,7 @@ def test_model_tuner_covers_a_tiny_space_without_repeats():
     task = _scale(n=32)
     tuner = XGBTuner(task, plan_size=4, n_random=4, seed=0)
     measured = []
-    tuner.tune(10, FAST, executor=InlineExecutor(), parallel=2,
+    tuner.tune(10, FAST, executor=InlineExecutor(), parallel=2, measure_default=False,
                callbacks=[lambda t, ins, res: measured.extend(i.config.index for i in ins)])
     assert sorted(measured) == list(range(10))
     assert tuner._model is not None and tuner.best_flops > 0
@@ -108,9 +109,10 @@ def test_simulated_annealing_finds_the_peak_of_a_score():
 def test_early_stopping_and_stop_from_a_callback():
     task = _scale(faults=True)
     tuner = GridSearchTuner(task)     # 0: ok, 1: wrong, 2: crash -> no better config in 2
-    tuner.tune(30, FAST, executor=InlineExecutor(), early_stopping=2, parallel=1)
+    tuner.tune(30, FAST, executor=InlineExecutor(), early_stopping=2, parallel=1,
+               measure_default=False)
     assert tuner.trials == 3 and tuner.best_config.index == 0
     other = GridSearchTuner(task)
-    other.tune(30, FAST, executor=InlineExecutor(), parallel=1,
+    other.tune(30, FAST, executor=InlineExecutor(), parallel=1, measure_default=False,
                callbacks=[lambda t, ins, res: t.stop()])
     assert other.trials == 1

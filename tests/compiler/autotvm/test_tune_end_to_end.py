@@ -15,13 +15,15 @@ from compiler.autotvm.record import load_records
 from compiler.autotvm.tuner import GridSearchTuner, RandomTuner
 from microruntime import graph_executor
 
-FAST = autotvm.measure_option(number=2, repeat=2)
+FAST = autotvm.measure_option(number=2, repeat=2, min_repeat_ms=0)
 TOL = dict(rtol=1e-4, atol=1e-5)
 
 
 def _tune(tasks, executor, log, trials=3):
+    """Tunes without measuring the defaults: every task's best is then a tuned config (a
+    faster default would leave the library's schedule in place)."""
     for task in tasks:
-        RandomTuner(task, seed=1).tune(trials, FAST, executor=executor,
+        RandomTuner(task, seed=1).tune(trials, FAST, executor=executor, measure_default=False,
                                        callbacks=[autotvm.callback.log_to_file(log)])
 
 
@@ -54,17 +56,22 @@ def test_tuned_on_the_local_pool_and_applied(tiny_mlp, tmp_path):
     assert sorted(ctx.applied) == sorted(t.key for t in tasks)
 
 
-def test_tasks_not_in_the_log_fall_back_to_defaults(tiny_mlp, tmp_path):
+def test_tasks_not_in_the_log_or_slower_than_default_keep_the_default(tiny_mlp, tmp_path):
     first, second = extract_from_program(tiny_mlp.mod, tiny_mlp.params, target="llvm")
     log = str(tmp_path / "tune.jsonl")
     # a config of the first task that the default schedule does not use
     cfg = first.config_space.from_values({"tile_i": [-1, 2, 1], "tile_j": [-1, 2],
                                           "parallel": False})
+    slow, fast = autotvm.MeasureResult(costs=(2e-6,)), autotvm.MeasureResult(costs=(1e-6,))
     with open(log, "w") as f:
-        f.write(autotvm.record.encode(first, cfg, autotvm.MeasureResult(costs=(1e-6,))) + "\n")
+        f.write(autotvm.record.encode(first, cfg, fast) + "\n")
+        f.write(autotvm.record.encode(first, first.fallback(), slow) + "\n")
     ctx = _build_and_check(tiny_mlp, log)
-    assert ctx.applied == [first.key]
-    assert second.key not in ctx.applied
+    assert ctx.applied == [first.key]     # the second task is not in the log
+    with open(log, "a") as f:             # now the default of the first is the fastest
+        f.write(autotvm.record.encode(first, first.fallback(), autotvm.MeasureResult(
+            costs=(0.5e-6,))) + "\n")
+    assert _build_and_check(tiny_mlp, log).applied == []
 
 
 def _skip_without(module: str):
@@ -98,7 +105,7 @@ def test_tuned_on_a_local_ray_instance(tiny_mlp, tmp_path):
     log = str(tmp_path / "tune.jsonl")
     ex = RayExecutor(num_cpus=2)
     try:
-        GridSearchTuner(tasks[1]).tune(3, FAST, executor=ex,
+        GridSearchTuner(tasks[1]).tune(3, FAST, executor=ex, measure_default=False,
                                        callbacks=[autotvm.callback.log_to_file(log)])
     finally:
         ex.shutdown()

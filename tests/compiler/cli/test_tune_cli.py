@@ -1,6 +1,7 @@
 """`python -m compiler tune` (a log, resumed) and `compile --tuning-log` (its configs applied,
 results as ONNX Runtime's)."""
 import json
+import re
 
 import numpy as np
 import onnx
@@ -49,7 +50,9 @@ def test_tune_resume_and_compile_with_the_log(mlp_onnx, tmp_path, capsys):
     so = str(tmp_path / "mlp.so")
     assert main(["compile", path, "-o", so, "--input-shape", "x:2,32", "--tuning-log", log,
                  "-q"]) == 0
-    assert "tuned:    2 kernel anchors" in capsys.readouterr().out
+    # a task whose default measured fastest keeps it: 0 to 2 anchors tuned
+    assert re.search(r"tuned:    [012] kernel anchors from .*\(2 tuned in the log\)",
+                     capsys.readouterr().out)
     gm = graph_executor.GraphModule(mr.load_module(so)["default"](mr.cpu()))
     x = m.inputs(seed=3)["x"]
     gm.set_input("x", x)
