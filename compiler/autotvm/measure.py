@@ -15,7 +15,9 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import json
+import multiprocessing.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -113,13 +115,15 @@ def config_of(task: Task, config):
 
 
 _WORKDIR: Dict[int, str] = {}
-_REFERENCES: Dict[str, object] = {}     # task key -> (library path, arg specs) or an error
+_REFERENCES: Dict[tuple, object] = {}   # (task key, target) -> (library, arg specs) or error
 
 
 def _workdir() -> str:
     d = _WORKDIR.get(os.getpid())
     if d is None:
         d = _WORKDIR[os.getpid()] = tempfile.mkdtemp(prefix="kiln_tune_")
+        # removed when the process exits (a pool's worker too: multiprocessing runs these)
+        multiprocessing.util.Finalize(None, shutil.rmtree, args=(d, True), exitpriority=0)
     return d
 
 
@@ -134,14 +138,14 @@ def _build(task: Task, cfg, path: str):
 
 def _reference(task: Task):
     """The default config's library of `task` (built once per process)."""
-    ref = _REFERENCES.get(task.key)
+    ref = _REFERENCES.get((task.key, task.target))
     if ref is None:
         path = os.path.join(_workdir(), f"ref{len(_REFERENCES)}.so")
         try:
             ref = (path, _build(task, task.fallback(), path))
         except Exception as err:  # the default itself does not build: no comparison
             ref = err
-        _REFERENCES[task.key] = ref
+        _REFERENCES[(task.key, task.target)] = ref
     return ref
 
 

@@ -11,7 +11,7 @@ import pytest
 from compiler import autotvm
 from compiler.autotvm import measure as M
 from compiler.autotvm.executors import InlineExecutor
-from compiler.autotvm.record import decode, encode, load_records
+from compiler.autotvm.record import Record, decode, encode, load_records
 from compiler.autotvm.tuner import GridSearchTuner, RandomTuner, XGBTuner
 from compiler.autotvm.tuner.sa import simulated_annealing
 
@@ -116,3 +116,18 @@ def test_early_stopping_and_stop_from_a_callback():
     other.tune(30, FAST, executor=InlineExecutor(), parallel=1, measure_default=False,
                callbacks=[lambda t, ins, res: t.stop()])
     assert other.trials == 1
+
+
+@pytest.mark.skipif(importlib.util.find_spec("xgboost") is None,
+                    reason="xgboost is not installed (pip install 'kiln[tune]')")
+def test_model_tuner_transfers_from_another_task_of_the_template():
+    """Records of a 64-element task in which wider tiles were faster: the model ranks the
+    32-element task's configs from them before any trial of its own."""
+    old, new = _scale(n=64), _scale(n=32)
+    rows = [Record(old, cfg, M.MeasureResult(costs=(1e-6 / (1 + cfg["tile"].size[1]),)))
+            for cfg in old.config_space]
+    tuner = XGBTuner(new, plan_size=3, seed=0)
+    assert tuner.load_history(rows) == 0            # none of its own
+    first = tuner.next_batch(3)                     # the model leads at once
+    assert tuner._model is not None
+    assert all(new.config_space.get(i)["tile"].size[1] == 16 for i in first[:2])
