@@ -2,6 +2,8 @@
 
     python -m compiler compile model.onnx --target llvm -o model.so
     python -m compiler compile model.onnx --system-lib -o model.a --input-shape x:1,3,224,224
+    python -m compiler tune model.onnx --trials 64 --log tune.jsonl [--dask ADDR | --ray ADDR]
+    python -m compiler compile model.onnx --tuning-log tune.jsonl -o model.so
 
 Each subcommand is a module with `add_parser(subparsers)` and `run(args) -> exit status`.
 Mistakes (a missing file, a bad shape string, a model the compiler cannot take as given) print
@@ -14,6 +16,7 @@ import sys
 from typing import List, Optional
 
 from . import compile as compile_cmd
+from . import tune as tune_cmd
 from .common import CliError, one_line, parse_shape
 
 
@@ -26,6 +29,7 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     compile_cmd.add_parser(sub)
+    tune_cmd.add_parser(sub)
     return parser
 
 

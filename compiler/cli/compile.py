@@ -15,8 +15,10 @@ import json
 import os
 import sys
 import time
+from contextlib import nullcontext
 from typing import Dict, List, Tuple
 
+from ..autotvm.dispatch import apply_history_best
 from ..codegen import host_codegen_available
 from ..frontend import from_onnx
 from ..frontend.onnx import load_model
@@ -66,6 +68,9 @@ def add_parser(subparsers) -> None:
                    help="the type of inputs whose type the model leaves out (default float32)")
     p.add_argument("--opt-level", type=int, choices=range(0, 4), metavar="{0,1,2,3}",
                    help="the code generator's optimization level (default: the target's, 3)")
+    p.add_argument("--tuning-log", metavar="FILE",
+                   help="build kernels with the best configs of this tuning log (from "
+                        "`python -m compiler tune`); kernels not in it keep the defaults")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress lines on stderr (the summary is still printed)")
     p.set_defaults(run=run)
@@ -153,7 +158,19 @@ def _fmt_bytes(n: int) -> str:
 
 
 def compile_model(args) -> str:
-    """Compiles and exports; the summary to print."""
+    """Compiles and exports (with the configs of --tuning-log); the summary to print."""
+    tuning_log = getattr(args, "tuning_log", None)
+    if tuning_log is None:
+        return _compile_model(args, nullcontext())
+    if not os.path.isfile(tuning_log):
+        raise CliError(f"--tuning-log {tuning_log}: no such file")
+    ctx = apply_history_best(tuning_log)
+    summary = _compile_model(args, ctx)
+    return summary + f"\n  tuned:    {len(set(ctx.applied))} kernel anchors from " \
+        f"{tuning_log} ({len(ctx)} tuned in the log)"
+
+
+def _compile_model(args, tuning) -> str:
     if not os.path.isfile(args.model):
         raise CliError(f"no such model file: {args.model}")
     if args.output is None:
@@ -174,14 +191,17 @@ def compile_model(args) -> str:
     mod, params = from_onnx(proto, shape=shapes or None, dtype=args.dtype)
     t_import = time.perf_counter()
     if symbolic:
-        return _compile_for_vm(args, mod, params, target, symbolic, progress, t0, t_import)
+        with tuning:
+            return _compile_for_vm(args, mod, params, target, symbolic, progress, t0,
+                                   t_import)
 
     progress("optimizing: folding weights and batch norms, fusing operators into kernels")
 
     def on_kernel(k: int, total: int, name: str) -> None:
         progress(f"lowering kernel {k}/{total}: {name}")
 
-    lowered, graph = plan(mod, params, progress=on_kernel)
+    with tuning:
+        lowered, graph = plan(mod, params, progress=on_kernel)
     t_plan = time.perf_counter()
 
     progress(f"generating code for {graph.num_kernels} kernels ({target})")

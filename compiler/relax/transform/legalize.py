@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Optional, Sequence
 
 from ... import te, topi
+from ...autotvm.dispatch import tuned_schedule
 from ...ir.errors import IRError, UnsupportedOpError
 from ...ir.module import IRModule
 from ...ir.structural_equal import structural_equal
@@ -63,6 +64,9 @@ def _anchor(calls: Sequence[X.Call]) -> X.Call:
 
 
 def _schedule_of(anchor: X.Call, target: Optional[Target] = None) -> Callable:
+    tuned = tuned_schedule(anchor, target)  # a tuned config in the autotvm dispatch context
+    if tuned is not None:
+        return tuned
     sched = schedules_for(target)
     name = anchor.op.name
     if name == "relax.nn.conv2d" and anchor.attrs.groups != 1:
