@@ -2,7 +2,7 @@
 
     {"version": "kiln-autotvm/1", "compiler": "0.1.0", "target": "llvm ...",
      "task": ["dense.x86", [1, 512], [1000, 512], "float32", "float32"],
-     "config": {"index": 17, "knobs": {"tile_i": [-1, 1, 1], ...}},
+     "config": {"index": 17, "knobs": {"mr": 6, "nr": 16, ...}},
      "costs": [1.2e-05, ...], "error": null, "message": "", "build_s": 0.6, "run_s": 0.4,
      "timestamp": 1700000000.0, "gflops": 41.7}
 

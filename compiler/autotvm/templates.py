@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import te, topi
+from ..target.isa import vector_isa
 from ..topi.x86.anchored import schedule_anchored
+from ..topi.x86.gemm import GEMM_MC, GEMM_NC, register_tile, tile_gemm
 from ..topi.x86.injective import schedule_injective_from_existing
 from .task import Task, register_template
 
@@ -74,22 +76,43 @@ def fused_schedule(task: Task, cfg, outs):
     return LIBRARY[task.name].fused(cfg, outs)
 
 
-# ---- GEMM: topi.x86.blocked_gemm(s, C, rows=, cols=, row_block=, parallel=) -----------------
+# ---- GEMM: topi.x86.tile_gemm(s, anchor, out, mr=, nr=, mc=, nc=, parallel=) ---------------
+
+def _upto(candidates, limit, default):
+    """The candidates not above `limit` (at least the smallest), and the default among them
+    (else the largest)."""
+    kept = sorted({c for c in candidates if c <= limit} or {min(candidates)})
+    return kept, default if default in kept else kept[-1]
+
 
 def _gemm_knobs(cfg, m: int, n: int) -> None:
-    # rows of C: [row blocks (parallel), register tiles per block, rows per register tile]
-    cfg.define_split("tile_i", m, num_outputs=3, max_factor=64)
-    # columns of C: [column tiles, columns per register tile (one vector)]
-    cfg.define_split("tile_j", n, num_outputs=2, max_factor=64)
-    cfg.define_knob("parallel", [True, False])
+    lanes = vector_isa().lanes("float32")
+    dmr, dnr = register_tile()
+    # the register tile: mr rows (unrolled) by nr columns (vectors)
+    mrs, mr = _upto((1, 2, 3, 4, 6, 8, dmr), m, min(dmr, m))
+    nrs, nr = _upto([lanes * v for v in (1, 2, 3, 4)], max(n, lanes), dnr)
+    # the parallel blocks: mc rows by nc columns
+    mcs, mc = _upto((24, 48, 96, 192), max(m, 24), GEMM_MC)
+    ncs, nc = _upto((64, 128, 256, 512), max(n, 64), GEMM_NC)
+    cfg.define_knob("mr", mrs, default=mr)
+    cfg.define_knob("nr", nrs, default=nr)
+    cfg.define_knob("mc", mcs, default=mc)
+    cfg.define_knob("nc", ncs, default=nc)
+    cfg.define_knob("parallel", [True, False], default=True)
 
 
 GEMM_KEYWORDS: Dict[str, Callable] = {
-    "row_block": lambda cfg: cfg["tile_i"].size[1] * cfg["tile_i"].size[2],
-    "rows": lambda cfg: cfg["tile_i"].size[2],
-    "cols": lambda cfg: cfg["tile_j"].size[1],
+    "mr": lambda cfg: cfg["mr"].val,
+    "nr": lambda cfg: cfg["nr"].val,
+    "mc": lambda cfg: cfg["mc"].val,
+    "nc": lambda cfg: cfg["nc"].val,
     "parallel": lambda cfg: cfg["parallel"].val,
 }
+
+
+def _tile_gemm(s, C, **knobs):
+    """topi.x86.tile_gemm of the GEMM stage C computed on its own."""
+    return tile_gemm(s, C.op, C.op, **knobs)
 
 
 def _dense_compute(data_shape, weight_shape, dtype, out_dtype):
@@ -117,11 +140,9 @@ def _matmul_knobs(cfg, a_shape, b_shape, dtype, out_dtype):
 
 
 DENSE = register_schedule_template(ScheduleTemplate(
-    "dense.x86", ("dense",), _dense_compute, _dense_knobs, GEMM_KEYWORDS,
-    topi.x86.blocked_gemm))
+    "dense.x86", ("dense",), _dense_compute, _dense_knobs, GEMM_KEYWORDS, _tile_gemm))
 MATMUL = register_schedule_template(ScheduleTemplate(
-    "matmul.x86", ("matmul",), _matmul_compute, _matmul_knobs, GEMM_KEYWORDS,
-    topi.x86.blocked_gemm))
+    "matmul.x86", ("matmul",), _matmul_compute, _matmul_knobs, GEMM_KEYWORDS, _tile_gemm))
 
 
 # ---- graph-level anchors -> workloads -------------------------------------------------------
