@@ -1,10 +1,10 @@
 """2-d convolution in the blocked layout NCHW[x]c: conv2d_NCHWc and depthwise_conv2d_NCHWc,
-and the layout transforms between NCHW and NCHW[x]c (data) / OIHW and OIHW[x]i[y]o (weights).
+(nn.layout_transform converts data and weights to these layouts).
 
 Layouts (c: the channel block, a divisor of the channel count):
-    data    NCHW[c]c     [N, C / c, H, W, c]           element (n, k, y, x) at [n, k / c, y, x, k % c]
-    weight  OIHW[i]i[o]o [O / o, I / i, KH, KW, i, o]  element (f, k, ry, rx) at
-                                                        [f / o, k / i, ry, rx, k % i, f % o]
+    data    NCHW[c]c      [N, C / c, H, W, c]; (n, k, y, x) at [n, k / c, y, x, k % c]
+    weight  OIHW[i]i[o]o  [O / o, I / i, KH, KW, i, o]; (f, k, ry, rx) at
+                          [f / o, k / i, ry, rx, k % i, f % o]
     depthwise weight OIHW1i[o]o  [C / o, 1, KH, KW, 1, o]  (the multiplier is 1)
 
 Each reduces in one compute tagged with its name whose output axes are (n, channel block, y,
@@ -50,24 +50,6 @@ def _static(shape, what):
 
 def _acc(v, dtype):
     return v if v.dtype == dtype else v.astype(dtype)
-
-
-def nchw_to_nchwc(data, block: int, name="T_nchwc"):
-    """[N, C, H, W] -> [N, C / block, H, W, block]."""
-    n, c, h, w = _static(data.shape, "nchw_to_nchwc")
-    if c % block:
-        raise IRError(f"nchw_to_nchwc: block {block} does not divide the {c} channels")
-    return te.compute((n, c // block, h, w, block),
-                      lambda b, k, y, x, i: data[b, k * block + i, y, x], name=name,
-                      tag="injective,layout_transform")
-
-
-def nchwc_to_nchw(data, name="T_nchw"):
-    """[N, C / c, H, W, c] -> [N, C, H, W]."""
-    n, cb, h, w, c = _static(data.shape, "nchwc_to_nchw")
-    return te.compute((n, cb * c, h, w),
-                      lambda b, k, y, x: data[b, k // c, y, x, k % c], name=name,
-                      tag="injective,layout_transform")
 
 
 def _padded(data, pt, pl, pb, pr):

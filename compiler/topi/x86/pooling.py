@@ -1,5 +1,6 @@
 """Pooling for x86: the output's (n, c, y) loops fused and in parallel, the pool's window
-reduction computed per output row inside that loop."""
+reduction computed per output row inside that loop. In the blocked layout NCHW[x]c the
+channels of a block (the last axis) are vectorized, in the anchor and the output alike."""
 from __future__ import annotations
 
 from ..utils import as_outputs
@@ -13,6 +14,16 @@ def _is_pool(t: str) -> bool:
 def _tile(s, anchor, out_op):
     stage = s[out_op]
     axes = list(stage.op.axis)
+    if len(axes) == 5:
+        n, cb, y, x, c = axes
+        stage.parallel(stage.fuse(n, cb, y))
+        stage.vectorize(c)
+        if out_op is not anchor:
+            a = s[anchor]
+            a.compute_at(stage, x)
+            a.reorder(*a.op.reduce_axis, a.op.axis[-1])
+            a.vectorize(a.op.axis[-1])
+        return
     outer = stage.fuse(*axes[:-1]) if len(axes) > 2 else axes[0]
     stage.parallel(outer)
     if out_op is not anchor:
@@ -20,7 +31,7 @@ def _tile(s, anchor, out_op):
 
 
 def schedule_pool(outs, layout="NCHW"):
-    """Schedule max / avg pool2d (and what was fused after it)."""
+    """Schedule max / avg pool2d, NCHW or NCHW[x]c (and what was fused after it)."""
     return schedule_anchored(as_outputs(outs), _is_pool, _tile)
 
 
