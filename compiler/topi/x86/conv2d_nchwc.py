@@ -24,8 +24,9 @@ from ..utils import as_outputs, divisor_at_most, get_const_tuple
 from .anchored import schedule_anchored
 from .conv2d import schedule_pad
 
-# Vector registers kept free of accumulators: the broadcast input value and the weights.
-FREE_REGISTERS = 3
+# Vector registers never used as accumulators (at least the broadcast input value and one
+# weight vector; `tile_shape` also keeps one register per channel block of weights).
+FREE_REGISTERS = 2
 # Most output-channel blocks per register tile.
 MAX_OC_BLOCKS = 4
 # Most output columns per register tile.
@@ -89,7 +90,7 @@ def schedule_conv2d_NCHWc(outs, oc_blocks: Optional[int] = None, ow_tile: Option
 
     oc_blocks, ow_tile: the register tile (output-channel blocks x output columns; divisors of
         the output's channel blocks and width). None: `tile_shape` for the target's ISA
-        (AVX2: 12 or 14 accumulators, e.g. 1 x 14 at width 56, 2 x 7 at width 7, ...).
+        (AVX2: up to 14 accumulators: 1 x 14 at widths 56, 28, 14; 1 x 7 at 7).
     max_accumulators: a cap on oc_blocks * ow_tile for the automatic choice.
     unroll_channels: unroll the reduction over the channels of an input block too.
     depthwise_ow_tile: output columns per tile of a depthwise convolution (a divisor of the
