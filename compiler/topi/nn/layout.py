@@ -98,9 +98,8 @@ def transform_numpy(x, src: str, dst: str):
     for a in primal:
         i = sa.index((a, 0))
         order.append(i)
-        blk = _block(sa, a)
-        if blk > 1:
-            order.append(sa.index((a.lower(), blk)))
+        blk = [i for i, (b, n) in enumerate(sa) if b == a.lower() and n]
+        order += blk
     y = np.transpose(x, order).reshape([ext[a] for a in primal])
     for a in primal:
         blk = _block(da, a)
