@@ -16,7 +16,10 @@ def _tile(s, anchor, out_op):
     axes = list(stage.op.axis)
     if len(axes) == 5:
         n, cb, y, x, c = axes
-        stage.parallel(stage.fuse(n, cb, y))
+        outer = stage.fuse(n, cb, y)
+        stage.parallel(outer)
+        if out_op is anchor:
+            stage.reorder(outer, x, *stage.op.reduce_axis, c)
         stage.vectorize(c)
         if out_op is not anchor:
             a = s[anchor]
