@@ -37,10 +37,24 @@ DEPTHWISE_OW_TILE = 8
 _TAGS = ("conv2d_NCHWc", "depthwise_conv2d_NCHWc")
 
 
-def tile_shape(ocb: int, ow: int, registers: int, max_accumulators: Optional[int] = None):
+def tile_shape(ocb: int, ow: int, registers: int, max_accumulators: Optional[int] = None,
+               pointwise: bool = False):
     """(oc_blocks, ow_tile) for `ocb` output-channel blocks and an output width `ow`: both
     divisors (no tails), as many accumulators as fit in the vector `registers` (less
-    FREE_REGISTERS and one weight vector per channel block), the wider tile among equals."""
+    FREE_REGISTERS and one weight vector per channel block), the wider tile among equals.
+    A `pointwise` (1x1) convolution prefers more channel blocks: up to MAX_OC_BLOCKS of them
+    by at least 2 columns, in half the registers (4 x 2 on AVX2, measured 15-45% faster there
+    than 1 x 14); without such a tile it takes the general one."""
+    if pointwise and max_accumulators is None:
+        best = None
+        for ob in range(2, min(ocb, MAX_OC_BLOCKS) + 1):
+            for t in range(2, min(ow, MAX_OW_TILE) + 1):
+                if ocb % ob or ow % t or ob * t > registers // 2 or ob * t + ob + 1 > registers:
+                    continue
+                if best is None or (ob, t) > best:
+                    best = (ob, t)
+        if best is not None:
+            return best
     limit = max_accumulators or registers - FREE_REGISTERS
     best, best_key = (1, 1), None
     for ob in range(1, min(ocb, MAX_OC_BLOCKS) + 1):
@@ -90,7 +104,8 @@ def schedule_conv2d_NCHWc(outs, oc_blocks: Optional[int] = None, ow_tile: Option
 
     oc_blocks, ow_tile: the register tile (output-channel blocks x output columns; divisors of
         the output's channel blocks and width). None: `tile_shape` for the target's ISA
-        (AVX2: up to 14 accumulators: 1 x 14 at widths 56, 28, 14; 1 x 7 at 7).
+        (AVX2: up to 14 accumulators: 1 x 14 at widths 56, 28, 14; 1 x 7 at 7; a 1x1
+        convolution 4 x 2).
     max_accumulators: a cap on oc_blocks * ow_tile for the automatic choice.
     unroll_channels: unroll the reduction over the channels of an input block too.
     depthwise_ow_tile: output columns per tile of a depthwise convolution (a divisor of the
@@ -102,7 +117,9 @@ def schedule_conv2d_NCHWc(outs, oc_blocks: Optional[int] = None, ow_tile: Option
         if anchor.tag == "depthwise_conv2d_NCHWc":
             _split_tile(s, anchor, out_op, 1, divisor_at_most(ow, depthwise_ow_tile), False)
             return
-        ob, t = tile_shape(ocb, ow, registers, max_accumulators)
+        kernel = next(t for t in anchor.input_tensors if t.ndim == 6)
+        kh, kw = get_const_tuple(kernel.shape)[2:4]
+        ob, t = tile_shape(ocb, ow, registers, max_accumulators, pointwise=(kh, kw) == (1, 1))
         ob = divisor_at_most(ocb, oc_blocks) if oc_blocks else ob
         t = divisor_at_most(ow, ow_tile) if ow_tile else t
         _split_tile(s, anchor, out_op, ob, t, unroll_channels)

@@ -131,4 +131,6 @@ def test_tile_shape_fits_registers():
             assert ocb % ob == 0 and ow % t == 0 and ob * t + ob + 1 <= 16
     assert tile_shape(8, 56, 16) == (1, 14)
     assert tile_shape(8, 7, 16) == (1, 7)
+    assert tile_shape(16, 28, 16, pointwise=True) == (4, 2)
+    assert tile_shape(64, 7, 16, pointwise=True) == (1, 7)     # no 2-column tile: general
     assert tile_shape(64, 7, 32)[0] * 7 >= 14     # AVX-512: more accumulators
