@@ -13,7 +13,8 @@ inner loops read the padded input without guards; `ow_tile` divides the output w
 there is no column tail either.
 
 Tunables (keyword arguments of `schedule_conv2d_NCHWc`, defaults from the module constants and
-the target's vector ISA): oc_blocks, ow_tile, max_accumulators, unroll_channels.
+the target's vector ISA): oc_blocks, ow_tile, max_accumulators, unroll_channels,
+depthwise_ow_tile, parallel_min_macs.
 """
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ MAX_OC_BLOCKS = 4
 MAX_OW_TILE = 14
 # Depthwise: output columns per tile (each a vector of the channel block).
 DEPTHWISE_OW_TILE = 8
+# Below this many multiply-adds a convolution runs serially (a parallel launch costs more).
+PARALLEL_MIN_MACS = 1 << 19
 
 _TAGS = ("conv2d_NCHWc", "depthwise_conv2d_NCHWc")
 
@@ -69,7 +72,17 @@ def tile_shape(ocb: int, ow: int, registers: int, max_accumulators: Optional[int
     return best
 
 
-def _split_tile(s, anchor, out_op, oc_blocks, ow_tile, unroll_channels):
+def _macs(anchor) -> int:
+    total = 1
+    for d in get_const_tuple(anchor.output(0).shape):
+        total *= d
+    for r in anchor.reduce_axis:
+        total *= get_const_tuple((r.dom.extent,))[0]
+    return total
+
+
+def _split_tile(s, anchor, out_op, oc_blocks, ow_tile, unroll_channels,
+                parallel_min_macs=PARALLEL_MIN_MACS):
     if out_op is anchor:
         acc = s.cache_write(anchor.output(0), "local")
         o = s[anchor]
@@ -80,7 +93,9 @@ def _split_tile(s, anchor, out_op, oc_blocks, ow_tile, unroll_channels):
     fo, fb = o.split(f, factor=oc_blocks)
     xo, xi = o.split(x, factor=ow_tile)
     o.reorder(n, fo, y, xo, fb, xi, fi)
-    o.parallel(o.fuse(n, fo, y))
+    outer = o.fuse(n, fo, y)
+    if _macs(anchor) >= parallel_min_macs:
+        o.parallel(outer)
     o.unroll(fb)
     o.unroll(xi)
     o.vectorize(fi)
@@ -98,7 +113,8 @@ def _split_tile(s, anchor, out_op, oc_blocks, ow_tile, unroll_channels):
 
 def schedule_conv2d_NCHWc(outs, oc_blocks: Optional[int] = None, ow_tile: Optional[int] = None,
                           max_accumulators: Optional[int] = None, unroll_channels: bool = False,
-                          depthwise_ow_tile: int = DEPTHWISE_OW_TILE):
+                          depthwise_ow_tile: int = DEPTHWISE_OW_TILE,
+                          parallel_min_macs: int = PARALLEL_MIN_MACS):
     """Schedule conv2d_NCHWc / depthwise_conv2d_NCHWc and what was fused around it (the pad
     before, bias / scale / residual / activation after).
 
@@ -109,20 +125,22 @@ def schedule_conv2d_NCHWc(outs, oc_blocks: Optional[int] = None, ow_tile: Option
     max_accumulators: a cap on oc_blocks * ow_tile for the automatic choice.
     unroll_channels: unroll the reduction over the channels of an input block too.
     depthwise_ow_tile: output columns per tile of a depthwise convolution (a divisor of the
-        width is taken)."""
+        width is taken).
+    parallel_min_macs: below this many multiply-adds the (n, block, row) loop runs serially."""
     registers = vector_isa().registers
 
     def tile(s, anchor, out_op):
         _, ocb, _, ow, _ = get_const_tuple(anchor.output(0).shape)
         if anchor.tag == "depthwise_conv2d_NCHWc":
-            _split_tile(s, anchor, out_op, 1, divisor_at_most(ow, depthwise_ow_tile), False)
+            _split_tile(s, anchor, out_op, 1, divisor_at_most(ow, depthwise_ow_tile), False,
+                        parallel_min_macs)
             return
         kernel = next(t for t in anchor.input_tensors if t.ndim == 6)
         kh, kw = get_const_tuple(kernel.shape)[2:4]
         ob, t = tile_shape(ocb, ow, registers, max_accumulators, pointwise=(kh, kw) == (1, 1))
         ob = divisor_at_most(ocb, oc_blocks) if oc_blocks else ob
         t = divisor_at_most(ow, ow_tile) if ow_tile else t
-        _split_tile(s, anchor, out_op, ob, t, unroll_channels)
+        _split_tile(s, anchor, out_op, ob, t, unroll_channels, parallel_min_macs)
 
     return schedule_anchored(as_outputs(outs), lambda t: t in _TAGS, tile, keep_pad=True,
                              pad_schedule=schedule_pad)
