@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Sequence, Tuple
 
+import numpy as np
+
 from ... import te
 from ...ir.errors import IRError
 
@@ -87,8 +89,6 @@ def transform_shape(shape: Sequence[int], src: str, dst: str) -> tuple:
 
 def transform_numpy(x, src: str, dst: str):
     """The numpy array `x` (layout `src`) in layout `dst`."""
-    import numpy as np
-
     sa, da = parse_layout(src), parse_layout(dst)
     _check_pair(sa, da, src, dst)
     ext = _primal_extents(x.shape, sa)
