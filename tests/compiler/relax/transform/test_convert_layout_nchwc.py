@@ -14,6 +14,7 @@ from compiler.relax.testing.models import _build
 from compiler.relax.transform import bind_params
 from compiler.relax.transform.convert_layout_nchwc import convert_layout_nchwc
 from compiler.relay.build_module import optimize
+from compiler.target import Target
 from microruntime import graph_executor
 from microruntime.relax_vm import VirtualMachine
 
@@ -74,7 +75,7 @@ def test_gpu_target_keeps_nchw():
     m = _region()
     mod = bind_params(m.mod, m.params)
     assert convert_layout_nchwc(mod, "opencl") is mod
-    fused = optimize(m.mod, m.params, relax.transform.legalize.Target("cuda"))
+    fused = optimize(m.mod, m.params, Target("cuda"))
     assert not any("layout_transform" in name for name, _ in fused.items())
 
 
