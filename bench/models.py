@@ -1,12 +1,17 @@
-"""Latency of whole models on the graph executor (relay.build, llvm) beside numpy (the
-graph-level reference interpreter, whose kernels are numpy calls), batch 1, with 1 and 2
-runtime threads (each count in its own process, which loads the exported .so and imports no
-compiler). Then the per-kernel profile of the slowest model.
+"""Latency of whole ONNX models: Kiln (relay.build, the graph executor) beside ONNX Runtime
+(default session options, intra_op_num_threads = the thread count) in the same run, batch 1,
+at 1 and 2 threads (each count in its own process, which loads the exported .so and imports
+no compiler). Models: the builders of compiler/frontend/testing/onnx_models.py at benchmark
+sizes (MLP, LeNet, ResNet-style, MobileNet-style, a transformer block) and a ResNet-18 at 224²
+(onnx.helper, random weights). Prints the table (kiln/ort < 1: Kiln is faster), the geometric
+mean of kiln/ort per thread count, each model's compile time, and the per-kernel profile with
+GFLOP/s of ResNet-18 and of the slowest model relative to ONNX Runtime.
 
-    python bench/models.py [--repeat 20] [--target llvm]
+    python bench/models.py [--repeat 15] [--target llvm] [--models resnet18,lenet,...]
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -16,95 +21,195 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-# Sizes for timing: the test sizes are too small to measure.
+# builder name in onnx_models (or "resnet18" below) -> keyword arguments (benchmark sizes)
 MODELS = {
     "mlp": dict(batch=1, features=784, hidden=256, classes=10),
-    "conv_bn_relu_pool_dense": dict(batch=1, channels=3, size=32, filters=32, classes=10),
-    "residual_block": dict(batch=1, channels=64, size=28),
-    "depthwise_separable_block": dict(batch=1, channels=64, size=28, filters=128),
-    "attention_block": dict(batch=1, seq=64, dim=128, heads=4),
+    "lenet": dict(batch=1, size=32, classes=10),
+    "resnet_style": dict(batch=1, size=56, classes=10),
+    "mobilenet_style": dict(batch=1, size=112, classes=10),
+    "transformer_block": dict(batch=1, seq=64, dim=128, heads=4, ffn=512),
+    "resnet18": dict(batch=1, size=224, classes=1000),
 }
 
 CHILD = r"""
-import json, sys, time, statistics
+import json, sys, time
 import numpy as np
+import onnxruntime as ort
 import microruntime as mr
 from microruntime import graph_executor
-spec = json.loads(sys.argv[1])
+spec, threads = json.loads(sys.argv[1]), int(sys.argv[2])
 out = {}
 for name, item in spec.items():
-    gm = graph_executor.GraphModule(mr.load_module(item["so"])["default"](mr.cpu()))
     inputs = {k: np.load(v) for k, v in item["inputs"].items()}
+    gm = graph_executor.GraphModule(mr.load_module(item["so"])["default"](mr.cpu()))
     gm.set_input(**inputs)
-    r = gm.benchmark(mr.cpu(), repeat=item["repeat"], number=item["number"])
-    out[name] = {"median_ms": r.median * 1e3, "min_ms": r.min * 1e3}
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    sess = ort.InferenceSession(item["onnx"], opts, providers=["CPUExecutionProvider"])
+    want = sess.run(None, inputs)[0]
+    gm.run()
+    diff = float(np.abs(gm.get_output(0).numpy() - want).max() / (np.abs(want).max() + 1e-30))
+    kiln, ref = [], []
+    for _ in range(item["repeat"]):   # interleaved, so both see the same machine load
+        r = gm.benchmark(mr.cpu(), repeat=1, number=item["number"])
+        kiln.append(r.median)
+        t = time.perf_counter()
+        for _ in range(item["number"]):
+            sess.run(None, inputs)
+        ref.append((time.perf_counter() - t) / item["number"])
+    out[name] = {"kiln_ms": float(np.median(kiln)) * 1e3, "ort_ms": float(np.median(ref)) * 1e3,
+                 "kiln_min_ms": min(kiln) * 1e3, "ort_min_ms": min(ref) * 1e3, "diff": diff}
     if item.get("profile"):
-        out[name]["profile"] = str(gm.profile().table(sort=True, aggregate=False))
+        rep = gm.profile(number=item["number"])
+        out[name]["profile"] = [
+            {"name": c["Name"], "node": c["Node"], "us": c["Duration (us)"].microseconds}
+            for c in rep.calls]
 print(json.dumps(out))
 """
 
 
-def numpy_ms(model, inputs, repeat):
-    from compiler.relax import interpreter
-    args = model.args(inputs)
-    interpreter.run(model.mod, *args)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        interpreter.run(model.mod, *args)
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2] * 1e3
+def resnet18(batch=1, size=224, classes=1000, seed=7):
+    """ResNet-18 (torchvision's layout: 7x7/2 stem, 3x3/2 max pool, 4 stages of 2 basic blocks,
+    1x1/2 projections, global average pool, fc) with batch norms and random weights."""
+    from compiler.frontend.testing.onnx_models import _finish, _Graph
+
+    g = _Graph(seed)
+    y = g.node("Relu", [g.conv_bn("x", "stem", 3, 64, 7, stride=2)])
+    y = g.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    cin = 64
+    for stage, cout in enumerate((64, 128, 256, 512)):
+        for block in range(2):
+            stride = 2 if stage > 0 and block == 0 else 1
+            tag = f"s{stage}b{block}"
+            r = g.node("Relu", [g.conv_bn(y, tag + "c1", cin, cout, 3, stride)])
+            r = g.conv_bn(r, tag + "c2", cout, cout, 3)
+            s = g.conv_bn(y, tag + "proj", cin, cout, 1, stride) if stride != 1 or cin != cout \
+                else y
+            y = g.node("Relu", [g.node("Add", [r, s])])
+            cin = cout
+    y = g.node("Flatten", [g.node("GlobalAveragePool", [y])])
+    out = g.dense(y, "fc", 512, classes)
+    return _finish(g, "resnet18", {"x": (batch, 3, size, size)}, out, 13)
+
+
+def _kernel_flops(mod):
+    """{primitive function name: FLOPs of its convolutions and products (multiply-add = 2)}."""
+    from compiler.relax import expr as X
+
+    def prod(s):
+        return math.prod(int(d) for d in s)
+
+    flops = {}
+    for name, func in mod.items():
+        if not (isinstance(func, X.Function) and func.attrs.get("Primitive")):
+            continue
+        total = 0
+        for block in func.body.blocks:
+            for b in block.bindings:
+                v = b.value
+                if not (isinstance(v, X.Call) and isinstance(v.op, X.Op)):
+                    continue
+                op = v.op.name
+                out = v.struct_info.shape
+                if op == "relax.nn.conv2d":
+                    w = v.args[1].struct_info.shape
+                    oc = int(w[0]) * (int(w[5]) if len(w) == 6 else 1)
+                    total += 2 * prod(out) * prod(w) // oc
+                elif op in ("relax.nn.dense", "relax.matmul"):
+                    k = int(v.args[0].struct_info.shape[-1])
+                    total += 2 * prod(out) * k
+        flops[name] = total
+    return flops
+
+
+def _build(name, kw, work, target, repeat):
+    import numpy as np
+    import onnx
+
+    from compiler import relay
+    from compiler.frontend import from_onnx
+    from compiler.frontend.testing import onnx_models
+
+    m = resnet18(**kw) if name == "resnet18" else getattr(onnx_models, name)(**kw)
+    path = os.path.join(work, name)
+    onnx.save(m.model, path + ".onnx")
+    mod, params = from_onnx(m.model, shape=m.input_shapes)
+    t0 = time.perf_counter()
+    lib = relay.build(mod, target=target, params=params)
+    compile_s = time.perf_counter() - t0
+    lib.export_library(path + ".so")
+    files = {}
+    for k, x in m.inputs(seed=0).items():
+        files[k] = f"{path}_{k}.npy"
+        np.save(files[k], x)
+    number = 3 if name == "resnet18" else 20
+    return {"so": path + ".so", "onnx": path + ".onnx", "inputs": files, "repeat": repeat,
+            "number": number}, compile_s, (mod, params)
+
+
+def _run(spec, threads):
+    env = dict(os.environ, MR_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+               PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec), str(threads)],
+                         env=env, capture_output=True, text=True, cwd=ROOT)
+    if out.returncode != 0:
+        sys.exit(f"benchmark child failed: {out.stderr[-3000:]}")
+    return json.loads(out.stdout)
+
+
+def _profile(name, item, graph_mod, target):
+    from compiler.relay.build_module import optimize
+    from compiler.target import Target
+
+    mod, params = graph_mod
+    flops = _kernel_flops(optimize(mod, params, Target(target)))
+    prof = _run({name: dict(item, profile=True, repeat=1)}, 1)[name]["profile"]
+    print(f"\nper-kernel profile of {name} (1 thread; GFLOP/s of convolutions and products):")
+    print(f"{'node':<44}{'us':>10}{'GFLOP/s':>9}")
+    total = 0.0
+    for c in prof:
+        f = flops.get(c["node"]) or flops.get(c["name"]) or 0
+        total += c["us"]
+        rate = f"{f / c['us'] / 1e3:>9.1f}" if f and c["us"] > 0 else f"{'':>9}"
+        print(f"{c['node'][:43]:<44}{c['us']:>10.1f}{rate}")
+    print(f"{'total':<44}{total:>10.1f}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--target", default="llvm")
+    ap.add_argument("--models", default=",".join(MODELS))
     args = ap.parse_args()
-    import numpy as np
-
-    from compiler import relay
-    from compiler.relax.testing import models
-
+    names = args.models.split(",")
     work = tempfile.mkdtemp(prefix="kiln_bench_models_")
-    spec, built, ref = {}, {}, {}
-    for name, kw in MODELS.items():
-        m = getattr(models, name)(**kw)
-        t0 = time.perf_counter()
-        lib = relay.build(m.mod, target=args.target, params=m.params)
-        so = os.path.join(work, f"{name}.so")
-        lib.export_library(so)
-        built[name] = time.perf_counter() - t0
-        inputs = m.inputs(seed=0)
-        paths = {}
-        for k, v in inputs.items():
-            paths[k] = os.path.join(work, f"{name}_{k}.npy")
-            np.save(paths[k], v)
-        spec[name] = {"so": so, "inputs": paths, "repeat": args.repeat, "number": 5}
-        ref[name] = numpy_ms(m, inputs, max(3, args.repeat // 4))
-    results = {}
-    for threads in (1, 2):
-        env = dict(os.environ, MR_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-                   OPENBLAS_NUM_THREADS=str(threads), PYTHONPATH=ROOT)
-        out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)], env=env,
-                             capture_output=True, text=True, cwd=ROOT)
-        if out.returncode != 0:
-            sys.exit(f"benchmark child failed: {out.stderr[-2000:]}")
-        results[threads] = json.loads(out.stdout)
-    print(f"{'model':<28}{'kiln 1T ms':>11}{'kiln 2T ms':>11}{'numpy ms':>10}"
-          f"{'x numpy 1T':>11}{'compile s':>10}")
-    for name in MODELS:
-        k1, k2 = results[1][name]["median_ms"], results[2][name]["median_ms"]
-        print(f"{name:<28}{k1:>11.3f}{k2:>11.3f}{ref[name]:>10.3f}{ref[name] / k1:>11.1f}"
-              f"{built[name]:>10.1f}")
-    slowest = max(MODELS, key=lambda n: results[1][n]["median_ms"])
-    spec1 = {slowest: dict(spec[slowest], profile=True)}
-    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec1)], capture_output=True,
-                         text=True, cwd=ROOT,
-                         env=dict(os.environ, MR_NUM_THREADS="1", PYTHONPATH=ROOT))
-    print(f"\nper-kernel profile of the slowest model ({slowest}, 1 thread):")
-    print(json.loads(out.stdout)[slowest]["profile"] if out.returncode == 0 else out.stderr)
+    spec, compile_s, graphs = {}, {}, {}
+    for name in names:
+        spec[name], compile_s[name], graphs[name] = _build(name, MODELS[name], work,
+                                                           args.target, args.repeat)
+        print(f"compiled {name} in {compile_s[name]:.2f} s", file=sys.stderr, flush=True)
+    results = {t: _run(spec, t) for t in (1, 2)}
+    print(f"{'model':<20}{'compile s':>10}" + "".join(
+        f"{f'kiln {t}T ms':>12}{f'ort {t}T ms':>12}{'kiln/ort':>9}" for t in (1, 2))
+        + f"{'rel diff':>10}")
+    logs = {1: [], 2: []}
+    for name in names:
+        row = f"{name:<20}{compile_s[name]:>10.2f}"
+        for t in (1, 2):
+            r = results[t][name]
+            ratio = r["kiln_ms"] / r["ort_ms"]
+            logs[t].append(math.log(ratio))
+            row += f"{r['kiln_ms']:>12.3f}{r['ort_ms']:>12.3f}{ratio:>9.2f}"
+        print(row + f"{max(results[t][name]['diff'] for t in (1, 2)):>10.1e}")
+    geo = "  ".join(f"{t} thread{'s' if t > 1 else ''} {math.exp(sum(v) / len(v)):.2f}"
+                    for t, v in logs.items())
+    print(f"geometric mean kiln/ort: {geo}")
+    print(f"(median of {args.repeat} interleaved measurements each; target {args.target}; "
+          "ONNX Runtime's time includes its Python call overhead)")
+    slowest = max(names, key=lambda n: results[1][n]["kiln_ms"] / results[1][n]["ort_ms"])
+    for name in dict.fromkeys(["resnet18", slowest]):
+        if name in spec:
+            _profile(name, spec[name], graphs[name], args.target)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..topi.nn.layout import transform_numpy
 from .interpreter_ops import _like, erf, kernel
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -69,7 +70,29 @@ def _acc_dtype(dtype):
     return np.float64 if dtype.kind == "f" else np.int64
 
 
+def _unblocked(fn):
+    """`fn` (a kernel of NCHW data) also for data in a blocked layout NCHW[x]c (attr `layout`
+    or `data_layout`; a weight in OIHW[i]i[o]o): the operands are brought to NCHW / OIHW, the
+    result back to the output layout."""
+    def run(attrs, x, *rest):
+        layout = getattr(attrs, "data_layout", None) or getattr(attrs, "layout", "NCHW")
+        if layout == "NCHW":
+            return fn(attrs, x, *rest)
+        x = transform_numpy(x, layout, "NCHW")
+        if rest:
+            rest = (transform_numpy(rest[0], attrs.kernel_layout, "OIHW"),) + rest[1:]
+        out = fn(attrs, x, *rest)
+        return transform_numpy(out, "NCHW", getattr(attrs, "out_layout", "") or layout)
+    return run
+
+
+@kernel("layout_transform")
+def _layout_transform(attrs, x):
+    return transform_numpy(x, attrs.src_layout, attrs.dst_layout)
+
+
 @kernel("nn.conv2d")
+@_unblocked
 def _conv2d(attrs, x, w):
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
@@ -171,11 +194,13 @@ def _pool(attrs, x, reduce_max: bool):
 
 
 @kernel("nn.max_pool2d")
+@_unblocked
 def _max_pool2d(attrs, x):
     return _pool(attrs, x, True)
 
 
 @kernel("nn.avg_pool2d")
+@_unblocked
 def _avg_pool2d(attrs, x):
     return _pool(attrs, x, False)
 
@@ -193,11 +218,13 @@ def _adaptive(attrs, x, fn):
 
 
 @kernel("nn.adaptive_avg_pool2d")
+@_unblocked
 def _adaptive_avg_pool2d(attrs, x):
     return _adaptive(attrs, x, np.mean)
 
 
 @kernel("nn.adaptive_max_pool2d")
+@_unblocked
 def _adaptive_max_pool2d(attrs, x):
     return _adaptive(attrs, x, np.max)
 

@@ -34,6 +34,7 @@ from ..tir.function import PrimFunc
 from . import expr as X
 from .backend.vm_codegen import codegen
 from .transform import bind_params, eliminate_dead_code, fold_batch_norm, fold_constant
+from .transform.convert_layout_nchwc import convert_layout_nchwc
 from .transform.device_copies_vm import device_copies_vm
 from .transform.lambda_lift import lambda_lift
 from .transform.legalize import HOST_FALLBACK
@@ -56,6 +57,7 @@ def default_pipeline(target=None) -> List[Pass]:
         fold_constant,        # constant subgraphs computed now
         fold_batch_norm,      # batch norms into scale/shift, then into weights
         eliminate_dead_code,  # what folding left unused
+        partial(convert_layout_nchwc, target=target),  # CPU: conv regions in NCHW[x]c
         transpose_dense_weight,  # dense with a constant weight -> matmul by W.T (contiguous N)
         partial(legalize_vm, target=target),       # operators fused into kernels, R.call_tir
         partial(device_copies_vm, target=target),  # GPU: host kernels' values copied across

@@ -23,6 +23,7 @@ from ..relax.transform import (
     fold_constant,
     fuse_ops,
 )
+from ..relax.transform.convert_layout_nchwc import convert_layout_nchwc
 from ..relax.transform.legalize import HOST_FALLBACK, legalize
 from ..relax.transform.transpose_dense_weight import transpose_dense_weight
 from ..target import Target
@@ -30,13 +31,16 @@ from ..tir.function import PrimFunc
 from .executor_factory import GraphExecutorFactoryModule
 
 
-def optimize(mod: IRModule, params: Optional[Mapping[str, Any]] = None) -> IRModule:
-    """The graph-level passes before kernels are made: weights bound and folded, fused."""
+def optimize(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
+             target=None) -> IRModule:
+    """The graph-level passes before kernels are made for `target` (None: a CPU): weights
+    bound and folded, fused."""
     mod = bind_params(mod, params or {})     # weights become constants
     mod = fold_constant(mod)                 # constant subgraphs computed now
     mod = fold_batch_norm(mod)               # batch norms into scale/shift, then into weights
     mod = eliminate_dead_code(mod)           # what folding left unused
     mod = transpose_dense_weight(mod)        # dense by a constant W -> matmul by W.T [K, N]
+    mod = convert_layout_nchwc(mod, target)  # CPU: conv regions in NCHW[x]c, weights blocked
     return fuse_ops(mod)                     # operators grouped into kernels
 
 
@@ -47,7 +51,8 @@ def plan(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
     `progress(k, total, name)` is called as each kernel is lowered (see `legalize`); `target`
     (None: a CPU) picks the kernels' schedules (topi.cuda for a GPU target)."""
     device, _ = split_targets(target)
-    mod = legalize(optimize(_as_module(mod), params), progress=progress, target=device)
+    mod = legalize(optimize(_as_module(mod), params, device), progress=progress,
+                   target=device)
     graph = codegen(mod["main"], kernel_devices(mod, device))
     return mod, graph
 

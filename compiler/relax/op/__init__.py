@@ -26,6 +26,7 @@ from .binary import (
 from .create import arange, full, full_like, ones, ones_like, zeros, zeros_like
 from .datatype import astype
 from .index import strided_slice, take
+from .layout import layout_transform
 from .linear_algebra import linear, matmul
 from .manipulate import (
     broadcast_to,

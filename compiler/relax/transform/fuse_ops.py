@@ -32,7 +32,7 @@ _BROADCAST = """add subtract multiply divide power maximum minimum floor_divide 
 equal not_equal greater greater_equal less less_equal logical_and logical_or logical_xor where
 nn.prelu"""
 _INJECTIVE = """reshape flatten permute_dims expand_dims squeeze broadcast_to concat strided_slice
-take nn.pad image.resize2d zeros_like ones_like full_like"""
+take nn.pad image.resize2d zeros_like ones_like full_like layout_transform"""
 _REDUCE = "sum mean max min prod argmax argmin variance std"
 _ANCHOR = """nn.conv2d nn.conv2d_transpose nn.dense matmul nn.max_pool2d nn.avg_pool2d
 nn.adaptive_avg_pool2d nn.adaptive_max_pool2d"""

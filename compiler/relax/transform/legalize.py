@@ -69,6 +69,8 @@ def _schedule_of(anchor: X.Call, target: Optional[Target] = None) -> Callable:
         return tuned
     sched = schedules_for(target)
     name = anchor.op.name
+    if name == "relax.nn.conv2d" and anchor.attrs.data_layout != "NCHW":
+        return sched.schedule_conv2d_NCHWc    # blocked layouts: CPU targets only
     if name == "relax.nn.conv2d" and anchor.attrs.groups != 1:
         return sched.schedule_group_conv2d_nchw
     if name == "relax.matmul" and any(a.struct_info.ndim != 2 for a in anchor.args):

@@ -7,7 +7,8 @@ depend on it: they stay scalar branches around vector statements), the loop vari
 `Ramp(min, 1, L)` (an integer cast of it a Ramp of the cast type), loads and stores take Ramp
 indices (L-lane values), and loop-invariant scalars are `Broadcast`. A body that is not of that
 form (branches on the loop variable, nested loops, lets, stores not indexed by the loop
-variable, gathers, lazy if_then_else on a vector condition) stays a SERIAL loop.
+variable, gathers, lazy if_then_else on a vector condition) stays a SERIAL loop; an
+if_then_else on a condition that does not depend on the loop variable takes vector branches.
 """
 from __future__ import annotations
 
@@ -78,6 +79,11 @@ class _Vectorizer:
             parts = [_bcast(self.expr(x), self.lanes)
                      for x in (e.condition, e.true_value, e.false_value)]
             return E.Select(*parts)
+        if isinstance(e, E.Call) and e.op == "tir.if_then_else" and \
+                not _depends(e.args[0], self.var):
+            # a lane-uniform guard (a padding test): stays a scalar branch between vectors
+            a, b = (_bcast(self.expr(x), self.lanes) for x in e.args[1:])
+            return E.Call(e.dtype.with_lanes(self.lanes), e.op, (e.args[0], a, b))
         if isinstance(e, E.Call) and e.op != "tir.if_then_else":
             args = tuple(_bcast(self.expr(a), self.lanes) for a in e.args)
             return E.Call(e.dtype.with_lanes(self.lanes), e.op, args)

@@ -8,6 +8,10 @@ from .conv2d import (  # noqa: F401
     schedule_depthwise_conv2d_nchw,
     schedule_group_conv2d_nchw,
 )
+from .conv2d_nchwc import (  # noqa: F401
+    schedule_conv2d_NCHWc,
+    schedule_depthwise_conv2d_NCHWc,
+)
 from .dense import (  # noqa: F401
     blocked_gemm,
     dense_pack,

@@ -29,10 +29,14 @@ def _is_conv(t: str) -> bool:
 
 
 def schedule_pad(s, pad_op):
-    """A pad stage at the root: (n, c) fused and in parallel, rows serial."""
+    """A pad stage at the root: (n, c) fused and in parallel, rows serial; in a blocked
+    layout (5-d, NCHW[x]c) (n, c block, row) in parallel and the block's channels vectorized."""
     stage = s[pad_op]
     axes = list(stage.op.axis)
-    if len(axes) >= 3:
+    if len(axes) == 5:
+        stage.parallel(stage.fuse(*axes[:3]))
+        stage.vectorize(axes[4])
+    elif len(axes) >= 3:
         stage.parallel(stage.fuse(*axes[:2]))
     elif axes:
         stage.parallel(axes[0])

@@ -1,9 +1,22 @@
 """Pooling for x86: the output's (n, c, y) loops fused and in parallel, the pool's window
-reduction computed per output row inside that loop."""
+reduction computed per output row inside that loop. In the blocked layout NCHW[x]c the
+channels of a block (the last axis) are vectorized, in the anchor and the output alike."""
 from __future__ import annotations
 
-from ..utils import as_outputs
+from ..utils import as_outputs, get_const_tuple
 from .anchored import schedule_anchored
+
+# Below this many window elements read (output size x window) a blocked pool runs serially.
+PARALLEL_MIN_ELEMENTS = 1 << 16
+
+
+def _size(anchor) -> int:
+    total = 1
+    for d in get_const_tuple(anchor.output(0).shape):
+        total *= d
+    for r in anchor.reduce_axis:
+        total *= get_const_tuple((r.dom.extent,))[0]
+    return total
 
 
 def _is_pool(t: str) -> bool:
@@ -13,6 +26,20 @@ def _is_pool(t: str) -> bool:
 def _tile(s, anchor, out_op):
     stage = s[out_op]
     axes = list(stage.op.axis)
+    if len(axes) == 5:
+        n, cb, y, x, c = axes
+        outer = stage.fuse(n, cb, y)
+        if _size(anchor) >= PARALLEL_MIN_ELEMENTS:
+            stage.parallel(outer)
+        if out_op is anchor:
+            stage.reorder(outer, x, *stage.op.reduce_axis, c)
+        stage.vectorize(c)
+        if out_op is not anchor:
+            a = s[anchor]
+            a.compute_at(stage, x)
+            a.reorder(*a.op.reduce_axis, a.op.axis[-1])
+            a.vectorize(a.op.axis[-1])
+        return
     outer = stage.fuse(*axes[:-1]) if len(axes) > 2 else axes[0]
     stage.parallel(outer)
     if out_op is not anchor:
@@ -20,7 +47,7 @@ def _tile(s, anchor, out_op):
 
 
 def schedule_pool(outs, layout="NCHW"):
-    """Schedule max / avg pool2d (and what was fused after it)."""
+    """Schedule max / avg pool2d, NCHW or NCHW[x]c (and what was fused after it)."""
     return schedule_anchored(as_outputs(outs), _is_pool, _tile)
 
 

@@ -39,8 +39,11 @@ def test_factory_api_and_fusion_figures():
     lib = relay.build(m.mod, target="llvm", params=m.params)
     graph = json.loads(lib.get_graph_json())
     kernels = [n["attrs"]["func_name"] for n in graph["nodes"] if n["op"] == "tvm_op"]
-    # the dense layer's constant weight is transposed at compile time: a matmul by W.T
-    assert kernels == ["fused_nn_conv2d_add_nn_relu", "fused_nn_max_pool2d", "fused_reshape",
+    # the convolution region runs in NCHW[x]c: one layout transform in, one out (with the
+    # flatten), no reorder between the conv and the pool; the dense layer's constant weight is
+    # transposed at compile time: a matmul by W.T
+    assert kernels == ["fused_layout_transform", "fused_nn_conv2d_add_nn_relu",
+                       "fused_nn_max_pool2d", "fused_layout_transform_reshape",
                        "fused_matmul_add", "fused_nn_softmax"]
     # weights were bound, folded (batch norm into the conv) and renamed p0, p1, ...
     assert sorted(lib.get_params()) == [f"p{i}" for i in range(len(lib.get_params()))]

@@ -1,11 +1,15 @@
 """2-D convolution and transposed convolution, NCHW data.
 
 conv2d: weight OIHW `(out_channels, in_channels / groups, kh, kw)`; groups == in_channels ==
-out_channels is a depthwise convolution. conv2d_transpose: weight IOHW `(in_channels,
+out_channels is a depthwise convolution. CPU kernels also take conv2d in the blocked layouts
+data NCHW[i]c `(n, c / i, h, w, i)`, weight OIHW[i]i[o]o `(o_ch / o, c / i, kh, kw, i, o)`
+(depthwise: OIHW1i[o]o), out NCHW[o]c. conv2d_transpose: weight IOHW `(in_channels,
 out_channels / groups, kh, kw)`. `padding` is (top, left, bottom, right) (an int or (h, w) is
 expanded); `out_dtype` "void" means the data's dtype.
 """
 from __future__ import annotations
+
+import re
 
 from ... import shape_util as su
 from ...expr import Call
@@ -43,7 +47,55 @@ def _conv_out(size, k, stride, dil, pad_total):
     return su.add(su.floordiv(su.sub(su.add(size, pad_total), span), stride), 1)
 
 
+_BLOCKED_DATA = re.compile(r"^NCHW(\d+)c$")
+_BLOCKED_KERNEL = re.compile(r"^OIHW(\d+)i(\d+)o$")
+
+
+def _blocked(call: Call):
+    """(input block, output block) when the call is in the blocked layouts NCHW[i]c /
+    OIHW[i]i[o]o / NCHW[o]c (the kernels of CPU targets), else None."""
+    a = call.attrs
+    d, k = _BLOCKED_DATA.match(a.data_layout), _BLOCKED_KERNEL.match(a.kernel_layout)
+    o = _BLOCKED_DATA.match(a.out_layout or a.data_layout)
+    if not (d and k and o):
+        return None
+    ib, kib, kob, ob = int(d.group(1)), int(k.group(1)), int(k.group(2)), int(o.group(1))
+    depthwise = a.groups > 1
+    if (kib, kob) != ((1 if depthwise else ib), ob) or (depthwise and ib != ob):
+        raise fail(call, f"layouts {a.data_layout}/{a.kernel_layout}/{a.out_layout} do not "
+                         "agree: the weight's i block must be the data's channel block (1 for a "
+                         "depthwise convolution) and its o block the output's")
+    return ib, ob
+
+
+def _infer_conv2d_blocked(call: Call, ib: int, ob: int) -> StructInfo:
+    data, weight = tensor_arg(call, 0), tensor_arg(call, 1)
+    dtype = same_dtype(call, 0, data, 1, weight)
+    out_dtype = call.attrs.out_dtype if call.attrs.out_dtype != "void" else dtype
+    if data.ndim not in (-1, 5) or weight.ndim not in (-1, 6):
+        raise fail(call, f"blocked data must be 5-D and the weight 6-D, got {data.ndim} and "
+                         f"{weight.ndim} dims")
+    if data.shape is None or weight.shape is None:
+        return TensorStructInfo(None, out_dtype, 5)
+    a = call.attrs
+    n, cb, h, w, c = data.shape
+    ocb, icb, kh, kw, kib, kob = weight.shape
+    if (a.groups == 1 and _static_mismatch(cb, icb)) or c != ib or kob != ob:
+        raise fail(call, f"data {data.shape} and weight {weight.shape} do not match "
+                         f"({a.data_layout}, {a.kernel_layout})")
+    if a.groups > 1 and (_static_mismatch(a.groups, cb * c) or icb != 1):
+        raise fail(call, f"a grouped blocked convolution must be depthwise (groups = channels), "
+                         f"got groups={a.groups} for {cb * c} channels")
+    pt, pl, pb, pr = a.padding
+    oh = _conv_out(h, kh, a.strides[0], a.dilation[0], pt + pb)
+    ow = _conv_out(w, kw, a.strides[1], a.dilation[1], pl + pr)
+    return TensorStructInfo((n, ocb, oh, ow, ob), out_dtype)
+
+
 def _infer_conv2d(call: Call) -> StructInfo:
+    blocks = _blocked(call)
+    if blocks is not None:
+        return _infer_conv2d_blocked(call, *blocks)
     _check_layouts(call, "OIHW")
     data, weight, out_dtype = _operands(call)
     a = call.attrs

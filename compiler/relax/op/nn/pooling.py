@@ -10,6 +10,8 @@ or inside the padded input (count_include_pad=True).
 """
 from __future__ import annotations
 
+import re
+
 from ... import shape_util as su
 from ...expr import Call
 from ...struct_info import StructInfo, TensorStructInfo, as_dtype_str
@@ -28,27 +30,44 @@ def pool_out(size, k: int, stride: int, dil: int, pad_before: int, pad_after: in
     return out
 
 
-def _layout(call: Call) -> None:
-    if call.attrs.layout != "NCHW" or call.attrs.out_layout not in ("NCHW", ""):
-        raise fail(call, f"only layout='NCHW' is supported, got layout={call.attrs.layout!r}, "
-                         f"out_layout={call.attrs.out_layout!r}")
+_BLOCKED = re.compile(r"^NCHW(\d+)c$")
 
 
-def _data(call: Call) -> TensorStructInfo:
+def _layout(call: Call) -> int:
+    """The channel block of the call's layout (0 for NCHW)."""
+    a = call.attrs
+    m = _BLOCKED.match(a.layout)
+    if (a.layout != "NCHW" and not m) or a.out_layout not in (a.layout, ""):
+        raise fail(call, f"only layout='NCHW' (or a blocked NCHW[x]c with the same out_layout) "
+                         f"is supported, got layout={a.layout!r}, out_layout={a.out_layout!r}")
+    return int(m.group(1)) if m else 0
+
+
+def _data(call: Call, block: int = 0) -> TensorStructInfo:
     s = tensor_arg(call, 0)
-    if s.ndim not in (-1, 4):
-        raise fail(call, f"data must be 4-D (NCHW), got {s.ndim} dims")
+    want = 5 if block else 4
+    if s.ndim not in (-1, want):
+        raise fail(call, f"data must be {want}-D ({call.attrs.layout}), got {s.ndim} dims")
     return s
 
 
+def _spatial(s: TensorStructInfo, block: int):
+    """(n, c, h, w, rest): the NCHW dims of a (possibly blocked) shape, `rest` the block axis."""
+    if block:
+        n, cb, h, w, c = s.shape
+        return n, cb, h, w, (c,)
+    n, c, h, w = s.shape
+    return n, c, h, w, ()
+
+
 def _infer_pool(call: Call) -> StructInfo:
-    _layout(call)
-    s = _data(call)
+    block = _layout(call)
+    s = _data(call, block)
     a = call.attrs
     out_dtype = a.out_dtype if a.out_dtype != "void" else s.dtype
     if s.shape is None:
-        return TensorStructInfo(None, out_dtype, 4)
-    n, c, h, w = s.shape
+        return TensorStructInfo(None, out_dtype, 5 if block else 4)
+    n, c, h, w, rest = _spatial(s, block)
     (kh, kw), (sh, sw), (dh, dw) = a.pool_size, a.strides, a.dilation
     pt, pl, pb, pr = a.padding
     if min(kh, kw, sh, sw, dh, dw) < 1:
@@ -62,21 +81,21 @@ def _infer_pool(call: Call) -> StructInfo:
         if isinstance(v, int) and v <= 0:
             raise fail(call, f"output {name} would be {v}: the window {a.pool_size} does not fit "
                              "the padded input")
-    return TensorStructInfo((n, c, oh, ow), out_dtype)
+    return TensorStructInfo((n, c, oh, ow) + rest, out_dtype)
 
 
 def _infer_adaptive(call: Call) -> StructInfo:
-    _layout(call)
-    s = _data(call)
+    block = _layout(call)
+    s = _data(call, block)
     a = call.attrs
     out_dtype = a.out_dtype if a.out_dtype != "void" else s.dtype
     if s.shape is None:
-        return TensorStructInfo(None, out_dtype, 4)
-    n, c, h, w = s.shape
+        return TensorStructInfo(None, out_dtype, 5 if block else 4)
+    n, c, h, w, rest = _spatial(s, block)
     oh, ow = a.output_size if a.output_size is not None else (h, w)
     if isinstance(oh, int) and oh < 1 or isinstance(ow, int) and ow < 1:
         raise fail(call, f"output_size {a.output_size} must be positive")
-    return TensorStructInfo((n, c, oh, ow), out_dtype)
+    return TensorStructInfo((n, c, oh, ow) + rest, out_dtype)
 
 
 _POOL = {"pool_size": (1, 1), "strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1),

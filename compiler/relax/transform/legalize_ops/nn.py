@@ -17,8 +17,12 @@ def _layout(call, data="NCHW", kernel=None):
 
 
 def _conv2d(call, a):
-    _layout(call, "NCHW", "OIHW")
     at = call.attrs
+    if at.data_layout != "NCHW":
+        fn = topi.nn.depthwise_conv2d_NCHWc if at.groups > 1 else topi.nn.conv2d_NCHWc
+        return fn(a[0], a[1], list(at.strides), list(at.padding), list(at.dilation),
+                  _out_dtype(call))
+    _layout(call, "NCHW", "OIHW")
     if at.groups == 1:
         return topi.nn.conv2d_nchw(a[0], a[1], list(at.strides), list(at.padding),
                                    list(at.dilation), _out_dtype(call))
@@ -81,10 +85,12 @@ def _is_one(d):
 def _pool(kind):
     def make(call, a):
         at = call.attrs
-        if at.layout != "NCHW":
-            raise UnsupportedOpError(f"{call.op.name}: layout {at.layout} has no kernel; use "
-                                     "NCHW")
         kw = {"count_include_pad": at.count_include_pad} if kind == "avg" else {}
+        if at.layout != "NCHW":
+            topi.nn.channel_block(at.layout)
+            return topi.nn.pool2d_NCHWc(a[0], list(at.pool_size), list(at.strides),
+                                        list(at.dilation), list(at.padding), kind,
+                                        at.ceil_mode, **kw)
         return topi.nn.pool2d(a[0], list(at.pool_size), list(at.strides), list(at.dilation),
                               list(at.padding), kind, at.ceil_mode, "NCHW", **kw)
     return make
@@ -94,7 +100,12 @@ def _adaptive(kind):
     def make(call, a):
         size = call.attrs.output_size
         s = call.struct_info
-        size = tuple(s.shape[2:]) if size is None else tuple(size)
+        size = tuple(s.shape[2:4]) if size is None else tuple(size)
+        if call.attrs.layout != "NCHW":
+            if size != (1, 1):
+                raise UnsupportedOpError(f"{call.op.name}: layout {call.attrs.layout} has a "
+                                         f"kernel for output_size (1, 1) only, got {size}")
+            return topi.nn.global_pool_NCHWc(a[0], kind)
         if size == (1, 1):
             return topi.nn.global_pool(a[0], kind, "NCHW")
         return topi.nn.adaptive_pool(a[0], size, kind, "NCHW")
@@ -128,4 +139,6 @@ LEGALIZE = {
     "relax.nn.log_softmax": lambda call, a: topi.nn.log_softmax(a[0], call.attrs.axis),
     "relax.nn.layer_norm": _layer_norm, "relax.nn.batch_norm": _batch_norm,
     "relax.nn.lrn": _lrn,
+    "relax.layout_transform": lambda call, a: topi.nn.layout_transform(
+        a[0], call.attrs.src_layout, call.attrs.dst_layout),
 }

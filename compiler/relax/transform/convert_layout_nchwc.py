@@ -1,0 +1,235 @@
+"""convert_layout_nchwc: for a CPU target, convolution regions run in the blocked layout
+NCHW[x]c (x: the channel block, the target's float32 vector lanes), converted once.
+
+before: weights bound (constants), batch norms folded (`fold_batch_norm`), not yet fused.
+after:  every float32 conv2d of NCHW data with OIHW weights, groups 1 or depthwise (groups =
+        in = out channels), is a conv2d of NCHW[i]c data with OIHW[i]i[o]o weights (depthwise:
+        OIHW1i[o]o) giving NCHW[o]c, o = the largest divisor of the output channels up to x,
+        i = the block its input already has, else the largest divisor of the input channels up
+        to x. Constant weights are transformed now. The value a blocked convolution produces
+        stays blocked through what consumes it in that layout:
+          - elementwise operators of one tensor (relu, clip, sigmoid, ...);
+          - broadcast binary operators (add, multiply, ...) of two values blocked alike, or
+            of a blocked value and a constant that is a scalar or per channel (the constant is
+            blocked now), when the result keeps the blocked operand's shape;
+          - max / avg pool2d, and adaptive pools to (1, 1);
+        and is brought back to NCHW (`layout_transform`) once, where something else reads it
+        (flatten, dense, reshape, the function's result, ...). NCHW data entering a blocked
+        convolution gets one `layout_transform` in. So a ResNet or MobileNet body runs with no
+        per-layer reorders. For a GPU target nothing changes.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Set, Tuple
+
+import numpy as np
+
+from ...ir.module import IRModule
+from ...target import Target
+from ...target.isa import vector_isa
+from ...topi.nn.layout import transform_numpy
+from ...topi.utils import divisor_at_most
+from .. import expr as X
+from .. import op as R
+from ..functor import ExprMutator, post_order_visit
+from ..struct_info import TensorStructInfo
+from .fuse_ops import BROADCAST, ELEMWISE, PATTERNS
+
+_POOLS = {"relax.nn.max_pool2d", "relax.nn.avg_pool2d"}
+_ADAPTIVE = {"relax.nn.adaptive_avg_pool2d", "relax.nn.adaptive_max_pool2d"}
+
+
+def _blocked_layout(block: int) -> str:
+    return f"NCHW{block}c"
+
+
+def _static_f32(e: X.Expr, ndim: int) -> Optional[tuple]:
+    s = e.struct_info
+    if (isinstance(s, TensorStructInfo) and s.dtype == "float32" and s.ndim == ndim
+            and s.is_static):
+        return tuple(int(d) for d in s.shape)
+    return None
+
+
+class _Convert(ExprMutator):
+    def __init__(self, lanes: int, keep: Set[int]):
+        super().__init__()
+        self.lanes = lanes
+        self.keep = keep          # ids of vars that must exist in NCHW where they are bound
+        self.blocked: Dict[int, Tuple[X.Var, int]] = {}   # NCHW var -> (blocked var, block)
+        self.pending: Dict[int, X.Var] = {}   # converted vars not bound in NCHW yet
+        self.nchw: Dict[int, X.Var] = {}      # their NCHW values, once made
+
+    # ---- values as consumers need them -----------------------------------------------------
+    def visit_var_(self, v: X.Var) -> X.Expr:
+        if id(v) in self.pending:
+            made = self.nchw.get(id(v))
+            if made is None:
+                bv, block = self.blocked[id(v)]
+                made = self.emit(R.layout_transform(bv, _blocked_layout(block), "NCHW"),
+                                 v.name_hint + "_nchw")
+                self.nchw[id(v)] = made
+            return made
+        return super().visit_var_(v)
+
+    def _as_blocked(self, e: X.Expr, block: Optional[int], channels: int, name: str):
+        """(blocked value, block) of the NCHW value `e`: its blocked form when it has one (with
+        `block`, when given), else a layout_transform of it."""
+        if isinstance(e, X.Var) and id(e) in self.blocked:
+            bv, b = self.blocked[id(e)]
+            if block is None or b == block:
+                return bv, b
+        b = block or divisor_at_most(channels, self.lanes)
+        bv = self.emit(R.layout_transform(self.visit_expr(e), "NCHW", _blocked_layout(b)), name)
+        if isinstance(e, X.Var) and id(e) not in self.blocked:
+            self.blocked[id(e)] = (bv, b)     # e stays bound in NCHW too (not pending)
+        return bv, b
+
+    # ---- bindings ---------------------------------------------------------------------------
+    def visit_var_binding_(self, b: X.VarBinding) -> None:
+        v = b.value
+        made = None
+        if isinstance(v, X.Var) and id(v) in self.blocked:   # an alias
+            if id(v) not in self.pending:
+                self.blocked[id(b.var)] = self.blocked[id(v)]
+                super().visit_var_binding_(b)
+                return
+            made = self.blocked[id(v)]
+        elif isinstance(v, X.Call) and isinstance(v.op, X.Op):
+            name = v.op.name
+            if name == "relax.nn.conv2d":
+                made = self._conv2d(b.var, v)
+            elif name in _POOLS or name in _ADAPTIVE:
+                made = self._pool(v)
+            elif PATTERNS.get(name) in (ELEMWISE, BROADCAST):
+                made = self._elementwise(v)
+        if made is None:
+            super().visit_var_binding_(b)
+            return
+        value, block = made
+        bv = value if isinstance(value, X.Var) else self.emit(value, b.var.name_hint + "_c")
+        self.blocked[id(b.var)] = (bv, block)
+        if id(b.var) in self.keep:
+            self._append(X.VarBinding(b.var, R.layout_transform(bv, _blocked_layout(block),
+                                                                "NCHW")))
+        else:
+            self.pending[id(b.var)] = b.var
+
+    def _conv2d(self, var: X.Var, call: X.Call):
+        a = call.attrs
+        x, w = call.args
+        xs, ws = _static_f32(x, 4), _static_f32(w, 4)
+        if (xs is None or ws is None or a.data_layout != "NCHW" or a.kernel_layout != "OIHW"
+                or a.out_layout not in ("NCHW", "") or a.out_dtype not in ("void", "float32")):
+            return None
+        c, o = xs[1], ws[0]
+        depthwise = a.groups > 1
+        if depthwise and not (a.groups == c == o and ws[1] == 1):
+            return None
+        ob = divisor_at_most(o, self.lanes)
+        if depthwise:
+            data, ib = self._as_blocked(x, ob, c, x.name_hint + "_c")
+            klayout = f"OIHW1i{ob}o"
+        else:
+            data, ib = self._as_blocked(x, None, c, getattr(x, "name_hint", "x") + "_c")
+            klayout = f"OIHW{ib}i{ob}o"
+        if isinstance(w, X.Constant):
+            weight = X.Constant(transform_numpy(w.data, "OIHW", klayout))
+        else:
+            weight = self.emit(R.layout_transform(self.visit_expr(w), "OIHW", klayout),
+                               "weight_c")
+        out = R.nn.conv2d(data, weight, a.strides, a.padding, a.dilation, a.groups,
+                          data_layout=_blocked_layout(ib), kernel_layout=klayout,
+                          out_layout=_blocked_layout(ob), out_dtype=a.out_dtype)
+        return out, ob
+
+    def _pool(self, call: X.Call):
+        x = call.args[0]
+        if not (isinstance(x, X.Var) and id(x) in self.blocked) or call.attrs.layout != "NCHW":
+            return None
+        if call.op.name in _ADAPTIVE and call.attrs.output_size not in ((1, 1), [1, 1]):
+            return None
+        bv, block = self.blocked[id(x)]
+        layout = _blocked_layout(block)
+        attrs = call.attrs.with_values(layout=layout, out_layout=layout)
+        return X.Call(call.op, (bv,), attrs), block
+
+    def _elementwise(self, call: X.Call):
+        out = _static_f32(call, 4) if isinstance(call.struct_info, TensorStructInfo) else None
+        tensors = [i for i, arg in enumerate(call.args)
+                   if isinstance(arg.struct_info, TensorStructInfo)]
+        blocked = [i for i in tensors if isinstance(call.args[i], X.Var)
+                   and id(call.args[i]) in self.blocked]
+        if out is None or not blocked:
+            return None
+        block = self.blocked[id(call.args[blocked[0]])][1]
+        args = list(call.args)
+        for i in tensors:
+            arg = call.args[i]
+            if i in blocked:
+                bv, b = self.blocked[id(arg)]
+                if b != block or _static_f32(arg, 4) != out:
+                    return None
+                args[i] = bv
+            elif isinstance(arg, X.Constant):
+                const = _block_constant(arg.data, out, block)
+                if const is None:
+                    return None
+                args[i] = const
+            elif _static_f32(arg, 4) == out:
+                args[i] = self._as_blocked(arg, block, out[1], getattr(arg, "name_hint", "v")
+                                           + "_c")[0]
+            else:
+                return None
+        return X.Call(call.op, tuple(args), call.attrs, call.sinfo_args), block
+
+
+def _block_constant(data: np.ndarray, out: tuple, block: int) -> Optional[X.Constant]:
+    """A constant that broadcasts against NCHW `out` as one against NCHW[block]c: a scalar
+    (any shape of ones) as it is, a per-channel one ([C, 1, 1] or [1, C, 1, 1]) blocked."""
+    if data.size == 1:
+        return X.Constant(data) if data.ndim <= 5 else None
+    if data.ndim > 4:
+        return None
+    full = (1,) * (4 - data.ndim) + data.shape
+    if full != (1, out[1], 1, 1):
+        return None
+    return X.Constant(transform_numpy(data.reshape(full), "NCHW", _blocked_layout(block)))
+
+
+def _keep_nchw(func: X.Function) -> Set[int]:
+    """Vars read outside the dataflow block that binds them (or by the function's result)."""
+    keep: Set[int] = set()
+    post_order_visit(func.body.body, lambda e: keep.add(id(e)) if isinstance(e, X.Var)
+                     else None)
+    for block in func.body.blocks:
+        for b in block.bindings:
+            if isinstance(block, X.DataflowBlock) and not isinstance(b.var, X.DataflowVar):
+                keep.add(id(b.var))
+    return keep
+
+
+def _is_gpu(target) -> bool:
+    if target is None:
+        return False
+    t = target if isinstance(target, Target) else Target(target)
+    return not t.kind.is_host
+
+
+def convert_layout_nchwc(mod: IRModule, target=None) -> IRModule:
+    """`mod` with its convolution regions in NCHW[x]c for the CPU `target` (None: this host);
+    unchanged for a GPU target."""
+    if _is_gpu(target):
+        return mod
+    lanes = vector_isa(target).lanes("float32")
+    if lanes < 2:
+        return mod
+    functions = {}
+    changed = False
+    for name, func in mod.items():
+        if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
+            new = _Convert(lanes, _keep_nchw(func)).visit_expr(func)
+            changed = changed or new is not func
+            func = new
+        functions[name] = func
+    return mod.with_functions(functions) if changed else mod

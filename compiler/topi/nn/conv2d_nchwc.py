@@ -1,0 +1,121 @@
+"""2-d convolution in the blocked layout NCHW[x]c: conv2d_NCHWc and depthwise_conv2d_NCHWc,
+(nn.layout_transform converts data and weights to these layouts).
+
+Layouts (c: the channel block, a divisor of the channel count):
+    data    NCHW[c]c      [N, C / c, H, W, c]; (n, k, y, x) at [n, k / c, y, x, k % c]
+    weight  OIHW[i]i[o]o  [O / o, I / i, KH, KW, i, o]; (f, k, ry, rx) at
+                          [f / o, k / i, ry, rx, k % i, f % o]
+    depthwise weight OIHW1i[o]o  [C / o, 1, KH, KW, 1, o]  (the multiplier is 1)
+
+Each reduces in one compute tagged with its name whose output axes are (n, channel block, y,
+x, channel in block); padding is an nn.pad stage ("injective,pad"), absent without padding.
+"""
+from __future__ import annotations
+
+import re
+
+from ... import te
+from ...ir.dtype import as_dtype
+from ...ir.errors import IRError
+from ..utils import get_const_tuple
+from .pad import pad
+from .utils import conv_out_size, get_pad_tuple, pair
+
+_BLOCKED = re.compile(r"^NCHW(\d+)c$")
+_BLOCKED_KERNEL = re.compile(r"^OIHW(\d+)i(\d+)o$")
+
+
+def channel_block(layout: str) -> int:
+    """The channel block of a data layout "NCHW8c" (8); IRError for another form."""
+    m = _BLOCKED.match(layout)
+    if not m:
+        raise IRError(f"layout {layout!r} is not of the form NCHW<block>c")
+    return int(m.group(1))
+
+
+def kernel_blocks(layout: str):
+    """(input block, output block) of a weight layout "OIHW8i8o"."""
+    m = _BLOCKED_KERNEL.match(layout)
+    if not m:
+        raise IRError(f"weight layout {layout!r} is not of the form OIHW<i>i<o>o")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _static(shape, what):
+    out = get_const_tuple(shape)
+    if not all(isinstance(s, int) for s in out):
+        raise IRError(f"{what}: needs static shapes, got {[str(s) for s in shape]}")
+    return out
+
+
+def _acc(v, dtype):
+    return v if v.dtype == dtype else v.astype(dtype)
+
+
+def _padded(data, pt, pl, pb, pr):
+    if (pt, pl, pb, pr) == (0, 0, 0, 0):
+        return data
+    return pad(data, (0, 0, pt, pl, 0), (0, 0, pb, pr, 0), name="pad_temp")
+
+
+def _window(data, kh, kw, stride, padding, dilation, what):
+    n, cb, h, w, c = _static(data.shape, what)
+    sh, sw = pair(stride, "stride")
+    dh, dw = pair(dilation, "dilation")
+    pt, pl, pb, pr = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1))
+    oh = conv_out_size(h, kh, sh, pt + pb, dh)
+    ow = conv_out_size(w, kw, sw, pl + pr, dw)
+    if oh <= 0 or ow <= 0:
+        raise IRError(f"{what}: the kernel ({kh}x{kw}) does not fit the padded input")
+    return (n, cb, h, w, c), (sh, sw), (dh, dw), _padded(data, pt, pl, pb, pr), oh, ow
+
+
+def conv2d_NCHWc(data, kernel, stride, padding, dilation, out_dtype=None):
+    """data [N, I / i, H, W, i], kernel [O / o, I / i, KH, KW, i, o] -> [N, O / o, OH, OW, o]
+    (tag "conv2d_NCHWc"). padding: int, (h, w) or (top, left, bottom, right)."""
+    if data.ndim != 5 or kernel.ndim != 6:
+        raise IRError("conv2d_NCHWc: data must be 5-d (NCHW[x]c) and the kernel 6-d "
+                      f"(OIHW[x]i[y]o), got {data.ndim} and {kernel.ndim} dims")
+    out_dtype = as_dtype(out_dtype or data.dtype)
+    ocb, icb, kh, kw, ib, ob = _static(kernel.shape, "conv2d_NCHWc")
+    (n, dcb, _, _, dc), (sh, sw), (dh, dw), padded, oh, ow = _window(
+        data, kh, kw, stride, padding, dilation, "conv2d_NCHWc")
+    if (dcb, dc) != (icb, ib):
+        raise IRError(f"conv2d_NCHWc: the data has {dcb} channel blocks of {dc} but the kernel "
+                      f"expects {icb} blocks of {ib}")
+    rco = te.reduce_axis((0, icb), name="rco")
+    rci = te.reduce_axis((0, ib), name="rci")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+
+    def body(b, f, y, x, fi):
+        return te.sum(_acc(padded[b, rco, y * sh + ry * dh, x * sw + rx * dw, rci], out_dtype)
+                      * _acc(kernel[f, rco, ry, rx, rci, fi], out_dtype),
+                      axis=[rco, ry, rx, rci])
+
+    return te.compute((n, ocb, oh, ow, ob), body, name="conv2d_NCHWc", tag="conv2d_NCHWc")
+
+
+def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, out_dtype=None):
+    """data [N, C / c, H, W, c], kernel [C / c, 1, KH, KW, 1, c] -> [N, C / c, OH, OW, c]: each
+    channel convolved with its own KH x KW filter (tag "depthwise_conv2d_NCHWc")."""
+    if data.ndim != 5 or kernel.ndim != 6:
+        raise IRError("depthwise_conv2d_NCHWc: data must be 5-d and the kernel 6-d "
+                      "(OIHW1i[c]o)")
+    out_dtype = as_dtype(out_dtype or data.dtype)
+    kcb, one, kh, kw, one2, kc = _static(kernel.shape, "depthwise_conv2d_NCHWc")
+    (n, cb, _, _, c), (sh, sw), (dh, dw), padded, oh, ow = _window(
+        data, kh, kw, stride, padding, dilation, "depthwise_conv2d_NCHWc")
+    if (kcb, kc, one, one2) != (cb, c, 1, 1):
+        raise IRError(f"depthwise_conv2d_NCHWc: kernel {[kcb, one, kh, kw, one2, kc]} does not "
+                      f"match data with {cb} channel blocks of {c} (want [{cb}, 1, KH, KW, 1, "
+                      f"{c}])")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+
+    def body(b, k, y, x, ki):
+        return te.sum(_acc(padded[b, k, y * sh + ry * dh, x * sw + rx * dw, ki], out_dtype)
+                      * _acc(kernel[k, 0, ry, rx, 0, ki], out_dtype), axis=[ry, rx])
+
+    return te.compute((n, cb, oh, ow, c), body, name="depthwise_conv2d_NCHWc",
+                      tag="depthwise_conv2d_NCHWc")

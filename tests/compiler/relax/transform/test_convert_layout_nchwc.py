@@ -1,0 +1,97 @@
+"""convert_layout_nchwc: a convolution region (odd input channels, conv + bias + relu, a max
+pool, a residual add, a depthwise conv with a clip, a 1x1 conv with a block that is not the
+vector width, a global pool) runs blocked with one layout transform in and one out; the
+converted module, the graph executor's and the VM's results match the reference interpreter
+on the original module (rtol 1e-4); a GPU target keeps NCHW."""
+import numpy as np
+import pytest
+
+import microruntime
+from compiler import relax, relay
+from compiler.relax import expr as X
+from compiler.relax import interpreter, op
+from compiler.relax.testing.models import _build
+from compiler.relax.transform import bind_params
+from compiler.relax.transform.convert_layout_nchwc import convert_layout_nchwc
+from compiler.relay.build_module import optimize
+from compiler.target import Target
+from microruntime import graph_executor
+from microruntime.relax_vm import VirtualMachine
+
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+def _region():
+    def body(bb, w, x):
+        y = op.nn.conv2d(x, w("c1_w", (16, 3, 3, 3), 0.3), padding=1)
+        y = op.nn.relu(op.add(y, w("c1_b", (1, 16, 1, 1), 0.1)))
+        p = bb.emit(op.nn.max_pool2d(y, 3, 2, 1))
+        r = op.nn.conv2d(p, w("c2_w", (16, 16, 3, 3), 0.2), padding=1)
+        r = op.nn.relu(op.add(op.multiply(r, w("c2_s", (16, 1, 1), 0.5)), p))
+        d = op.nn.conv2d(r, w("dw_w", (16, 1, 3, 3), 0.3), strides=2, padding=1, groups=16)
+        d = op.clip(d, 0.0, 6.0)
+        e = op.nn.relu(op.nn.conv2d(d, w("pw_w", (12, 16, 1, 1), 0.3)))
+        g = op.nn.adaptive_avg_pool2d(e, (1, 1))
+        return op.nn.dense(op.reshape(g, (1, 12)), w("fc_w", (5, 12), 0.3))
+
+    return _build("region", {"x": (1, 3, 11, 10)}, body, None)
+
+
+def _calls(func):
+    out = []
+    for block in func.body.blocks:
+        for b in block.bindings:
+            if isinstance(b.value, X.Call) and isinstance(b.value.op, X.Op):
+                out.append(b.value)
+    return out
+
+
+def _expected(m, inputs):
+    return np.asarray(interpreter.run(m.mod, *m.args(inputs)))
+
+
+def test_region_is_blocked_once():
+    m = _region()
+    mod = convert_layout_nchwc(bind_params(m.mod, m.params), "llvm -mcpu=haswell")
+    calls = _calls(mod["main"])
+    transforms = [(c.attrs.src_layout, c.attrs.dst_layout) for c in calls
+                  if c.op.name == "relax.layout_transform"]
+    # in before the first conv (3 channels: block 3), 8c -> 8c between convs needs nothing,
+    # the 1x1 conv's 12 channels are in blocks of 6, out before flatten
+    assert transforms == [("NCHW", "NCHW3c"), ("NCHW6c", "NCHW")]
+    convs = [c for c in calls if c.op.name == "relax.nn.conv2d"]
+    assert [c.attrs.kernel_layout for c in convs] == ["OIHW3i8o", "OIHW8i8o", "OIHW1i8o",
+                                                      "OIHW8i6o"]
+    for c in convs:   # weights were blocked at compile time
+        assert isinstance(c.args[1], X.Constant) and c.args[1].data.ndim == 6
+    pools = [c for c in calls if "pool" in c.op.name]
+    assert [c.attrs.layout for c in pools] == ["NCHW8c", "NCHW6c"]
+    inputs = m.inputs(seed=1)
+    np.testing.assert_allclose(np.asarray(interpreter.run(mod, inputs["x"])),
+                               _expected(m, inputs), **TOL)
+
+
+def test_gpu_target_keeps_nchw():
+    m = _region()
+    mod = bind_params(m.mod, m.params)
+    assert convert_layout_nchwc(mod, "opencl") is mod
+    fused = optimize(m.mod, m.params, Target("cuda"))
+    assert not any("layout_transform" in name for name, _ in fused.items())
+
+
+def test_region_graph_executor(target):
+    m = _region()
+    inputs = m.inputs(seed=2)
+    lib = relay.build(m.mod, target=target, params=m.params)
+    gm = graph_executor.GraphModule(lib["default"](microruntime.cpu()))
+    gm.run(**inputs)
+    np.testing.assert_allclose(gm.get_output(0).numpy(), _expected(m, inputs), **TOL)
+
+
+@pytest.mark.parametrize("target", ["llvm"])
+def test_region_vm(target):
+    m = _region()
+    inputs = m.inputs(seed=3)
+    vm = VirtualMachine(relax.build(m.mod, target, params=m.params), microruntime.cpu())
+    got = vm["main"](microruntime.nd.array(inputs["x"]))
+    np.testing.assert_allclose(got.numpy(), _expected(m, inputs), **TOL)

@@ -1,0 +1,136 @@
+"""Convolutions and pools in the blocked layout NCHW[x]c against the float64 numpy references
+of the NCHW operators (rtol 1e-4), the operands blocked by layout_transform's numpy twin:
+conv2d_NCHWc (3x3, 1x1, stride 2, padding, channel blocks that are not the vector width, tiles
+that are explicit or chosen, the epilogue bias + residual + relu fused), depthwise, pools, and
+the te layout transform itself."""
+import numpy as np
+import pytest
+from topi_refs import conv2d_ref, pool2d_ref
+
+from compiler import te, topi
+from compiler.ir.errors import IRError
+from compiler.topi.nn.layout import transform_numpy, transform_shape
+from compiler.topi.x86.conv2d_nchwc import tile_shape
+
+TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+def _blocked(a, block):
+    return transform_numpy(a, "NCHW", f"NCHW{block}c")
+
+
+@pytest.mark.parametrize("case", [
+    dict(c=3, k=16, hw=(9, 8), ks=3, stride=2, pad=1, ib=3, ob=8),       # a network's stem
+    dict(c=12, k=20, hw=(6, 5), ks=3, stride=1, pad=(1, 0, 2, 1), ib=4, ob=4),
+    dict(c=16, k=32, hw=(9, 14), ks=1, stride=2, pad=0, ib=8, ob=8,      # 1x1 projection
+         tile=dict(oc_blocks=2, ow_tile=7)),
+    dict(c=6, k=10, hw=(8, 6), ks=5, stride=1, pad=2, ib=6, ob=5, tile=dict(oc_blocks=1,
+                                                                             ow_tile=3)),
+], ids=["stem-stride2", "odd-blocks-asym-pad", "1x1-stride2-tile", "5x5-odd"])
+def test_conv2d_nchwc_epilogue(run, rng, case):
+    """conv + bias + residual + relu, one kernel; the result compared in NCHW."""
+    c, k, (h, w), ks, ib, ob = case["c"], case["k"], case["hw"], case["ks"], case["ib"], case["ob"]
+    a = rng.random((1, c, h, w), dtype="float32") - 0.5
+    wa = rng.random((k, c, ks, ks), dtype="float32") - 0.5
+    bias = rng.random((1, k, 1, 1), dtype="float32") - 0.5
+    ref = conv2d_ref(a, wa, case["stride"], topi.nn.get_pad_tuple(case["pad"], (ks, ks)), 1)
+    res = rng.random(ref.shape, dtype="float32") - 0.5
+    ref = np.maximum(ref + bias + res, 0)
+    x = te.placeholder((1, c // ib, h, w, ib), name="x")
+    wt = te.placeholder((k // ob, c // ib, ks, ks, ib, ob), name="w")
+    b = te.placeholder((1, k // ob, 1, 1, ob), name="b")
+    r = te.placeholder(transform_shape(ref.shape, "NCHW", f"NCHW{ob}c"), name="r")
+    y = topi.nn.conv2d_NCHWc(x, wt, case["stride"], case["pad"], 1)
+    y = topi.nn.relu(topi.add(topi.add(y, b), r))
+    s = topi.x86.schedule_conv2d_NCHWc([y], **case.get("tile", {}))
+    (got,) = run(s, [x, wt, b, r], [y], [_blocked(a, ib),
+                                         transform_numpy(wa, "OIHW", f"OIHW{ib}i{ob}o"),
+                                         _blocked(bias, ob), _blocked(res, ob)])
+    np.testing.assert_allclose(transform_numpy(got, f"NCHW{ob}c", "NCHW"), ref, **TOL)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_nchwc(run, rng, stride):
+    a = rng.random((1, 16, 10, 11), dtype="float32") - 0.5
+    wa = rng.random((16, 1, 3, 3), dtype="float32") - 0.5
+    x = te.placeholder((1, 2, 10, 11, 8), name="x")
+    wt = te.placeholder((2, 1, 3, 3, 1, 8), name="w")
+    y = topi.nn.relu(topi.nn.depthwise_conv2d_NCHWc(x, wt, stride, 1, 1))
+    s = topi.x86.schedule_depthwise_conv2d_NCHWc([y])
+    (got,) = run(s, [x, wt], [y], [_blocked(a, 8), transform_numpy(wa, "OIHW", "OIHW1i8o")])
+    ref = np.maximum(conv2d_ref(a, wa, stride, (1, 1, 1, 1), 1, groups=16), 0)
+    np.testing.assert_allclose(transform_numpy(got, "NCHW8c", "NCHW"), ref, **TOL)
+
+
+def test_conv2d_alone_no_epilogue(run, rng):
+    a = rng.random((1, 8, 6, 6), dtype="float32")
+    wa = rng.random((8, 8, 3, 3), dtype="float32")
+    x = te.placeholder((1, 2, 6, 6, 4), name="x")
+    wt = te.placeholder((1, 2, 3, 3, 4, 8), name="w")
+    y = topi.nn.conv2d_NCHWc(x, wt, 1, 0, 1)
+    (got,) = run(topi.x86.schedule_conv2d_NCHWc([y]), [x, wt], [y],
+                 [_blocked(a, 4), transform_numpy(wa, "OIHW", "OIHW4i8o")])
+    np.testing.assert_allclose(transform_numpy(got, "NCHW8c", "NCHW"),
+                               conv2d_ref(a, wa, 1, (0, 0, 0, 0), 1), **TOL)
+
+
+@pytest.mark.parametrize("kind,ceil,pad", [("max", False, 1), ("avg", True, 0),
+                                           ("avg", False, 1)])
+def test_pool_nchwc(run, rng, kind, ceil, pad):
+    a = rng.random((1, 16, 9, 8), dtype="float32") - 0.5
+    x = te.placeholder((1, 2, 9, 8, 8), name="x")
+    y = topi.nn.pool2d_NCHWc(x, 3, 2, 1, pad, kind, ceil, count_include_pad=False)
+    yn = topi.nn.pool2d(te.placeholder((1, 16, 9, 8), name="xn"), 3, 2, 1, pad, kind, ceil,
+                        count_include_pad=False)
+    assert tuple(int(d) for d in y.shape) == (1, 2) + tuple(int(d) for d in yn.shape[2:]) + (8,)
+    (got,) = run(topi.x86.schedule_pool([y]), [x], [y], [_blocked(a, 8)])
+    want = pool2d_ref(a, (3, 3), (2, 2), (1, 1), (pad,) * 4, kind, ceil, False)
+    np.testing.assert_allclose(transform_numpy(got, "NCHW8c", "NCHW"), want, **TOL)
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+def test_global_pool_nchwc(run, rng, kind):
+    a = rng.random((1, 16, 5, 7), dtype="float32")
+    x = te.placeholder((1, 4, 5, 7, 4), name="x")
+    y = topi.nn.global_pool_NCHWc(x, kind)
+    (got,) = run(topi.x86.schedule_adaptive_pool([y]), [x], [y], [_blocked(a, 4)])
+    fn = np.mean if kind == "avg" else np.max
+    np.testing.assert_allclose(transform_numpy(got, "NCHW4c", "NCHW"),
+                               fn(a, axis=(2, 3), keepdims=True), **TOL)
+
+
+@pytest.mark.parametrize("src,dst,shape", [("NCHW", "NCHW8c", (1, 16, 3, 5)),
+                                           ("NCHW4c", "NCHW", (2, 3, 4, 2, 4)),
+                                           ("OIHW", "OIHW4i8o", (16, 12, 3, 3))])
+def test_layout_transform(run, rng, src, dst, shape):
+    a = rng.random(shape, dtype="float32")
+    x = te.placeholder(shape, name="x")
+    y = topi.nn.layout_transform(x, src, dst)
+    (got,) = run(topi.x86.schedule_injective([y]), [x], [y], [a])
+    np.testing.assert_array_equal(got, transform_numpy(a, src, dst))
+    np.testing.assert_array_equal(transform_numpy(got, dst, src), a)
+
+
+def test_layout_errors():
+    with pytest.raises(IRError, match="does not divide"):
+        transform_shape((1, 12, 4, 4), "NCHW", "NCHW8c")
+    with pytest.raises(IRError, match="same primal axes"):
+        transform_shape((1, 12, 4, 4), "NCHW", "NCH8c")
+    x = te.placeholder((1, 2, 4, 4, 8), name="x")
+    w = te.placeholder((1, 4, 3, 3, 4, 8), name="w")
+    with pytest.raises(IRError, match="channel blocks"):
+        topi.nn.conv2d_NCHWc(x, w, 1, 1, 1)
+
+
+def test_tile_shape_fits_registers():
+    """The chosen tile divides the channel blocks and the width, and its accumulators, weight
+    vectors and the broadcast fit the registers."""
+    for ocb in (1, 2, 3, 8, 64):
+        for ow in (1, 7, 14, 28, 56, 112, 9):
+            ob, t = tile_shape(ocb, ow, 16)
+            assert ocb % ob == 0 and ow % t == 0 and ob * t + ob + 1 <= 16
+    assert tile_shape(8, 56, 16) == (1, 14)
+    assert tile_shape(8, 7, 16) == (1, 7)
+    assert tile_shape(16, 28, 16, pointwise=True) == (4, 2)
+    assert tile_shape(64, 7, 16, pointwise=True) == (1, 7)     # no 2-column tile: general
+    assert tile_shape(64, 7, 32)[0] * 7 >= 14     # AVX-512: more accumulators
