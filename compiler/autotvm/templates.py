@@ -101,13 +101,10 @@ def _gemm_knobs(cfg, m: int, n: int) -> None:
     cfg.define_knob("parallel", [True, False], default=True)
 
 
+# each knob is the tile_gemm keyword of its name
 GEMM_KEYWORDS: Dict[str, Callable] = {
-    "mr": lambda cfg: cfg["mr"].val,
-    "nr": lambda cfg: cfg["nr"].val,
-    "mc": lambda cfg: cfg["mc"].val,
-    "nc": lambda cfg: cfg["nc"].val,
-    "parallel": lambda cfg: cfg["parallel"].val,
-}
+    name: (lambda cfg, name=name: cfg[name].val)
+    for name in ("mr", "nr", "mc", "nc", "parallel")}
 
 
 def _tile_gemm(s, C, **knobs):
