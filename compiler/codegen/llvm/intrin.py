@@ -1,7 +1,8 @@
 """Intrinsic calls (`Call` nodes, table in compiler/ir/op.py) → LLVM, for the LLVM host codegen.
 
 Math uses LLVM intrinsics where LLVM has a portable one and libm otherwise (float16 and
-bfloat16 are computed in float32; libm calls on vectors are made lane by lane). The packed-API
+bfloat16 are computed in float32; libm calls on vectors are made lane by lane); float32 exp,
+sigmoid and erf are inline arithmetic (approx_math.py) so that they vectorize. The packed-API
 intrinsics read `TVMFFIAny` and `DLTensor` fields; runtime services go through `self.service`.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from microruntime.abi import OBJECT_HEADER_BYTES, DataTypeCode, TypeIndex
 from ... import tir as kir
 from ...ir.dtype import DType
 from ...ir.errors import InternalError, UnsupportedOpError
+from .approx_math import ApproxMath
 from .expr import splat, with_element
 from .text import HELPERS
 from .types import ANY, DLTENSOR, F32, F64, I1, I8, I16, I32, I64, PTR, llvm_type, memory_type
@@ -44,7 +46,7 @@ def _type_suffix(ty: ir.Type) -> str:
     return {"half": "f16", "float": "f32", "double": "f64"}[str(ty)]
 
 
-class IntrinEmitter:
+class IntrinEmitter(ApproxMath):
     """Call half of the function emitter."""
 
     def call_intrinsic(self, e):
@@ -85,12 +87,18 @@ class IntrinEmitter:
         if narrow:
             args = [self.cast(a, dtype, DType(2, 32, dtype.lanes)) for a in args]
         fm = self.ctx.fast_math
-        if name in LLVM_MATH:
+        single = dtype.bits <= 32
+        if name == "exp" and single:
+            out = self.exp_f32(args[0])
+        elif name == "erf" and single:
+            out = self.erf_f32(args[0])
+        elif name in LLVM_MATH:
             out = self.unary_intrinsic(LLVM_MATH[name], *args)
         elif name == "sigmoid":
             x = args[0]
             one = splat(x.type, 1.0)
-            ex = self.unary_intrinsic("llvm.exp", self.b.fneg(x, flags=fm))
+            neg = self.b.fneg(x, flags=fm)
+            ex = self.exp_f32(neg) if single else self.unary_intrinsic("llvm.exp", neg)
             out = self.b.fdiv(one, self.b.fadd(one, ex, flags=fm), flags=fm)
         elif name == "rsqrt":
             x = args[0]
