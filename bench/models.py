@@ -1,13 +1,14 @@
 """Latency of whole ONNX models: Kiln (relay.build, the graph executor) beside ONNX Runtime
-(default session options, intra_op_num_threads = the thread count) in the same run, batch 1,
-at 1 and 2 threads (each count in its own process, which loads the exported .so and imports
-no compiler). Models: the builders of compiler/frontend/testing/onnx_models.py at benchmark
-sizes (MLP, LeNet, ResNet-style, MobileNet-style, a transformer block) and a ResNet-18 at 224²
-(onnx.helper, random weights). Prints the table (kiln/ort < 1: Kiln is faster), the geometric
-mean of kiln/ort per thread count, each model's compile time, and the per-kernel profile with
-GFLOP/s of ResNet-18 and of the slowest model relative to ONNX Runtime.
+(default session options, intra_op_num_threads = the thread count) in the same run, batch 1, at
+1 and 2 threads. Each runtime is timed alone in its own process (Kiln's loads the exported .so
+and imports no compiler), in alternating rounds. Models: the builders of
+compiler/frontend/testing/onnx_models.py at benchmark sizes (MLP, LeNet, ResNet-style,
+MobileNet-style, a transformer block) and a ResNet-18 at 224² (onnx.helper, random weights).
+Prints the table (kiln/ort < 1: Kiln is faster), the geometric mean of kiln/ort per thread
+count, each model's compile time, and the per-kernel profile with GFLOP/s of ResNet-18 and of
+the slowest model relative to ONNX Runtime.
 
-    python bench/models.py [--repeat 15] [--target llvm] [--models resnet18,lenet,...]
+    python bench/models.py [--repeat 7] [--target llvm] [--models resnet18,lenet,...]
 """
 import argparse
 import json
@@ -31,39 +32,50 @@ MODELS = {
     "resnet18": dict(batch=1, size=224, classes=1000),
 }
 
-CHILD = r"""
+# Each runtime is timed alone in its own process, as it would be deployed: two thread pools
+# in one process (both spin while idle) would fight over the cores and slow each other down.
+KILN_CHILD = r"""
+import json, sys
+import numpy as np
+import microruntime as mr
+from microruntime import graph_executor
+spec = json.loads(sys.argv[1])
+out = {}
+for name, item in spec.items():
+    gm = graph_executor.GraphModule(mr.load_module(item["so"])["default"](mr.cpu()))
+    gm.set_input(**{k: np.load(v) for k, v in item["inputs"].items()})
+    gm.run()
+    np.save(item["kiln_out"], gm.get_output(0).numpy())
+    once = gm.benchmark(mr.cpu(), repeat=1, number=1).median
+    number = max(3, int(item["seconds"] / max(once, 1e-7)))
+    out[name] = {"ms": gm.benchmark(mr.cpu(), repeat=1, number=number).median * 1e3}
+    if item.get("profile"):
+        rep = gm.profile(number=number)
+        out[name]["profile"] = [
+            {"name": c["Name"], "node": c["Node"], "us": c["Duration (us)"].microseconds}
+            for c in rep.calls]
+print(json.dumps(out))
+"""
+
+ORT_CHILD = r"""
 import json, sys, time
 import numpy as np
 import onnxruntime as ort
-import microruntime as mr
-from microruntime import graph_executor
 spec, threads = json.loads(sys.argv[1]), int(sys.argv[2])
 out = {}
 for name, item in spec.items():
     inputs = {k: np.load(v) for k, v in item["inputs"].items()}
-    gm = graph_executor.GraphModule(mr.load_module(item["so"])["default"](mr.cpu()))
-    gm.set_input(**inputs)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     sess = ort.InferenceSession(item["onnx"], opts, providers=["CPUExecutionProvider"])
-    want = sess.run(None, inputs)[0]
-    gm.run()
-    diff = float(np.abs(gm.get_output(0).numpy() - want).max() / (np.abs(want).max() + 1e-30))
-    kiln, ref = [], []
-    for _ in range(item["repeat"]):   # interleaved, so both see the same machine load
-        r = gm.benchmark(mr.cpu(), repeat=1, number=item["number"])
-        kiln.append(r.median)
-        t = time.perf_counter()
-        for _ in range(item["number"]):
-            sess.run(None, inputs)
-        ref.append((time.perf_counter() - t) / item["number"])
-    out[name] = {"kiln_ms": float(np.median(kiln)) * 1e3, "ort_ms": float(np.median(ref)) * 1e3,
-                 "kiln_min_ms": min(kiln) * 1e3, "ort_min_ms": min(ref) * 1e3, "diff": diff}
-    if item.get("profile"):
-        rep = gm.profile(number=item["number"])
-        out[name]["profile"] = [
-            {"name": c["Name"], "node": c["Node"], "us": c["Duration (us)"].microseconds}
-            for c in rep.calls]
+    np.save(item["ort_out"], sess.run(None, inputs)[0])
+    t = time.perf_counter()
+    sess.run(None, inputs)
+    number = max(3, int(item["seconds"] / max(time.perf_counter() - t, 1e-7)))
+    t = time.perf_counter()
+    for _ in range(number):
+        sess.run(None, inputs)
+    out[name] = {"ms": (time.perf_counter() - t) / number * 1e3}
 print(json.dumps(out))
 """
 
@@ -122,7 +134,7 @@ def _kernel_flops(mod):
     return flops
 
 
-def _build(name, kw, work, target, repeat):
+def _build(name, kw, work, target):
     import numpy as np
     import onnx
 
@@ -142,19 +154,39 @@ def _build(name, kw, work, target, repeat):
     for k, x in m.inputs(seed=0).items():
         files[k] = f"{path}_{k}.npy"
         np.save(files[k], x)
-    number = 3 if name == "resnet18" else 20
-    return {"so": path + ".so", "onnx": path + ".onnx", "inputs": files, "repeat": repeat,
-            "number": number}, compile_s, (mod, params)
+    return {"so": path + ".so", "onnx": path + ".onnx", "inputs": files, "seconds": 0.2,
+            "kiln_out": path + "_kiln_out.npy", "ort_out": path + "_ort_out.npy"}, \
+        compile_s, (mod, params)
 
 
-def _run(spec, threads):
+def _run(child, spec, threads):
+    """{model: {"ms": ...}} from one child process (`child`) at `threads` threads."""
     env = dict(os.environ, MR_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                PYTHONPATH=ROOT)
-    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec), str(threads)],
+    out = subprocess.run([sys.executable, "-c", child, json.dumps(spec), str(threads)],
                          env=env, capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:
         sys.exit(f"benchmark child failed: {out.stderr[-3000:]}")
     return json.loads(out.stdout)
+
+
+def _measure(spec, threads, repeat):
+    """{model: {"kiln_ms", "ort_ms", "diff"}}: medians over `repeat` rounds, each round a Kiln
+    process then an ONNX Runtime process (so that both see the same drift in machine load)."""
+    import numpy as np
+
+    times = {name: {"kiln_ms": [], "ort_ms": []} for name in spec}
+    for _ in range(repeat):
+        for key, child in (("kiln_ms", KILN_CHILD), ("ort_ms", ORT_CHILD)):
+            for name, r in _run(child, spec, threads).items():
+                times[name][key].append(r["ms"])
+    out = {}
+    for name, item in spec.items():
+        got, want = np.load(item["kiln_out"]), np.load(item["ort_out"])
+        diff = float(np.abs(got - want).max() / (np.abs(want).max() + 1e-30))
+        out[name] = {k: float(np.median(v)) for k, v in times[name].items()}
+        out[name]["diff"] = diff
+    return out
 
 
 def _profile(name, item, graph_mod, target):
@@ -163,7 +195,7 @@ def _profile(name, item, graph_mod, target):
 
     mod, params = graph_mod
     flops = _kernel_flops(optimize(mod, params, Target(target)))
-    prof = _run({name: dict(item, profile=True, repeat=1)}, 1)[name]["profile"]
+    prof = _run(KILN_CHILD, {name: dict(item, profile=True)}, 1)[name]["profile"]
     print(f"\nper-kernel profile of {name} (1 thread; GFLOP/s of convolutions and products):")
     print(f"{'node':<44}{'us':>10}{'GFLOP/s':>9}")
     total = 0.0
@@ -177,7 +209,7 @@ def _profile(name, item, graph_mod, target):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--target", default="llvm")
     ap.add_argument("--models", default=",".join(MODELS))
     args = ap.parse_args()
@@ -186,9 +218,9 @@ def main():
     spec, compile_s, graphs = {}, {}, {}
     for name in names:
         spec[name], compile_s[name], graphs[name] = _build(name, MODELS[name], work,
-                                                           args.target, args.repeat)
+                                                           args.target)
         print(f"compiled {name} in {compile_s[name]:.2f} s", file=sys.stderr, flush=True)
-    results = {t: _run(spec, t) for t in (1, 2)}
+    results = {t: _measure(spec, t, args.repeat) for t in (1, 2)}
     print(f"{'model':<20}{'compile s':>10}" + "".join(
         f"{f'kiln {t}T ms':>12}{f'ort {t}T ms':>12}{'kiln/ort':>9}" for t in (1, 2))
         + f"{'rel diff':>10}")
@@ -204,8 +236,9 @@ def main():
     geo = "  ".join(f"{t} thread{'s' if t > 1 else ''} {math.exp(sum(v) / len(v)):.2f}"
                     for t, v in logs.items())
     print(f"geometric mean kiln/ort: {geo}")
-    print(f"(median of {args.repeat} interleaved measurements each; target {args.target}; "
-          "ONNX Runtime's time includes its Python call overhead)")
+    print(f"(median of {args.repeat} rounds, each runtime alone in its own process, ~0.2 s of "
+          f"runs per measurement; target {args.target}; ONNX Runtime's time includes its Python "
+          "call overhead)")
     slowest = max(names, key=lambda n: results[1][n]["kiln_ms"] / results[1][n]["ort_ms"])
     for name in dict.fromkeys(["resnet18", slowest]):
         if name in spec:
