@@ -37,19 +37,41 @@ str, maybe empty) every service is a direct call, and the object also registers 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Dict
+from typing import Callable, Dict, Union
 
 from ..ir.errors import TargetError
 
-__all__ = ["HostArtifact", "codegen_host", "register_host_codegen", "host_codegen_available",
-           "system_lib_entry_symbol"]
+__all__ = ["HostArtifact", "LazySources", "codegen_host", "register_host_codegen",
+           "host_codegen_available", "system_lib_entry_symbol"]
+
+
+class LazySources(Mapping):
+    """fmt -> generated text, where a text may be given as a function that makes it: it runs
+    on first access (the assembly of a large module takes seconds to print and is rarely
+    read), and its result is kept."""
+
+    def __init__(self, items: Dict[str, Union[str, Callable[[], str]]]):
+        self._items = dict(items)
+
+    def __getitem__(self, fmt: str) -> str:
+        value = self._items[fmt]
+        if callable(value):
+            value = self._items[fmt] = value()
+        return value
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 @dataclass
 class HostArtifact:
     object_file: str                       # path of a position-independent relocatable .o
-    sources: Dict[str, str] = field(default_factory=dict)  # fmt -> generated text
+    sources: Mapping = field(default_factory=dict)  # fmt -> generated text (or LazySources)
 
 
 HostCodegen = Callable[..., HostArtifact]

@@ -4,8 +4,9 @@ that executes passes. `compiler.lower` runs `lower_passes()`; `compiler.build` r
 the device kernels split_host_device made.
 
 Environment: COMPILER_DUMP_IR=1 prints the IR after each pass ("unchanged" when a pass
-returned its input), COMPILER_TIME_PASSES=1 prints each pass's time, COMPILER_VERIFY=1 (set in
-tests) runs `compiler.tir.verifier.verify` after every pass; it runs by default too, and
+returned its input), COMPILER_TIME_PASSES=1 prints each pass's time.
+`compiler.tir.verifier.verify` runs on the result of each `run_passes` call; COMPILER_VERIFY=1
+(set in tests) runs it after every pass, which names the pass that broke the IR, and
 COMPILER_VERIFY=0 turns it off.
 
 Both lists read the current `compiler.transform.PassContext`: its "tir.add_lower_pass" passes
@@ -137,19 +138,12 @@ def _enabled(ctx: PassContext, passes: List[Pass]) -> List[Pass]:
     return out
 
 
-def _verifier():
-    """`compiler.tir.verifier.verify`, unless COMPILER_VERIFY=0 turns it off."""
-    if os.environ.get("COMPILER_VERIFY") == "0":
-        return None
-
-    return verifier.verify
-
-
 def run_passes(mod: IRModule, passes: Sequence[Pass]) -> IRModule:
     """Run `passes` in order through the one runner (dump, time, verify)."""
     dump = os.environ.get("COMPILER_DUMP_IR") == "1"
     timing = os.environ.get("COMPILER_TIME_PASSES") == "1"
-    verify = _verifier()
+    mode = os.environ.get("COMPILER_VERIFY")
+    verify = verifier.verify if mode == "1" else None
     for p in passes:
         name = pass_name(p)
         start = time.perf_counter()
@@ -163,4 +157,6 @@ def run_passes(mod: IRModule, passes: Sequence[Pass]) -> IRModule:
         if verify is not None:
             verify(new)
         mod = new
+    if mode not in ("0", "1") and passes:
+        verifier.verify(mod)
     return mod

@@ -27,7 +27,7 @@ import llvmlite.binding as llvm
 
 from ...ir.errors import BuildError, InternalError, TargetError
 from ...target.triple import is_bare_metal, normalize_triple
-from .. import HostArtifact
+from .. import HostArtifact, LazySources
 from ..c_family.c import compile_flags
 from ..imports import collect_imports, compile_imports, link_imports
 from .function import emit_packed_function
@@ -257,8 +257,8 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
         f.write(tm.emit_object(linked))
     c_imports = [(k, t) for k, t in imports if k == "c"]
     path = link_imports(path, compile_imports(c_imports, workdir, compile_flags(target)), workdir)
-    return HostArtifact(object_file=path,
-                        sources={"ll": str(linked), "asm": tm.emit_assembly(linked)})
+    return HostArtifact(object_file=path, sources=LazySources(
+        {"ll": lambda: str(linked), "asm": lambda: tm.emit_assembly(linked)}))
 
 
 codegen_host_llvm = codegen_host

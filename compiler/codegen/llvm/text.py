@@ -23,7 +23,7 @@ HELPERS = {
 
 _IR = r"""
 ; Copies the NUL-terminated %src to %dst without the NUL; returns the end of the copy.
-define linkonce_odr hidden ptr @__kiln_append_str(ptr %dst, ptr %src) nounwind {
+define linkonce_odr hidden ptr @__kiln_append_str(ptr %dst, ptr %src) nounwind noinline cold {
 entry:
   br label %loop
 loop:
@@ -43,7 +43,7 @@ done:
 }
 
 ; Writes the decimal digits of %v at %dst (no NUL); returns the end.
-define linkonce_odr hidden ptr @__kiln_append_u64(ptr %dst, i64 %v) nounwind {
+define linkonce_odr hidden ptr @__kiln_append_u64(ptr %dst, i64 %v) nounwind noinline cold {
 entry:
   %tmp = alloca [20 x i8], align 1
   br label %digits
@@ -76,7 +76,7 @@ done:
 }
 
 ; The decimal text of the signed %v at %buf (at least 21 bytes), NUL-terminated.
-define linkonce_odr hidden void @__kiln_i64_to_str(ptr %buf, i64 %v) nounwind {
+define linkonce_odr hidden void @__kiln_i64_to_str(ptr %buf, i64 %v) nounwind noinline cold {
 entry:
   %neg = icmp slt i64 %v, 0
   br i1 %neg, label %minus, label %digits
@@ -96,7 +96,7 @@ digits:
 ; A dtype's name at %buf (at least 32 bytes): %base ("float", "int", ...), then the bits
 ; unless %plain_bool, then "x<lanes>" when lanes != 1; NUL-terminated.
 define linkonce_odr hidden void @__kiln_dtype_name(ptr %buf, ptr %base, i32 %bits, i32 %lanes,
-                                                   i1 %plain_bool) nounwind {
+                                                   i1 %plain_bool) nounwind noinline cold {
 entry:
   %p = call ptr @__kiln_append_str(ptr %buf, ptr %base)
   br i1 %plain_bool, label %lanes_check, label %with_bits
