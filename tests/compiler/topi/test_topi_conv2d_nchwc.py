@@ -129,8 +129,12 @@ def test_tile_shape_fits_registers():
         for ow in (1, 7, 14, 28, 56, 112, 9):
             ob, t = tile_shape(ocb, ow, 16)
             assert ocb % ob == 0 and ow % t == 0 and ob * t + ob + 1 <= 16
-    assert tile_shape(8, 56, 16) == (1, 14)
-    assert tile_shape(8, 7, 16) == (1, 7)
+    # >= 8 accumulators, then the fewest loads per FMA: (ob + t) / (ob * t)
+    assert tile_shape(8, 56, 16) == (2, 4)
+    assert tile_shape(16, 28, 16) == (2, 4)
+    assert tile_shape(32, 14, 16) == (4, 2)
+    assert tile_shape(8, 7, 16) == (1, 7)          # 2 x 7 would need 17 registers
+    assert tile_shape(1, 13, 16) == (1, 13)
     assert tile_shape(16, 28, 16, pointwise=True) == (4, 2)
     assert tile_shape(64, 7, 16, pointwise=True) == (1, 7)     # no 2-column tile: general
     assert tile_shape(64, 7, 32)[0] * 7 >= 14     # AVX-512: more accumulators
