@@ -7,6 +7,9 @@ after:  every operator call of `main` is a call of a primitive function (attr "P
           its inputs when that value has no other use, and the group is a chain of injective
           operators, or an output-fusable anchor (conv2d, dense, matmul, pooling) whose output
           shape it keeps (so conv2d + bias add + relu is one kernel);
+        - a value with several uses still fuses when its uses are elementwise operators (of its
+          shape) that meet again in one value, the only one used elsewhere: the whole diamond
+          joins the producing group (GELU's x * (1 + erf(x / sqrt 2)) / 2 after a matmul);
         - an injective operator (reshape, transpose, ...) joins a producing group of injective
           operators the same way; a reduction absorbs elementwise producers;
         - anything else (softmax, normalization, multi-output operators) is a group of its own.
@@ -20,6 +23,7 @@ from typing import Dict, List, Optional
 
 from ...ir.module import IRModule
 from .. import expr as X
+from ..functor import post_order_visit
 from ..struct_info import TensorStructInfo
 from .eliminate_dead_code import use_counts
 
@@ -70,12 +74,102 @@ def _shape(v: X.Expr):
     return tuple(s.shape) if isinstance(s, TensorStructInfo) and s.shape is not None else None
 
 
+# A use of a value outside operator calls (the result, a tuple, a non-kernel call).
+_OUTSIDE = -1
+# Most operators of one diamond region.
+MAX_DIAMOND = 16
+
+
+def _diamonds(func: X.Function) -> Dict[int, int]:
+    """{id(var): id(root)} for the bindings of diamond regions: a root value with several uses,
+    all elementwise or broadcast operators of the root's shape, whose results are used only
+    inside the region except for one value (the sink)."""
+    alias: Dict[int, X.Expr] = {}
+    users: Dict[int, List[int]] = {}
+    elementwise: Dict[int, tuple] = {}      # id(var) -> (order, shape) of elementwise calls
+    kernels = set()
+
+    def resolve(e):
+        while isinstance(e, X.Var) and id(e) in alias:
+            e = alias[id(e)]
+        return e
+
+    def used_outside(e):
+        def visit(v):
+            if isinstance(v, X.Var):
+                users.setdefault(id(resolve(v)), []).append(_OUTSIDE)
+        post_order_visit(e, visit)
+
+    for block in func.body.blocks:
+        for b in block.bindings:
+            value = b.value
+            if isinstance(b, X.VarBinding) and isinstance(value, X.Var):
+                alias[id(b.var)] = resolve(value)
+                continue
+            if not (isinstance(b, X.VarBinding) and isinstance(value, X.Call)
+                    and isinstance(value.op, X.Op) and value.op.name not in NOT_KERNELS):
+                used_outside(value)
+                continue
+            kernels.add(id(b.var))
+            for a in value.args:
+                if isinstance(a, X.Var):
+                    users.setdefault(id(resolve(a)), []).append(id(b.var))
+                else:
+                    used_outside(a)
+            if op_pattern(value) in (ELEMWISE, BROADCAST):
+                elementwise[id(b.var)] = (len(elementwise), _shape(b.var))
+    used_outside(func.body.body)
+
+    planned: Dict[int, int] = {}
+    for root in kernels:
+        uses = users.get(root, [])
+        if len(uses) < 2 or root in planned:
+            continue
+        members = _region(uses, users, elementwise)
+        if members is not None and all(elementwise[m][1] == elementwise[members[0]][1]
+                                       for m in members):
+            planned.update({m: root for m in members if m not in planned})
+    return planned
+
+
+def _region(uses: List[int], users: Dict[int, List[int]], elementwise: Dict[int, tuple]):
+    """The members of the diamond that starts with `uses`, or None when it does not close."""
+    members = set(uses)
+    while len(members) <= MAX_DIAMOND:
+        if any(m not in elementwise for m in members):
+            return None
+        open_ = sorted((m for m in members if any(u not in members for u in users.get(m, ()))),
+                       key=lambda m: elementwise[m][0])
+        if len(open_) == 1 and all(users.get(m) for m in members):
+            return sorted(members, key=lambda m: elementwise[m][0])
+        if not open_ or _OUTSIDE in users.get(open_[0], [_OUTSIDE]):
+            return None
+        members.update(users[open_[0]])
+    return None
+
+
 class _Fuser:
     def __init__(self, func: X.Function):
         self.func = func
         self.counts = use_counts(func)
         self.alias: Dict[int, X.Expr] = {}
         self.group_of: Dict[int, _Group] = {}
+        self.diamond_root = _diamonds(func)
+        self.diamond_group: Dict[int, Optional[_Group]] = {}   # root -> the group it joins
+
+    def _diamond(self, var: X.Var, pattern: int) -> Optional[_Group]:
+        """The group a diamond member joins: its root's, if that group takes elementwise work
+        of the root's shape (decided at the first member)."""
+        root = self.diamond_root.get(id(var))
+        if root is None:
+            return None
+        if root not in self.diamond_group:
+            g = self.group_of.get(root)
+            ok = g is not None and id(g.out) == root and pattern in (ELEMWISE, BROADCAST) and (
+                g.pattern <= INJECTIVE
+                or (g.pattern == OUT_ELEMWISE_FUSABLE and _shape(var) == _shape(g.out)))
+            self.diamond_group[root] = g if ok else None
+        return self.diamond_group[root]
 
     def resolve(self, e: X.Expr) -> X.Expr:
         while isinstance(e, X.Var) and id(e) in self.alias:
@@ -121,8 +215,8 @@ class _Fuser:
                 value = X.Call(value.op, args, value.attrs, value.sinfo_args)
                 b = X.VarBinding(b.var, value)
                 pattern = op_pattern(value)
-                g = None
-                for a in args:
+                g = self._diamond(b.var, pattern)
+                for a in args if g is None else ():
                     g = self._joinable(a, pattern, b.var)
                     if g is not None:
                         break

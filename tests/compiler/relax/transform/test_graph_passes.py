@@ -105,7 +105,7 @@ def test_fusion_groups(name, kernels):
         assert fused[k].attrs["Primitive"] == 1
 
 
-def test_fusion_leaves_values_with_two_uses_alone():
+def test_fusion_joins_a_diamond_that_closes():
     bb = BlockBuilder()
     x = Var("x", TensorStructInfo((4,), "float32"))
     with bb.function("main", [x]):
@@ -115,11 +115,52 @@ def test_fusion_leaves_values_with_two_uses_alone():
             out = bb.emit_output(R.add(a, b))
         bb.emit_func_output(out)
     fused = fuse_ops(bb.get())
-    # exp has two readers: it stays a kernel of its own; relu then add join in one.
-    assert [c.op.name_hint for c in _calls(fused["main"])] == ["fused_exp",
-                                                               "fused_nn_relu_add"]
+    # exp has two readers that meet again in add: one kernel
+    assert [c.op.name_hint for c in _calls(fused["main"])] == ["fused_exp_nn_relu_add"]
     v = np.linspace(-1, 1, 4).astype("float32")
     np.testing.assert_allclose(interpreter.run(fused, v), np.exp(v) + np.exp(v), rtol=1e-6)
+
+
+def test_fusion_leaves_values_with_two_uses_alone_when_they_do_not_meet():
+    bb = BlockBuilder()
+    x = Var("x", TensorStructInfo((4,), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            a = bb.emit(R.exp(x))
+            b = bb.emit(R.nn.relu(a))
+            c = bb.emit(R.sigmoid(a))
+            out = bb.emit_output(X.Tuple((b, c)))
+        bb.emit_func_output(out)
+    fused = fuse_ops(bb.get())
+    # exp's readers are both used outside: exp stays a kernel of its own
+    assert [c.op.name_hint for c in _calls(fused["main"])] == ["fused_exp", "fused_nn_relu",
+                                                               "fused_sigmoid"]
+    v = np.linspace(-1, 1, 4).astype("float32")
+    got = interpreter.run(fused, v)
+    np.testing.assert_allclose(got[1], 1 / (1 + np.exp(-np.exp(v))), rtol=1e-6)
+
+
+def test_fusion_puts_gelu_after_matmul_in_its_kernel():
+    """GELU as ONNX writes it (x * (1 + erf(x / sqrt 2)) * 0.5) reads the matmul's result
+    twice; the diamond closes, so matmul + bias + GELU is one kernel."""
+    bb = BlockBuilder()
+    x = Var("x", TensorStructInfo((4, 8), "float32"))
+    w = X.const(np.linspace(-1, 1, 48).reshape(8, 6).astype("float32"))
+    bias = X.const(np.linspace(0, 1, 6).astype("float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            y = bb.emit(R.add(R.matmul(x, w), bias))
+            e = bb.emit(R.erf(R.divide(y, X.const(np.float32(np.sqrt(2))))))
+            g = bb.emit(R.multiply(R.multiply(y, R.add(e, X.const(np.float32(1)))),
+                                   X.const(np.float32(0.5))))
+            out = bb.emit_output(R.nn.relu(g))
+        bb.emit_func_output(out)
+    mod = fold_constant(bb.get())
+    fused = fuse_ops(mod)
+    (call,) = _calls(fused["main"])
+    assert call.op.name_hint.startswith("fused_matmul_add_divide_erf")
+    v = np.linspace(-2, 2, 32).reshape(4, 8).astype("float32")
+    np.testing.assert_allclose(interpreter.run(fused, v), interpreter.run(mod, v), rtol=1e-6)
 
 
 def test_fusion_keeps_scalars_inside_and_lifts_tensors():
