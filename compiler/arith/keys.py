@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Optional, Tuple
 
+from ..ir.fields import field_names
 from ..tir import expr as E
 from ..tir.buffer import Buffer
 
@@ -40,7 +41,7 @@ class KeyCache:
             return tuple(self.key(x) for x in e)
         if isinstance(e, E.PrimExpr) and dataclasses.is_dataclass(e):
             return (type(e).__name__,) + tuple(
-                self.key(getattr(e, f.name)) for f in dataclasses.fields(e))
+                self.key(getattr(e, name)) for name in field_names(type(e)))
         if isinstance(e, E.DType.__class__) or e is None or isinstance(e, (int, float, str)):
             return e
         return e
@@ -55,8 +56,8 @@ def order_key(e: Any, names: Optional[Dict[int, int]] = None) -> tuple:
     if isinstance(e, E.BufferLoad):
         return (2, "load", e.buffer.name, tuple(order_key(i) for i in e.indices))
     if isinstance(e, E.PrimExpr) and dataclasses.is_dataclass(e):
-        kids = tuple(order_key(getattr(e, f.name)) for f in dataclasses.fields(e)
-                     if isinstance(getattr(e, f.name), (E.PrimExpr, tuple)))
+        kids = tuple(order_key(getattr(e, name)) for name in field_names(type(e))
+                     if isinstance(getattr(e, name), (E.PrimExpr, tuple)))
         return (3, type(e).__name__, kids)
     if isinstance(e, tuple):
         return (4, tuple(order_key(x) for x in e))

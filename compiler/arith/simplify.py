@@ -15,6 +15,7 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Dict, List, Optional, Tuple
 
+from ..ir.fields import field_names
 from ..ir.module import IRModule
 from ..tir import expr as E
 from ..tir import stmt as S
@@ -122,8 +123,8 @@ def _children(e: Any, ctx: Context) -> Any:
     # the chain's root is put in canonical form once, which keeps long sums linear in time.
     chain = type(e) in _CHAIN and is_linear_dtype(e.dtype)
     changes = {}
-    for f in dataclasses.fields(e):
-        old = getattr(e, f.name)
+    for name in field_names(type(e)):
+        old = getattr(e, name)
         if chain and type(old) in _CHAIN and old.dtype == e.dtype:
             hit = ctx.memo.get(id(old))
             new = hit[1] if hit is not None and hit[0] is old else _children(old, ctx)
@@ -135,7 +136,7 @@ def _children(e: Any, ctx: Context) -> Any:
         else:
             continue
         if new is not old:
-            changes[f.name] = new
+            changes[name] = new
     return rebuild(e, changes) if changes else e
 
 

@@ -9,9 +9,9 @@ leaves unless a subclass handles them. The `a == b` / `a != b` objects of Python
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable, Dict, List, Optional
 
+from ..ir.fields import field_names
 from .buffer import Buffer
 from .expr import (
     BinaryOp,
@@ -54,10 +54,8 @@ class IRVisitor:
         if isinstance(node, (EqualOp, NotEqualOp)):
             self.visit(node.asobject())
             return
-        if not dataclasses.is_dataclass(node):
-            return
-        for f in dataclasses.fields(node):
-            self._visit_value(getattr(node, f.name))
+        for name in field_names(type(node)):
+            self._visit_value(getattr(node, name))
 
     def _visit_value(self, value: Any) -> None:
         if isinstance(value, Buffer):
@@ -89,14 +87,12 @@ class IRMutator:
             obj = node.asobject()
             new = self.visit(obj)
             return node if new is obj else new
-        if not dataclasses.is_dataclass(node):
-            return node
         changes: Dict[str, Any] = {}
-        for f in dataclasses.fields(node):
-            old = getattr(node, f.name)
+        for name in field_names(type(node)):
+            old = getattr(node, name)
             new = self._visit_value(old)
             if new is not old:
-                changes[f.name] = new
+                changes[name] = new
         if not changes:
             return node
         return rebuild(node, changes)
@@ -122,7 +118,7 @@ def rebuild(node: Any, changes: Dict[str, Any]) -> Any:
     """A copy of `node` with some fields replaced; derived dtypes are recomputed for operators
     whose dtype follows their operands."""
 
-    kwargs = {f.name: changes.get(f.name, getattr(node, f.name)) for f in dataclasses.fields(node)}
+    kwargs = {name: changes.get(name, getattr(node, name)) for name in field_names(type(node))}
     if isinstance(node, (BinaryOp, Not, Select, Let, Ramp, Broadcast, BufferLoad)) \
             and "dtype" not in changes:
         kwargs["dtype"] = None

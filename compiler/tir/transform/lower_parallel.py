@@ -102,13 +102,18 @@ def outline(loop: For, body: Stmt) -> AttrStmt:
 def captured_vars(task: Stmt) -> List[Var]:
     """Free variables of `task`, including those in the elem_offset of buffers it touches."""
     found: Dict[int, Var] = {id(v): v for v in free_vars(task)}
+    offsets: Dict[int, object] = {}     # one elem_offset per buffer, constants skipped
 
     def visit(node) -> None:
         if isinstance(node, (BufferLoad, BufferStore)):
-            for v in free_vars(Evaluate(node.buffer.elem_offset)):
-                found.setdefault(id(v), v)
+            offset = node.buffer.elem_offset
+            if not isinstance(offset, IntImm):
+                offsets.setdefault(id(node.buffer), offset)
 
     post_order_visit(task, visit)
+    for offset in offsets.values():
+        for v in free_vars(Evaluate(offset)):
+            found.setdefault(id(v), v)
     return list(found.values())
 
 
