@@ -14,10 +14,11 @@ configs applied when a model is built.
 Task extraction (`compiler.autotvm.extract`) reads graph-level modules; it is imported on
 its own (the graph level's kernels consult this package's dispatch context).
 """
-from . import dispatch, executors, measure, record, space, task, templates, tuner
+from . import dispatch, executors, measure, record, remote, space, task, templates, tuner
 from .dispatch import ApplyConfig, ApplyHistoryBest, DispatchContext, apply_history_best
 from .executors import RayExecutor, dask_executor, local_executor
 from .measure import MeasureInput, MeasureOption, MeasureResult, measure_option
+from .remote import RemoteRunner
 from .space import ConfigEntity, ConfigSpace, FallbackConfigEntity
 from .task import Task, create, register_template
 from .templates import register_schedule_template
@@ -27,7 +28,7 @@ template = register_template
 
 __all__ = ["ApplyConfig", "ApplyHistoryBest", "ConfigEntity", "ConfigSpace", "DispatchContext",
            "FallbackConfigEntity", "GridSearchTuner", "MeasureInput", "MeasureOption",
-           "MeasureResult", "RandomTuner", "RayExecutor", "Task", "XGBTuner",
+           "MeasureResult", "RandomTuner", "RayExecutor", "RemoteRunner", "Task", "XGBTuner",
            "apply_history_best", "callback", "create", "dask_executor", "dispatch",
            "executors", "local_executor", "measure", "measure_option", "record",
            "register_schedule_template", "register_template", "space", "task", "template",

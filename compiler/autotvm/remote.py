@@ -42,6 +42,7 @@ from .measure import (
     _remove,
     _workdir,
     config_of,
+    machine_lock,
     measure,
 )
 from .task import Task
@@ -83,12 +84,15 @@ def build_payload(task: Task, config, option: Optional[MeasureOption] = None):
     t0 = time.time()
     try:
         cfg = config_of(task, config)
-        kernel, specs = _library_bytes(task, cfg)
+        with machine_lock(option.lock_path, exclusive=False):   # beside no timing run here
+            kernel, specs = _library_bytes(task, cfg)
     except Exception as err:
         return MeasureResult(error=BUILD_ERROR, message=_message(err), build_s=time.time() - t0,
                              timestamp=t0)
-    reference = _reference_bytes(task) if option.check_correctness and not cfg.is_fallback \
-        else b""
+    reference = b""
+    if option.check_correctness and not cfg.is_fallback:
+        with machine_lock(option.lock_path, exclusive=False):
+            reference = _reference_bytes(task)
     head = {"func": "kernel", "args": specs, "seed": option.seed, "number": option.number,
             "repeat": option.repeat, "min_repeat_ms": option.min_repeat_ms,
             "rtol": option.rtol, "atol": option.atol, "kernel_size": len(kernel),

@@ -71,6 +71,8 @@ def test_tune_mistakes(mlp_onnx, tmp_path, capsys):
     assert "--trials 0" in capsys.readouterr().err
     assert main(["tune", path, "--log", log]) == 0      # symbolic batch: nothing to tune
     assert "--input-shape" in capsys.readouterr().out
+    assert main(["tune", path, "--log", log, "--input-shape", "x:2,32", "--remote"]) == 1
+    assert "--remote times on the workers of a cluster" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
         main(["tune", path, "--log", log, "--dask", "a", "--ray", "b"])
     assert exit_.value.code == 2
