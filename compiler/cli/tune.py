@@ -53,6 +53,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--tuner", choices=sorted(TUNERS), default="xgb",
                    help="the search: xgb (cost model + simulated annealing, the default), "
                         "random or grid")
+    p.add_argument("--transfer-log", action="append", default=[], metavar="FILE",
+                   help="an earlier tuning log (of another model, say) whose records of other "
+                        "tasks of the same templates train the cost model before the first "
+                        "trial (repeatable; xgb tuner)")
     p.add_argument("--early-stopping", type=int, default=None, metavar="N",
                    help="stop a task after N trials without a better config")
     engine = p.add_mutually_exclusive_group()
@@ -121,6 +125,11 @@ def tune_model(args) -> str:
                 "matmul, conv2d); nothing to tune (inputs with named dims: give their shapes "
                 "with --input-shape)")
     history = list(load_records(args.log))
+    earlier = []
+    for path in args.transfer_log:
+        if not os.path.isfile(path):
+            raise CliError(f"--transfer-log {path}: no such file")
+        earlier.extend(load_records(path))
     option = autotvm.measure_option(number=args.number, repeat=args.repeat,
                                     timeout_s=args.timeout)
     if getattr(args, "remote", False) and not (args.dask or args.ray):
@@ -134,6 +143,10 @@ def tune_model(args) -> str:
         for k, (task, n) in enumerate(counts.items(), 1):
             tuner = TUNERS[args.tuner](task)
             done = tuner.load_history(history)
+            others = [r for r in earlier if r.task.key != task.key and r.task.name == task.name
+                      and r.result.ok and not r.config.is_fallback]
+            if others:
+                tuner.transfer(others)
             prefix = f"[task {k}/{len(counts)} {task.name} {_args(task)}] "
             callbacks = [autotvm.callback.log_to_file(args.log)]
             if not args.quiet:
@@ -143,7 +156,8 @@ def tune_model(args) -> str:
                 tuner.tune(left, option, executor=executor, callbacks=callbacks,
                            early_stopping=args.early_stopping, parallel=workers)
             lines.append(f"  {task.name} {_args(task)} x{n}: {tuner.trials + done} trials "
-                         f"({done} from the log), space {len(tuner.space)}, best "
+                         f"({done} from the log{_transferred(others)}), space "
+                         f"{len(tuner.space)}, best "
                          f"{tuner.best_flops:.2f} GFLOP/s")
     finally:
         executor.shutdown()
@@ -151,6 +165,10 @@ def tune_model(args) -> str:
             executor.executor.shutdown()
     lines.append(f"  time: {time.perf_counter() - t0:.1f} s on {workers} workers")
     return "\n".join(lines)
+
+
+def _transferred(records) -> str:
+    return f", {len(records)} records of other tasks transferred" if records else ""
 
 
 def _args(task) -> str:
