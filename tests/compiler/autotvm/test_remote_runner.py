@@ -116,3 +116,18 @@ def test_conv_task_timed_on_dask_workers_and_applied(tmp_path):
     gm.run(**inputs)
     np.testing.assert_allclose(gm.get_output(0).numpy(), model.reference(inputs), rtol=1e-4,
                                atol=1e-5)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                    reason="ray is not installed (pip install 'kiln[tune]')")
+def test_remote_runner_on_ray_holds_the_timing_resource():
+    from compiler.autotvm.executors import RayExecutor
+
+    ex = RayExecutor(num_cpus=2, timing_slot=True)
+    try:
+        runner = RemoteRunner(ex, build_executor=InlineExecutor(), timing_slot=True)
+        assert runner.run_executor._options["resources"] == {"timing": 1}
+        results = [runner.submit(M.measure, _scale(), i, FAST) for i in (1, 2)]
+        assert all(f.result(timeout=300).ok for f in results), [f.result() for f in results]
+    finally:
+        ex.shutdown()
