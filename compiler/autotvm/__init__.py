@@ -1,7 +1,8 @@
 """Tuning the operator library's schedules, after TVM's AutoTVM: templates with knobs, a
 search over them (random, grid, or guided by a cost model), measurement on any
-concurrent.futures executor (a local process pool, Dask, Ray), tuning logs, and the best
-configs applied when a model is built.
+concurrent.futures executor (a local process pool, Dask, Ray; or `RemoteRunner`: built here,
+timed by the engine's workers on other machines), tuning logs, and the best configs applied
+when a model is built.
 
     from compiler import autotvm
     tasks = autotvm.extract.extract_from_program(mod, params, target="llvm")

@@ -178,13 +178,14 @@ def timing_executor(executor: Executor, required: Optional[bool] = None,
 def make_executor(dask: Optional[str] = None, ray: Optional[str] = None,
                   workers: Optional[int] = None) -> Executor:
     """The executor a command line asks for: Dask at `dask`, Ray at `ray` ("local": a local
-    instance), else a local pool of `workers` processes."""
+    instance, with one timing slot), else a local pool of `workers` processes."""
     if dask and ray:
         raise ExecutorError("give --dask or --ray, not both")
     if dask:
         return dask_executor(dask)
     if ray:
-        return RayExecutor(None if ray == "local" else ray, num_cpus=workers)
+        return RayExecutor(None if ray == "local" else ray, num_cpus=workers,
+                           timing_slot=ray == "local")
     return local_executor(workers)
 
 
