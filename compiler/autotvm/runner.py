@@ -18,6 +18,7 @@ time_evaluator. Prints one JSON line: {"costs": [seconds per repeat]} or {"wrong
 
 Imports only numpy and the microruntime (no compiler): it starts fast.
 """
+import fcntl
 import json
 import os
 import signal
@@ -95,8 +96,6 @@ def _signal_name(rc: int) -> str:
 
 def _locked(fn):
     """`fn()` holding the machine-wide timing lock (a file lock in the temp directory)."""
-    import fcntl
-
     path = os.path.join(tempfile.gettempdir(), f"kiln-timing-{os.getuid()}.lock")
     with open(path, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
