@@ -7,7 +7,8 @@ runtime in a process of its own that imports no compiler), and the tuner's throu
 through RemoteRunner (built here, timed on the workers).
 
     python bench/tune.py [--model resnet18|mlp] [--tasks 1,4,7,10] [--trials 48]
-                         [--budget-s 420] [--throughput-trials 8] [--tuner xgb] [--no-dask]
+                         [--budget-s 420] [--throughput-trials 8] [--throughput-task N]
+                         [--tuner xgb] [--no-dask]
 
 resnet18: bench/models.py's ResNet-18 at 224x224, batch 1 (onnx.helper, random weights): its
 conv tasks in NCHW[x]c (what convert_layout_nchwc gives a CPU build) and the fc. mlp: an MLP
@@ -116,6 +117,9 @@ def main():
     ap.add_argument("--budget-s", type=float, default=420.0,
                     help="time for all tasks' tuning (split evenly)")
     ap.add_argument("--throughput-trials", type=int, default=8)
+    ap.add_argument("--throughput-task", type=int, default=None,
+                    help="the task number the throughput is measured on (default: the "
+                         "smallest convolution tuned, else the first task tuned)")
     ap.add_argument("--tuner", default="xgb", choices=["xgb", "random", "grid"])
     ap.add_argument("--repeat", type=int, default=15, help="end-to-end timing repeats")
     ap.add_argument("--no-dask", action="store_true")
@@ -207,7 +211,9 @@ def main():
     print(f"  ONNX Runtime             {ort_ms:8.2f} ms   (Kiln tuned / ORT = "
           f"{tuned_ms / ort_ms:.2f})")
 
-    probe = max(tasks, key=lambda t: (len(t.config_space) >= 3 * 2, -t.flop))
+    convs = [t for t in tasks if "conv2d" in t.name]
+    probe = all_tasks[args.throughput_task] if args.throughput_task is not None else \
+        min(convs, key=lambda t: t.flop) if convs else tasks[0]
     print(f"\ntuner throughput on {_short(probe)} ({args.throughput_trials} random trials, "
           "after a warm-up trial per worker):")
     with local_executor(2) as pool:
