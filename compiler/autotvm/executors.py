@@ -6,9 +6,14 @@
 
 Dask and Ray are optional (`pip install kiln[tune]`); they are imported only when asked for.
 Each trial builds where it runs and times its kernel under a machine-wide lock (see
-measure.py), so builds overlap and timings do not. Where a cluster runs one worker per
-machine, its own scheduling can reserve the timing slot instead: pass `resources={"timing":
-1}` to `dask_executor` or `RayExecutor` (workers started with that resource).
+measure.py), so builds overlap and timings do not.
+
+The engine can also give each machine one timing slot: a cluster whose machines declare the
+resource "timing" (1 per machine: `dask worker ... --resources timing=1`, `ray start ...
+--resources '{"timing": 1}'`; `RayExecutor(timing_slot=True)` declares it on a local
+instance) lets `timing_executor(ex)` submit calls that hold it. RemoteRunner (remote.py)
+submits its timing runs that way and builds elsewhere, so builds run in parallel and
+timings one per machine.
 """
 from __future__ import annotations
 
@@ -90,11 +95,13 @@ def dask_executor(address_or_client, **submit_kwargs) -> Executor:
 
 class RayExecutor(Executor):
     """A concurrent.futures Executor whose calls are Ray remote tasks (one CPU each, plus
-    `resources`). Connects to `address` (None: starts a local Ray instance with `num_cpus`)
-    unless Ray is already initialised; `shutdown()` stops an instance it started."""
+    `resources`). Connects to `address` (None: starts a local Ray instance with `num_cpus`,
+    and with `timing_slot` one unit of the resource "timing") unless Ray is already
+    initialised; `shutdown()` stops an instance it started."""
 
     def __init__(self, address: Optional[str] = None, num_cpus: Optional[int] = None,
-                 resources: Optional[Dict[str, float]] = None, **init_kwargs):
+                 resources: Optional[Dict[str, float]] = None, timing_slot: bool = False,
+                 **init_kwargs):
         try:
             import ray
         except ImportError:
@@ -107,12 +114,27 @@ class RayExecutor(Executor):
             kwargs.setdefault("log_to_driver", False)
             if address is None:
                 kwargs["num_cpus"] = num_cpus
+                if timing_slot:
+                    kwargs["resources"] = {**kwargs.get("resources", {}), TIMING_RESOURCE: 1}
             ray.init(address=address, **kwargs)
         self._options = {"num_cpus": 1, "max_retries": 0}
         if resources:
             self._options["resources"] = dict(resources)
         self._remote: Dict[Callable, object] = {}
         self.num_workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+    def with_resources(self, resources: Dict[str, float]) -> "RayExecutor":
+        """An executor on the same Ray instance whose calls also hold `resources`."""
+        other = object.__new__(RayExecutor)
+        other.__dict__.update(self.__dict__)
+        other._owned = False
+        other._options = {**self._options,
+                          "resources": {**self._options.get("resources", {}), **resources}}
+        other._remote = {}
+        return other
+
+    def cluster_resources(self) -> Dict[str, float]:
+        return dict(self._ray.cluster_resources())
 
     def submit(self, fn, /, *args, **kwargs) -> Future:
         remote = self._remote.get(fn)
@@ -126,18 +148,46 @@ class RayExecutor(Executor):
             self._owned = False
 
 
+TIMING_RESOURCE = "timing"
+
+
+def timing_executor(executor: Executor, required: Optional[bool] = None,
+                    resource: str = TIMING_RESOURCE) -> Executor:
+    """An executor on the engine of `executor` whose calls each hold one unit of the cluster's
+    `resource` (one per machine: timing runs never overlap there), when its workers declare
+    it (a Dask resource, a Ray custom resource); else `executor` itself (the machine-wide
+    file lock of the runner still keeps timings apart), or, when `required`, ExecutorError."""
+    client = getattr(executor, "_client", None)
+    if client is not None:                    # a Dask ClientExecutor
+        workers = client.scheduler_info().get("workers", {}).values()
+        if any((w.get("resources") or {}).get(resource) for w in workers):
+            kwargs = dict(getattr(executor, "_kwargs", {}))
+            kwargs["resources"] = {**(kwargs.get("resources") or {}), resource: 1}
+            return client.get_executor(**kwargs)
+    elif isinstance(executor, RayExecutor):
+        if executor.cluster_resources().get(resource):
+            return executor.with_resources({resource: 1})
+    if required:
+        raise ExecutorError(f"no worker of this cluster declares the resource {resource!r}: "
+                            f"start one Dask worker per machine with --resources "
+                            f"{resource}=1, or Ray nodes with --resources "
+                            f"'{{\"{resource}\": 1}}' (RayExecutor(timing_slot=True) locally)")
+    return executor
+
+
 def make_executor(dask: Optional[str] = None, ray: Optional[str] = None,
                   workers: Optional[int] = None) -> Executor:
     """The executor a command line asks for: Dask at `dask`, Ray at `ray` ("local": a local
-    instance), else a local pool of `workers` processes."""
+    instance, with one timing slot), else a local pool of `workers` processes."""
     if dask and ray:
         raise ExecutorError("give --dask or --ray, not both")
     if dask:
         return dask_executor(dask)
     if ray:
-        return RayExecutor(None if ray == "local" else ray, num_cpus=workers)
+        return RayExecutor(None if ray == "local" else ray, num_cpus=workers,
+                           timing_slot=ray == "local")
     return local_executor(workers)
 
 
-__all__ = ["ExecutorError", "InlineExecutor", "RayExecutor", "dask_executor", "executor_workers",
-           "local_executor", "make_executor"]
+__all__ = ["ExecutorError", "InlineExecutor", "RayExecutor", "TIMING_RESOURCE", "dask_executor",
+           "executor_workers", "local_executor", "make_executor", "timing_executor"]

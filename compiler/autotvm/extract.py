@@ -4,8 +4,9 @@ kernels `relay.build` would make, for the anchors a template tunes.
     mod, params = compiler.frontend.from_onnx(model)
     tasks = extract_from_program(mod, params, target="llvm")
 
-The model goes through the graph-level passes of relay.build (weights bound and folded,
-operators fused), so the tasks are those of the kernels that build will lower, and a config
+The model goes through the graph-level passes of relay.build for the target (weights bound
+and folded, a CPU build's convolutions in the blocked layout NCHW[x]c, operators fused), so
+the tasks are those of the kernels that build will lower, and a config
 tuned for a task applies to every kernel with that anchor.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Dict, List, Mapping, Optional
 from ..relax import expr as X
 from ..relax.transform.legalize import _anchor
 from ..relay.build_module import _as_module, optimize
+from ..target import Target
 from .task import Task, create
 from .templates import workload_of
 
@@ -32,7 +34,7 @@ def extract_from_program(mod, params: Optional[Mapping] = None, target="llvm") -
 
 def task_counts(mod, params: Optional[Mapping] = None, target="llvm") -> Dict[Task, int]:
     """{task: number of fused kernels (distinct primitive functions) with that anchor}."""
-    fused = optimize(_as_module(mod), params)
+    fused = optimize(_as_module(mod), params, Target(target) if target is not None else None)
     counts: Dict[Task, int] = {}
     for _, func in fused.items():
         if not (isinstance(func, X.Function) and func.attrs.get("Primitive")):

@@ -6,9 +6,10 @@ It instantiates the template at the config, builds the kernel, and times it in a
 process (runner.py) on random inputs after comparing its outputs with those of the task's
 default config (built once per process). What goes wrong is classified, never raised:
 "build_error" (the template or the build failed), "wrong_result", "timeout", "crash" (the
-kernel died on a signal) or "run_error". The timing run holds a machine-wide lock (a file
-lock, one slot per machine whatever the engine and however many workers it runs there), so
-timings never overlap while builds run in parallel.
+kernel died on a signal) or "run_error". The timing run holds a machine-wide lock exclusively
+(a file lock, one slot per machine whatever the engine and however many workers it runs
+there) and builds hold it shared: builds run in parallel with each other, and a timing run
+has the machine's cores to itself (no build, no other timing beside it).
 """
 from __future__ import annotations
 
@@ -150,12 +151,14 @@ def _reference(task: Task):
 
 
 @contextmanager
-def _timing_slot(path: Optional[str]):
+def machine_lock(path: Optional[str], exclusive: bool):
+    """The machine-wide lock `path` (None: none), exclusive (a timing run) or shared (a
+    build)."""
     if path is None:
         yield
         return
     with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+        fcntl.flock(f, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         try:
             yield
         finally:
@@ -183,18 +186,22 @@ def measure(task: Task, config, option: Optional[MeasureOption] = None) -> Measu
     path = os.path.join(_workdir(), f"k{os.getpid()}_{time.monotonic_ns()}.so")
     try:
         cfg = config_of(task, config)
-        specs = _build(task, cfg, path)
+        with machine_lock(option.lock_path, exclusive=False):
+            specs = _build(task, cfg, path)
     except Exception as err:
         return MeasureResult(error=BUILD_ERROR, message=_message(err), build_s=time.time() - t0,
                              timestamp=t0)
     t_build = time.time()
-    ref = _reference(task) if option.check_correctness and not cfg.is_fallback else None
+    ref = None
+    if option.check_correctness and not cfg.is_fallback:
+        with machine_lock(option.lock_path, exclusive=False):
+            ref = _reference(task)
     spec = {"kernel": path, "reference": ref[0] if isinstance(ref, tuple) else None,
             "func": "kernel", "args": specs, "seed": option.seed, "number": option.number,
             "repeat": option.repeat, "min_repeat_ms": option.min_repeat_ms,
             "rtol": option.rtol, "atol": option.atol}
     try:
-        with _timing_slot(option.lock_path):
+        with machine_lock(option.lock_path, exclusive=True):
             t_run = time.time()
             proc = subprocess.run([sys.executable, RUNNER, json.dumps(spec)],
                                   capture_output=True, text=True, timeout=option.timeout_s,
@@ -234,5 +241,5 @@ def _message(err: BaseException) -> str:
 
 
 __all__ = ["BUILD_ERROR", "CRASH", "ERRORS", "MeasureInput", "MeasureOption", "MeasureResult",
-           "RUN_ERROR", "TIMEOUT", "WRONG_RESULT", "config_of", "default_lock_path", "measure",
-           "measure_option"]
+           "RUN_ERROR", "TIMEOUT", "WRONG_RESULT", "config_of", "default_lock_path",
+           "machine_lock", "measure", "measure_option"]

@@ -3,7 +3,10 @@ anchors of a fused kernel (graph-level operators) they tune.
 
 A library template is one `ScheduleTemplate` row: how to compute the workload in TE, which knobs
 it has (`declare`), and the table from the keyword arguments of its topi schedule function to
-the knob values (`keywords`). Registering the row makes two things:
+the knob values (`keywords`). The schedule is either a stage tiler `schedule(s, C, **kw)` (the
+anchor's stage; the row makes the fused group's schedule around it) or, for a topi schedule
+that takes a fused group itself, `schedule_outs(outs, **kw) -> Schedule`. Registering the row
+makes two things:
 
 - the template `(cfg, *args) -> (schedule, tensors)` that the tuner measures (the anchor
   alone), registered under the row's name;
@@ -12,6 +15,9 @@ the knob values (`keywords`). Registering the row makes two things:
   the tuned keywords, the epilogue (bias, activation, ...) an injective stage after it.
 
 A new topi template with keyword knobs plugs in with one row and one `ANCHOR_WORKLOADS` entry.
+Rows: dense.x86 / matmul.x86 (topi.x86.tile_gemm), conv2d_NCHWc.x86 and
+depthwise_conv2d_NCHWc.x86 (topi.x86.schedule_conv2d_NCHWc, the blocked layout that
+convert_layout_nchwc gives a CPU build's convolutions).
 `testing.scale` is a pure-TE template with a tiny space for the tuner's own tests.
 """
 from __future__ import annotations
@@ -21,6 +27,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import te, topi
 from ..target.isa import vector_isa
+from ..topi.utils import divisor_at_most
+from ..topi.x86 import conv2d_nchwc as conv_nchwc
 from ..topi.x86.anchored import schedule_anchored
 from ..topi.x86.gemm import GEMM_MC, GEMM_NC, register_tile, tile_gemm
 from ..topi.x86.injective import schedule_injective_from_existing
@@ -35,7 +43,8 @@ class ScheduleTemplate:
     compute: Callable                             # (*args) -> (inputs, output)
     declare: Callable                             # (cfg, *args): defines the knobs
     keywords: Dict[str, Callable]                 # topi keyword -> (cfg -> value)
-    schedule: Callable                            # (s, C, **keywords): the topi schedule
+    schedule: Optional[Callable] = None           # (s, C, **keywords): a stage tiler
+    schedule_outs: Optional[Callable] = None      # (outs, **keywords) -> Schedule
 
     def keyword_args(self, cfg) -> dict:
         """The keywords of `cfg` (none for the fallback: the library's own defaults)."""
@@ -46,13 +55,18 @@ class ScheduleTemplate:
     def __call__(self, cfg, *args):
         inputs, out = self.compute(*args)
         self.declare(cfg, *args)
-        s = te.create_schedule(out.op)
-        self.schedule(s, out, **self.keyword_args(cfg))
+        if self.schedule_outs is not None:
+            s = self.schedule_outs([out], **self.keyword_args(cfg))
+        else:
+            s = te.create_schedule(out.op)
+            self.schedule(s, out, **self.keyword_args(cfg))
         return s, list(inputs) + [out]
 
     def fused(self, cfg, outs):
         """The schedule of a fused kernel computing `outs` around this template's anchor."""
         kwargs = self.keyword_args(cfg)
+        if self.schedule_outs is not None:
+            return self.schedule_outs(outs, **kwargs)
 
         def tile(s, anchor, out_op):
             self.schedule(s, anchor.output(0), **kwargs)
@@ -142,19 +156,111 @@ MATMUL = register_schedule_template(ScheduleTemplate(
     "matmul.x86", ("matmul",), _matmul_compute, _matmul_knobs, GEMM_KEYWORDS, _tile_gemm))
 
 
+# ---- convolutions in NCHW[x]c: topi.x86.schedule_conv2d_NCHWc(outs, oc_blocks=, ow_tile=,
+#      unroll_channels=, depthwise_ow_tile=, parallel_min_macs=) ---------------------------
+#
+# Workload: (data shape [N, C/c, H, W, c], kernel shape (6-d), strides, padding (top, left,
+# bottom, right), dilation, dtype, out_dtype): what legalize sees after convert_layout_nchwc.
+
+def _divisors(n: int, limit: int) -> list:
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
+def _conv_compute(data_shape, kernel_shape, strides, padding, dilation, dtype, out_dtype):
+    data = te.placeholder(tuple(data_shape), dtype=dtype, name="data")
+    kernel = te.placeholder(tuple(kernel_shape), dtype=dtype, name="kernel")
+    out = topi.nn.conv2d_NCHWc(data, kernel, list(strides), list(padding), list(dilation),
+                               out_dtype)
+    return [data, kernel], out
+
+
+def _depthwise_compute(data_shape, kernel_shape, strides, padding, dilation, dtype, out_dtype):
+    data = te.placeholder(tuple(data_shape), dtype=dtype, name="data")
+    kernel = te.placeholder(tuple(kernel_shape), dtype=dtype, name="kernel")
+    out = topi.nn.depthwise_conv2d_NCHWc(data, kernel, list(strides), list(padding),
+                                         list(dilation), out_dtype)
+    return [data, kernel], out
+
+
+def _conv_size(out, kernel_shape):
+    """(output channel blocks, output width, multiply-adds) of a blocked convolution."""
+    n, ocb, oh, ow, ob = (int(d) for d in out.shape)
+    _, icb, kh, kw, ib, _ = kernel_shape
+    return ocb, ow, n * ocb * oh * ow * ob * icb * kh * kw * ib
+
+
+def _parallel_knob(cfg, macs: int) -> None:
+    # parallel or serial (n, block, row) loop: the library decides by PARALLEL_MIN_MACS
+    cfg.define_knob("parallel", [True, False], default=macs >= conv_nchwc.PARALLEL_MIN_MACS)
+
+
+def _conv_knobs(cfg, data_shape, kernel_shape, *rest):
+    _, out = _conv_compute(data_shape, kernel_shape, *rest)
+    ocb, ow, macs = _conv_size(out, kernel_shape)
+    registers = vector_isa().registers
+    pointwise = tuple(kernel_shape[2:4]) == (1, 1)
+    dob, dt = conv_nchwc.tile_shape(ocb, ow, registers, pointwise=pointwise)
+    # the register tile: oc_blocks channel blocks (dividing them) by ow_tile columns
+    # (dividing the width), within the library's bounds
+    obs = sorted(set(_divisors(ocb, conv_nchwc.MAX_OC_BLOCKS)) | {dob})
+    ts = sorted(set(_divisors(ow, conv_nchwc.MAX_OW_TILE)) | {dt})
+    cfg.define_knob("oc_blocks", obs, default=dob)
+    cfg.define_knob("ow_tile", ts, default=dt)
+    cfg.define_knob("unroll_channels", [False, True], default=False)
+    _parallel_knob(cfg, macs)
+    cfg.add_flop(2.0 * macs)
+
+
+def _depthwise_knobs(cfg, data_shape, kernel_shape, *rest):
+    _, out = _depthwise_compute(data_shape, kernel_shape, *rest)
+    _, ow, _ = _conv_size(out, kernel_shape)
+    n, cb, oh, _, c = (int(d) for d in out.shape)
+    macs = n * cb * oh * ow * c * kernel_shape[2] * kernel_shape[3]
+    default = divisor_at_most(ow, conv_nchwc.DEPTHWISE_OW_TILE)
+    limit = max(2 * conv_nchwc.DEPTHWISE_OW_TILE, default)
+    cfg.define_knob("depthwise_ow_tile", sorted(set(_divisors(ow, limit)) | {default}),
+                    default=default)
+    _parallel_knob(cfg, macs)
+    cfg.add_flop(2.0 * macs)
+
+
+def _parallel_min_macs(cfg):
+    return 0 if cfg["parallel"].val else 1 << 62
+
+
+CONV_KEYWORDS: Dict[str, Callable] = {
+    "oc_blocks": lambda cfg: cfg["oc_blocks"].val,
+    "ow_tile": lambda cfg: cfg["ow_tile"].val,
+    "unroll_channels": lambda cfg: cfg["unroll_channels"].val,
+    "parallel_min_macs": _parallel_min_macs,
+}
+DEPTHWISE_KEYWORDS: Dict[str, Callable] = {
+    "depthwise_ow_tile": lambda cfg: cfg["depthwise_ow_tile"].val,
+    "parallel_min_macs": _parallel_min_macs,
+}
+
+CONV2D_NCHWC = register_schedule_template(ScheduleTemplate(
+    "conv2d_NCHWc.x86", ("conv2d_NCHWc",), _conv_compute, _conv_knobs, CONV_KEYWORDS,
+    schedule_outs=conv_nchwc.schedule_conv2d_NCHWc))
+DEPTHWISE_CONV2D_NCHWC = register_schedule_template(ScheduleTemplate(
+    "depthwise_conv2d_NCHWc.x86", ("depthwise_conv2d_NCHWc",), _depthwise_compute,
+    _depthwise_knobs, DEPTHWISE_KEYWORDS,
+    schedule_outs=conv_nchwc.schedule_depthwise_conv2d_NCHWc))
+
+
 # ---- graph-level anchors -> workloads -------------------------------------------------------
 
-def _static_2d(arg) -> Optional[tuple]:
+def _static(arg, ndim: int) -> Optional[tuple]:
     sinfo = getattr(arg, "struct_info", None)
     shape = getattr(sinfo, "shape", None)
-    if shape is None or len(shape) != 2 or not all(isinstance(d, int) for d in shape):
+    if shape is None or len(shape) != ndim or not all(isinstance(d, int) for d in shape):
         return None
-    return tuple(shape)
+    return tuple(int(d) for d in shape)
 
 
 def _gemm_workload(template: str):
     def workload(call) -> Optional[tuple]:
-        a, b = (_static_2d(x) for x in call.args[:2])
+        a, b = (_static(x, 2) for x in call.args[:2])
         if a is None or b is None or len(call.args) != 2:
             return None
         dtype = call.args[0].struct_info.dtype
@@ -164,11 +270,35 @@ def _gemm_workload(template: str):
     return workload
 
 
+def _ints(values) -> tuple:
+    return tuple(int(v) for v in values)
+
+
+def _conv2d_workload(call) -> Optional[tuple]:
+    """A conv2d in a blocked layout (NCHW[x]c data, 6-d weights: convert_layout_nchwc's)."""
+    at = call.attrs
+    if len(call.args) != 2 or not str(at.data_layout).startswith("NCHW") \
+            or at.data_layout == "NCHW":
+        return None
+    data, kernel = _static(call.args[0], 5), _static(call.args[1], 6)
+    if data is None or kernel is None:
+        return None
+    dtype = str(call.args[0].struct_info.dtype)
+    out_dtype = dtype if at.out_dtype in (None, "", "void") else str(at.out_dtype)
+    padding = _ints(at.padding)
+    if len(padding) in (1, 2):
+        padding = padding * (4 // len(padding))
+    template = "depthwise_conv2d_NCHWc.x86" if at.groups > 1 else "conv2d_NCHWc.x86"
+    return (template, data, kernel, _ints(at.strides), padding, _ints(at.dilation), dtype,
+            out_dtype)
+
+
 # graph-level operator name -> (anchor call -> workload (template, *args), or None when no
 # template takes that call); duck-typed on the call (op.name, args' struct_info, attrs)
 ANCHOR_WORKLOADS: Dict[str, Callable] = {
     "relax.nn.dense": _gemm_workload("dense.x86"),
     "relax.matmul": _gemm_workload("matmul.x86"),
+    "relax.nn.conv2d": _conv2d_workload,
 }
 
 
@@ -214,6 +344,7 @@ def template_names() -> List[str]:
     return sorted(LIBRARY)
 
 
-__all__ = ["ANCHOR_WORKLOADS", "DENSE", "GEMM_KEYWORDS", "LIBRARY", "MATMUL",
+__all__ = ["ANCHOR_WORKLOADS", "CONV2D_NCHWC", "CONV_KEYWORDS", "DENSE",
+           "DEPTHWISE_CONV2D_NCHWC", "DEPTHWISE_KEYWORDS", "GEMM_KEYWORDS", "LIBRARY", "MATMUL",
            "ScheduleTemplate", "fused_schedule", "register_schedule_template", "scale_template",
            "template_names", "workload_of"]

@@ -1,11 +1,12 @@
 """`python -m compiler tune`: tune the kernels of an ONNX model and write a tuning log, which
 `python -m compiler compile --tuning-log` then applies (after TVM's `tvmc tune`).
 
-The model's tasks (one per distinct dense/matmul anchor: shapes + dtype) are tuned one after
-the other, each for up to --trials trials, measured on a local process pool, a Dask cluster
-(--dask ADDRESS) or a Ray cluster (--ray ADDRESS, or --ray local). Each trial is appended to
-the log as it finishes; running the same command again resumes: configs already in the log
-are not measured again and count toward --trials.
+The model's tasks (one per distinct dense/matmul/conv2d anchor: shapes + dtype) are tuned one
+after the other, each for up to --trials trials, measured on a local process pool, a Dask
+cluster (--dask ADDRESS) or a Ray cluster (--ray ADDRESS, or --ray local); with --remote the
+kernels are built here and only timed on the cluster's workers (RemoteRunner). Each trial is
+appended to the log as it finishes; running the same command again resumes: configs already
+in the log are not measured again and count toward --trials.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .. import autotvm
 from ..autotvm.executors import ExecutorError, executor_workers, make_executor
 from ..autotvm.extract import task_counts
 from ..autotvm.record import load_records
+from ..autotvm.remote import RemoteRunner
 from ..autotvm.tuner import TUNERS, CostModelError
 from ..frontend import from_onnx
 from ..frontend.onnx import load_model
@@ -51,6 +53,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--tuner", choices=sorted(TUNERS), default="xgb",
                    help="the search: xgb (cost model + simulated annealing, the default), "
                         "random or grid")
+    p.add_argument("--transfer-log", action="append", default=[], metavar="FILE",
+                   help="an earlier tuning log (of another model, say) whose records of other "
+                        "tasks of the same templates train the cost model before the first "
+                        "trial (repeatable; xgb tuner)")
     p.add_argument("--early-stopping", type=int, default=None, metavar="N",
                    help="stop a task after N trials without a better config")
     engine = p.add_mutually_exclusive_group()
@@ -58,6 +64,10 @@ def add_parser(subparsers) -> None:
                         help="measure on the Dask cluster whose scheduler is at ADDRESS")
     engine.add_argument("--ray", metavar="ADDRESS",
                         help='measure on the Ray cluster at ADDRESS ("local": start one here)')
+    p.add_argument("--remote", action="store_true",
+                   help="with --dask / --ray: build kernels here (--workers processes) and "
+                        "only time them on the cluster's workers, which then need just numpy "
+                        "and the microruntime (a timing resource of the cluster is used)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="local worker processes (default: the CPU count; with --ray local, "
                         "its CPUs)")
@@ -112,18 +122,31 @@ def tune_model(args) -> str:
     counts = task_counts(mod, params, target)
     if not counts:
         return (f"{args.model}: no kernel with static shapes has a tunable template (dense, "
-                "matmul); nothing to tune (inputs with named dims: give their shapes with "
-                "--input-shape)")
+                "matmul, conv2d); nothing to tune (inputs with named dims: give their shapes "
+                "with --input-shape)")
     history = list(load_records(args.log))
+    earlier = []
+    for path in args.transfer_log:
+        if not os.path.isfile(path):
+            raise CliError(f"--transfer-log {path}: no such file")
+        earlier.extend(load_records(path))
     option = autotvm.measure_option(number=args.number, repeat=args.repeat,
                                     timeout_s=args.timeout)
+    if getattr(args, "remote", False) and not (args.dask or args.ray):
+        raise CliError("--remote times on the workers of a cluster: give --dask or --ray too")
     executor = make_executor(args.dask, args.ray, args.workers)
+    if getattr(args, "remote", False):
+        executor = RemoteRunner(executor, build_workers=args.workers)
     lines = [f"tuned {args.model} for {target}: {len(counts)} tasks, log {args.log}"]
     try:
         workers = executor_workers(executor)
         for k, (task, n) in enumerate(counts.items(), 1):
             tuner = TUNERS[args.tuner](task)
             done = tuner.load_history(history)
+            others = [r for r in earlier if r.task.key != task.key and r.task.name == task.name
+                      and r.result.ok and not r.config.is_fallback]
+            if others:
+                tuner.transfer(others)
             prefix = f"[task {k}/{len(counts)} {task.name} {_args(task)}] "
             callbacks = [autotvm.callback.log_to_file(args.log)]
             if not args.quiet:
@@ -133,12 +156,19 @@ def tune_model(args) -> str:
                 tuner.tune(left, option, executor=executor, callbacks=callbacks,
                            early_stopping=args.early_stopping, parallel=workers)
             lines.append(f"  {task.name} {_args(task)} x{n}: {tuner.trials + done} trials "
-                         f"({done} from the log), space {len(tuner.space)}, best "
+                         f"({done} from the log{_transferred(others)}), space "
+                         f"{len(tuner.space)}, best "
                          f"{tuner.best_flops:.2f} GFLOP/s")
     finally:
         executor.shutdown()
+        if isinstance(executor, RemoteRunner):
+            executor.executor.shutdown()
     lines.append(f"  time: {time.perf_counter() - t0:.1f} s on {workers} workers")
     return "\n".join(lines)
+
+
+def _transferred(records) -> str:
+    return f", {len(records)} records of other tasks transferred" if records else ""
 
 
 def _args(task) -> str:

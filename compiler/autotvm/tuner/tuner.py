@@ -100,11 +100,12 @@ class Tuner:
         executor = executor or local_executor()
         parallel = parallel or executor_workers(executor)
         self.start_time, self._start_trials = time.time(), self.trials
-        self.budget = min(n_trial, len(self.space) - len(self.visited))
+        with_default = measure_default and self.default_result is None and n_trial > 0
+        self.budget = min(n_trial, len(self.space) - len(self.visited) + int(with_default))
         start, submitted, self._stop = self.trials, 0, False
         running = {}
         try:
-            if measure_default and self.default_result is None and n_trial > 0:
+            if with_default:
                 running[executor.submit(measure, self.task, -1, option)] = -1
                 submitted += 1
             while True:

@@ -131,3 +131,46 @@ def test_model_tuner_transfers_from_another_task_of_the_template():
     first = tuner.next_batch(3)                     # the model leads at once
     assert tuner._model is not None
     assert all(new.config_space.get(i)["tile"].size[1] == 16 for i in first[:2])
+
+
+def _try_lock(path, kind) -> bool:
+    import fcntl
+
+    with open(path, "a") as f:
+        try:
+            fcntl.flock(f, kind | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return True
+
+
+def test_builds_share_the_machine_lock_and_a_timing_run_holds_it_alone(tmp_path):
+    import fcntl
+
+    path = str(tmp_path / "machine.lock")
+    with M.machine_lock(path, exclusive=False):          # a build
+        assert _try_lock(path, fcntl.LOCK_SH)            # another build runs beside it
+        assert not _try_lock(path, fcntl.LOCK_EX)        # a timing run waits
+    with M.machine_lock(path, exclusive=True):           # a timing run
+        assert not _try_lock(path, fcntl.LOCK_SH)        # builds wait
+    assert _try_lock(path, fcntl.LOCK_EX)
+    with M.machine_lock(None, exclusive=True):           # no lock asked
+        pass
+
+
+def test_progress_bar_shows_trials_best_and_eta():
+    import io
+
+    task = _scale(n=2)          # tiles 1, 2 x vectorize: 4 points, and the default
+    out = io.StringIO()
+    tuner = GridSearchTuner(task)
+    tuner.tune(100, FAST, executor=InlineExecutor(), parallel=1,
+               callbacks=[autotvm.callback.progress_bar("[scale] ", stream=out)])
+    lines = out.getvalue().splitlines()
+    assert [line.split("  ")[0] for line in lines] == \
+        [f"[scale] trials {k}/5" for k in range(1, 6)]
+    assert all(" GFLOP/s " in line and " ETA " in line for line in lines)
+    best = float(lines[-1].split("best ")[1].split(" ")[0])
+    assert best == pytest.approx(tuner.best_flops, abs=0.01) and best > 0
+    assert lines[0].split("ETA ")[1] != "?" and lines[-1].endswith("ETA 0s")

@@ -1,5 +1,6 @@
 """`python -m compiler tune` (a log, resumed) and `compile --tuning-log` (its configs applied,
 results as ONNX Runtime's)."""
+import importlib.util
 import json
 import re
 
@@ -47,6 +48,15 @@ def test_tune_resume_and_compile_with_the_log(mlp_onnx, tmp_path, capsys):
         configs = [json.dumps(r["config"]["knobs"]) for r in rows if json.dumps(r["task"]) == t]
         assert len(set(configs)) == 3
 
+    # another log, its cost model trained first on the records of the other task in `log`
+    if importlib.util.find_spec("xgboost") is not None:
+        fresh = str(tmp_path / "fresh.jsonl")
+        assert main(argv[:2] + ["--log", fresh] + argv[4:6] + argv[8:] +
+                    ["--tuner", "xgb", "--trials", "1", "-q", "--transfer-log", log]) == 0
+        out = capsys.readouterr().out
+        assert out.count("2 records of other tasks transferred") == 2, out   # not defaults
+        assert len(_tasks(fresh)[0]) == 2
+
     so = str(tmp_path / "mlp.so")
     assert main(["compile", path, "-o", so, "--input-shape", "x:2,32", "--tuning-log", log,
                  "-q"]) == 0
@@ -67,10 +77,15 @@ def test_tune_mistakes(mlp_onnx, tmp_path, capsys):
     assert main(["compile", path, "-o", str(tmp_path / "m.so"), "--input-shape", "x:2,32",
                  "--tuning-log", str(tmp_path / "none.jsonl")]) == 1
     assert "error: --tuning-log" in capsys.readouterr().err
+    assert main(["tune", path, "--log", log, "--input-shape", "x:2,32", "--transfer-log",
+                 str(tmp_path / "none.jsonl")]) == 1
+    assert "--transfer-log" in capsys.readouterr().err
     assert main(["tune", path, "--log", log, "--trials", "0"]) == 1
     assert "--trials 0" in capsys.readouterr().err
     assert main(["tune", path, "--log", log]) == 0      # symbolic batch: nothing to tune
     assert "--input-shape" in capsys.readouterr().out
+    assert main(["tune", path, "--log", log, "--input-shape", "x:2,32", "--remote"]) == 1
+    assert "--remote times on the workers of a cluster" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
         main(["tune", path, "--log", log, "--dask", "a", "--ray", "b"])
     assert exit_.value.code == 2
