@@ -55,10 +55,8 @@ GEMM_KC = 256
 GEMM_MC = 96
 # Columns of a parallel block (rounded down to whole panels).
 GEMM_NC = 256
-# Packing B [K, N]: GEMM_PACK_PANELS panels (their rows read as one contiguous run) by
-# GEMM_PACK_ROWS rows of K at a time (each panel written as one contiguous run).
-GEMM_PACK_PANELS = 4
-GEMM_PACK_ROWS = 16
+# Packing B [K, N]: parallel chunks of GEMM_PACK_ROWS rows of K, copied panel by panel.
+GEMM_PACK_ROWS = 8
 # Vectors of B per tile row (the tile is GEMM_VECTORS vectors wide).
 GEMM_VECTORS = 2
 # At most this many rows per tile (wide ISAs with many registers would unroll further).
@@ -113,7 +111,7 @@ def _padded(cond_needed: bool, cond, value, dtype):
 
 def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
                 b_packed: bool = False, n: Optional[int] = None, mr: Optional[int] = None,
-                nr: Optional[int] = None, kc: int = GEMM_KC):
+                nr: Optional[int] = None, kc: int = GEMM_KC, pack_a: bool = True):
     """C = A @ B (+ bias) through packed panels (tag "gemm_packed"; see the module docstring).
 
     a: [M, K]. b: [K, N]; with transpose_b [N, K] (dense's weight); with b_packed the
@@ -153,11 +151,24 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
         return v if v.dtype == out_dtype else v.astype(out_dtype)
 
     pad_k = kp != k
-    pa = te.compute(
-        (mt, kp, mr),
-        lambda io, kk, ii: _padded(m % mr != 0 or pad_k, te.all(io * mr + ii < m, kk < k),
-                                   cast(a[io * mr + ii, kk]), dt),
-        name="T_gemm_pack_a")
+
+    def a_at(io, kk, ii):
+        # rows past M repeat row M - 1: they only feed accumulator rows that are never
+        # stored, so they need no zeros (and no guard); columns past K must be zero
+        row = io * mr + ii
+        if m % mr:
+            row = te.min(row, m - 1)
+        if not pad_k:
+            return cast(a[row, kk])
+        return _padded(True, kk < k, cast(a[row, te.min(kk, k - 1)]), dt)
+
+    if pack_a:
+        pa = te.compute((mt, kp, mr), a_at, name="T_gemm_pack_a")
+
+        def a_tile(it, kk, ii):
+            return pa[it, kk, ii]
+    else:
+        a_tile = a_at
     if b_packed:
         pb = b
     else:
@@ -170,22 +181,21 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
     if nb == 1:
         r = te.reduce_axis((0, kp), name="k")
         acc = te.compute((mt, nt, mr, nr),
-                         lambda it, jt, ii, ji: te.sum(cast(pa[it, r, ii]) * cast(pb[jt, r, ji]),
+                         lambda it, jt, ii, ji: te.sum(a_tile(it, r, ii) * cast(pb[jt, r, ji]),
                                                        axis=r),
                          name="T_gemm_acc")
-        total = acc
+        out = te.compute((m, n), lambda i, j: acc[i // mr, j // nr, i % mr, j % nr],
+                         name="T_gemm", tag=PACKED_TAG)
     else:
         r = te.reduce_axis((0, kb), name="k")
         acc = te.compute((nb, mt, nt, mr, nr),
                          lambda q, it, jt, ii, ji: te.sum(
-                             cast(pa[it, q * kb + r, ii]) * cast(pb[jt, q * kb + r, ji]), axis=r),
+                             a_tile(it, q * kb + r, ii) * cast(pb[jt, q * kb + r, ji]), axis=r),
                          name="T_gemm_acc")
         rq = te.reduce_axis((0, nb), name="kblock")
-        total = te.compute((mt, nt, mr, nr),
-                           lambda it, jt, ii, ji: te.sum(acc[rq, it, jt, ii, ji], axis=rq),
-                           name="T_gemm_sum")
-    out = te.compute((m, n), lambda i, j: total[i // mr, j // nr, i % mr, j % nr],
-                     name="T_gemm", tag=PACKED_TAG)
+        out = te.compute((m, n), lambda i, j: te.sum(acc[rq, i // mr, j // nr, i % mr, j % nr],
+                                                     axis=rq),
+                         name="T_gemm", tag=PACKED_TAG)
     return out if bias is None else add_bias(out, bias)
 
 
@@ -196,13 +206,10 @@ def _stage_inputs(op):
 def _tile_packed(s, anchor, out_op, mc: int, nc: int):
     """Lay out the output stage `out_op` in parallel mc x nc blocks of mr x nr tiles and
     attach the accumulators (see the module docstring)."""
-    total = anchor.input_tensors[0].op
-    if total.name == "T_gemm_sum":
-        acc = _stage_inputs(total)["T_gemm_acc"]
-    else:
-        acc, total = total, None
+    acc = _stage_inputs(anchor)["T_gemm_acc"]
     mt, nt, mr, nr = get_const_tuple(acc.output(0).shape[-4:])
-    if out_op is not anchor:
+    blocked = bool(anchor.reduce_axis)
+    if out_op is not anchor and not blocked:
         s[anchor].compute_inline()
     o = s[out_op]
     i, j = o.op.axis
@@ -210,55 +217,62 @@ def _tile_packed(s, anchor, out_op, mc: int, nc: int):
     ncb = max(1, min(nc // nr, nt)) * nr
     ic, ir = o.split(i, factor=mcb)
     jc, jr = o.split(j, factor=ncb)
-    it, ii = o.split(ir, factor=mr)
-    jt, ji = o.split(jr, factor=nr)
-    o.reorder(jc, ic, jt, it, ii, ji)
-    block = o.fuse(jc, ic)
-    o.parallel(block)
-    o.vectorize(ji)
-    a = s[acc]
-    a.set_scope("local")
-    if total is None:
-        a.compute_at(o, it)
-        o.pragma(it, "loop_partition", 1)
-        o.pragma(jt, "loop_partition", 1)
-        *_, aii, aji = a.op.axis
-        a.reorder(*a.op.axis[:-2], *a.op.reduce_axis, aii, aji)
+    if out_op is anchor or not blocked:
+        # the tiles of the output stage itself (k blocks: summed in place in the output)
+        it, ii = o.split(ir, factor=mr)
+        jt, ji = o.split(jr, factor=nr)
+        o.reorder(jc, ic, *o.op.reduce_axis, jt, it, ii, ji)
+        block = o.fuse(jc, ic)
+        t, t_it, t_jt, t_ii = o, it, jt, ii
     else:
-        t = s[total]
+        # k blocks with an epilogue: the block's sum in a buffer of its own, the epilogue
+        # applied as it is copied out
+        o.reorder(jc, ic, ir, jr)
+        block = o.fuse(jc, ic)
+        t = s[anchor]
         t.compute_at(o, block)
-        t_it, t_jt, t_ii, t_ji = t.op.axis
+        ti, tj = t.op.axis
+        t_it, t_ii = t.split(ti, factor=mr)
+        t_jt, t_ji = t.split(tj, factor=nr)
         t.reorder(*t.op.reduce_axis, t_jt, t_it, t_ii, t_ji)
         t.unroll(t_ii)
         t.vectorize(t_ji)
-        t.pragma(t_it, "loop_partition", 1)
-        t.pragma(t_jt, "loop_partition", 1)
-        a.compute_at(t, t_it)
-        *_, aii, aji = a.op.axis
-        a.reorder(*a.op.axis[:-2], *a.op.reduce_axis, aii, aji)
+        _, oji = o.split(jr, factor=nr)
+        o.vectorize(oji)
+    o.parallel(block)
+    a = s[acc]
+    a.set_scope("local")
+    a.compute_at(t, t_it)
+    t.pragma(t_it, "loop_partition", 1)
+    t.pragma(t_jt, "loop_partition", 1)
+    *_, aii, aji = a.op.axis
+    a.reorder(*a.op.axis[:-2], *a.op.reduce_axis, aii, aji)
     a.unroll(aii)
     a.vectorize(aji)
+    if t is o:
+        o.unroll(t_ii)
+        o.vectorize(ji)
     for name, op in _stage_inputs(acc).items():
         if name.startswith("T_gemm_pack_"):
             _schedule_pack(s, op, contiguous_width=name == "T_gemm_pack_b")
 
 
 def _schedule_pack(s, op, contiguous_width: bool):
-    """A packing stage [panels, K, width]: panels in parallel; the panel width vectorized
-    when the source is contiguous along it (B [K, N]), else the source's rows (A [M, K], B
-    [N, K]) read along K, the width unrolled."""
+    """A packing stage [panels, K, width]. B [K, N] (contiguous along the panel width): K in
+    parallel chunks of GEMM_PACK_ROWS rows, each copied into every panel (whole rows of B
+    read, GEMM_PACK_ROWS x width contiguous elements written per panel), the width
+    vectorized. A [M, K] and B [N, K] (contiguous along K): panels in parallel, K inside,
+    the width unrolled (width source rows read side by side, the panel written in order)."""
     st = s[op]
     z, kk, x = st.op.axis
     if contiguous_width:
-        nt, kp, _ = get_const_tuple(op.output(0).shape)
-        zo, zi = st.split(z, factor=min(GEMM_PACK_PANELS, nt))
+        kp = get_const_tuple(op.output(0).shape)[1]
         ko, ki = st.split(kk, factor=min(GEMM_PACK_ROWS, kp))
-        st.reorder(zo, ko, zi, ki, x)
-        st.parallel(zo)
+        st.reorder(ko, z, ki, x)
+        st.parallel(ko)
         st.vectorize(x)
     else:
         st.parallel(z)
-        st.reorder(z, x, kk)
         st.unroll(x)
 
 
