@@ -11,27 +11,41 @@ reduction runs outermost: per k step 2 vector loads of B, `mr` broadcasts of A, 
 
 The stages (all but the output are internal):
 
-    T_gemm_pack_a  [M/mr, Kp, mr]   A's rows in panels of mr, zero-padded to whole panels
+    T_gemm_pack_a  [M/mr, Kp, mr]   A's rows in panels of mr (pack_a=False: A read in place)
     T_gemm_pack_b  [N/nr, Kp, nr]   B's columns in panels of nr, zero-padded (or given packed)
     T_gemm_acc     the mr x nr accumulator of one tile and one k block (local: registers)
-    T_gemm_sum     the sum of the k blocks, one mc x nc block at a time (when K > kc)
-    T_gemm         [M, N] the result, tag "gemm_packed"; bias, activation... fused after it
+    T_gemm         [M, N] the result, tag "gemm_packed"; bias, activation... fused after it.
+                   With k blocks (K > kc) it is the sum over the blocks: accumulated in place
+                   in the output, or with an epilogue in a buffer of one mc x nc block that
+                   the epilogue reads as it writes the block out.
 
 Kp is K rounded up to whole k blocks: K is cut into ceil(K / kc) blocks of equal size, so the
-padding is less than one element per block. The padded rows and columns hold zeros, so every
-tile computes a whole mr x nr accumulator with no bounds check inside its k loop; only the
-copy to T_gemm (or the epilogue) checks the edges.
+padding is less than one element per block; padded columns of A and rows of B hold zeros.
+A's rows past M (up to whole panels) repeat row M - 1 and B's columns past N hold zeros: they
+only feed accumulator rows and columns that are never stored. So every tile computes a whole
+mr x nr accumulator with no bounds check inside its k loop; only the store to T_gemm (or the
+epilogue) checks the edges.
 
 Loops (schedule_gemm_packed): blocks of mc rows x nc columns run in parallel (each writes its
 own rows and columns of C: no two threads share a cache line of the output but at the block
-edges), inside them the k blocks, then the nr-column panels, then the mr-row tiles. A panel
-of B (kc x nr) stays in L1 while the tiles of the block's rows pass over it; the block's A
-(mc x kc) stays in L2. The tile loops are marked `loop_partition`, so a block at the edge of
-the padded tile grid gets a guard-free main loop and a tail.
+edges; with two threads each takes half of the column blocks, and so its own half of B),
+inside them the k blocks, then the nr-column panels, then the mr-row tiles. A panel of B
+(kc x nr) stays in L2 (L1 for kc <= 256) while the tiles of the block's rows pass over it,
+the A panels of those tiles streaming past. The tile loops are marked `loop_partition`, so a
+block at the edge of the padded tile grid gets a guard-free main loop and a tail. Packing:
+A by panels in parallel, each written in order (the mr source rows read side by side); B in
+parallel chunks of GEMM_PACK_ROWS rows of K, copied into every panel.
+
+On znver3 (32 KiB L1d, 512 KiB L2 per core) one k block up to K = 2048 measured best: the
+per-tile cost of a k block (its accumulators added into the output) outweighs the gain of an
+L1-resident B panel, the L2 feeds the B panel at the rate the FMAs need it.
 
 Knobs (keyword arguments, defaults good on a 2-core AVX2 machine without tuning):
     mr, nr        register tile (None: from the target's ISA, `register_tile`)
-    kc            reduction block (GEMM_KC); K <= kc gives one block and no T_gemm_sum
+    kc            reduction block (GEMM_KC); K <= kc gives one block
+    pack_a        pack A into panels (True), or read A in place (False: no packing pass; its
+                  mr rows are then kc * 4 bytes apart, which aliases in L1 for K a multiple
+                  of 1024)
     mc, nc        rows and columns of a parallel block (GEMM_MC, GEMM_NC; rounded to tiles)
 """
 from __future__ import annotations
@@ -48,10 +62,10 @@ from ..nn.dense import add_bias
 from ..utils import as_outputs, get_const_tuple
 from .anchored import schedule_anchored
 
-# Reduction block: a B panel of GEMM_KC x nr float32 (16 KiB at nr = 16) stays in L1.
-GEMM_KC = 256
-# Rows of a parallel block (rounded down to whole tiles): its A block of GEMM_MC x GEMM_KC
-# (96 KiB) stays in L2.
+# Reduction block: a B panel of GEMM_KC x nr float32 (128 KiB at nr = 16) stays in L2.
+GEMM_KC = 2048
+# Rows of a parallel block (rounded down to whole tiles): GEMM_MC / mr tiles pass over each
+# B panel while it is in cache.
 GEMM_MC = 96
 # Columns of a parallel block (rounded down to whole panels).
 GEMM_NC = 256
@@ -117,7 +131,8 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
     a: [M, K]. b: [K, N]; with transpose_b [N, K] (dense's weight); with b_packed the
     packed [ceil(N / nr), Kp, nr] that `pack_b_numpy` makes (then `n` gives N, and nr is b's
     last dimension). Static shapes. mr, nr: the register tile (None: `register_tile` of the
-    current target); kc: the reduction block."""
+    current target); kc: the reduction block; pack_a: pack A into panels (False: read it in
+    place). See the module docstring for what each does."""
     if a.ndim != 2:
         raise IRError(f"gemm_packed: A must be 2-d [M, K], got {a.ndim} dims")
     m, k = get_const_tuple(a.shape)
