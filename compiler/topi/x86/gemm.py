@@ -218,7 +218,7 @@ def _stage_inputs(op):
     return {t.op.name: t.op for t in op.input_tensors}
 
 
-def _tile_packed(s, anchor, out_op, mc: int, nc: int):
+def _tile_packed(s, anchor, out_op, mc: int, nc: int, pack_b_in_block: bool = False):
     """Lay out the output stage `out_op` in parallel mc x nc blocks of mr x nr tiles and
     attach the accumulators (see the module docstring)."""
     acc = _stage_inputs(anchor)["T_gemm_acc"]
@@ -237,15 +237,15 @@ def _tile_packed(s, anchor, out_op, mc: int, nc: int):
         it, ii = o.split(ir, factor=mr)
         jt, ji = o.split(jr, factor=nr)
         o.reorder(jc, ic, *o.op.reduce_axis, jt, it, ii, ji)
-        block = o.fuse(jc, ic)
+        block = jc if pack_b_in_block else o.fuse(jc, ic)
         t, t_it, t_jt, t_ii = o, it, jt, ii
     else:
         # k blocks with an epilogue: the block's sum in a buffer of its own, the epilogue
         # applied as it is copied out
         o.reorder(jc, ic, ir, jr)
-        block = o.fuse(jc, ic)
+        block = jc if pack_b_in_block else o.fuse(jc, ic)
         t = s[anchor]
-        t.compute_at(o, block)
+        t.compute_at(o, ic if pack_b_in_block else block)
         ti, tj = t.op.axis
         t_it, t_ii = t.split(ti, factor=mr)
         t_jt, t_ji = t.split(tj, factor=nr)
@@ -268,11 +268,15 @@ def _tile_packed(s, anchor, out_op, mc: int, nc: int):
         o.unroll(t_ii)
         o.vectorize(ji)
     for name, op in _stage_inputs(acc).items():
-        if name.startswith("T_gemm_pack_"):
-            _schedule_pack(s, op, contiguous_width=name == "T_gemm_pack_b")
+        if not name.startswith("T_gemm_pack_"):
+            continue
+        in_block = pack_b_in_block and name != "T_gemm_pack_a"
+        if in_block:
+            s[op].compute_at(o, block)
+        _schedule_pack(s, op, contiguous_width=name == "T_gemm_pack_b", parallel=not in_block)
 
 
-def _schedule_pack(s, op, contiguous_width: bool):
+def _schedule_pack(s, op, contiguous_width: bool, parallel: bool = True):
     """A packing stage [panels, K, width]. B [K, N] (contiguous along the panel width): K in
     parallel chunks of GEMM_PACK_ROWS rows, each copied into every panel (whole rows of B
     read, GEMM_PACK_ROWS x width contiguous elements written per panel), the width
@@ -284,18 +288,25 @@ def _schedule_pack(s, op, contiguous_width: bool):
         kp = get_const_tuple(op.output(0).shape)[1]
         ko, ki = st.split(kk, factor=min(GEMM_PACK_ROWS, kp))
         st.reorder(ko, z, ki, x)
-        st.parallel(ko)
+        if parallel:
+            st.parallel(ko)
         st.vectorize(x)
     else:
-        st.parallel(z)
+        if parallel:
+            st.parallel(z)
         st.unroll(x)
 
 
-def schedule_gemm_packed(outs, mc: int = GEMM_MC, nc: int = GEMM_NC):
+def schedule_gemm_packed(outs, mc: int = GEMM_MC, nc: int = GEMM_NC,
+                         pack_b_in_block: bool = False):
     """Schedule gemm_packed and what is fused after it (bias, activation...). mc, nc: rows
-    and columns of a parallel block (rounded down to whole tiles)."""
+    and columns of a parallel block (rounded down to whole tiles). pack_b_in_block: pack B
+    per column block, into a buffer of the block's task (its nc columns, all of K) that the
+    block's mc-row blocks then share, the column blocks alone in parallel; else B is packed
+    once, in parallel, before the blocks."""
     return schedule_anchored(as_outputs(outs), lambda t: t == PACKED_TAG,
-                             lambda s, anchor, out_op: _tile_packed(s, anchor, out_op, mc, nc))
+                             lambda s, anchor, out_op: _tile_packed(s, anchor, out_op, mc, nc,
+                                                                    pack_b_in_block))
 
 
 def _fit_cols(n, nr: int, lanes: int) -> int:

@@ -18,7 +18,7 @@ TOL = dict(rtol=1e-4, atol=1e-4)
 
 
 def _gemm(m, n, k, *, transpose_b=False, packed=False, bias=False, kc=256, mc=96, nc=256,
-          pack_a=True, rng=None):
+          pack_a=True, b_in_block=False, rng=None):
     """(schedule, tensors, arrays, reference) of a packed GEMM case."""
     a = rng.standard_normal((m, k)).astype("float32")
     w = rng.standard_normal((n, k) if transpose_b else (k, n)).astype("float32")
@@ -40,7 +40,7 @@ def _gemm(m, n, k, *, transpose_b=False, packed=False, bias=False, kc=256, mc=96
             bt = te.placeholder((n,), name="bias")
             C = topi.nn.relu(add_bias(C, bt))
             tensors, arrays, ref = tensors + [bt], arrays + [b], np.maximum(ref + b, 0)
-        s = topi.x86.schedule_gemm_packed(C, mc=mc, nc=nc)
+        s = topi.x86.schedule_gemm_packed(C, mc=mc, nc=nc, pack_b_in_block=b_in_block)
     return s, tensors, C, arrays, ref
 
 
@@ -55,20 +55,29 @@ def _gemm(m, n, k, *, transpose_b=False, packed=False, bias=False, kc=256, mc=96
     (37, 70, 300, 64, 12, 32, True),    # blocks of 2 x 2 tiles over a 7 x 5 tile grid
     (20, 32, 48, 16, 12, 16, False),    # k blocks that divide K (no padding), M % mr
 ])
-def test_gemm_packed_sizes(run, rng, m, n, k, kc, mc, nc, pack_a):
-    s, ins, out, arrays, ref = _gemm(m, n, k, kc=kc, mc=mc, nc=nc, pack_a=pack_a, rng=rng)
+@pytest.mark.parametrize("b_in_block", [False, True])
+def test_gemm_packed_sizes(run, rng, m, n, k, kc, mc, nc, pack_a, b_in_block):
+    if b_in_block and (m, pack_a) in ((13, False), (1, True), (64, True)):
+        pytest.skip("covered by the other cases")
+    s, ins, out, arrays, ref = _gemm(m, n, k, kc=kc, mc=mc, nc=nc, pack_a=pack_a,
+                                     b_in_block=b_in_block, rng=rng)
     (got,) = run(s, ins, [out], arrays)
     np.testing.assert_allclose(got, ref, **TOL)
 
 
-@pytest.mark.parametrize("transpose_b,packed,kc,pack_a", [
-    (True, False, 32, True), (False, True, 32, True), (True, True, 32, False),
-    (False, False, 256, True),      # one k block: the epilogue reads the accumulator
-    (False, False, 35, False),      # k blocks that divide K = 70
+@pytest.mark.parametrize("transpose_b,packed,kc,pack_a,b_in_block", [
+    (True, False, 32, True, False), (False, True, 32, True, False),
+    (True, True, 32, False, False),
+    (False, False, 256, True, False),   # one k block: the epilogue reads the accumulator
+    (False, False, 35, False, False),   # k blocks that divide K = 70
+    (True, False, 32, True, True),      # B [N, K] packed per column block, k blocks
+    (False, False, 256, False, True),   # B [K, N] packed per column block, one k block
 ])
-def test_gemm_packed_b_layouts_bias_relu(run, rng, transpose_b, packed, kc, pack_a):
+def test_gemm_packed_b_layouts_bias_relu(run, rng, transpose_b, packed, kc, pack_a,
+                                         b_in_block):
     s, ins, out, arrays, ref = _gemm(29, 37, 70, transpose_b=transpose_b, packed=packed,
-                                     bias=True, kc=kc, pack_a=pack_a, rng=rng)
+                                     bias=True, kc=kc, pack_a=pack_a, b_in_block=b_in_block,
+                                     rng=rng)
     (got,) = run(s, ins, [out], arrays)
     np.testing.assert_allclose(got, ref, **TOL)
 
@@ -90,6 +99,10 @@ def test_gemm_packed_epilogue_fused_and_stages(rng):
     # A read in place (rows past M clamped): no packing stage for it
     s, _, _, _, _ = _gemm(13, 20, 70, kc=32, pack_a=False, rng=rng)
     assert "T_gemm_pack_a" not in _stages(s) and "T_gemm_pack_b" in _stages(s)
+    # B packed per column block: its stage is attached inside the parallel block loop
+    s, _, _, _, _ = _gemm(13, 40, 70, kc=32, nc=16, b_in_block=True, rng=rng)
+    attach = {st.op.name: st.attach_type for st in s.stages}
+    assert attach["T_gemm_pack_b"] == "scope" and attach["T_gemm_pack_a"] == "root"
 
 
 def test_gemm_packed_k_blocks_sum_in_output(rng):
