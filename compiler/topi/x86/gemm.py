@@ -47,6 +47,13 @@ Knobs (keyword arguments, defaults good on a 2-core AVX2 machine without tuning)
                   mr rows are then kc * 4 bytes apart, which aliases in L1 for K a multiple
                   of 1024)
     mc, nc        rows and columns of a parallel block (GEMM_MC, GEMM_NC; rounded to tiles)
+    pack_b_in_block  (schedule) pack B per column block inside the block's task, into a
+                  buffer that stays in cache (no packed copy of B written to memory), the
+                  column blocks alone in parallel: needs N / nc >= the thread count
+Measured on the 2-core znver3 machine (bench/gemm.py, 512..2048 square, loaded by other
+work): the defaults are at least as fast as pack_a=False or pack_b_in_block=True; those
+cut the memory traffic of packing (A not copied at all; B's packed copy kept in cache), which
+matters where the memory bandwidth, not the FMAs, limits two threads.
 """
 from __future__ import annotations
 
