@@ -44,21 +44,20 @@ def _gemm(m, n, k, *, transpose_b=False, packed=False, bias=False, kc=256, mc=96
     return s, tensors, C, arrays, ref
 
 
-@pytest.mark.parametrize("m,n,k,kc,mc,nc,pack_a", [
-    (13, 20, 7, 256, 96, 256, True),    # one k block, M and N tails
-    (13, 20, 7, 256, 96, 256, False),   # ... A read in place, its rows past M clamped
-    (1, 33, 17, 256, 96, 256, True),    # M < mr
-    (1, 33, 17, 256, 96, 256, False),
-    (64, 64, 64, 256, 96, 256, True),   # whole tiles
-    (31, 45, 130, 40, 96, 256, True),   # k blocks (130 = 4 x 33 - 2 padded), N % nr
-    (31, 45, 130, 40, 96, 256, False),  # ... A's padded columns zero in place
-    (37, 70, 300, 64, 12, 32, True),    # blocks of 2 x 2 tiles over a 7 x 5 tile grid
-    (20, 32, 48, 16, 12, 16, False),    # k blocks that divide K (no padding), M % mr
+@pytest.mark.parametrize("m,n,k,kc,mc,nc,pack_a,b_in_block", [
+    (13, 20, 7, 256, 96, 256, True, False),     # one k block, M and N tails
+    (13, 20, 7, 256, 96, 256, False, True),     # ... A in place (rows past M clamped), B
+                                                # packed per column block
+    (1, 33, 17, 256, 96, 256, True, False),     # M < mr
+    (1, 33, 17, 256, 96, 256, False, False),
+    (64, 64, 64, 256, 96, 256, True, False),    # whole tiles
+    (31, 45, 130, 40, 96, 256, True, False),    # k blocks (130 = 4 x 33 - 2 padded), N % nr
+    (31, 45, 130, 40, 96, 256, False, True),    # ... A's padded columns zero in place
+    (37, 70, 300, 64, 12, 32, True, False),     # blocks of 2 x 2 tiles over a 7 x 5 grid
+    (37, 70, 300, 64, 12, 32, True, True),      # ... 3 column blocks, B packed in each
+    (20, 32, 48, 16, 12, 16, False, False),     # k blocks that divide K (no padding), M % mr
 ])
-@pytest.mark.parametrize("b_in_block", [False, True])
 def test_gemm_packed_sizes(run, rng, m, n, k, kc, mc, nc, pack_a, b_in_block):
-    if b_in_block and (m, pack_a) in ((13, False), (1, True), (64, True)):
-        pytest.skip("covered by the other cases")
     s, ins, out, arrays, ref = _gemm(m, n, k, kc=kc, mc=mc, nc=nc, pack_a=pack_a,
                                      b_in_block=b_in_block, rng=rng)
     (got,) = run(s, ins, [out], arrays)
