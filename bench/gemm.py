@@ -2,11 +2,14 @@
 (`topi.x86.gemm_packed` + `schedule_gemm_packed`, default knobs) beside numpy (OpenBLAS) in the
 same process, at 1 and 2 threads (MR_NUM_THREADS / OPENBLAS_NUM_THREADS; each count in its own
 subprocess), for each size and target. Kiln and numpy are timed alternately, call by call, so
-both see the same load; the table gives medians, the ratio Kiln / numpy, and the spread of the
+both see the same load, each sample after an idle gap (--gap seconds): an idle thread pool keeps
+spinning for a while after a call (OpenBLAS's workers for about 0.1 s, Kiln's for 2 ms) and
+would otherwise take a core from the other library's next sample at 2 threads. The table gives
+medians, the ratio Kiln / numpy, and the spread of the
 ratio over the repeats (max / min of per-repeat ratios) as a noise figure. Also: the compile
 time of each target and the FMA instructions (`vfmadd*`) in the llvm assembly.
 
-    python bench/gemm.py [--sizes 512 1024 2048] [--repeat 9] [--targets llvm c]
+    python bench/gemm.py [--sizes 512 1024 2048] [--repeat 9] [--targets llvm c] [--gap 0.2]
 """
 import argparse
 import json
@@ -34,7 +37,7 @@ def fma_count(asm: str) -> int:
     return len(re.findall(r"^\s*vfmadd\w*\s", asm, re.MULTILINE))
 
 
-def measure(target, n, repeat):
+def measure(target, n, repeat, gap=0.2):
     """Runs in the subprocess: compile time, median GFLOP/s of Kiln and numpy, the ratio
     spread, and the FMA count (llvm)."""
     import numpy as np
@@ -59,6 +62,7 @@ def measure(target, n, repeat):
     calls = max(1, int(2e9 / flops))     # ~2 GFLOP per timed sample
 
     def timed(fn):
+        time.sleep(gap)      # let the other library's pool threads stop spinning
         t = time.perf_counter()
         for _ in range(calls):
             fn()
@@ -82,13 +86,15 @@ def main():
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--targets", nargs="+", default=["llvm", "c"])
     p.add_argument("--repeat", type=int, default=9)
+    p.add_argument("--gap", type=float, default=0.2,
+                   help="idle seconds before each timed sample (0: back to back)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     opts = p.parse_args()
     if opts.child:
-        print(json.dumps(measure(opts.child, opts.sizes[0], opts.repeat)))
+        print(json.dumps(measure(opts.child, opts.sizes[0], opts.repeat, opts.gap)))
         return
     print(f"float32 GEMM n x n x n, Kiln topi.x86.gemm_packed vs numpy, median of "
-          f"{opts.repeat} alternating repeats")
+          f"{opts.repeat} alternating repeats, {opts.gap} s idle before each")
     print(f"{'n':>5} {'threads':>7} {'target':>6} {'Kiln GF/s':>10} {'numpy GF/s':>10} "
           f"{'ratio':>6} {'spread':>6} {'compile s':>9} {'FMA':>4}")
     for n in opts.sizes:
@@ -99,7 +105,8 @@ def main():
                        PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
             for target in opts.targets:
                 out = subprocess.run([sys.executable, __file__, "--child", target, "--sizes",
-                                      str(n), "--repeat", str(opts.repeat)], env=env,
+                                      str(n), "--repeat", str(opts.repeat),
+                                      "--gap", str(opts.gap)], env=env,
                                      capture_output=True, text=True)
                 if out.returncode != 0:
                     print(f"{n:>5} {threads:>7} {target:>6} failed: "

@@ -11,28 +11,49 @@ reduction runs outermost: per k step 2 vector loads of B, `mr` broadcasts of A, 
 
 The stages (all but the output are internal):
 
-    T_gemm_pack_a  [M/mr, Kp, mr]   A's rows in panels of mr, zero-padded to whole panels
+    T_gemm_pack_a  [M/mr, Kp, mr]   A's rows in panels of mr (pack_a=False: A read in place)
     T_gemm_pack_b  [N/nr, Kp, nr]   B's columns in panels of nr, zero-padded (or given packed)
     T_gemm_acc     the mr x nr accumulator of one tile and one k block (local: registers)
-    T_gemm_sum     the sum of the k blocks, one mc x nc block at a time (when K > kc)
-    T_gemm         [M, N] the result, tag "gemm_packed"; bias, activation... fused after it
+    T_gemm         [M, N] the result, tag "gemm_packed"; bias, activation... fused after it.
+                   With k blocks (K > kc) it is the sum over the blocks: accumulated in place
+                   in the output, or with an epilogue in a buffer of one mc x nc block that
+                   the epilogue reads as it writes the block out.
 
 Kp is K rounded up to whole k blocks: K is cut into ceil(K / kc) blocks of equal size, so the
-padding is less than one element per block. The padded rows and columns hold zeros, so every
-tile computes a whole mr x nr accumulator with no bounds check inside its k loop; only the
-copy to T_gemm (or the epilogue) checks the edges.
+padding is less than one element per block; padded columns of A and rows of B hold zeros.
+A's rows past M (up to whole panels) repeat row M - 1 and B's columns past N hold zeros: they
+only feed accumulator rows and columns that are never stored. So every tile computes a whole
+mr x nr accumulator with no bounds check inside its k loop; only the store to T_gemm (or the
+epilogue) checks the edges.
 
 Loops (schedule_gemm_packed): blocks of mc rows x nc columns run in parallel (each writes its
 own rows and columns of C: no two threads share a cache line of the output but at the block
-edges), inside them the k blocks, then the nr-column panels, then the mr-row tiles. A panel
-of B (kc x nr) stays in L1 while the tiles of the block's rows pass over it; the block's A
-(mc x kc) stays in L2. The tile loops are marked `loop_partition`, so a block at the edge of
-the padded tile grid gets a guard-free main loop and a tail.
+edges; with two threads each takes half of the column blocks, and so its own half of B),
+inside them the k blocks, then the nr-column panels, then the mr-row tiles. A panel of B
+(kc x nr) stays in L2 (L1 for kc <= 256) while the tiles of the block's rows pass over it,
+the A panels of those tiles streaming past. The tile loops are marked `loop_partition`, so a
+block at the edge of the padded tile grid gets a guard-free main loop and a tail. Packing:
+A by panels in parallel, each written in order (the mr source rows read side by side); B in
+parallel chunks of GEMM_PACK_ROWS rows of K, copied into every panel.
+
+On znver3 (32 KiB L1d, 512 KiB L2 per core) one k block up to K = 2048 measured best: the
+per-tile cost of a k block (its accumulators added into the output) outweighs the gain of an
+L1-resident B panel, the L2 feeds the B panel at the rate the FMAs need it.
 
 Knobs (keyword arguments, defaults good on a 2-core AVX2 machine without tuning):
     mr, nr        register tile (None: from the target's ISA, `register_tile`)
-    kc            reduction block (GEMM_KC); K <= kc gives one block and no T_gemm_sum
+    kc            reduction block (GEMM_KC); K <= kc gives one block
+    pack_a        pack A into panels (True), or read A in place (False: no packing pass; its
+                  mr rows are then kc * 4 bytes apart, which aliases in L1 for K a multiple
+                  of 1024)
     mc, nc        rows and columns of a parallel block (GEMM_MC, GEMM_NC; rounded to tiles)
+    pack_b_in_block  (schedule) pack B per column block inside the block's task, into a
+                  buffer that stays in cache (no packed copy of B written to memory), the
+                  column blocks alone in parallel: needs N / nc >= the thread count
+Measured on the 2-core znver3 machine (bench/gemm.py, 512..2048 square, loaded by other
+work): the defaults are at least as fast as pack_a=False or pack_b_in_block=True; those
+cut the memory traffic of packing (A not copied at all; B's packed copy kept in cache), which
+matters where the memory bandwidth, not the FMAs, limits two threads.
 """
 from __future__ import annotations
 
@@ -48,17 +69,15 @@ from ..nn.dense import add_bias
 from ..utils import as_outputs, get_const_tuple
 from .anchored import schedule_anchored
 
-# Reduction block: a B panel of GEMM_KC x nr float32 (16 KiB at nr = 16) stays in L1.
-GEMM_KC = 256
-# Rows of a parallel block (rounded down to whole tiles): its A block of GEMM_MC x GEMM_KC
-# (96 KiB) stays in L2.
+# Reduction block: a B panel of GEMM_KC x nr float32 (128 KiB at nr = 16) stays in L2.
+GEMM_KC = 2048
+# Rows of a parallel block (rounded down to whole tiles): GEMM_MC / mr tiles pass over each
+# B panel while it is in cache.
 GEMM_MC = 96
 # Columns of a parallel block (rounded down to whole panels).
 GEMM_NC = 256
-# Packing B [K, N]: GEMM_PACK_PANELS panels (their rows read as one contiguous run) by
-# GEMM_PACK_ROWS rows of K at a time (each panel written as one contiguous run).
-GEMM_PACK_PANELS = 4
-GEMM_PACK_ROWS = 16
+# Packing B [K, N]: parallel chunks of GEMM_PACK_ROWS rows of K, copied panel by panel.
+GEMM_PACK_ROWS = 8
 # Vectors of B per tile row (the tile is GEMM_VECTORS vectors wide).
 GEMM_VECTORS = 2
 # At most this many rows per tile (wide ISAs with many registers would unroll further).
@@ -113,13 +132,14 @@ def _padded(cond_needed: bool, cond, value, dtype):
 
 def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
                 b_packed: bool = False, n: Optional[int] = None, mr: Optional[int] = None,
-                nr: Optional[int] = None, kc: int = GEMM_KC):
+                nr: Optional[int] = None, kc: int = GEMM_KC, pack_a: bool = True):
     """C = A @ B (+ bias) through packed panels (tag "gemm_packed"; see the module docstring).
 
     a: [M, K]. b: [K, N]; with transpose_b [N, K] (dense's weight); with b_packed the
     packed [ceil(N / nr), Kp, nr] that `pack_b_numpy` makes (then `n` gives N, and nr is b's
     last dimension). Static shapes. mr, nr: the register tile (None: `register_tile` of the
-    current target); kc: the reduction block."""
+    current target); kc: the reduction block; pack_a: pack A into panels (False: read it in
+    place). See the module docstring for what each does."""
     if a.ndim != 2:
         raise IRError(f"gemm_packed: A must be 2-d [M, K], got {a.ndim} dims")
     m, k = get_const_tuple(a.shape)
@@ -153,11 +173,24 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
         return v if v.dtype == out_dtype else v.astype(out_dtype)
 
     pad_k = kp != k
-    pa = te.compute(
-        (mt, kp, mr),
-        lambda io, kk, ii: _padded(m % mr != 0 or pad_k, te.all(io * mr + ii < m, kk < k),
-                                   cast(a[io * mr + ii, kk]), dt),
-        name="T_gemm_pack_a")
+
+    def a_at(io, kk, ii):
+        # rows past M repeat row M - 1: they only feed accumulator rows that are never
+        # stored, so they need no zeros (and no guard); columns past K must be zero
+        row = io * mr + ii
+        if m % mr:
+            row = te.min(row, m - 1)
+        if not pad_k:
+            return cast(a[row, kk])
+        return _padded(True, kk < k, cast(a[row, te.min(kk, k - 1)]), dt)
+
+    if pack_a:
+        pa = te.compute((mt, kp, mr), a_at, name="T_gemm_pack_a")
+
+        def a_tile(it, kk, ii):
+            return pa[it, kk, ii]
+    else:
+        a_tile = a_at
     if b_packed:
         pb = b
     else:
@@ -170,22 +203,21 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
     if nb == 1:
         r = te.reduce_axis((0, kp), name="k")
         acc = te.compute((mt, nt, mr, nr),
-                         lambda it, jt, ii, ji: te.sum(cast(pa[it, r, ii]) * cast(pb[jt, r, ji]),
+                         lambda it, jt, ii, ji: te.sum(a_tile(it, r, ii) * cast(pb[jt, r, ji]),
                                                        axis=r),
                          name="T_gemm_acc")
-        total = acc
+        out = te.compute((m, n), lambda i, j: acc[i // mr, j // nr, i % mr, j % nr],
+                         name="T_gemm", tag=PACKED_TAG)
     else:
         r = te.reduce_axis((0, kb), name="k")
         acc = te.compute((nb, mt, nt, mr, nr),
                          lambda q, it, jt, ii, ji: te.sum(
-                             cast(pa[it, q * kb + r, ii]) * cast(pb[jt, q * kb + r, ji]), axis=r),
+                             a_tile(it, q * kb + r, ii) * cast(pb[jt, q * kb + r, ji]), axis=r),
                          name="T_gemm_acc")
         rq = te.reduce_axis((0, nb), name="kblock")
-        total = te.compute((mt, nt, mr, nr),
-                           lambda it, jt, ii, ji: te.sum(acc[rq, it, jt, ii, ji], axis=rq),
-                           name="T_gemm_sum")
-    out = te.compute((m, n), lambda i, j: total[i // mr, j // nr, i % mr, j % nr],
-                     name="T_gemm", tag=PACKED_TAG)
+        out = te.compute((m, n), lambda i, j: te.sum(acc[rq, i // mr, j // nr, i % mr, j % nr],
+                                                     axis=rq),
+                         name="T_gemm", tag=PACKED_TAG)
     return out if bias is None else add_bias(out, bias)
 
 
@@ -193,16 +225,13 @@ def _stage_inputs(op):
     return {t.op.name: t.op for t in op.input_tensors}
 
 
-def _tile_packed(s, anchor, out_op, mc: int, nc: int):
+def _tile_packed(s, anchor, out_op, mc: int, nc: int, pack_b_in_block: bool = False):
     """Lay out the output stage `out_op` in parallel mc x nc blocks of mr x nr tiles and
     attach the accumulators (see the module docstring)."""
-    total = anchor.input_tensors[0].op
-    if total.name == "T_gemm_sum":
-        acc = _stage_inputs(total)["T_gemm_acc"]
-    else:
-        acc, total = total, None
+    acc = _stage_inputs(anchor)["T_gemm_acc"]
     mt, nt, mr, nr = get_const_tuple(acc.output(0).shape[-4:])
-    if out_op is not anchor:
+    blocked = bool(anchor.reduce_axis)
+    if out_op is not anchor and not blocked:
         s[anchor].compute_inline()
     o = s[out_op]
     i, j = o.op.axis
@@ -210,63 +239,81 @@ def _tile_packed(s, anchor, out_op, mc: int, nc: int):
     ncb = max(1, min(nc // nr, nt)) * nr
     ic, ir = o.split(i, factor=mcb)
     jc, jr = o.split(j, factor=ncb)
-    it, ii = o.split(ir, factor=mr)
-    jt, ji = o.split(jr, factor=nr)
-    o.reorder(jc, ic, jt, it, ii, ji)
-    block = o.fuse(jc, ic)
-    o.parallel(block)
-    o.vectorize(ji)
-    a = s[acc]
-    a.set_scope("local")
-    if total is None:
-        a.compute_at(o, it)
-        o.pragma(it, "loop_partition", 1)
-        o.pragma(jt, "loop_partition", 1)
-        *_, aii, aji = a.op.axis
-        a.reorder(*a.op.axis[:-2], *a.op.reduce_axis, aii, aji)
+    if out_op is anchor or not blocked:
+        # the tiles of the output stage itself (k blocks: summed in place in the output)
+        it, ii = o.split(ir, factor=mr)
+        jt, ji = o.split(jr, factor=nr)
+        o.reorder(jc, ic, *o.op.reduce_axis, jt, it, ii, ji)
+        block = jc if pack_b_in_block else o.fuse(jc, ic)
+        t, t_it, t_jt, t_ii = o, it, jt, ii
     else:
-        t = s[total]
-        t.compute_at(o, block)
-        t_it, t_jt, t_ii, t_ji = t.op.axis
+        # k blocks with an epilogue: the block's sum in a buffer of its own, the epilogue
+        # applied as it is copied out
+        o.reorder(jc, ic, ir, jr)
+        block = jc if pack_b_in_block else o.fuse(jc, ic)
+        t = s[anchor]
+        t.compute_at(o, ic if pack_b_in_block else block)
+        ti, tj = t.op.axis
+        t_it, t_ii = t.split(ti, factor=mr)
+        t_jt, t_ji = t.split(tj, factor=nr)
         t.reorder(*t.op.reduce_axis, t_jt, t_it, t_ii, t_ji)
         t.unroll(t_ii)
         t.vectorize(t_ji)
-        t.pragma(t_it, "loop_partition", 1)
-        t.pragma(t_jt, "loop_partition", 1)
-        a.compute_at(t, t_it)
-        *_, aii, aji = a.op.axis
-        a.reorder(*a.op.axis[:-2], *a.op.reduce_axis, aii, aji)
+        _, oji = o.split(jr, factor=nr)
+        o.vectorize(oji)
+    o.parallel(block)
+    a = s[acc]
+    a.set_scope("local")
+    a.compute_at(t, t_it)
+    t.pragma(t_it, "loop_partition", 1)
+    t.pragma(t_jt, "loop_partition", 1)
+    *_, aii, aji = a.op.axis
+    a.reorder(*a.op.axis[:-2], *a.op.reduce_axis, aii, aji)
     a.unroll(aii)
     a.vectorize(aji)
+    if t is o:
+        o.unroll(t_ii)
+        o.vectorize(ji)
     for name, op in _stage_inputs(acc).items():
-        if name.startswith("T_gemm_pack_"):
-            _schedule_pack(s, op, contiguous_width=name == "T_gemm_pack_b")
+        if not name.startswith("T_gemm_pack_"):
+            continue
+        in_block = pack_b_in_block and name != "T_gemm_pack_a"
+        if in_block:
+            s[op].compute_at(o, block)
+        _schedule_pack(s, op, contiguous_width=name == "T_gemm_pack_b", parallel=not in_block)
 
 
-def _schedule_pack(s, op, contiguous_width: bool):
-    """A packing stage [panels, K, width]: panels in parallel; the panel width vectorized
-    when the source is contiguous along it (B [K, N]), else the source's rows (A [M, K], B
-    [N, K]) read along K, the width unrolled."""
+def _schedule_pack(s, op, contiguous_width: bool, parallel: bool = True):
+    """A packing stage [panels, K, width]. B [K, N] (contiguous along the panel width): K in
+    parallel chunks of GEMM_PACK_ROWS rows, each copied into every panel (whole rows of B
+    read, GEMM_PACK_ROWS x width contiguous elements written per panel), the width
+    vectorized. A [M, K] and B [N, K] (contiguous along K): panels in parallel, K inside,
+    the width unrolled (width source rows read side by side, the panel written in order)."""
     st = s[op]
     z, kk, x = st.op.axis
     if contiguous_width:
-        nt, kp, _ = get_const_tuple(op.output(0).shape)
-        zo, zi = st.split(z, factor=min(GEMM_PACK_PANELS, nt))
+        kp = get_const_tuple(op.output(0).shape)[1]
         ko, ki = st.split(kk, factor=min(GEMM_PACK_ROWS, kp))
-        st.reorder(zo, ko, zi, ki, x)
-        st.parallel(zo)
+        st.reorder(ko, z, ki, x)
+        if parallel:
+            st.parallel(ko)
         st.vectorize(x)
     else:
-        st.parallel(z)
-        st.reorder(z, x, kk)
+        if parallel:
+            st.parallel(z)
         st.unroll(x)
 
 
-def schedule_gemm_packed(outs, mc: int = GEMM_MC, nc: int = GEMM_NC):
+def schedule_gemm_packed(outs, mc: int = GEMM_MC, nc: int = GEMM_NC,
+                         pack_b_in_block: bool = False):
     """Schedule gemm_packed and what is fused after it (bias, activation...). mc, nc: rows
-    and columns of a parallel block (rounded down to whole tiles)."""
+    and columns of a parallel block (rounded down to whole tiles). pack_b_in_block: pack B
+    per column block, into a buffer of the block's task (its nc columns, all of K) that the
+    block's mc-row blocks then share, the column blocks alone in parallel; else B is packed
+    once, in parallel, before the blocks."""
     return schedule_anchored(as_outputs(outs), lambda t: t == PACKED_TAG,
-                             lambda s, anchor, out_op: _tile_packed(s, anchor, out_op, mc, nc))
+                             lambda s, anchor, out_op: _tile_packed(s, anchor, out_op, mc, nc,
+                                                                    pack_b_in_block))
 
 
 def _fit_cols(n, nr: int, lanes: int) -> int:

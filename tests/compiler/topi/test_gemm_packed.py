@@ -1,8 +1,9 @@
-"""topi.x86.gemm_packed (packed panels, k/m/n blocking) and the register tile it shares with
-dense / matmul / batch_matmul (tile_gemm), against numpy (float32, rtol 1e-4, atol 1e-4), on
-"c" and "llvm": sizes that do not divide the tile (odd M/N/K, M < mr, N % nr, K % kc, blocks
-that do not divide the tile grid), B as [K, N], [N, K] and packed at compile time, a fused
-bias + relu epilogue; no bounds check inside the k loop of a full tile; the tile of each ISA."""
+"""topi.x86.gemm_packed (packed panels, k/m/n blocking, A packed or read in place) and the
+register tile it shares with dense / matmul / batch_matmul (tile_gemm), against numpy
+(float32, rtol 1e-4, atol 1e-4), on "c" and "llvm": sizes that do not divide the tile (odd
+M/N/K, M < mr, N % nr, K % kc, blocks that do not divide the tile grid), B as [K, N], [N, K]
+and packed at compile time, a fused bias + relu epilogue, k blocks summed in the output; no
+bounds check inside the k loop of a full tile; the tile of each ISA."""
 import numpy as np
 import pytest
 
@@ -17,7 +18,7 @@ TOL = dict(rtol=1e-4, atol=1e-4)
 
 
 def _gemm(m, n, k, *, transpose_b=False, packed=False, bias=False, kc=256, mc=96, nc=256,
-          rng=None):
+          pack_a=True, b_in_block=False, rng=None):
     """(schedule, tensors, arrays, reference) of a packed GEMM case."""
     a = rng.standard_normal((m, k)).astype("float32")
     w = rng.standard_normal((n, k) if transpose_b else (k, n)).astype("float32")
@@ -28,48 +29,95 @@ def _gemm(m, n, k, *, transpose_b=False, packed=False, bias=False, kc=256, mc=96
             _, nr = topi.x86.register_tile()
             wp = topi.x86.pack_b_numpy(w, nr, kc, transpose_b=transpose_b)
             B = te.placeholder(wp.shape, name="B")
-            C = topi.x86.gemm_packed(A, B, b_packed=True, n=n, kc=kc)
+            C = topi.x86.gemm_packed(A, B, b_packed=True, n=n, kc=kc, pack_a=pack_a)
             w = wp
         else:
             B = te.placeholder(w.shape, name="B")
-            C = topi.x86.gemm_packed(A, B, transpose_b=transpose_b, kc=kc)
+            C = topi.x86.gemm_packed(A, B, transpose_b=transpose_b, kc=kc, pack_a=pack_a)
         tensors, arrays = [A, B], [a, w]
         if bias:
             b = rng.standard_normal(n).astype("float32")
             bt = te.placeholder((n,), name="bias")
             C = topi.nn.relu(add_bias(C, bt))
             tensors, arrays, ref = tensors + [bt], arrays + [b], np.maximum(ref + b, 0)
-        s = topi.x86.schedule_gemm_packed(C, mc=mc, nc=nc)
+        s = topi.x86.schedule_gemm_packed(C, mc=mc, nc=nc, pack_b_in_block=b_in_block)
     return s, tensors, C, arrays, ref
 
 
-@pytest.mark.parametrize("m,n,k,kc,mc,nc", [
-    (13, 20, 7, 256, 96, 256),      # one k block, M and N tails
-    (1, 33, 17, 256, 96, 256),      # M < mr
-    (64, 64, 64, 256, 96, 256),     # whole tiles
-    (31, 45, 130, 40, 96, 256),     # k blocks (130 = 4 x 33 - 2 padded), N % nr
-    (37, 70, 300, 64, 12, 32),      # blocks of 2 x 2 tiles over a 7 x 5 tile grid
+@pytest.mark.parametrize("m,n,k,kc,mc,nc,pack_a,b_in_block", [
+    (13, 20, 7, 256, 96, 256, True, False),     # one k block, M and N tails
+    (13, 20, 7, 256, 96, 256, False, True),     # ... A in place (rows past M clamped), B
+                                                # packed per column block
+    (1, 33, 17, 256, 96, 256, True, False),     # M < mr
+    (1, 33, 17, 256, 96, 256, False, False),
+    (64, 64, 64, 256, 96, 256, True, False),    # whole tiles
+    (31, 45, 130, 40, 96, 256, True, False),    # k blocks (130 = 4 x 33 - 2 padded), N % nr
+    (31, 45, 130, 40, 96, 256, False, True),    # ... A's padded columns zero in place
+    (37, 70, 300, 64, 12, 32, True, False),     # blocks of 2 x 2 tiles over a 7 x 5 grid
+    (37, 70, 300, 64, 12, 32, True, True),      # ... 3 column blocks, B packed in each
+    (20, 32, 48, 16, 12, 16, False, False),     # k blocks that divide K (no padding), M % mr
 ])
-def test_gemm_packed_sizes(run, rng, m, n, k, kc, mc, nc):
-    s, ins, out, arrays, ref = _gemm(m, n, k, kc=kc, mc=mc, nc=nc, rng=rng)
+def test_gemm_packed_sizes(run, rng, m, n, k, kc, mc, nc, pack_a, b_in_block):
+    s, ins, out, arrays, ref = _gemm(m, n, k, kc=kc, mc=mc, nc=nc, pack_a=pack_a,
+                                     b_in_block=b_in_block, rng=rng)
     (got,) = run(s, ins, [out], arrays)
     np.testing.assert_allclose(got, ref, **TOL)
 
 
-@pytest.mark.parametrize("transpose_b,packed", [(True, False), (False, True), (True, True)])
-def test_gemm_packed_b_layouts_bias_relu(run, rng, transpose_b, packed):
+@pytest.mark.parametrize("transpose_b,packed,kc,pack_a,b_in_block", [
+    (True, False, 32, True, False), (False, True, 32, True, False),
+    (True, True, 32, False, False),
+    (False, False, 256, True, False),   # one k block: the epilogue reads the accumulator
+    (False, False, 35, False, False),   # k blocks that divide K = 70
+    (True, False, 32, True, True),      # B [N, K] packed per column block, k blocks
+    (False, False, 256, False, True),   # B [K, N] packed per column block, one k block
+])
+def test_gemm_packed_b_layouts_bias_relu(run, rng, transpose_b, packed, kc, pack_a,
+                                         b_in_block):
     s, ins, out, arrays, ref = _gemm(29, 37, 70, transpose_b=transpose_b, packed=packed,
-                                     bias=True, kc=32, rng=rng)
+                                     bias=True, kc=kc, pack_a=pack_a, b_in_block=b_in_block,
+                                     rng=rng)
     (got,) = run(s, ins, [out], arrays)
     np.testing.assert_allclose(got, ref, **TOL)
+
+
+def _stages(s):
+    return {st.op.name for st in s.stages if st.attach_type != "inline"}
 
 
 def test_gemm_packed_epilogue_fused_and_stages(rng):
-    s, ins, out, _, _ = _gemm(13, 20, 70, bias=True, kc=32, rng=rng)
-    names = {st.op.name for st in s.stages if st.attach_type != "inline"}
-    assert {"T_gemm_pack_a", "T_gemm_pack_b", "T_gemm_acc", "T_gemm_sum"} <= names
-    # bias add and the copy out of the padded tiles are inlined into the relu
-    assert "T_add_bias" not in names and "T_gemm" not in names
+    # k blocks: the block's sum (T_gemm) in a buffer of its own, bias + relu fused into the
+    # copy out of it
+    s, _, _, _, _ = _gemm(13, 20, 70, bias=True, kc=32, rng=rng)
+    assert {"T_gemm_pack_a", "T_gemm_pack_b", "T_gemm_acc", "T_gemm"} <= _stages(s)
+    assert "T_add_bias" not in _stages(s)
+    # one k block: the copy out of the padded tiles is inlined into the relu too
+    s, _, _, _, _ = _gemm(13, 20, 70, bias=True, kc=256, rng=rng)
+    assert {"T_gemm_pack_a", "T_gemm_pack_b", "T_gemm_acc"} <= _stages(s)
+    assert not {"T_add_bias", "T_gemm"} & _stages(s)
+    # A read in place (rows past M clamped): no packing stage for it
+    s, _, _, _, _ = _gemm(13, 20, 70, kc=32, pack_a=False, rng=rng)
+    assert "T_gemm_pack_a" not in _stages(s) and "T_gemm_pack_b" in _stages(s)
+    # B packed per column block: its stage is attached inside the parallel block loop
+    s, _, _, _, _ = _gemm(13, 40, 70, kc=32, nc=16, b_in_block=True, rng=rng)
+    attach = {st.op.name: st.attach_type for st in s.stages}
+    assert attach["T_gemm_pack_b"] == "scope" and attach["T_gemm_pack_a"] == "root"
+
+
+def test_gemm_packed_k_blocks_sum_in_output(rng):
+    # without an epilogue the k blocks are summed in the output itself: no buffer of the
+    # block's sum, no copy
+    s, ins, out, _, _ = _gemm(37, 45, 300, kc=64, mc=12, nc=32, rng=rng)
+    func = compiler.lower(s, ins + [out], name="f")["f"]
+    allocs = []
+
+    class _Allocs(IRVisitor):
+        def visit_Allocate(self, st):
+            allocs.append(st.buffer.name)
+            self.generic_visit(st)
+
+    _Allocs().visit(func.body)
+    assert not any(a.startswith("T_gemm_sum") or a == "T_gemm" for a in allocs), allocs
 
 
 def _is_k(name: str) -> bool:
