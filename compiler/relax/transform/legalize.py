@@ -75,6 +75,8 @@ def _schedule_of(anchor: X.Call, target: Optional[Target] = None) -> Callable:
         return sched.schedule_group_conv2d_nchw
     if name == "relax.matmul" and any(a.struct_info.ndim != 2 for a in anchor.args):
         return sched.schedule_batch_matmul
+    if name == "relax.nn.layer_norm" and sched is topi.x86:
+        return sched.schedule_layer_norm
     if name in _SCHEDULES:
         return getattr(sched, _SCHEDULES[name])
     pattern = op_pattern(anchor)

@@ -76,6 +76,11 @@ GEMM_KC = 2048
 GEMM_MC = 96
 # Columns of a parallel block (rounded down to whole panels).
 GEMM_NC = 256
+# A GEMM of at least GEMM_PARALLEL_MIN_MACS multiply-adds is cut into at least
+# GEMM_MIN_BLOCKS parallel blocks (narrower than nc where it has fewer), so
+# that a small GEMM (a transformer's 64 x 128 x 128) still runs on 2-4 threads.
+GEMM_MIN_BLOCKS = 4
+GEMM_PARALLEL_MIN_MACS = 1 << 18
 # Packing B [K, N]: parallel chunks of GEMM_PACK_ROWS rows of K, copied panel by panel.
 GEMM_PACK_ROWS = 8
 # Vectors of B per tile row (the tile is GEMM_VECTORS vectors wide).
@@ -326,14 +331,32 @@ def _fit_cols(n, nr: int, lanes: int) -> int:
     return max(c for c in (8, 4, 2, 1) if c <= n)
 
 
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def parallel_block(m, n, k, batch: int, mcb: int, ncb: int, nr: int) -> int:
+    """The columns of a parallel block: ncb, halved (in whole tiles) until a GEMM of at least
+    GEMM_PARALLEL_MIN_MACS has GEMM_MIN_BLOCKS blocks or a block is one tile wide. Rows are
+    left alone: a row block that is not a multiple of the tile leaves a guard in every tile
+    (measured 25% slower on one thread)."""
+    if not all(isinstance(v, int) for v in (m, n, k)) or m * n * k * batch < \
+            GEMM_PARALLEL_MIN_MACS:
+        return ncb
+    while _ceil(m, mcb) * _ceil(n, ncb) * batch < GEMM_MIN_BLOCKS and ncb > nr:
+        ncb = max(nr, ncb // 2 // nr * nr)
+    return ncb
+
+
 def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = None,
               mc: int = GEMM_MC, nc: int = GEMM_NC, parallel: bool = True):
     """The register tile of the packed GEMM, for a GEMM computed as written (no packing
     stages): `anchor` is a reduction [..., M, N] (dense, matmul, batch_matmul; static M and
     N), `out_op` the stage that writes the result (the anchor or the epilogue after it).
 
-    The output is cut into parallel blocks of mc x nc (and the leading batch axes), those into
-    tiles of mr rows x nr columns; an mr x nr accumulator in registers is computed at each
+    The output is cut into parallel blocks of mc x nc (and the leading batch axes; narrower
+    where a GEMM would have fewer than GEMM_MIN_BLOCKS, `parallel_block`), those into tiles of
+    mr rows x nr columns; an mr x nr accumulator in registers is computed at each
     tile with the whole reduction outermost, rows unrolled, columns vectorized. B should be
     contiguous along N (matmul's [K, N]; dense's constant weights are transposed so at
     compile time, transpose_dense_weight); a tile at the edge (M % mr, N % nr) is the tail of
@@ -353,8 +376,13 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
         s[acc].set_scope("local")
         o = s[out_op]
     *batch, i, j = o.op.axis
+    k = get_const_tuple(tuple(r.dom.extent for r in anchor.reduce_axis))
+    batches = 1
+    for d in shape[:-2]:
+        batches *= d if isinstance(d, int) else 1 << 10
     mcb = max(1, mc // mr) * mr
-    ncb = max(1, nc // nr) * nr
+    ncb = parallel_block(m, n, k[0] if len(k) == 1 else None, batches, mcb,
+                         max(1, nc // nr) * nr, nr)
     ic, ir = o.split(i, factor=mcb)
     jc, jr = o.split(j, factor=ncb)
     it, ii = o.split(ir, factor=mr)

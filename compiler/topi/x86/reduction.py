@@ -44,4 +44,3 @@ def schedule_reduce(outs):
 
 
 schedule_lrn = schedule_reduce
-schedule_layer_norm = schedule_reduce

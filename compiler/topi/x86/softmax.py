@@ -1,12 +1,23 @@
 """softmax / log_softmax for x86: parallel over the axes before the softmax axis, the max and
-sum reductions (and the exponentials) computed per outer row, inside that loop."""
+sum reductions (and the exponentials) computed per outer row, inside that loop. Over the
+innermost axis the row is vectorized: the reductions in vector lanes (normalization's
+`vector_reduce`), the exponentials and the output in vectors."""
 from __future__ import annotations
 
 from ...te import create_schedule
 from ...te.tensor import ComputeOp
 from .. import tag
-from ..utils import as_outputs, find_anchor
+from ..utils import as_outputs, divisor_at_most, find_anchor, get_const_tuple
 from .injective import inline_injective_producers, schedule_injective_from_existing
+from .normalization import vector_reduce
+
+
+def _vectorize_last(stage) -> None:
+    last = stage.op.axis[-1]
+    lanes = divisor_at_most(get_const_tuple((last.dom.extent,))[0], 16)
+    if lanes >= 2:
+        _, inner = stage.split(last, factor=lanes)
+        stage.vectorize(inner)
 
 
 def schedule_softmax(outs):
@@ -18,9 +29,11 @@ def schedule_softmax(outs):
         inline_injective_producers(s, o.op, outputs - {id(sm)} if sm is not None else outputs)
     if sm is None:
         return s
-    parts = [t.op for t in sm.input_tensors
-             if isinstance(t.op, ComputeOp) and not tag.is_injective(t.op.tag)]
     exp = [t.op for t in sm.input_tensors if t.op.name == "T_softmax_exp"]
+    parts = [t.op for op in [sm] + exp for t in op.input_tensors
+             if isinstance(t.op, ComputeOp) and not tag.is_injective(t.op.tag)
+             and t.op.name != "T_softmax_exp"]
+    parts = list({id(p): p for p in parts}.values())
     for p in parts + exp:
         inline_injective_producers(s, p, outputs)
     axis = sm.attrs.get("axis", len(sm.axis) - 1)
@@ -30,8 +43,18 @@ def schedule_softmax(outs):
         if before:
             outer = stage.fuse(*before) if len(before) > 1 else before[0]
             stage.parallel(outer)
-            for p in parts + exp:
+            innermost = axis == len(sm.axis) - 1
+            for p in parts:
+                if innermost and len(p.reduce_axis) == 1:
+                    vector_reduce(s, p.output(0), stage, outer)
+                else:
+                    s[p].compute_at(stage, outer)
+            for p in exp:
                 s[p].compute_at(stage, outer)
+                if innermost:
+                    _vectorize_last(s[p])
+            if innermost and len(stage.op.axis) == len(before) + 1:
+                _vectorize_last(stage)
         for o in outs:
             if o.op is not sm:
                 schedule_injective_from_existing(s, o)

@@ -207,3 +207,14 @@ def test_batch_matmul_static(run, rng, transpose_b):
     (got,) = run(topi.x86.schedule_batch_matmul([C]), [A, B], [C], [a, b])
     ref = a @ (b.transpose(0, 2, 1) if transpose_b else b)
     np.testing.assert_allclose(got, ref, **TOL)
+
+
+def test_small_gemms_still_get_several_parallel_blocks():
+    from compiler.topi.x86.gemm import GEMM_MIN_BLOCKS, parallel_block
+
+    # a transformer's 64 x 128 x 128: one 96 x 256 block would leave a second thread idle
+    ncb = parallel_block(64, 128, 128, 1, 96, 256, 16)
+    assert ncb % 16 == 0 and -(-128 // ncb) >= GEMM_MIN_BLOCKS
+    assert parallel_block(8, 16, 8, 1, 96, 256, 16) == 256          # too little work
+    assert parallel_block(512, 512, 512, 1, 96, 256, 16) == 256      # enough blocks already
+    assert parallel_block(64, 16, 4096, 1, 96, 256, 16) == 16        # one tile wide at most

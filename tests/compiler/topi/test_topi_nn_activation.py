@@ -39,6 +39,22 @@ def test_softmax_any_axis(run, rng, axis):
     np.testing.assert_allclose(got[1], np.log(_softmax(a, axis)), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(2, 4, 64), (3, 13), (5, 40)])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_rows_in_vector_lanes(run, rng, shape, log):
+    """One softmax over the innermost axis: max and sum in vector lanes, the row vectorized
+    (widths 64, 13 and 40: 8, 1 and 8 lanes of partial results); large logits."""
+    x = te.placeholder(shape, name="x")
+    a = rng.standard_normal(shape, dtype="float32") * 30
+    y = topi.nn.log_softmax(x) if log else topi.nn.softmax(x)
+    (got,) = run(topi.x86.schedule_softmax([y]), [x], [y], [a])
+    want = _softmax(a.astype("float64"), -1)
+    if log:
+        np.testing.assert_allclose(got, np.log(want), rtol=1e-5, atol=1e-4)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
 def test_batch_norm_layer_norm_lrn(run, rng):
     x = te.placeholder((2, 4, 3, 5), name="x")
     g, b, m, v = (te.placeholder((4,), name=n) for n in "gbmv")
