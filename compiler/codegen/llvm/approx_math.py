@@ -1,8 +1,9 @@
 """float32 exp and erf as straight-line LLVM arithmetic, for scalars and vectors alike.
 
 LLVM has no vector libm here: `llvm.exp.v8f32` becomes eight calls to expf, and a call in a loop
-stops the loop vectorizer. These emitters use only multiplies, adds, min/max and integer bit
-operations, so a vectorized kernel stays vectorized and a scalar loop can be vectorized by LLVM.
+stops the loop vectorizer. These emitters use only multiplies, adds, compares and selects and
+integer bit operations (no calls on any target), so a vectorized kernel stays vectorized and a
+scalar loop can be vectorized by LLVM.
 
 - `exp_f32`: Cody–Waite range reduction x = n·ln2 + r (ln2 split in a high part exact in a few
   bits and a low part), a degree-7 polynomial for e^r on |r| ≤ ln2/2 (Cephes' coefficients), and
@@ -44,11 +45,14 @@ class ApproxMath:
         return p
 
     def _clamp(self, x: ir.Value, lo: float, hi: float) -> ir.Value:
-        x = self.unary_intrinsic("llvm.maxnum", x, splat(x.type, lo))
-        return self.unary_intrinsic("llvm.minnum", x, splat(x.type, hi))
+        """x limited to [lo, hi] by compare and select (vmaxps/vminps on x86; llvm.maxnum
+        would be a libm call fmaxf on a core without such an instruction, as Cortex-M4)."""
+        lo_v, hi_v = splat(x.type, lo), splat(x.type, hi)
+        x = self.b.select(self.b.fcmp_ordered("<", x, lo_v), lo_v, x)
+        return self.b.select(self.b.fcmp_ordered(">", x, hi_v), hi_v, x)
 
     def _keep_nan(self, x: ir.Value, y: ir.Value) -> ir.Value:
-        """y, or x where x is NaN (min/max would have replaced it)."""
+        """y, or x where x is NaN."""
         return self.b.select(self.b.fcmp_unordered("uno", x, x), x, y)
 
     def _pow2(self, n: ir.Value) -> ir.Value:
