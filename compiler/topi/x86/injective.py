@@ -14,7 +14,8 @@ VECTOR_LANES = 16
 PARALLEL_MIN_ELEMENTS = 1 << 14
 
 
-def _size(shape):
+def static_size(shape):
+    """The element count of a static shape, else None."""
     total = 1
     for s in get_const_tuple(shape):
         if not isinstance(s, int):
@@ -31,7 +32,7 @@ def schedule_injective_from_existing(s, out):
     axes = list(stage.op.axis)
     if not axes:
         return s
-    size = _size(out.shape)
+    size = static_size(out.shape)
     last = axes[-1]
     extent = get_const_tuple((last.dom.extent,))[0]
     inner = None

@@ -7,13 +7,23 @@ from __future__ import annotations
 from ...te import create_schedule
 from ...te.tensor import ComputeOp, TensorLoad
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
-from .injective import inline_injective_producers
+from .injective import VECTOR_LANES, inline_injective_producers, static_size
 from .reduction import schedule_reduce
 
 # Lanes of the partial sums of a row (float32: one AVX2 register).
 REDUCE_LANES = 8
 # Below this many elements the rows run serially (a parallel launch costs more).
 PARALLEL_MIN_ELEMENTS = 1 << 13
+
+
+def vectorize_innermost(stage) -> None:
+    """The stage's innermost data axis split by up to VECTOR_LANES (a divisor of its extent)
+    and vectorized."""
+    last = stage.op.axis[-1]
+    lanes = divisor_at_most(get_const_tuple((last.dom.extent,))[0], VECTOR_LANES)
+    if lanes >= 2:
+        _, inner = stage.split(last, factor=lanes)
+        stage.vectorize(inner)
 
 
 def vector_reduce(s, red, row_stage, row_axis) -> None:
@@ -59,15 +69,10 @@ def schedule_layer_norm(outs):
     stage = s[norm]
     *rows, last = stage.op.axis
     row = stage.fuse(*rows) if len(rows) > 1 else rows[0]
-    size = 1
-    for d in get_const_tuple(norm.shape):
-        size = size * d if isinstance(d, int) else None if size is None else size
+    size = static_size(norm.shape)
     if size is None or size >= PARALLEL_MIN_ELEMENTS:
         stage.parallel(row)
-    lanes = divisor_at_most(get_const_tuple((last.dom.extent,))[0], 16)
-    if lanes >= 2:
-        _, inner = stage.split(last, factor=lanes)
-        stage.vectorize(inner)
+    vectorize_innermost(stage)
     for red in (total, var):
         vector_reduce(s, red.output(0), stage, row)
     return s

@@ -7,17 +7,9 @@ from __future__ import annotations
 from ...te import create_schedule
 from ...te.tensor import ComputeOp
 from .. import tag
-from ..utils import as_outputs, divisor_at_most, find_anchor, get_const_tuple
+from ..utils import as_outputs, find_anchor
 from .injective import inline_injective_producers, schedule_injective_from_existing
-from .normalization import vector_reduce
-
-
-def _vectorize_last(stage) -> None:
-    last = stage.op.axis[-1]
-    lanes = divisor_at_most(get_const_tuple((last.dom.extent,))[0], 16)
-    if lanes >= 2:
-        _, inner = stage.split(last, factor=lanes)
-        stage.vectorize(inner)
+from .normalization import vector_reduce, vectorize_innermost
 
 
 def schedule_softmax(outs):
@@ -52,9 +44,9 @@ def schedule_softmax(outs):
             for p in exp:
                 s[p].compute_at(stage, outer)
                 if innermost:
-                    _vectorize_last(s[p])
+                    vectorize_innermost(s[p])
             if innermost and len(stage.op.axis) == len(before) + 1:
-                _vectorize_last(stage)
+                vectorize_innermost(stage)
         for o in outs:
             if o.op is not sm:
                 schedule_injective_from_existing(s, o)

@@ -105,16 +105,21 @@ def test_fusion_groups(name, kernels):
         assert fused[k].attrs["Primitive"] == 1
 
 
-def test_fusion_joins_a_diamond_that_closes():
+def _exp_read_twice(tail):
+    """main(x) = tail(a, relu(a)) with a = exp(x), fused."""
     bb = BlockBuilder()
     x = Var("x", TensorStructInfo((4,), "float32"))
     with bb.function("main", [x]):
         with bb.dataflow():
             a = bb.emit(R.exp(x))
             b = bb.emit(R.nn.relu(a))
-            out = bb.emit_output(R.add(a, b))
+            out = bb.emit_output(tail(bb, a, b))
         bb.emit_func_output(out)
-    fused = fuse_ops(bb.get())
+    return fuse_ops(bb.get())
+
+
+def test_fusion_joins_a_diamond_that_closes():
+    fused = _exp_read_twice(lambda bb, a, b: R.add(a, b))
     # exp has two readers that meet again in add: one kernel
     assert [c.op.name_hint for c in _calls(fused["main"])] == ["fused_exp_nn_relu_add"]
     v = np.linspace(-1, 1, 4).astype("float32")
@@ -122,16 +127,7 @@ def test_fusion_joins_a_diamond_that_closes():
 
 
 def test_fusion_leaves_values_with_two_uses_alone_when_they_do_not_meet():
-    bb = BlockBuilder()
-    x = Var("x", TensorStructInfo((4,), "float32"))
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            a = bb.emit(R.exp(x))
-            b = bb.emit(R.nn.relu(a))
-            c = bb.emit(R.sigmoid(a))
-            out = bb.emit_output(X.Tuple((b, c)))
-        bb.emit_func_output(out)
-    fused = fuse_ops(bb.get())
+    fused = _exp_read_twice(lambda bb, a, b: X.Tuple((b, bb.emit(R.sigmoid(a)))))
     # exp's readers are both used outside: exp stays a kernel of its own
     assert [c.op.name_hint for c in _calls(fused["main"])] == ["fused_exp", "fused_nn_relu",
                                                                "fused_sigmoid"]
