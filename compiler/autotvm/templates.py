@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import te, topi
+from ..ir.dtype import DType
 from ..target.isa import vector_isa
 from ..topi.utils import divisor_at_most
 from ..topi.x86 import conv2d_nchwc as conv_nchwc
@@ -156,8 +157,8 @@ MATMUL = register_schedule_template(ScheduleTemplate(
     "matmul.x86", ("matmul",), _matmul_compute, _matmul_knobs, GEMM_KEYWORDS, _tile_gemm))
 
 
-# ---- convolutions in NCHW[x]c: topi.x86.schedule_conv2d_NCHWc(outs, oc_blocks=, ow_tile=,
-#      unroll_channels=, depthwise_ow_tile=, parallel_min_macs=) ---------------------------
+# ---- convolutions in NCHW[x]c: topi.x86.schedule_conv2d_NCHWc(outs, band_rows=, oc_blocks=,
+#      ow_tile=, channel_chunk=, unroll_channels=, depthwise_ow_tile=, parallel_min_macs=) --
 #
 # Workload: (data shape [N, C/c, H, W, c], kernel shape (6-d), strides, padding (top, left,
 # bottom, right), dilation, dtype, out_dtype): what legalize sees after convert_layout_nchwc.
@@ -197,15 +198,20 @@ def _parallel_knob(cfg, macs: int) -> None:
 def _conv_knobs(cfg, data_shape, kernel_shape, *rest):
     _, out = _conv_compute(data_shape, kernel_shape, *rest)
     ocb, ow, macs = _conv_size(out, kernel_shape)
-    registers = vector_isa().registers
-    pointwise = tuple(kernel_shape[2:4]) == (1, 1)
-    dob, dt = conv_nchwc.tile_shape(ocb, ow, registers, pointwise=pointwise)
-    # the register tile: oc_blocks channel blocks (dividing them) by ow_tile columns
-    # (dividing the width), within the library's bounds
-    obs = sorted(set(_divisors(ocb, conv_nchwc.MAX_OC_BLOCKS)) | {dob})
-    ts = sorted(set(_divisors(ow, conv_nchwc.MAX_OW_TILE)) | {dt})
-    cfg.define_knob("oc_blocks", obs, default=dob)
-    cfg.define_knob("ow_tile", ts, default=dt)
+    out_shape = tuple(int(d) for d in out.shape)
+    oh, icb = out_shape[2], kernel_shape[1]
+    band, dob, dt, chunk = conv_nchwc.conv_tiling(out_shape, tuple(kernel_shape),
+                                                   DType(out.dtype).bytes,
+                                                   vector_isa().registers)
+    # bands of rows (divisors of the height) or row tiles (0); the register tile: oc_blocks
+    # channel blocks (dividing them) by ow_tile pixels (up to 8, or dividing the width, for
+    # rows); input-channel blocks per pass of a band (dividing them, up to 16)
+    cfg.define_knob("band_rows", sorted(set([0] + _divisors(oh, oh)) | {band}), default=band)
+    cfg.define_knob("oc_blocks", sorted(set(_divisors(ocb, conv_nchwc.MAX_OC_BLOCKS)) | {dob}),
+                    default=dob)
+    tiles = set(range(1, min(ow * oh, 8) + 1)) | set(_divisors(ow, conv_nchwc.MAX_OW_TILE))
+    cfg.define_knob("ow_tile", sorted(tiles | {dt}), default=dt)
+    cfg.define_knob("channel_chunk", sorted(set(_divisors(icb, 16)) | {chunk}), default=chunk)
     cfg.define_knob("unroll_channels", [False, True], default=False)
     _parallel_knob(cfg, macs)
     cfg.add_flop(2.0 * macs)
@@ -229,8 +235,10 @@ def _parallel_min_macs(cfg):
 
 
 CONV_KEYWORDS: Dict[str, Callable] = {
+    "band_rows": lambda cfg: cfg["band_rows"].val,
     "oc_blocks": lambda cfg: cfg["oc_blocks"].val,
     "ow_tile": lambda cfg: cfg["ow_tile"].val,
+    "channel_chunk": lambda cfg: cfg["channel_chunk"].val,
     "unroll_channels": lambda cfg: cfg["unroll_channels"].val,
     "parallel_min_macs": _parallel_min_macs,
 }

@@ -21,7 +21,7 @@ from .expr import ExprEmitter
 from .intrin import IntrinEmitter
 from .packed import PackedEmitter
 from .parallel import ParallelEmitter
-from .types import I32, SAFE_CALL, ModuleContext, memory_type, opaque
+from .types import I32, UNROLL_DISABLE, SAFE_CALL, ModuleContext, memory_type, opaque
 
 
 class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter):
@@ -57,8 +57,9 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
         if not self.b.block.is_terminated:
             self.b.ret(ir.Constant(I32, 0))
 
-    def loop(self, begin, end, body, signed=True) -> None:
-        """`for (i = begin; i < end; ++i) body(i)` with `i` a phi."""
+    def loop(self, begin, end, body, signed=True, unroll=True) -> None:
+        """`for (i = begin; i < end; ++i) body(i)` with `i` a phi; `unroll=False` tells LLVM
+        not to unroll it (loop metadata on the back edge)."""
         pre = self.b.block
         header = self.fn.append_basic_block("for_begin")
         block = self.fn.append_basic_block("for_body")
@@ -74,7 +75,9 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
         if not self.b.block.is_terminated:
             nxt = self.b.add(i, ir.Constant(i.type, 1), flags=("nsw",) if signed else ())
             i.add_incoming(nxt, self.b.block)
-            self.b.branch(header)
+            back = self.b.branch(header)
+            if not unroll:
+                back.set_metadata("llvm.loop", self.ctx.loop_unroll_disable())
         self.b.position_at_end(exit_block)
 
     # ---- statements ------------------------------------------------------------------------
@@ -98,6 +101,9 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
     def stmt_AttrStmt(self, s):
         if s.key == PARALLEL_LAUNCH:
             self.parallel_launch(s)
+            return
+        if s.key == UNROLL_DISABLE and isinstance(s.body, kir.For):
+            self.stmt_For(s.body, unroll=False)
             return
         if s.key != FREE_ON_ERROR:
             self.stmt(s.body)
@@ -168,7 +174,7 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
             self.b.branch(head)
         self.b.position_at_end(done)
 
-    def stmt_For(self, s):
+    def stmt_For(self, s, unroll=True):
         if s.kind == kir.ForKind.PARALLEL:
             raise InternalError(f"llvm codegen: parallel loop {s.loop_var.name} reached the "
                                 "codegen; run lower_parallel first")
@@ -181,7 +187,7 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
             with self.bound(s.loop_var, self.b.add(lo, i, flags=("nsw",) if signed else ())):
                 self.stmt(s.body)
 
-        self.loop(ir.Constant(extent.type, 0), extent, body, signed)
+        self.loop(ir.Constant(extent.type, 0), extent, body, signed, unroll)
 
     def stmt_Allocate(self, s):
         """A stack slot in the entry block; lower_workspace turned every other Allocate into

@@ -45,6 +45,10 @@ SERVICES = {
     "TVMBackendParallelLaunch": (I32, [PTR, PTR, I32]),
 }
 LIBRARY_CTX = "__tvm_ffi__library_ctx"
+# The attribute of `stage.pragma(axis, "unroll_disable")`: LLVM must not unroll that loop (a
+# reduction loop around a register tile that fills the register file: unrolled, the machine
+# scheduler hoists the loads of several steps and spills accumulators).
+UNROLL_DISABLE = "pragma_unroll_disable"
 
 
 def scalar_type(dtype: DType) -> ir.Type:
@@ -109,6 +113,16 @@ class ModuleContext:
         node = self.module.add_metadata([ir.MetaDataString(self.module, self.unique(var.name)),
                                          self._tbaa_root, ir.Constant(I64, 0)])
         self._tbaa[id(var)] = self.module.add_metadata([node, node, ir.Constant(I64, 0)])
+
+    def loop_unroll_disable(self):
+        """A fresh loop ID (`!N = !{!N, !{"llvm.loop.unroll.disable"}}`) for one loop's back
+        edge: LLVM leaves that loop rolled."""
+        option = self.module.add_metadata([ir.MetaDataString(self.module,
+                                                             "llvm.loop.unroll.disable")])
+        loop_id = self.module.add_metadata([ir.MetaDataString(self.module,
+                                                              self.unique("loop")), option])
+        loop_id.operands = (loop_id, option)  # a loop ID refers to itself
+        return loop_id
 
     def tbaa(self, var):
         """The TBAA access tag of accesses through `var`, or None (may alias anything)."""

@@ -1,25 +1,40 @@
 """Convolutions in the blocked layout NCHW[x]c for x86 (and any CPU): conv2d_NCHWc (any
 kernel size, stride, 1x1 included) and depthwise_conv2d_NCHWc.
 
-The micro-kernel: a register tile of `oc_blocks` output-channel blocks (each one vector of the
-block's lanes) by `ow_tile` output columns, i.e. oc_blocks * ow_tile vector accumulators,
-held in a local buffer while the reduction runs over the input-channel blocks, the kernel
-window and the channels of a block (outermost to innermost); each step loads `oc_blocks`
-weight vectors and broadcasts `ow_tile` input values. The tile then goes to the output through
-what was fused after the convolution (bias, scale/shift, a residual add, relu/clip), so the
-epilogue costs no pass over memory. The (n, channel-block group, row) loops are fused and run
-in parallel. Padding is a stage of its own computed once at the root (in parallel), so the
-inner loops read the padded input without guards; `ow_tile` divides the output width, so
-there is no column tail either.
+A register tile holds `oc_blocks` output-channel blocks (one vector each) by `ow_tile` output
+pixels: oc_blocks * ow_tile vector accumulators; each step of the reduction loads `oc_blocks`
+weight vectors and broadcasts `ow_tile` input values. What was fused after the convolution
+(bias, scale/shift, a residual add, relu/clip) is applied as the result goes to the output,
+so the epilogue costs no pass over memory. Padding is a stage of its own computed once at the
+root (in parallel), so the inner loops read the padded input without guards. Two ways to run
+the tiles over the output:
+
+  band (the default; every kernel size): the accumulators of `oc_blocks` channel blocks by a
+      band of `band_rows` output rows live in a buffer sized for L1 (ACC_BYTES). The
+      reduction runs in passes of `channel_chunk` input-channel blocks; in each pass every
+      tile of the band loads its accumulators, runs the kernel window and the channels of
+      those blocks, and stores them back, so one pass's weights and input rows stay in L1
+      across the band. Tiles run over the band's pixels flattened (row after row), so any
+      width fits: the one short tile at the end is a loop of its own (`loop_partition`) and
+      the others have no bounds check. The loop over the channels of an input block stays
+      rolled in LLVM (`unroll_disable`): unrolled, its scheduler hoists the loads of several
+      steps and spills a full register file (AVX2: 4 x 3, 12 accumulators, 3 broadcasts and
+      a weight vector: 16 registers). The epilogue then runs over the band.
+  rows (1x1 convolutions with a tile that divides the width): one tile covers `ow_tile`
+      columns of one output row and keeps its accumulators in registers through the whole
+      reduction; the epilogue runs on the tile.
+
+The (n, channel-block group, band or row) loops are fused and run in parallel.
 
 Tunables (keyword arguments of `schedule_conv2d_NCHWc`, defaults from the module constants and
-the target's vector ISA): oc_blocks, ow_tile, max_accumulators, unroll_channels,
-depthwise_ow_tile, parallel_min_macs.
+the target's vector ISA): oc_blocks, ow_tile, band_rows, channel_chunk, max_accumulators,
+unroll_channels, depthwise_ow_tile, parallel_min_macs.
 """
 from __future__ import annotations
 
 from typing import Optional
 
+from ...ir.dtype import DType
 from ...target.isa import vector_isa
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
 from .anchored import schedule_anchored
@@ -35,12 +50,41 @@ MIN_ACCUMULATORS = 8
 MAX_OC_BLOCKS = 4
 # Most output columns per register tile.
 MAX_OW_TILE = 14
+# Band tiles: the most accumulators, as a share of the vector registers (AVX2: 12 of 16; more
+# leave too few for the broadcasts and a weight vector).
+BAND_ACCUMULATOR_SHARE = 0.75
+# Band tiles: the most pixels per tile with more than one channel block (2 x 5 measured 5-15%
+# slower than 2 x 4).
+MAX_BAND_PIXELS = 4
+# Bands or rows: a kernel window larger than 1x1 runs in rows when its whole reduction (input
+# channels x window) is shorter than this many steps (16 channels, 3x3: rows 10-15% faster),
+# else in bands; a 1x1 convolution runs in rows when it has a pointwise row tile whose weights
+# (the tile's channel blocks x input channels) take at most ROW_WEIGHT_BYTES, else in bands
+# (512 input channels at 14 x 14: bands 9% faster; 256 at 28 x 28: rows 5% faster).
+BAND_MIN_STEPS = 256
+ROW_WEIGHT_BYTES = 32 * 1024
+# Band tiles: the accumulator buffer of a band (oc_blocks x band_rows x width vectors) stays
+# within this many bytes, i.e. in L1 beside one pass's weights and input rows.
+ACC_BYTES = 32 * 1024
+# Band tiles: a pass over the input-channel blocks runs at least this many reduction steps
+# (kernel window x channels) per load and store of the accumulators.
+MIN_PASS_STEPS = 64
 # Depthwise: output columns per tile (each a vector of the channel block).
 DEPTHWISE_OW_TILE = 8
 # Below this many multiply-adds a convolution runs serially (a parallel launch costs more).
 PARALLEL_MIN_MACS = 1 << 19
 
 _TAGS = ("conv2d_NCHWc", "depthwise_conv2d_NCHWc")
+
+
+def pointwise_tile(ocb: int, ow: int, registers: int):
+    """The row tile of a 1x1 convolution: the most channel blocks (2 to MAX_OC_BLOCKS, dividing
+    `ocb`), then the most columns (at least 2, dividing `ow`), in half the `registers`; None
+    where there is none (then it runs in bands)."""
+    fits = [(ob, t) for ob in range(2, min(ocb, MAX_OC_BLOCKS) + 1) if ocb % ob == 0
+            for t in range(2, min(ow, MAX_OW_TILE) + 1)
+            if ow % t == 0 and ob * t <= registers // 2 and ob * t + ob + 1 <= registers]
+    return max(fits) if fits else None
 
 
 def tile_shape(ocb: int, ow: int, registers: int, max_accumulators: Optional[int] = None,
@@ -55,13 +99,7 @@ def tile_shape(ocb: int, ow: int, registers: int, max_accumulators: Optional[int
     by at least 2 columns, in half the registers (4 x 2 on AVX2, measured 15-45% faster there
     than 1 x 14); without such a tile it takes the general one."""
     if pointwise and max_accumulators is None:
-        best = None
-        for ob in range(2, min(ocb, MAX_OC_BLOCKS) + 1):
-            for t in range(2, min(ow, MAX_OW_TILE) + 1):
-                if ocb % ob or ow % t or ob * t > registers // 2 or ob * t + ob + 1 > registers:
-                    continue
-                if best is None or (ob, t) > best:
-                    best = (ob, t)
+        best = pointwise_tile(ocb, ow, registers)
         if best is not None:
             return best
     limit = max_accumulators or registers - FREE_REGISTERS
@@ -75,6 +113,73 @@ def tile_shape(ocb: int, ow: int, registers: int, max_accumulators: Optional[int
     enough = min(MIN_ACCUMULATORS, max(ob * t for ob, t in fits))
     return min((f for f in fits if f[0] * f[1] >= enough),
                key=lambda f: ((f[0] + f[1]) / (f[0] * f[1]), -f[0] * f[1], -f[1]))
+
+
+def band_tile_shape(ocb: int, registers: int, max_accumulators: Optional[int] = None):
+    """(oc_blocks, ow_tile) of a band tile for `ocb` output-channel blocks: oc_blocks a divisor
+    of ocb up to MAX_OC_BLOCKS; the tile needs its accumulators, one broadcast per pixel and
+    one weight vector in the vector `registers`, and at most MAX_BAND_PIXELS pixels unless it
+    has one block; the most accumulators up to BAND_ACCUMULATOR_SHARE of the registers (or
+    `max_accumulators`), then the fewest loads per multiply-add, then the fewer pixels.
+    AVX2 (16 registers): 4 x 3 where the blocks divide by 4 (12 accumulators, 7 loads per 12
+    FMAs), else 3 x 3, 2 x 4 or 1 x 7."""
+    limit = max_accumulators or int(registers * BAND_ACCUMULATOR_SHARE)
+    fits = [(ob, t) for ob in range(1, min(ocb, MAX_OC_BLOCKS) + 1) if ocb % ob == 0
+            for t in range(1, MAX_OW_TILE + 1)
+            if ob * t + t + 1 <= registers and ob * t <= limit
+            and (ob == 1 or t <= MAX_BAND_PIXELS)]
+    return max(fits, key=lambda f: (f[0] * f[1], -(f[0] + f[1]) / (f[0] * f[1]), -f[1]))
+
+
+def band_rows_for(oh: int, ow: int, oc_blocks: int, lanes: int, itemsize: int) -> int:
+    """The most output rows (a divisor of `oh`) whose accumulators (oc_blocks x rows x ow
+    vectors of `lanes`) fit in ACC_BYTES; at least one."""
+    row_bytes = oc_blocks * ow * lanes * itemsize
+    return divisor_at_most(oh, max(1, ACC_BYTES // max(row_bytes, 1)))
+
+
+def channel_chunk_for(icb: int, window: int, ib: int) -> int:
+    """Input-channel blocks per pass: the fewest (a divisor of `icb`) giving MIN_PASS_STEPS
+    reduction steps (window = kernel height x width, ib channels per block), else all."""
+    for d in range(1, icb + 1):
+        if icb % d == 0 and d * window * ib >= MIN_PASS_STEPS:
+            return d
+    return icb
+
+
+def _in_rows(ocb, ow, icb, window, ib, vector_bytes, registers, max_accumulators) -> bool:
+    """Whether the automatic choice is row tiles (see BAND_MIN_STEPS)."""
+    if window > 1:
+        return icb * window * ib < BAND_MIN_STEPS
+    tile = pointwise_tile(ocb, ow, registers)
+    return (max_accumulators is None and tile is not None
+            and tile[0] * icb * ib * vector_bytes <= ROW_WEIGHT_BYTES)
+
+
+def conv_tiling(out_shape, kernel_shape, itemsize: int, registers: int,
+                band_rows: Optional[int] = None, oc_blocks: Optional[int] = None,
+                ow_tile: Optional[int] = None, channel_chunk: Optional[int] = None,
+                max_accumulators: Optional[int] = None):
+    """(band_rows, oc_blocks, ow_tile, channel_chunk) of a conv2d_NCHWc with output
+    `out_shape` [N, OC/o, OH, OW, o] and weights `kernel_shape` [OC/o, IC/i, KH, KW, i, o]:
+    the explicit values (made to fit: divisors where they must be), the others chosen as
+    `schedule_conv2d_NCHWc` documents. band_rows 0: row tiles (channel_chunk unused)."""
+    _, ocb, oh, ow, lanes = out_shape
+    _, icb, kh, kw, ib, _ = kernel_shape
+    if band_rows is None:
+        band_rows = 0 if _in_rows(ocb, ow, icb, kh * kw, ib, lanes * itemsize, registers,
+                                  max_accumulators) else -1
+    if band_rows == 0:
+        ob, t = tile_shape(ocb, ow, registers, max_accumulators, pointwise=(kh, kw) == (1, 1))
+        ob = divisor_at_most(ocb, oc_blocks) if oc_blocks else ob
+        return 0, ob, divisor_at_most(ow, ow_tile) if ow_tile else t, icb
+    ob, t = band_tile_shape(ocb, registers, max_accumulators)
+    ob = divisor_at_most(ocb, oc_blocks) if oc_blocks else ob
+    band = (divisor_at_most(oh, band_rows) if band_rows > 0
+            else band_rows_for(oh, ow, ob, lanes, itemsize))
+    chunk = (divisor_at_most(icb, channel_chunk) if channel_chunk
+             else channel_chunk_for(icb, kh * kw, ib))
+    return band, ob, ow_tile or t, chunk
 
 
 def _macs(anchor) -> int:
@@ -116,35 +221,83 @@ def _split_tile(s, anchor, out_op, oc_blocks, ow_tile, unroll_channels,
     a.vectorize(afi)
 
 
+def _band_tile(s, anchor, out_op, oc_blocks, ow_tile, band_rows, channel_chunk,
+               unroll_channels, parallel):
+    if out_op is anchor:
+        acc = s.cache_write(anchor.output(0), "local")
+        o = s[anchor]
+    else:
+        acc = anchor.output(0)
+        o = s[out_op]
+    n, f, y, x, fi = o.op.axis
+    fo, fb = o.split(f, factor=oc_blocks)
+    yo, yi = o.split(y, factor=band_rows)
+    o.reorder(n, fo, yo, yi, x, fb, fi)
+    outer = o.fuse(n, fo, yo)
+    if parallel:
+        o.parallel(outer)
+    o.vectorize(fi)
+    a = s[acc]
+    a.compute_at(o, outer)
+    an, af, ay, ax, afi = a.op.axis
+    blocks, *window, channels = a.op.reduce_axis
+    po, pi = a.split(a.fuse(ay, ax), factor=ow_tile)
+    co, ci = a.split(blocks, factor=channel_chunk)
+    a.reorder(an, co, po, ci, *window, channels, af, pi, afi)
+    a.pragma(po, "loop_partition", 1)
+    if unroll_channels:
+        a.unroll(channels)
+    else:
+        a.pragma(channels, "unroll_disable", 1)
+    a.unroll(af)
+    a.unroll(pi)
+    a.vectorize(afi)
+
+
 def schedule_conv2d_NCHWc(outs, oc_blocks: Optional[int] = None, ow_tile: Optional[int] = None,
+                          band_rows: Optional[int] = None, channel_chunk: Optional[int] = None,
                           max_accumulators: Optional[int] = None, unroll_channels: bool = False,
                           depthwise_ow_tile: int = DEPTHWISE_OW_TILE,
                           parallel_min_macs: int = PARALLEL_MIN_MACS):
     """Schedule conv2d_NCHWc / depthwise_conv2d_NCHWc and what was fused around it (the pad
-    before, bias / scale / residual / activation after).
+    before, bias / scale / residual / activation after). See the module docstring for the
+    band and rows tilings.
 
-    oc_blocks, ow_tile: the register tile (output-channel blocks x output columns; divisors of
-        the output's channel blocks and width). None: `tile_shape` for the target's ISA
-        (AVX2: 2 x 4 at widths 56 and 28, 4 x 2 at 14, 1 x 7 at 7; a 1x1 convolution 4 x 2).
+    band_rows: output rows per band (a divisor of the height is taken); 0: row tiles. None:
+        rows for short reductions and for 1x1 convolutions with a small `pointwise_tile`
+        (BAND_MIN_STEPS, ROW_WEIGHT_BYTES), else bands of `band_rows_for` rows
+        (`conv_tiling` resolves all four choices).
+    oc_blocks, ow_tile: the register tile (output-channel blocks, a divisor of the output's
+        blocks, x output pixels: any number in a band, a divisor of the width in a row). None:
+        `band_tile_shape` / `tile_shape` for the target's ISA (AVX2 bands: 4 x 3; a 1x1
+        convolution's rows: 4 x 2).
+    channel_chunk: input-channel blocks per pass of a band (a divisor is taken); None:
+        `channel_chunk_for` (1 for a 3x3 kernel on 8-channel blocks).
     max_accumulators: a cap on oc_blocks * ow_tile for the automatic choice.
-    unroll_channels: unroll the reduction over the channels of an input block too.
+    unroll_channels: unroll the reduction over the channels of an input block (in a band it
+        otherwise stays rolled; in a row LLVM decides).
     depthwise_ow_tile: output columns per tile of a depthwise convolution (a divisor of the
         width is taken).
-    parallel_min_macs: below this many multiply-adds the (n, block, row) loop runs serially."""
+    parallel_min_macs: below this many multiply-adds the (n, block, band or row) loop runs
+        serially."""
     registers = vector_isa().registers
 
     def tile(s, anchor, out_op):
-        _, ocb, _, ow, _ = get_const_tuple(anchor.output(0).shape)
+        out = anchor.output(0)
         if anchor.tag == "depthwise_conv2d_NCHWc":
+            ow = get_const_tuple(out.shape)[3]
             _split_tile(s, anchor, out_op, 1, divisor_at_most(ow, depthwise_ow_tile), False,
                         parallel_min_macs)
             return
         kernel = next(t for t in anchor.input_tensors if t.ndim == 6)
-        kh, kw = get_const_tuple(kernel.shape)[2:4]
-        ob, t = tile_shape(ocb, ow, registers, max_accumulators, pointwise=(kh, kw) == (1, 1))
-        ob = divisor_at_most(ocb, oc_blocks) if oc_blocks else ob
-        t = divisor_at_most(ow, ow_tile) if ow_tile else t
-        _split_tile(s, anchor, out_op, ob, t, unroll_channels, parallel_min_macs)
+        band, ob, t, chunk = conv_tiling(
+            get_const_tuple(out.shape), get_const_tuple(kernel.shape), DType(out.dtype).bytes,
+            registers, band_rows, oc_blocks, ow_tile, channel_chunk, max_accumulators)
+        if band == 0:
+            _split_tile(s, anchor, out_op, ob, t, unroll_channels, parallel_min_macs)
+        else:
+            _band_tile(s, anchor, out_op, ob, t, band, chunk, unroll_channels,
+                       _macs(anchor) >= parallel_min_macs)
 
     return schedule_anchored(as_outputs(outs), lambda t: t in _TAGS, tile, keep_pad=True,
                              pad_schedule=schedule_pad)

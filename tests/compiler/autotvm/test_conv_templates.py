@@ -53,12 +53,19 @@ def test_knobs_are_bounded_by_the_problem():
     m = models.residual_block(batch=1, channels=32, size=14)
     task, = _tasks(m).values()
     _, ocb, _, ow, _ = task.instantiate(task.fallback())[1][-1].shape
+    _, icb, oh = task.args[0][:3]
     space = task.config_space
-    obs = {space.get(i)["oc_blocks"].val for i in range(len(space))}
-    tiles = {space.get(i)["ow_tile"].val for i in range(len(space))}
+
+    def values(knob):
+        return {space.get(i)[knob].val for i in range(len(space))}
+
+    obs, tiles, bands, chunks = (values(k) for k in ("oc_blocks", "ow_tile", "band_rows",
+                                                     "channel_chunk"))
     assert obs and all(int(ocb) % b == 0 for b in obs)
-    assert tiles and all(int(ow) % t == 0 and t <= int(ow) for t in tiles)
-    assert len(space) == len(obs) * len(tiles) * 2 * 2
+    assert tiles and all(int(ow) % t == 0 or t <= 8 for t in tiles)
+    assert 0 in bands and all(b == 0 or oh % b == 0 for b in bands)
+    assert chunks and all(icb % c == 0 for c in chunks)
+    assert len(space) == len(obs) * len(tiles) * len(bands) * len(chunks) * 2 * 2
 
 
 def test_the_default_point_is_the_library_schedule():

@@ -12,6 +12,7 @@ from llvm_host import Tensor, compile_host  # noqa: E402
 from compiler.ir.dtype import handle  # noqa: E402
 from compiler.tir import (
     Allocate,
+    AttrStmt,
     Broadcast,
     BufferStore,
     Call,
@@ -263,6 +264,28 @@ def test_fast_math_and_opt_levels(tmp_path):
         c = np.zeros(8, "float32")
         lib.run("f", a, a, c)
         assert (c == 2).all()
+
+
+def test_unroll_disable_keeps_the_loop_rolled(tmp_path):
+    """A loop under the `pragma_unroll_disable` attribute carries llvm.loop.unroll.disable
+    through LLVM's passes (a loop ID on its back edge); the result is the same."""
+    def dot(pragma):
+        A = decl_buffer((8,), "float32", "A")
+        C = decl_buffer((1,), "float32", "C")
+        k = Var("k", "int32")
+        loop = For(k, const(0), const(8), ForKind.SERIAL,
+                   BufferStore(C, C[0] + A[k] * A[k], (const(0),)))
+        if pragma:
+            loop = AttrStmt(k, "pragma_unroll_disable", const(1), loop)
+        return _func([A, C], loop)
+
+    a = np.arange(8, dtype="float32")
+    for pragma in (True, False):
+        lib, art = compile_host(tmp_path / str(pragma), {"dot": dot(pragma)})
+        c = np.zeros(1, "float32")
+        lib.run("dot", a, c)
+        assert c[0] == float((a * a).sum())
+        assert ("llvm.loop.unroll.disable" in art.sources["ll"]) == pragma
 
 
 def test_scalar_arguments(tmp_path):

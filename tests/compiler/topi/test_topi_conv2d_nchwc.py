@@ -1,8 +1,9 @@
 """Convolutions and pools in the blocked layout NCHW[x]c against the float64 numpy references
 of the NCHW operators (rtol 1e-4), the operands blocked by layout_transform's numpy twin:
 conv2d_NCHWc (3x3, 1x1, stride 2, padding, channel blocks that are not the vector width, tiles
-that are explicit or chosen, the epilogue bias + residual + relu fused), depthwise, pools, and
-the te layout transform itself."""
+that are explicit or chosen, bands and rows, short tail tiles, passes over the input channels,
+the epilogue bias + residual + relu fused), depthwise, pools, and the te layout transform
+itself."""
 import numpy as np
 import pytest
 from topi_refs import conv2d_ref, pool2d_ref
@@ -10,7 +11,8 @@ from topi_refs import conv2d_ref, pool2d_ref
 from compiler import te, topi
 from compiler.ir.errors import IRError
 from compiler.topi.nn.layout import transform_numpy, transform_shape
-from compiler.topi.x86.conv2d_nchwc import tile_shape
+from compiler.topi.x86.conv2d_nchwc import (band_rows_for, band_tile_shape, channel_chunk_for,
+                                             conv_tiling, tile_shape)
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 
@@ -26,7 +28,16 @@ def _blocked(a, block):
          tile=dict(oc_blocks=2, ow_tile=7)),
     dict(c=6, k=10, hw=(8, 6), ks=5, stride=1, pad=2, ib=6, ob=5, tile=dict(oc_blocks=1,
                                                                              ow_tile=3)),
-], ids=["stem-stride2", "odd-blocks-asym-pad", "1x1-stride2-tile", "5x5-odd"])
+    # bands: 4 x 3 tiles over 9 x 10 pixels (a short tail tile), bands of 3 rows, passes of 2
+    # input-channel blocks; the same unrolled; rows forced for a 3x3 kernel
+    dict(c=32, k=32, hw=(9, 10), ks=3, stride=1, pad=1, ib=8, ob=8,
+         tile=dict(band_rows=3, channel_chunk=2)),
+    dict(c=16, k=16, hw=(7, 7), ks=3, stride=2, pad=1, ib=8, ob=4,
+         tile=dict(oc_blocks=2, ow_tile=5, band_rows=2, unroll_channels=True)),
+    dict(c=8, k=16, hw=(6, 8), ks=3, stride=1, pad=1, ib=8, ob=8, tile=dict(band_rows=0)),
+    dict(c=64, k=32, hw=(7, 7), ks=1, stride=1, pad=0, ib=8, ob=8),      # 1x1 in bands
+], ids=["stem-stride2", "odd-blocks-asym-pad", "1x1-stride2-tile", "5x5-odd", "band-passes",
+        "band-tail-unrolled", "rows-3x3", "1x1-band"])
 def test_conv2d_nchwc_epilogue(run, rng, case):
     """conv + bias + residual + relu, one kernel; the result compared in NCHW."""
     c, k, (h, w), ks, ib, ob = case["c"], case["k"], case["hw"], case["ks"], case["ib"], case["ob"]
@@ -138,3 +149,48 @@ def test_tile_shape_fits_registers():
     assert tile_shape(16, 28, 16, pointwise=True) == (4, 2)
     assert tile_shape(64, 7, 16, pointwise=True) == (1, 7)     # no 2-column tile: general
     assert tile_shape(64, 7, 32)[0] * 7 >= 14     # AVX-512: more accumulators
+
+
+def test_band_tile_shape_fits_registers():
+    """Accumulators, one broadcast per pixel and a weight vector fit the registers, at most 4
+    pixels with several blocks; the most accumulators up to 3/4 of the registers, then the
+    fewest loads per FMA."""
+    for ocb in (1, 2, 3, 5, 6, 8, 64):
+        for regs in (16, 32):
+            ob, t = band_tile_shape(ocb, regs)
+            assert ocb % ob == 0 and ob * t + t + 1 <= regs and ob * t <= regs * 3 // 4
+            assert ob == 1 or t <= 4
+    assert band_tile_shape(64, 16) == (4, 3)       # AVX2: 12 accumulators
+    assert band_tile_shape(2, 16) == (2, 4)       # 2 x 5: measured slower
+    assert band_tile_shape(6, 16) == (3, 3)
+    assert band_tile_shape(1, 16) == (1, 7)
+    assert band_tile_shape(64, 32) == (4, 4)       # AVX-512 / NEON: 16
+    assert band_tile_shape(64, 16, max_accumulators=8) == (4, 2)
+
+
+def test_band_rows_and_passes():
+    # accumulators of a band within 32 KB: 4 blocks x 8 lanes x 4 bytes per pixel
+    assert band_rows_for(7, 7, 4, 8, 4) == 7
+    assert band_rows_for(14, 14, 4, 8, 4) == 14
+    assert band_rows_for(28, 28, 4, 8, 4) == 7     # 8 rows fit, 7 divides
+    assert band_rows_for(56, 56, 4, 8, 4) == 4
+    assert band_rows_for(5, 4000, 4, 8, 4) == 1
+    # passes of at least 64 reduction steps
+    assert channel_chunk_for(64, 9, 8) == 1        # 3x3 on 8-channel blocks
+    assert channel_chunk_for(32, 1, 8) == 8        # 1x1
+    assert channel_chunk_for(3, 1, 8) == 3         # all of them
+    assert channel_chunk_for(1, 49, 3) == 1
+
+
+def test_bands_or_rows():
+    """(band_rows, oc_blocks, ow_tile, channel_chunk) on AVX2 (16 registers, 8 lanes)."""
+    def tiling(c, k, size, ks):
+        return conv_tiling((1, k // 8, size, size, 8), (k // 8, c // 8, ks, ks, 8, 8), 4, 16)
+    assert tiling(512, 512, 7, 3) == (7, 4, 3, 1)      # ResNet's last stage: one band
+    assert tiling(64, 64, 56, 3) == (4, 4, 3, 1)
+    assert tiling(16, 16, 28, 3) == (0, 2, 4, 2)       # a short reduction: rows
+    assert tiling(512, 512, 14, 1)[0] == 14            # 1x1, 64 KB of tile weights: bands
+    assert tiling(256, 256, 28, 1) == (0, 4, 2, 32)    # 1x1, 32 KB: rows
+    assert tiling(256, 512, 7, 1)[0] == 7              # 1x1 with no row tile: bands
+    assert conv_tiling((1, 8, 14, 14, 8), (8, 8, 3, 3, 8, 8), 4, 16, band_rows=0,
+                       ow_tile=5) == (0, 4, 2, 8)      # rows: the width's divisors
