@@ -21,7 +21,7 @@ from .expr import ExprEmitter
 from .intrin import IntrinEmitter
 from .packed import PackedEmitter
 from .parallel import ParallelEmitter
-from .types import I32, UNROLL_DISABLE, SAFE_CALL, ModuleContext, memory_type, opaque
+from .types import I32, SAFE_CALL, UNROLL_DISABLE, ModuleContext, memory_type, opaque
 
 
 class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter):

@@ -11,8 +11,13 @@ from topi_refs import conv2d_ref, pool2d_ref
 from compiler import te, topi
 from compiler.ir.errors import IRError
 from compiler.topi.nn.layout import transform_numpy, transform_shape
-from compiler.topi.x86.conv2d_nchwc import (band_rows_for, band_tile_shape, channel_chunk_for,
-                                             conv_tiling, tile_shape)
+from compiler.topi.x86.conv2d_nchwc import (
+    band_rows_for,
+    band_tile_shape,
+    channel_chunk_for,
+    conv_tiling,
+    tile_shape,
+)
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 
