@@ -16,8 +16,9 @@ cross compiler compiles it, as TVM does with C source modules) and the object ot
 keyword arguments (`options=[...]`, `cc=...`) are passed on.
 
 Imported modules that are not host code travel in `__tvm_ffi__library_bin` (TVM-FFI 0.27 layout,
-see `pack_library_bin`), written as C source (`library_bin_c_source`) and compiled with the host
-code; for a system library the blob registers itself at start-up as
+see `pack_library_bin`), written as a file that an assembler source includes
+(`library_bin_asm_source`; as C source, `library_bin_c_source`, in a `.tar` and off ELF) and
+compiled with the host code; for a system library the blob registers itself at start-up as
 `<prefix>__tvm_ffi__library_bin` through `TVMFFIEnvModRegisterSystemLibSymbol`, as TVM does.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import os
 import shutil
 import struct
+import sys
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -79,10 +81,13 @@ def pack_library_bin(modules: Sequence[Tuple[str, Optional[bytes]]], indptr: Seq
     return _u64(len(body)) + body
 
 
+_HEX = [f"0x{b:02x}" for b in range(256)]
+
+
 def library_bin_c_source(blob: bytes, system_lib_prefix: Optional[str] = None) -> str:
     """C99 source defining the blob: the exported const array `__tvm_ffi__library_bin`, or for a
     system library a static array registered at start-up as `<prefix>__tvm_ffi__library_bin`."""
-    rows = [", ".join(f"0x{b:02x}" for b in blob[i:i + 16]) for i in range(0, len(blob), 16)]
+    rows = [", ".join(map(_HEX.__getitem__, blob[i:i + 16])) for i in range(0, len(blob), 16)]
     data = ",\n  ".join(rows)
     if system_lib_prefix is None:
         return (f"/* imported modules of this library (TVM-FFI library blob) */\n"
@@ -93,6 +98,43 @@ def library_bin_c_source(blob: bytes, system_lib_prefix: Optional[str] = None) -
             f"static const unsigned char kiln_library_bin[{len(blob)}] = {{\n  {data}\n}};\n"
             f"static void __attribute__((constructor)) kiln_register_library_bin(void) {{\n"
             f"  TVMFFIEnvModRegisterSystemLibSymbol(\"{name}\", (void*)kiln_library_bin);\n"
+            f"}}\n")
+
+
+def _blob_symbol(system_lib_prefix: str) -> str:
+    """The hidden symbol of a system library's blob data (one per prefix)."""
+    return "kiln_library_bin_" + "".join(c if c.isalnum() else "_" for c in system_lib_prefix)
+
+
+def library_bin_asm_source(bin_path: str, system_lib_prefix: Optional[str] = None) -> str:
+    """GNU assembler source (ELF) defining the blob from the file `bin_path` (`.incbin`): the
+    global `__tvm_ffi__library_bin`, or for a system library the hidden `_blob_symbol` that
+    `library_bin_register_c_source` registers. Assembling it takes no time, where a C array
+    of a large model's weights takes minutes to compile."""
+    symbol = LIBRARY_BIN if system_lib_prefix is None else _blob_symbol(system_lib_prefix)
+    hidden = "" if system_lib_prefix is None else f"  .hidden {symbol}\n"
+    path = bin_path.replace("\\", "\\\\").replace('"', '\\"')
+    return (f"  .section .rodata.{symbol},\"a\"\n"
+            f"  .globl {symbol}\n"
+            f"{hidden}"
+            f"  .type {symbol}, %object\n"
+            f"  .balign 8\n"
+            f"{symbol}:\n"
+            f"  .incbin \"{path}\"\n"
+            f"  .size {symbol}, . - {symbol}\n"
+            f"  .section .note.GNU-stack,\"\",%progbits\n")
+
+
+def library_bin_register_c_source(system_lib_prefix: str) -> str:
+    """C99 source registering a system library's blob (defined by `library_bin_asm_source`) at
+    start-up as `<prefix>__tvm_ffi__library_bin`."""
+    symbol = _blob_symbol(system_lib_prefix)
+    return (f"/* imported modules of the system library '{system_lib_prefix}' */\n"
+            f"int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol);\n"
+            f"extern const unsigned char {symbol}[];\n"
+            f"static void __attribute__((constructor)) kiln_register_library_bin(void) {{\n"
+            f"  TVMFFIEnvModRegisterSystemLibSymbol(\"{system_lib_prefix}{LIBRARY_BIN}\", "
+            f"(void*){symbol});\n"
             f"}}\n")
 
 
@@ -118,11 +160,25 @@ def _write(path: str, text: str) -> str:
     return path
 
 
-def _blob_source(parts: LibraryParts, workdir: str) -> List[str]:
+def _blob_source(parts: LibraryParts, workdir: str, c_only: bool = False) -> List[str]:
+    """The source files defining the blob: assembler (`.incbin` of the blob's file, ELF
+    platforms) plus, for a system library, its registration in C; else (or `c_only`) one C
+    file."""
     if parts.library_bin is None:
         return []
-    return [_write(os.path.join(workdir, "devc.c"),
-                   library_bin_c_source(parts.library_bin, parts.system_lib_prefix))]
+    prefix = parts.system_lib_prefix
+    if c_only or sys.platform in ("darwin", "win32", "cygwin"):
+        return [_write(os.path.join(workdir, "devc.c"),
+                       library_bin_c_source(parts.library_bin, prefix))]
+    bin_path = os.path.join(workdir, "devc.bin")
+    with open(bin_path, "wb") as f:
+        f.write(parts.library_bin)
+    sources = [_write(os.path.join(workdir, "devc_bin.s"),
+                      library_bin_asm_source(bin_path, prefix))]
+    if prefix is not None:
+        sources.append(_write(os.path.join(workdir, "devc.c"),
+                              library_bin_register_c_source(prefix)))
+    return sources
 
 
 def _check_blob_compiler(parts: LibraryParts, cc, what: str):
@@ -155,7 +211,7 @@ def export_library(parts: LibraryParts, file_name: str, fcompile=None, workspace
         with tarfile.open(file_name, "w") as tar:
             for i, obj in enumerate(objects):
                 tar.add(obj, arcname=f"lib{i}.o")
-            for source in _blob_source(parts, workdir):
+            for source in _blob_source(parts, workdir, c_only=True):
                 tar.add(source, arcname="devc.c")
         return file_name
     if ext == "a":
@@ -219,7 +275,7 @@ def _export_static(parts: LibraryParts, file_name, objects, fcompile, workdir, k
 def _blob_objects(parts: LibraryParts, workdir, cc, kwargs) -> List[str]:
     # Compiled for the same CPU and ABI as the host code when that is bare metal.
     options = bare_metal_flags(parts.hosts[0].target) + _cc_options(kwargs.get("options"))
-    return [_cc.compile_source(src, src[:-2] + ".o", options, cc=cc)
+    return [_cc.compile_source(src, os.path.splitext(src)[0] + ".o", options, cc=cc)
             for src in _blob_source(parts, workdir)]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from ..ir.fields import field_names
+from ..ir.fields import child_field_names, field_names
 from .buffer import Buffer
 from .expr import (
     BinaryOp,
@@ -33,14 +33,29 @@ from .stmt import Allocate, BufferStore, For, LetStmt, Stmt
 _CHILD_TYPES = (PrimExpr, Stmt, Buffer)
 
 
+def _handler(functor: Any, cls: type) -> Optional[Callable]:
+    """The `visit_<cls name>` function of the functor's class (None if it has none), cached
+    per functor class: looked up once, not once per node."""
+    owner = type(functor)
+    table = owner.__dict__.get("_handlers")
+    if table is None:
+        table = {}
+        owner._handlers = table
+    try:
+        return table[cls]
+    except KeyError:
+        fn = table[cls] = getattr(owner, "visit_" + cls.__name__, None)
+        return fn
+
+
 class IRVisitor:
     """Read-only traversal. Override `visit_<ClassName>`; call `self.generic_visit(node)` to
     continue into the children."""
 
     def visit(self, node: Any) -> None:
-        method = getattr(self, "visit_" + type(node).__name__, None)
+        method = _handler(self, type(node))
         if method is not None:
-            method(node)
+            method(self, node)
         else:
             self.generic_visit(node)
 
@@ -54,7 +69,7 @@ class IRVisitor:
         if isinstance(node, (EqualOp, NotEqualOp)):
             self.visit(node.asobject())
             return
-        for name in field_names(type(node)):
+        for name in child_field_names(type(node)):
             self._visit_value(getattr(node, name))
 
     def _visit_value(self, value: Any) -> None:
@@ -72,9 +87,9 @@ class IRMutator:
     `self.generic_visit(node)` to rewrite the children first."""
 
     def visit(self, node: Any) -> Any:
-        method = getattr(self, "visit_" + type(node).__name__, None)
+        method = _handler(self, type(node))
         if method is not None:
-            return method(node)
+            return method(self, node)
         return self.generic_visit(node)
 
     def visit_buffer(self, buffer: Buffer) -> Buffer:
@@ -88,7 +103,7 @@ class IRMutator:
             new = self.visit(obj)
             return node if new is obj else new
         changes: Dict[str, Any] = {}
-        for name in field_names(type(node)):
+        for name in child_field_names(type(node)):
             old = getattr(node, name)
             new = self._visit_value(old)
             if new is not old:

@@ -25,7 +25,10 @@ from typing import FrozenSet, List, Tuple
 
 import llvmlite.binding as llvm
 
+from ...build_jobs import build_jobs, fork_pool
+from ...contrib.cc import create_relocatable
 from ...ir.errors import BuildError, InternalError, TargetError
+from ...target import Target
 from ...target.triple import is_bare_metal, normalize_triple
 from .. import HostArtifact, LazySources
 from ..c_family.c import compile_flags
@@ -38,6 +41,9 @@ from .types import LIBRARY_CTX, ModuleContext
 __all__ = ["codegen_host", "codegen_host_llvm", "create_target_machine", "is_cross_compiling"]
 
 FAST_MATH_FLAGS = ("nnan", "ninf", "nsz", "arcp", "contract", "reassoc")
+
+# A library of fewer functions is built in this process (a worker pool costs more).
+PARALLEL_MIN_FUNCTIONS = 4
 
 _initialized = False
 
@@ -209,39 +215,118 @@ def _imported_ir(text: str, triple: str, layout: str) -> llvm.ModuleRef:
     return ref
 
 
+def _in_parallel(mod, target, prefix, imports) -> bool:
+    """Whether the functions are made into LLVM modules, optimised and emitted in worker
+    processes (one object each, merged by `cc -r`): several functions, a host-native library
+    that is not a system library (whose context slot must stay internal to one object) and
+    imports no LLVM IR."""
+    return (len(mod) >= PARALLEL_MIN_FUNCTIONS and prefix is None
+            and not is_cross_compiling(target) and all(kind != "llvm" for kind, _ in imports))
+
+
+@functools.lru_cache(maxsize=4)
+def _target_machine(spec: str) -> llvm.TargetMachine:
+    return create_target_machine(Target(spec))
+
+
+_PENDING: List = []   # the module makers of a library being built in parallel (codegen_host)
+
+
+def _object_of_pending(i: int, spec: str, opt: int):
+    """In a worker: (object code, LLVM IR text) of the i-th module of `_PENDING`."""
+    what, ctx = _PENDING[i]()
+    text = str(ctx.module)
+    return _object_of(text, what, spec, opt), text
+
+
+def _object_of(text: str, what: str, spec: str, opt: int) -> bytes:
+    """In a worker: the object code of one module's LLVM IR text (verified, helpers linked,
+    optimised at `opt`)."""
+    tm = _target_machine(spec)
+    try:
+        ref = llvm.parse_assembly(text)
+        ref.verify()
+    except RuntimeError as err:
+        raise InternalError(f"llvm codegen produced invalid LLVM IR for {what}: {err}") from None
+    link_helpers(ref)
+    optimize(ref, tm, opt)
+    return tm.emit_object(ref)
+
+
+def _linked(texts: List[str], tm: llvm.TargetMachine, opt: int) -> llvm.ModuleRef:
+    """The modules of `texts` linked into one, helpers linked, optimised (for the sources of
+    a library built in parallel)."""
+    linked = None
+    for text in texts:
+        ref = llvm.parse_assembly(text)
+        if linked is None:
+            linked = ref
+        else:
+            linked.link_in(ref)
+    link_helpers(linked)
+    optimize(linked, tm, opt)
+    return linked
+
+
 def codegen_host(mod, target, workdir: str) -> HostArtifact:
     """Builds `mod` (packed form) into `<workdir>/host_llvm.o`; sources {"ll", "asm"}."""
     tm = create_target_machine(target)
     triple, layout = tm.triple, str(tm.target_data)
     prefix = _system_lib_prefix(mod, target)
     flags = fast_math_flags(target)
+    opt = int(getattr(target, "attrs", {}).get("opt-level", 3))
+    imports = collect_imports(mod)  # pragma "import_llvm" / "import_c" (codegen/imports.py)
+    os.makedirs(workdir, exist_ok=True)
 
     def context(name):
         return ModuleContext(name, triple, layout, flags, system_lib=prefix is not None)
 
-    symbols: List[str] = []
-    linked = None
-    for name, func in mod.items():
+    def function_module(name, func):
         symbol = func.attrs.get("global_symbol", name)
         ctx = context(symbol)
         try:
             emit_packed_function(ctx, func, symbol)
         except InternalError as err:
             raise InternalError(f"llvm codegen of function {symbol}: {err}") from None
-        ref = _verified(ctx, f"function {symbol}")
-        symbols.append(symbol)
+        return f"function {symbol}", ctx
+
+    def library_module():
+        glue = context("library")
+        emit_library(glue, [f.attrs.get("global_symbol", n) for n, f in mod.items()],
+                     _entry(mod), prefix)
+        return "the library symbols", glue
+
+    # each makes (what, ModuleContext): one per function, then the library symbols
+    makers = [functools.partial(function_module, n, f) for n, f in mod.items()]
+    makers.append(library_module)
+    pool = None
+    if _in_parallel(mod, target, prefix, imports):
+        _PENDING[:] = makers
+        pool = fork_pool(build_jobs())
+    if pool is not None:
+        try:
+            with pool:
+                path, sources = _emit_in_parallel(pool, len(makers), str(target), opt, tm,
+                                                  workdir)
+        finally:
+            _PENDING.clear()
+    else:
+        path, sources = _emit_linked((make() for make in makers), imports, prefix, triple,
+                                     layout, opt, tm, workdir)
+    c_imports = [(k, t) for k, t in imports if k == "c"]
+    path = link_imports(path, compile_imports(c_imports, workdir, compile_flags(target)), workdir)
+    return HostArtifact(object_file=path, sources=sources)
+
+
+def _emit_linked(modules, imports, prefix, triple, layout, opt, tm, workdir):
+    """One module: every function verified as it is made, linked, optimised, emitted."""
+    linked = None
+    for what, ctx in modules:
+        ref = _verified(ctx, what)
         if linked is None:
             linked = ref
         else:
             linked.link_in(ref)
-    glue = context("library")
-    emit_library(glue, symbols, _entry(mod), prefix)
-    glue_ref = _verified(glue, "the library symbols")
-    if linked is None:
-        linked = glue_ref
-    else:
-        linked.link_in(glue_ref)
-    imports = collect_imports(mod)  # pragma "import_llvm" / "import_c" (codegen/imports.py)
     for kind, text in imports:
         if kind == "llvm":
             linked.link_in(_imported_ir(text, triple, layout))
@@ -250,15 +335,30 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
     linked.triple, linked.data_layout = triple, layout
     link_helpers(linked)
     linked.verify()
-    optimize(linked, tm, int(getattr(target, "attrs", {}).get("opt-level", 3)))
-    os.makedirs(workdir, exist_ok=True)
+    optimize(linked, tm, opt)
     path = os.path.join(workdir, "host_llvm.o")
     with open(path, "wb") as f:
         f.write(tm.emit_object(linked))
-    c_imports = [(k, t) for k, t in imports if k == "c"]
-    path = link_imports(path, compile_imports(c_imports, workdir, compile_flags(target)), workdir)
-    return HostArtifact(object_file=path, sources=LazySources(
-        {"ll": lambda: str(linked), "asm": lambda: tm.emit_assembly(linked)}))
+    return path, LazySources({"ll": lambda: str(linked), "asm": lambda: tm.emit_assembly(linked)})
+
+
+def _emit_in_parallel(pool, count, spec, opt, tm, workdir):
+    """The `count` modules of `_PENDING` made, optimised and emitted by the workers of `pool`
+    (forked with them); the objects merged into one. The sources link the IR texts the workers
+    send back, on first access."""
+    futures = [pool.submit(_object_of_pending, i, spec, opt) for i in range(count)]
+    texts: List[str] = []
+    paths = []
+    for i, future in enumerate(futures):
+        code, text = future.result()
+        texts.append(text)
+        paths.append(os.path.join(workdir, f"host_llvm_{i}.o"))
+        with open(paths[-1], "wb") as f:
+            f.write(code)
+    path = create_relocatable(os.path.join(workdir, "host_llvm.o"), paths)
+    linked = functools.lru_cache(maxsize=1)(lambda: _linked(texts, tm, opt))
+    return path, LazySources({"ll": lambda: str(linked()),
+                              "asm": lambda: tm.emit_assembly(linked())})
 
 
 codegen_host_llvm = codegen_host

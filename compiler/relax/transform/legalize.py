@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Optional, Sequence
 
 from ... import te, topi
-from ...autotvm.dispatch import tuned_schedule
+from ...autotvm.dispatch import DispatchContext, tuned_schedule
+from ...build_jobs import build_jobs, fork_pool
 from ...ir.errors import IRError, UnsupportedOpError
 from ...ir.module import IRModule
 from ...ir.structural_equal import structural_equal
@@ -151,6 +152,44 @@ def lower_primitive(func: X.Function, name: str, target: Optional[Target] = None
     return lower(sch, inputs + outs, name=name)[name].with_attr(HOST_FALLBACK, True)
 
 
+# Fewer distinct kernels than this are lowered in this process (workers cost more).
+PARALLEL_MIN_KERNELS = 4
+_PENDING: List[tuple] = []   # (function, name, target) for the forked workers of _lower_all
+
+
+def _lower_pending(i: int):
+    func, name, target = _PENDING[i]
+    return lower_primitive(func, name, target)
+
+
+def _lower_all(made, target, progress):
+    """(name, PrimFunc) of each (primitive function, name) in `made`, in order: in forked
+    worker processes when there are several (`build_jobs`) and no tuning context is active
+    (it records what it applied in this process), else here. `progress(k, total, name)` is
+    called as the k-th is about to be lowered here, or has been lowered by a worker."""
+    total = len(made)
+    pool = None
+    if total >= PARALLEL_MIN_KERNELS and DispatchContext.current() is None:
+        _PENDING[:] = [(f, n, target) for f, n in made]
+        pool = fork_pool(build_jobs())
+    if pool is None:
+        for k, (func, name) in enumerate(made):
+            if progress is not None:
+                progress(k + 1, total, name)
+            yield name, lower_primitive(func, name, target)
+        return
+    try:
+        with pool:
+            futures = [pool.submit(_lower_pending, i) for i in range(total)]
+            for k, ((_, name), future) in enumerate(zip(made, futures)):
+                prim = future.result()
+                if progress is not None:
+                    progress(k + 1, total, name)
+                yield name, prim
+    finally:
+        _PENDING.clear()
+
+
 # attr of a kernel of a GPU build that runs on the host CPU instead (see _runs_on_threads)
 HOST_FALLBACK = "kiln.host_fallback"
 
@@ -181,28 +220,26 @@ def legalize(mod: IRModule, func_name: str = "main",
              target=None) -> IRModule:
     """`mod` with its primitive functions lowered to PrimFuncs called by R.call_tir, scheduled
     for `target` (a Target or its string; None: a CPU).
-    `progress(k, total, name)`, when given, is called before the k-th (from 1) distinct
-    primitive function is lowered."""
+    `progress(k, total, name)`, when given, is called for the k-th (from 1) of the `total`
+    distinct primitive functions, before it is lowered here or after a worker lowered it
+    (`_lower_all`)."""
     target = Target(target) if target is not None else None
     unbound = bind_shapes_message(mod[func_name].params)
     if unbound:
         raise IRError(unbound)
     functions = dict(mod.functions)
     kernels: Dict[str, X.GlobalVar] = {}
-    made: List[tuple] = []      # (primitive function, kernel name)
-    total = sum(1 for _, f in mod.items()
-                if isinstance(f, X.Function) and f.attrs.get("Primitive"))
+    made: List[tuple] = []      # (primitive function, kernel name) of each distinct one
     for name, func in mod.items():
         if isinstance(func, X.Function) and func.attrs.get("Primitive"):
             del functions[name]
             same = next((k for f, k in made if structural_equal(f, func)), None)
             if same is None:
-                if progress is not None:
-                    progress(len(made) + 1, total, name)
-                functions[name] = lower_primitive(func, name, target)
                 made.append((func, name))
                 same = name
             kernels[name] = X.GlobalVar(same)
+    for name, prim in _lower_all(made, target, progress):
+        functions[name] = prim
     main = mod[func_name]
     blocks = []
     for block in main.body.blocks:
