@@ -20,9 +20,9 @@ the tiles over the output:
       rolled in LLVM (`unroll_disable`): unrolled, its scheduler hoists the loads of several
       steps and spills a full register file (AVX2: 4 x 3, 12 accumulators, 3 broadcasts and
       a weight vector: 16 registers). The epilogue then runs over the band.
-  rows (1x1 convolutions with a tile that divides the width): one tile covers `ow_tile`
-      columns of one output row and keeps its accumulators in registers through the whole
-      reduction; the epilogue runs on the tile.
+  rows (short reductions, and 1x1 convolutions with a tile that divides the width and whose
+      weights fit in L1): one tile covers `ow_tile` columns of one output row and keeps its
+      accumulators in registers through the whole reduction; the epilogue runs on the tile.
 
 The (n, channel-block group, band or row) loops are fused and run in parallel.
 
@@ -115,19 +115,21 @@ def tile_shape(ocb: int, ow: int, registers: int, max_accumulators: Optional[int
                key=lambda f: ((f[0] + f[1]) / (f[0] * f[1]), -f[0] * f[1], -f[1]))
 
 
-def band_tile_shape(ocb: int, registers: int, max_accumulators: Optional[int] = None):
+def band_tile_shape(ocb: int, registers: int, max_accumulators: Optional[int] = None,
+                    oc_blocks: Optional[int] = None):
     """(oc_blocks, ow_tile) of a band tile for `ocb` output-channel blocks: oc_blocks a divisor
-    of ocb up to MAX_OC_BLOCKS; the tile needs its accumulators, one broadcast per pixel and
+    of ocb up to MAX_OC_BLOCKS (or the given one); the tile needs its accumulators, one broadcast per pixel and
     one weight vector in the vector `registers`, and at most MAX_BAND_PIXELS pixels unless it
     has one block; the most accumulators up to BAND_ACCUMULATOR_SHARE of the registers (or
     `max_accumulators`), then the fewest loads per multiply-add, then the fewer pixels.
     AVX2 (16 registers): 4 x 3 where the blocks divide by 4 (12 accumulators, 7 loads per 12
     FMAs), else 3 x 3, 2 x 4 or 1 x 7."""
     limit = max_accumulators or int(registers * BAND_ACCUMULATOR_SHARE)
-    fits = [(ob, t) for ob in range(1, min(ocb, MAX_OC_BLOCKS) + 1) if ocb % ob == 0
-            for t in range(1, MAX_OW_TILE + 1)
+    blocks = [oc_blocks] if oc_blocks else \
+        [ob for ob in range(1, min(ocb, MAX_OC_BLOCKS) + 1) if ocb % ob == 0]
+    fits = [(ob, t) for ob in blocks for t in range(1, MAX_OW_TILE + 1)
             if ob * t + t + 1 <= registers and ob * t <= limit
-            and (ob == 1 or t <= MAX_BAND_PIXELS)]
+            and (ob == 1 or t <= MAX_BAND_PIXELS)] or [(blocks[0], 1)]
     return max(fits, key=lambda f: (f[0] * f[1], -(f[0] + f[1]) / (f[0] * f[1]), -f[1]))
 
 
@@ -173,8 +175,8 @@ def conv_tiling(out_shape, kernel_shape, itemsize: int, registers: int,
         ob, t = tile_shape(ocb, ow, registers, max_accumulators, pointwise=(kh, kw) == (1, 1))
         ob = divisor_at_most(ocb, oc_blocks) if oc_blocks else ob
         return 0, ob, divisor_at_most(ow, ow_tile) if ow_tile else t, icb
-    ob, t = band_tile_shape(ocb, registers, max_accumulators)
-    ob = divisor_at_most(ocb, oc_blocks) if oc_blocks else ob
+    ob, t = band_tile_shape(ocb, registers, max_accumulators,
+                            divisor_at_most(ocb, oc_blocks) if oc_blocks else None)
     band = (divisor_at_most(oh, band_rows) if band_rows > 0
             else band_rows_for(oh, ow, ob, lanes, itemsize))
     chunk = (divisor_at_most(icb, channel_chunk) if channel_chunk

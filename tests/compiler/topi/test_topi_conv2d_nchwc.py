@@ -171,6 +171,8 @@ def test_band_tile_shape_fits_registers():
     assert band_tile_shape(1, 16) == (1, 7)
     assert band_tile_shape(64, 32) == (4, 4)       # AVX-512 / NEON: 16
     assert band_tile_shape(64, 16, max_accumulators=8) == (4, 2)
+    assert band_tile_shape(64, 16, oc_blocks=2) == (2, 4)    # the pixels for those blocks
+    assert band_tile_shape(64, 16, oc_blocks=1) == (1, 7)
 
 
 def test_band_rows_and_passes():
