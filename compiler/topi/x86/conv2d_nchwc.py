@@ -120,8 +120,9 @@ def band_tile_shape(ocb: int, registers: int, max_accumulators: Optional[int] = 
     """(oc_blocks, ow_tile) of a band tile for `ocb` output-channel blocks: oc_blocks a divisor
     of ocb up to MAX_OC_BLOCKS (or the given one); the tile needs its accumulators, one
     broadcast per pixel and one weight vector in the vector `registers`, and at most
-    MAX_BAND_PIXELS pixels unless it has one block; the most accumulators up to BAND_ACCUMULATOR_SHARE of the registers (or
-    `max_accumulators`), then the fewest loads per multiply-add, then the fewer pixels.
+    MAX_BAND_PIXELS pixels unless it has one block; the most accumulators up to
+    BAND_ACCUMULATOR_SHARE of the registers (or `max_accumulators`), then the fewest loads per
+    multiply-add, then the fewer pixels.
     AVX2 (16 registers): 4 x 3 where the blocks divide by 4 (12 accumulators, 7 loads per 12
     FMAs), else 3 x 3, 2 x 4 or 1 x 7."""
     limit = max_accumulators or int(registers * BAND_ACCUMULATOR_SHARE)
