@@ -78,9 +78,11 @@ GEMM_MC = 96
 GEMM_NC = 256
 # A GEMM of at least GEMM_PARALLEL_MIN_MACS multiply-adds is cut into at least
 # GEMM_MIN_BLOCKS parallel blocks (narrower than nc where it has fewer), so
-# that a small GEMM (a transformer's 64 x 128 x 128) still runs on 2-4 threads.
+# that a small GEMM (a transformer's 64 x 128 x 128) still runs on 2-4 threads, and a
+# matrix-vector product whose weights exceed one core's L2 (an MLP's 1 x 784 x 256, 200K
+# multiply-adds: 29 -> 12 us on 2 threads) reads them through several.
 GEMM_MIN_BLOCKS = 4
-GEMM_PARALLEL_MIN_MACS = 1 << 18
+GEMM_PARALLEL_MIN_MACS = 1 << 17
 # Packing B [K, N]: parallel chunks of GEMM_PACK_ROWS rows of K, copied panel by panel.
 GEMM_PACK_ROWS = 8
 # Vectors of B per tile row (the tile is GEMM_VECTORS vectors wide).
