@@ -3,16 +3,17 @@ compiling their LLVM modules).
 
 `build_jobs()` is how many: $KILN_BUILD_JOBS, else the CPUs this process may run on (1 turns
 the workers off). `fork_pool(jobs)` is a process pool forked from this process, so workers
-start with its state (the module being built, the target, the pass context) and only the work
-items' indices and their results cross over; None where fork is unavailable or jobs < 2, and
-the caller then works alone.
+start with its state (the module being built, the target, the pass context); None where fork
+is unavailable or jobs < 2, and the caller then works alone. `forked_map(tasks)` runs
+zero-argument callables in such a pool: only their indices and their (pickled) results cross
+over.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
-from typing import Optional
+from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 from .ir.errors import BuildError
 
@@ -36,3 +37,32 @@ def fork_pool(jobs: int) -> Optional[ProcessPoolExecutor]:
     if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return None
     return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
+
+
+_TASKS: List[Callable[[], Any]] = []   # what the workers of `forked_map` run (inherited)
+
+
+def _run_task(i: int):
+    return _TASKS[i]()
+
+
+def forked_map(tasks: Sequence[Callable[[], Any]]) -> Optional[Iterator[Any]]:
+    """The results of `tasks` (zero-argument callables), in order, as forked workers
+    (`build_jobs` of them) finish them; None when there is no pool to be had. The workers fork
+    after the tasks are set, so the tasks themselves are never pickled; a task's exception is
+    raised where its result is taken."""
+    pool = fork_pool(build_jobs())
+    if pool is None:
+        return None
+
+    def results():
+        _TASKS[:] = tasks
+        try:
+            with pool:
+                futures = [pool.submit(_run_task, i) for i in range(len(tasks))]
+                for future in futures:
+                    yield future.result()
+        finally:
+            _TASKS.clear()
+
+    return results()

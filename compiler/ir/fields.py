@@ -29,6 +29,6 @@ def child_field_names(cls: type) -> tuple:
     if names is None:
         names = _CHILD_FIELDS[cls] = tuple(
             f.name for f in dataclasses.fields(cls)
-            if str(f.type).split(" ")[0] not in _SCALAR_ANNOTATIONS) \
+            if str(f.type) not in _SCALAR_ANNOTATIONS) \
             if dataclasses.is_dataclass(cls) else ()
     return names

@@ -25,7 +25,7 @@ from typing import FrozenSet, List, Tuple
 
 import llvmlite.binding as llvm
 
-from ...build_jobs import build_jobs, fork_pool
+from ...build_jobs import forked_map
 from ...contrib.cc import create_relocatable
 from ...ir.errors import BuildError, InternalError, TargetError
 from ...target import Target
@@ -229,12 +229,9 @@ def _target_machine(spec: str) -> llvm.TargetMachine:
     return create_target_machine(Target(spec))
 
 
-_PENDING: List = []   # the module makers of a library being built in parallel (codegen_host)
-
-
-def _object_of_pending(i: int, spec: str, opt: int):
-    """In a worker: (object code, LLVM IR text) of the i-th module of `_PENDING`."""
-    what, ctx = _PENDING[i]()
+def _object_of_made(make, spec: str, opt: int):
+    """In a worker: (object code, LLVM IR text) of the module `make()` gives."""
+    what, ctx = make()
     text = str(ctx.module)
     return _object_of(text, what, spec, opt), text
 
@@ -299,17 +296,12 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
     # each makes (what, ModuleContext): one per function, then the library symbols
     makers = [functools.partial(function_module, n, f) for n, f in mod.items()]
     makers.append(library_module)
-    pool = None
+    results = None
     if _in_parallel(mod, target, prefix, imports):
-        _PENDING[:] = makers
-        pool = fork_pool(build_jobs())
-    if pool is not None:
-        try:
-            with pool:
-                path, sources = _emit_in_parallel(pool, len(makers), str(target), opt, tm,
-                                                  workdir)
-        finally:
-            _PENDING.clear()
+        results = forked_map([functools.partial(_object_of_made, make, str(target), opt)
+                              for make in makers])
+    if results is not None:
+        path, sources = _emit_in_parallel(results, opt, tm, workdir)
     else:
         path, sources = _emit_linked((make() for make in makers), imports, prefix, triple,
                                      layout, opt, tm, workdir)
@@ -342,15 +334,12 @@ def _emit_linked(modules, imports, prefix, triple, layout, opt, tm, workdir):
     return path, LazySources({"ll": lambda: str(linked), "asm": lambda: tm.emit_assembly(linked)})
 
 
-def _emit_in_parallel(pool, count, spec, opt, tm, workdir):
-    """The `count` modules of `_PENDING` made, optimised and emitted by the workers of `pool`
-    (forked with them); the objects merged into one. The sources link the IR texts the workers
-    send back, on first access."""
-    futures = [pool.submit(_object_of_pending, i, spec, opt) for i in range(count)]
+def _emit_in_parallel(results, opt, tm, workdir):
+    """The (object code, IR text) `results` of the workers written out and the objects merged
+    into one. The sources link the IR texts on first access."""
     texts: List[str] = []
     paths = []
-    for i, future in enumerate(futures):
-        code, text = future.result()
+    for i, (code, text) in enumerate(results):
         texts.append(text)
         paths.append(os.path.join(workdir, f"host_llvm_{i}.o"))
         with open(paths[-1], "wb") as f:

@@ -15,11 +15,12 @@ after:  each primitive function is replaced by a PrimFunc of the same name — i
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Dict, List, Optional, Sequence
 
 from ... import te, topi
 from ...autotvm.dispatch import DispatchContext, tuned_schedule
-from ...build_jobs import build_jobs, fork_pool
+from ...build_jobs import forked_map
 from ...ir.errors import IRError, UnsupportedOpError
 from ...ir.module import IRModule
 from ...ir.structural_equal import structural_equal
@@ -154,40 +155,28 @@ def lower_primitive(func: X.Function, name: str, target: Optional[Target] = None
 
 # Fewer distinct kernels than this are lowered in this process (workers cost more).
 PARALLEL_MIN_KERNELS = 4
-_PENDING: List[tuple] = []   # (function, name, target) for the forked workers of _lower_all
-
-
-def _lower_pending(i: int):
-    func, name, target = _PENDING[i]
-    return lower_primitive(func, name, target)
 
 
 def _lower_all(made, target, progress):
-    """(name, PrimFunc) of each (primitive function, name) in `made`, in order: in forked
-    worker processes when there are several (`build_jobs`) and no tuning context is active
-    (it records what it applied in this process), else here. `progress(k, total, name)` is
-    called as the k-th is about to be lowered here, or has been lowered by a worker."""
+    """(name, PrimFunc) of each (primitive function, name) in `made`, in order: by forked
+    workers (`forked_map`) when there are several and no tuning context is active (it records
+    what it applied in this process), else here. `progress(k, total, name)` is called as the
+    k-th is about to be lowered here, or has been lowered by a worker."""
     total = len(made)
-    pool = None
+    results = None
     if total >= PARALLEL_MIN_KERNELS and DispatchContext.current() is None:
-        _PENDING[:] = [(f, n, target) for f, n in made]
-        pool = fork_pool(build_jobs())
-    if pool is None:
-        for k, (func, name) in enumerate(made):
+        results = forked_map([functools.partial(lower_primitive, f, n, target)
+                              for f, n in made])
+    for k, (func, name) in enumerate(made):
+        if results is None:
             if progress is not None:
                 progress(k + 1, total, name)
-            yield name, lower_primitive(func, name, target)
-        return
-    try:
-        with pool:
-            futures = [pool.submit(_lower_pending, i) for i in range(total)]
-            for k, ((_, name), future) in enumerate(zip(made, futures)):
-                prim = future.result()
-                if progress is not None:
-                    progress(k + 1, total, name)
-                yield name, prim
-    finally:
-        _PENDING.clear()
+            prim = lower_primitive(func, name, target)
+        else:
+            prim = next(results)
+            if progress is not None:
+                progress(k + 1, total, name)
+        yield name, prim
 
 
 # attr of a kernel of a GPU build that runs on the host CPU instead (see _runs_on_threads)

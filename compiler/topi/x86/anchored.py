@@ -48,6 +48,15 @@ def anchor_producers(s, anchor, outputs, keep_pad: bool) -> List[ComputeOp]:
     return kept
 
 
+def accumulator_stages(s, anchor, out_op):
+    """(accumulator tensor, output stage) of a tiled anchor: with no epilogue (`out_op` is the
+    anchor) a "local" cache stage of the anchor accumulates and the anchor writes the output;
+    else the anchor itself accumulates and `out_op` writes the output through the epilogue."""
+    if out_op is anchor:
+        return s.cache_write(anchor.output(0), "local"), s[anchor]
+    return anchor.output(0), s[out_op]
+
+
 def schedule_anchored(outs, is_anchor: Callable[[str], bool],
                       tile: Callable, keep_pad: bool = False, pad_schedule: Optional[Callable]
                       = None):

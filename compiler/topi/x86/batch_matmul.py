@@ -4,7 +4,7 @@ vectorized. Either way the columns are contiguous when the second operand is not
 from __future__ import annotations
 
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
-from .anchored import schedule_anchored
+from .anchored import accumulator_stages, schedule_anchored
 from .gemm import tile_gemm
 
 BATCH_MATMUL_COLS = 16
@@ -20,12 +20,7 @@ def _tile(s, anchor, out_op):
         tile_gemm(s, anchor, out_op)
         return
     cols = divisor_at_most(n, BATCH_MATMUL_COLS)
-    if out_op is anchor:
-        acc = s.cache_write(anchor.output(0), "local")
-        o = s[anchor]
-    else:
-        acc = anchor.output(0)
-        o = s[out_op]
+    acc, o = accumulator_stages(s, anchor, out_op)
     *outer, j = o.op.axis
     jo, ji = o.split(j, factor=cols)
     o.reorder(*outer, jo, ji)

@@ -11,7 +11,7 @@ computed once, at the root, in parallel.
 from __future__ import annotations
 
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
-from .anchored import schedule_anchored
+from .anchored import accumulator_stages, schedule_anchored
 
 # Output channels per register tile (unrolled).
 CONV_CHANNEL_BLOCK = 8
@@ -50,12 +50,7 @@ def _blocks(anchor):
 
 def _tile(s, anchor, out_op):
     fb, xb = _blocks(anchor)
-    if out_op is anchor:
-        acc = s.cache_write(anchor.output(0), "local")
-        out_stage = s[anchor]
-    else:
-        acc = anchor.output(0)
-        out_stage = s[out_op]
+    acc, out_stage = accumulator_stages(s, anchor, out_op)
     n, f, y, x = out_stage.op.axis
     fo, fi = out_stage.split(f, factor=fb)
     xo, xi = out_stage.split(x, factor=xb)

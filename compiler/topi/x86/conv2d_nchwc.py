@@ -37,7 +37,7 @@ from typing import Optional
 from ...ir.dtype import DType
 from ...target.isa import vector_isa
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
-from .anchored import schedule_anchored
+from .anchored import accumulator_stages, schedule_anchored
 from .conv2d import schedule_pad
 
 # Vector registers never used as accumulators (at least the broadcast input value and one
@@ -170,15 +170,17 @@ def conv_tiling(out_shape, kernel_shape, itemsize: int, registers: int,
     _, ocb, oh, ow, lanes = out_shape
     _, icb, kh, kw, ib, _ = kernel_shape
     if band_rows is None:
-        band_rows = 0 if _in_rows(ocb, ow, icb, kh * kw, ib, lanes * itemsize, registers,
-                                  max_accumulators) else -1
-    if band_rows == 0:
+        rows = _in_rows(ocb, ow, icb, kh * kw, ib, lanes * itemsize, registers,
+                        max_accumulators)
+    else:
+        rows = band_rows == 0
+    if rows:
         ob, t = tile_shape(ocb, ow, registers, max_accumulators, pointwise=(kh, kw) == (1, 1))
         ob = divisor_at_most(ocb, oc_blocks) if oc_blocks else ob
         return 0, ob, divisor_at_most(ow, ow_tile) if ow_tile else t, icb
     ob, t = band_tile_shape(ocb, registers, max_accumulators,
                             divisor_at_most(ocb, oc_blocks) if oc_blocks else None)
-    band = (divisor_at_most(oh, band_rows) if band_rows > 0
+    band = (divisor_at_most(oh, band_rows) if band_rows
             else band_rows_for(oh, ow, ob, lanes, itemsize))
     chunk = (divisor_at_most(icb, channel_chunk) if channel_chunk
              else channel_chunk_for(icb, kh * kw, ib))
@@ -196,12 +198,7 @@ def _macs(anchor) -> int:
 
 def _split_tile(s, anchor, out_op, oc_blocks, ow_tile, unroll_channels,
                 parallel_min_macs=PARALLEL_MIN_MACS):
-    if out_op is anchor:
-        acc = s.cache_write(anchor.output(0), "local")
-        o = s[anchor]
-    else:
-        acc = anchor.output(0)
-        o = s[out_op]
+    acc, o = accumulator_stages(s, anchor, out_op)
     n, f, y, x, fi = o.op.axis
     fo, fb = o.split(f, factor=oc_blocks)
     xo, xi = o.split(x, factor=ow_tile)
@@ -226,12 +223,7 @@ def _split_tile(s, anchor, out_op, oc_blocks, ow_tile, unroll_channels,
 
 def _band_tile(s, anchor, out_op, oc_blocks, ow_tile, band_rows, channel_chunk,
                unroll_channels, parallel):
-    if out_op is anchor:
-        acc = s.cache_write(anchor.output(0), "local")
-        o = s[anchor]
-    else:
-        acc = anchor.output(0)
-        o = s[out_op]
+    acc, o = accumulator_stages(s, anchor, out_op)
     n, f, y, x, fi = o.op.axis
     fo, fb = o.split(f, factor=oc_blocks)
     yo, yi = o.split(y, factor=band_rows)

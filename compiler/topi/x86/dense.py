@@ -20,7 +20,7 @@ from ...ir.dtype import as_dtype
 from ...ir.errors import IRError
 from ..nn.dense import add_bias
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
-from .anchored import schedule_anchored
+from .anchored import accumulator_stages, schedule_anchored
 from .gemm import tile_gemm
 
 # Rows of the register tile (unrolled inside the reduction loop).
@@ -75,12 +75,7 @@ def _symbolic_rows_tile(s, anchor, out_op, n):
     tail. The strips run in parallel (there is work at M = 1); with one strip, the M tiles
     do."""
     cols = SYM_COLS if n >= SYM_COLS else max(c for c in (8, 4, 2, 1) if c <= n)
-    if out_op is anchor:
-        acc = s.cache_write(anchor.output(0), "local")
-        o = s[anchor]
-    else:
-        acc = anchor.output(0)
-        o = s[out_op]
+    acc, o = accumulator_stages(s, anchor, out_op)
     i, j = o.op.axis
     jo, ji = o.split(j, factor=cols)
     io, ii = o.split(i, factor=SYM_ROWS)

@@ -67,7 +67,7 @@ from ...ir.errors import IRError
 from ...target.isa import vector_isa
 from ..nn.dense import add_bias
 from ..utils import as_outputs, get_const_tuple
-from .anchored import schedule_anchored
+from .anchored import accumulator_stages, schedule_anchored
 
 # Reduction block: a B panel of GEMM_KC x nr float32 (128 KiB at nr = 16) stays in L2.
 GEMM_KC = 2048
@@ -370,13 +370,9 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
     lanes = max(1, dnr // GEMM_VECTORS)
     mr = min(mr or dmr, m) if isinstance(m, int) else (mr or dmr)
     nr = _fit_cols(n, nr or dnr, lanes)
-    if out_op is anchor:
-        acc = s.cache_write(anchor.output(0), "local")
-        o = s[anchor]
-    else:
-        acc = anchor.output(0)
+    acc, o = accumulator_stages(s, anchor, out_op)
+    if out_op is not anchor:
         s[acc].set_scope("local")
-        o = s[out_op]
     *batch, i, j = o.op.axis
     k = get_const_tuple(tuple(r.dom.extent for r in anchor.reduce_axis))
     batches = 1

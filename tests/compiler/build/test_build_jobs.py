@@ -2,14 +2,17 @@
 compiled by forked workers (legalize's kernels, the LLVM modules) is the one built alone; the
 library blob written as assembler (`.incbin`) holds the blob's bytes."""
 import ctypes
+import functools
 import json
+import os
 
 import numpy as np
 import pytest
 
 import microruntime as mr
 from compiler import relay
-from compiler.build_jobs import build_jobs, fork_pool
+from compiler import build_jobs as jobs
+from compiler.build_jobs import build_jobs, fork_pool, forked_map
 from compiler.contrib import cc
 from compiler.export import library_bin_asm_source
 from compiler.ir.errors import BuildError
@@ -31,9 +34,27 @@ def test_build_jobs_from_the_environment(monkeypatch):
     assert build_jobs() >= 1
 
 
-def _built(monkeypatch, jobs):
-    """(kernel texts, graph JSON, progress calls, output) of a 6-kernel model at `jobs`."""
-    monkeypatch.setenv("KILN_BUILD_JOBS", str(jobs))
+def test_forked_map_in_order_with_errors(monkeypatch):
+    monkeypatch.setenv("KILN_BUILD_JOBS", "2")
+    pids = list(forked_map([os.getpid] * 4))
+    assert os.getpid() not in pids
+    squares = forked_map([functools.partial(pow, i, 2) for i in range(7)])
+    assert list(squares) == [i * i for i in range(7)]
+    failing = forked_map([functools.partial(int, "3"), functools.partial(int, "x")])
+    assert next(failing) == 3
+    with pytest.raises(ValueError, match="'x'"):
+        next(failing)
+    monkeypatch.setenv("KILN_BUILD_JOBS", "1")
+    assert forked_map([os.getpid]) is None
+
+
+def _built(monkeypatch, n_jobs):
+    """(kernel texts, graph JSON, progress calls, output) of a 6-kernel model at `n_jobs`,
+    and how many worker pools it forked."""
+    monkeypatch.setenv("KILN_BUILD_JOBS", str(n_jobs))
+    pools = []
+    real = jobs.fork_pool
+    monkeypatch.setattr(jobs, "fork_pool", lambda n: pools.append(real(n)) or pools[-1])
     m = models.conv_bn_relu_pool_dense()
     calls = []
     mod, _ = plan(m.mod, m.params, progress=lambda k, n, name: calls.append((k, n, name)))
@@ -46,13 +67,16 @@ def _built(monkeypatch, jobs):
                                atol=1e-5)
     ll = lib.get_lib().get_source("ll")
     assert all(f"__tvm_ffi_{name}" in ll for name in kernels)
-    return kernels, json.loads(lib.get_graph_json()), calls, gm.get_output(0).numpy()
+    forked = sum(p is not None for p in pools)
+    return kernels, json.loads(lib.get_graph_json()), calls, gm.get_output(0).numpy(), forked
 
 
 def test_workers_build_what_one_process_builds(monkeypatch):
     alone = _built(monkeypatch, 1)
     workers = _built(monkeypatch, 2)
     assert len(alone[0]) >= 4            # enough kernels for the workers
+    # alone: no pool; with workers: plan's legalize, build's legalize and its llvm codegen
+    assert alone[4] == 0 and workers[4] == 3
     assert workers[0] == alone[0] and workers[1] == alone[1]
     assert workers[2] == alone[2] == [(k + 1, len(alone[0]), name)
                                       for k, (_, _, name) in enumerate(alone[2])]
