@@ -46,8 +46,14 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     RuntimeModule (compiler/runtime_module.py) wrapping the loaded microruntime Module.
     `runtime` is accepted for API compatibility and unused."""
     del runtime
-    mods = _as_target_modules(inputs, args, target, name, binds)
-    mods = {_host_target(t, target_host): m for t, m in mods.items()}
+    return build_lowered(_as_target_modules(inputs, args, target, name, binds), target_host)
+
+
+def build_lowered(mods, target_host=None):
+    """`build` of modules already lowered (by `lower`, or legalize's kernels): {target:
+    IRModule}, a target None being the default CPU target. The host passes and codegen only."""
+    mods = {_host_target(Target(t) if t is not None else _default_target(), target_host): m
+            for t, m in mods.items()}
     host_target = _common_host(mods)
     hosts: Dict[str, object] = {}
     devices = []

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Mapping, Optional
 
 from microruntime.abi import DeviceType
 
-from ..build import build as build_kernels
+from ..build import build_lowered
 from ..ir.errors import IRError
 from ..ir.module import IRModule
 from ..relax import expr as X
@@ -115,10 +115,10 @@ def build_from_plan(mod: IRModule, graph: GraphPlan, target=None, target_host=No
     if on_host and tgt is not None and not tgt.kind.is_host:
         host = Target(target_host) if target_host is not None else \
             (tgt.host or Target("llvm"))
-        lib = build_kernels({tgt: kernels, host: IRModule({k: mod[k] for k in on_host})},
+        lib = build_lowered({tgt: kernels, host: IRModule({k: mod[k] for k in on_host})},
                             target_host=host)
     else:
-        lib = build_kernels(kernels, target=tgt, target_host=target_host)
+        lib = build_lowered({tgt: kernels}, target_host=target_host)
     return GraphExecutorFactoryModule(graph.graph_json, lib, graph.params,
                                       libmod_name=mod_name)
 

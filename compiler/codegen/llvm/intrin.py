@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from microruntime.abi import OBJECT_HEADER_BYTES, DataTypeCode, TypeIndex
+from microruntime.abi import OBJECT_HEADER_BYTES, TypeIndex
 
 from ... import tir as kir
 from ...ir.dtype import DType
@@ -35,9 +35,6 @@ DLTENSOR_FIELDS = {"data": ((0,), PTR, False), "device_type": ((1, 0), I32, True
                    "dtype_lanes": ((3, 2), I16, False), "shape": ((4,), PTR, False),
                    "strides": ((5,), PTR, False), "byte_offset": ((6,), I64, False)}
 TENSOR_OBJECT = TypeIndex.TENSOR
-DTYPE_PREFIX = {DataTypeCode.INT: "int", DataTypeCode.UINT: "uint", DataTypeCode.FLOAT: "float",
-                DataTypeCode.OPAQUE_HANDLE: "handle", DataTypeCode.BFLOAT: "bfloat",
-                DataTypeCode.COMPLEX: "complex", DataTypeCode.BOOL: "bool"}
 
 
 def _type_suffix(ty: ir.Type) -> str:
@@ -285,17 +282,19 @@ class IntrinEmitter(ApproxMath):
     def intrin_dtype_name(self, e):
         """The dtype's name in a stack buffer, spelled as the C target spells it: "float32",
         "int8x4", "bool" (bool of 8 bits), "handle64", "dtype<bits>" for unknown codes."""
-        code, bits, lanes = (self._fit(self.expr(a), False, DType(0, 32)) for a in e.args)
         buf = self.entry_alloca(ir.ArrayType(I8, 32), align=8)
-        base = self.ctx.cstring("dtype")
-        for c, text in DTYPE_PREFIX.items():
-            hit = self.b.icmp_signed("==", code, ir.Constant(I32, c))
-            base = self.b.select(hit, self.ctx.cstring(text), base)
-        plain_bool = self.b.and_(self.b.icmp_signed("==", code, ir.Constant(I32, 6)),
-                                 self.b.icmp_signed("==", bits, ir.Constant(I32, 8)))
-        self.b.call(self.ctx.declare(*HELPERS["__kiln_dtype_name"]),
-                    [buf, base, bits, lanes, plain_bool])
+        self.b.call(self.ctx.declare(*HELPERS["__kiln_dtype_of"]),
+                    [buf, self.packed_dtype(*e.args)])
         return buf
+
+    def packed_dtype(self, code, bits, lanes) -> ir.Value:
+        """The i64 `text.pack_dtype` makes of the dtype fields (expressions)."""
+        packed = None
+        for field, shift in ((code, 0), (bits, 8), (lanes, 16)):
+            v = self.b.zext(self._fit(self.expr(field), False, DType(0, 32)), I64)
+            v = self.b.shl(v, ir.Constant(I64, shift)) if shift else v
+            packed = v if packed is None else self.b.or_(packed, v)
+        return packed
 
     def intrin_call_packed(self, e):
         return self.call_packed(e)

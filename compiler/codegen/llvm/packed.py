@@ -15,9 +15,9 @@ from microruntime.abi import TypeIndex
 
 from ...ir.dtype import DType
 from ...ir.errors import InternalError
-from ...tir import PrimExpr, StringImm
+from ...tir import Call, IntImm, PrimExpr, StringImm
 from ...tir.transform.lower_call_packed import is_dltensor
-from .text import HELPERS
+from .text import DTYPE_SLOT, HELPERS, RAISE_PARTS, RAISE_VALUES, VALUE_SLOT
 from .types import ANY, I8, I32, I64, PTR, SERVICES, global_variable
 
 # Services reached through context slots outside system-lib mode (the loader fills them).
@@ -47,16 +47,58 @@ class PackedEmitter:
     # ---- errors ----------------------------------------------------------------------------
     def raise_error(self, kind: str, message) -> None:
         """Records `kind: ''.join(message)` through TVMFFIErrorSetRaisedFromCStrParts and
-        returns -1 from the function being emitted (freeing its live workspaces)."""
-        parts = [self._message_part(p) for p in message]
-        array = self.entry_alloca(ir.ArrayType(PTR, max(len(parts), 1)), align=8)
-        for i, p in enumerate(parts):
-            slot = self.b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, i)], inbounds=True,
-                              source_etype=array.allocated_type)
-            self.b.store(p, slot, align=8)
-        self.b.call(self.ctx.declare("TVMFFIErrorSetRaisedFromCStrParts"),
-                    [self.ctx.cstring(kind), array, ir.Constant(I32, len(parts))])
+        returns -1 from the function being emitted (freeing its live workspaces). A message
+        of constant parts and at most RAISE_VALUES integers or dtype names is one call of
+        `__kiln_raise` with a constant template (text.py); any other builds its parts here."""
+        template = self._message_template(message)
+        if template is not None:
+            parts, values = template
+            values += [ir.Constant(I64, 0)] * (RAISE_VALUES - len(values))
+            self.b.call(self.ctx.declare(*HELPERS["__kiln_raise"]),
+                        [self.ctx.cstring(kind), self.ctx.constant_array(PTR, parts),
+                         ir.Constant(I32, len(parts)), *values])
+        else:
+            parts = [self._message_part(p) for p in message]
+            array = self.entry_alloca(ir.ArrayType(PTR, max(len(parts), 1)), align=8)
+            for i, p in enumerate(parts):
+                slot = self.b.gep(array, [ir.Constant(I32, 0), ir.Constant(I32, i)],
+                                  inbounds=True, source_etype=array.allocated_type)
+                self.b.store(p, slot, align=8)
+            self.b.call(self.ctx.declare("TVMFFIErrorSetRaisedFromCStrParts"),
+                        [self.ctx.cstring(kind), array, ir.Constant(I32, len(parts))])
         self.error_return(ir.Constant(I32, -1))
+
+    def _message_template(self, message):
+        """(constant parts, runtime values) of `message` for `__kiln_raise`, or None."""
+        parts, values = [], []
+        for part in message:
+            if isinstance(part, str):
+                parts.append(self.ctx.cstring(part))
+            elif isinstance(part, StringImm):
+                parts.append(self.ctx.cstring(part.value))
+            elif isinstance(part, IntImm):
+                parts.append(self.ctx.cstring(str(int(part.value))))
+            elif isinstance(part, Call) and part.op == "tir.dtype_name":
+                parts.append(_slot_marker(DTYPE_SLOT))
+                values.append(self.packed_dtype(*part.args))
+            elif isinstance(part, PrimExpr) and not part.dtype.is_handle:
+                parts.append(_slot_marker(VALUE_SLOT))
+                values.append(self._as_i64(part))
+            else:
+                return None
+        if len(parts) > RAISE_PARTS or len(values) > RAISE_VALUES:
+            return None
+        return parts, values
+
+    def _as_i64(self, part) -> ir.Value:
+        """An integer or float message part as the C target prints it: (int64_t)value."""
+        value = self.expr(part)
+        if part.dtype.is_float:
+            return self.cast(value, part.dtype, DType(0, 64))
+        if value.type != I64:
+            return self.b.zext(value, I64) if part.dtype.is_uint or part.dtype.is_bool \
+                else self.b.sext(value, I64)
+        return value
 
     def _message_part(self, part) -> ir.Value:
         if isinstance(part, str):
@@ -65,14 +107,8 @@ class PackedEmitter:
             raise InternalError(f"llvm codegen: message part {part!r} is not a str or expression")
         if isinstance(part, StringImm) or part.dtype.is_handle:
             return self.expr(part)
-        value = self.expr(part)  # printed as the C target prints it: (int64_t)value
-        if part.dtype.is_float:
-            value = self.cast(value, part.dtype, DType(0, 64))
-        elif value.type != I64:
-            value = self.b.zext(value, I64) if part.dtype.is_uint or part.dtype.is_bool \
-                else self.b.sext(value, I64)
         buf = self.entry_alloca(ir.ArrayType(I8, 24), align=8)
-        self.b.call(self.ctx.declare(*HELPERS["__kiln_i64_to_str"]), [buf, value])
+        self.b.call(self.ctx.declare(*HELPERS["__kiln_i64_to_str"]), [buf, self._as_i64(part)])
         return buf
 
     # ---- call_packed -----------------------------------------------------------------------
@@ -174,3 +210,8 @@ class PackedEmitter:
         self.b.store(ir.Constant(I64, 0), field[2], align=8)
         if payload is not None:
             self.b.store(payload, field[2], align=8)
+
+
+def _slot_marker(slot: int) -> ir.Constant:
+    """A `__kiln_raise` template entry for a runtime value (a pointer of value `slot`)."""
+    return ir.Constant(I64, slot).inttoptr(PTR)

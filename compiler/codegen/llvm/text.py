@@ -4,9 +4,16 @@ code needs no `snprintf` (a bare-metal program has no printf family; memcpy/mems
 all a kernel may take from the C library).
 
     ctx.declare(*HELPERS["__kiln_i64_to_str"])     # void (ptr buf, i64 v): decimal, NUL-ended
-    ctx.declare(*HELPERS["__kiln_dtype_name"])     # void (ptr buf, ptr base, i32 bits,
-                                                   #       i32 lanes, i1 plain_bool)
+    ctx.declare(*HELPERS["__kiln_dtype_of"])       # void (ptr buf, i64 packed dtype): its name
+    ctx.declare(*HELPERS["__kiln_raise"])          # void (ptr kind, ptr template, i32 n,
+                                                   #       i64 v0, i64 v1): raises the message
     link_helpers(linked_module)                    # defines those the module calls
+
+`__kiln_raise` keeps a failed check small at its call site (the argument checks of a packed
+function are most of its code): the message is a constant template of n parts, C strings
+with up to RAISE_VALUES runtime slots, VALUE_SLOT (NULL: the next value in decimal) or
+DTYPE_SLOT (the next value is a dtype packed by `pack_dtype`, written as its name). It
+writes the slots, then calls TVMFFIErrorSetRaisedFromCStrParts(kind, parts, n).
 
 The helpers are `linkonce_odr hidden`: one copy per linked object, merged across objects.
 """
@@ -14,12 +21,58 @@ from __future__ import annotations
 
 import llvmlite.binding as llvm
 
-from .types import I1, I32, I64, PTR, VOID
+from microruntime.abi import DataTypeCode
+
+from .types import I32, I64, PTR, VOID
 
 HELPERS = {
     "__kiln_i64_to_str": ("__kiln_i64_to_str", VOID, [PTR, I64]),
-    "__kiln_dtype_name": ("__kiln_dtype_name", VOID, [PTR, PTR, I32, I32, I1]),
+    "__kiln_dtype_of": ("__kiln_dtype_of", VOID, [PTR, I64]),
+    "__kiln_raise": ("__kiln_raise", VOID, [PTR, PTR, I32, I64, I64]),
 }
+# The parts and runtime values a `__kiln_raise` template may have; template slot markers.
+RAISE_PARTS = 16
+RAISE_VALUES = 2
+VALUE_SLOT, DTYPE_SLOT = 0, 1
+# Names of the dtype codes as messages spell them ("dtype" for any other code).
+DTYPE_PREFIX = {DataTypeCode.INT: "int", DataTypeCode.UINT: "uint", DataTypeCode.FLOAT: "float",
+                DataTypeCode.OPAQUE_HANDLE: "handle", DataTypeCode.BFLOAT: "bfloat",
+                DataTypeCode.COMPLEX: "complex", DataTypeCode.BOOL: "bool"}
+
+
+def pack_dtype(code: int, bits: int, lanes: int) -> int:
+    """A dtype as one integer for DTYPE_SLOT (and `__kiln_dtype_of`)."""
+    return code | bits << 8 | lanes << 16
+
+
+def _dtype_of_ir() -> str:
+    """`__kiln_dtype_of(buf, packed)`: the name of a packed dtype through __kiln_dtype_name."""
+    names = "".join(
+        f'@__kiln_dtype.{c} = private unnamed_addr constant [{len(t) + 1} x i8] c"{t}\\00"\n'
+        for c, t in [*((int(c), t) for c, t in DTYPE_PREFIX.items()), ("other", "dtype")])
+    chain, base = [], "@__kiln_dtype.other"
+    for i, code in enumerate(int(c) for c in DTYPE_PREFIX):
+        chain.append(f"  %is{i} = icmp eq i64 %code, {code}\n"
+                     f"  %base{i} = select i1 %is{i}, ptr @__kiln_dtype.{code}, ptr {base}\n")
+        base = f"%base{i}"
+    return names + f"""
+define linkonce_odr hidden void @__kiln_dtype_of(ptr %buf, i64 %packed) nounwind noinline cold {{
+entry:
+  %code = and i64 %packed, 255
+  %b = lshr i64 %packed, 8
+  %b8 = and i64 %b, 255
+  %bits = trunc i64 %b8 to i32
+  %l = lshr i64 %packed, 16
+  %l16 = and i64 %l, 65535
+  %lanes = trunc i64 %l16 to i32
+{"".join(chain)}  %is_bool = icmp eq i64 %code, {int(DataTypeCode.BOOL)}
+  %is_8 = icmp eq i32 %bits, 8
+  %plain_bool = and i1 %is_bool, %is_8
+  call void @__kiln_dtype_name(ptr %buf, ptr {base}, i32 %bits, i32 %lanes, i1 %plain_bool)
+  ret void
+}}
+"""
+
 
 _IR = r"""
 ; Copies the NUL-terminated %src to %dst without the NUL; returns the end of the copy.
@@ -119,7 +172,56 @@ done:
   store i8 0, ptr %e, align 1
   ret void
 }
-"""
+""" + _dtype_of_ir() + r"""
+declare void @TVMFFIErrorSetRaisedFromCStrParts(ptr, ptr, i32)
+
+; Raises %kind: the %n parts of %tmpl, its VALUE_SLOT and DTYPE_SLOT entries written from %v0
+; then %v1 (see the module docstring).
+define linkonce_odr hidden void @__kiln_raise(ptr %kind, ptr %tmpl, i32 %n, i64 %v0, i64 %v1)
+    nounwind noinline cold {
+entry:
+  %parts = alloca [RAISE_PARTS x ptr], align 8
+  %bufs = alloca [RAISE_VALUES x [32 x i8]], align 8
+  br label %loop
+loop:
+  %i = phi i32 [0, %entry], [%i1, %next]
+  %slot = phi i32 [0, %entry], [%slot1, %next]
+  %more = icmp slt i32 %i, %n
+  br i1 %more, label %body, label %done
+body:
+  %at = getelementptr inbounds ptr, ptr %tmpl, i32 %i
+  %p = load ptr, ptr %at, align 8
+  %pi = ptrtoint ptr %p to i64
+  %runtime = icmp ule i64 %pi, DTYPE_SLOT
+  br i1 %runtime, label %value, label %next
+value:
+  %first = icmp eq i32 %slot, 0
+  %v = select i1 %first, i64 %v0, i64 %v1
+  %buf = getelementptr inbounds [RAISE_VALUES x [32 x i8]], ptr %bufs, i32 0, i32 %slot
+  %is_dtype = icmp eq i64 %pi, DTYPE_SLOT
+  br i1 %is_dtype, label %dtype, label %int
+int:
+  call void @__kiln_i64_to_str(ptr %buf, i64 %v)
+  br label %written
+dtype:
+  call void @__kiln_dtype_of(ptr %buf, i64 %v)
+  br label %written
+written:
+  %slot.w = add i32 %slot, 1
+  br label %next
+next:
+  %part = phi ptr [%p, %body], [%buf, %written]
+  %slot1 = phi i32 [%slot, %body], [%slot.w, %written]
+  %to = getelementptr inbounds [RAISE_PARTS x ptr], ptr %parts, i32 0, i32 %i
+  store ptr %part, ptr %to, align 8
+  %i1 = add i32 %i, 1
+  br label %loop
+done:
+  call void @TVMFFIErrorSetRaisedFromCStrParts(ptr %kind, ptr %parts, i32 %n)
+  ret void
+}
+""".replace("RAISE_PARTS", str(RAISE_PARTS)).replace("RAISE_VALUES", str(RAISE_VALUES)) \
+    .replace("DTYPE_SLOT", str(DTYPE_SLOT))
 
 
 def _declared(module: llvm.ModuleRef, name: str) -> bool:

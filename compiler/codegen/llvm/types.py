@@ -100,6 +100,7 @@ class ModuleContext:
         self.system_lib = system_lib
         self.noalias = True  # tensor arguments do not overlap (the PrimFunc's tir.noalias)
         self._strings: Dict[str, ir.GlobalVariable] = {}
+        self._arrays: Dict[str, ir.GlobalVariable] = {}
         self._counter = 0
         self._tbaa_root = None
         self._tbaa: Dict[int, object] = {}  # id(data Var) -> access tag, for distinct buffers
@@ -156,6 +157,21 @@ class ModuleContext:
             gv.unnamed_addr = True
             gv.initializer = ir.Constant(ty, data)
             self._strings[text] = gv
+        return gv
+
+    def constant_array(self, element: ir.Type, values) -> ir.GlobalVariable:
+        """A private constant array of `values` (constants of type `element`), one per
+        distinct contents in the module."""
+        ty = ir.ArrayType(element, len(values))
+        key = str(ir.Constant(ty, list(values)))
+        gv = self._arrays.get(key)
+        if gv is None:
+            gv = global_variable(self.module, ty, self.unique(".parts"))
+            gv.linkage = "private"
+            gv.global_constant = True
+            gv.unnamed_addr = True
+            gv.initializer = ir.Constant(ty, list(values))
+            self._arrays[key] = gv
         return gv
 
     def library_ctx(self) -> ir.GlobalVariable:

@@ -39,13 +39,15 @@ def link(object_file: str, out: str) -> str:
 
 
 class Tensor:
-    """A numpy array seen as a DLTensor (`dtype` overrides the DLPack dtype, e.g. bfloat16)."""
+    """A numpy array seen as a DLTensor (`dtype` overrides the DLPack dtype, e.g. bfloat16:
+    (code, bits) or (code, bits, lanes))."""
 
     def __init__(self, array: np.ndarray, dtype=None):
         self.array = np.ascontiguousarray(array)
         self.shape = (ctypes.c_int64 * max(self.array.ndim, 1))(*self.array.shape)
-        code, bits = dtype or (_CODES[self.array.dtype.kind], self.array.dtype.itemsize * 8)
-        self.dl = DLTensor(self.array.ctypes.data, 1, 0, self.array.ndim, code, bits, 1,
+        code, bits, lanes = (*dtype, 1)[:3] if dtype else \
+            (_CODES[self.array.dtype.kind], self.array.dtype.itemsize * 8, 1)
+        self.dl = DLTensor(self.array.ctypes.data, 1, 0, self.array.ndim, code, bits, lanes,
                            self.shape, None, 0)
 
 

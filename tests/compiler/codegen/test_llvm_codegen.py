@@ -90,6 +90,12 @@ def test_errors_match_packed_api_messages(tmp_path):
     assert "B.ndim" in err and err.endswith("expected 1, but got 2")
     rc, err = lib.call("add", a, Tensor(np.zeros(4, "uint16"), (4, 16)), a)
     assert err.endswith("expected float32, but got bfloat16")
+    rc, err = lib.call("add", a, Tensor(np.zeros(4, "int32"), (0, 8, 4)), a)
+    assert err.endswith("expected float32, but got int8x4")
+    rc, err = lib.call("add", a, Tensor(np.zeros(4, "uint8"), (6, 8)), a)
+    assert err.endswith("expected float32, but got bool")
+    rc, err = lib.call("add", a, Tensor(np.zeros(4, "uint8"), (99, 8)), a)
+    assert err.endswith("expected float32, but got dtype8")
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint32"])
