@@ -4,12 +4,17 @@ same process, at 1 and 2 threads (MR_NUM_THREADS / OPENBLAS_NUM_THREADS; each co
 subprocess), for each size and target. Kiln and numpy are timed alternately, call by call, so
 both see the same load, each sample after an idle gap (--gap seconds): an idle thread pool keeps
 spinning for a while after a call (OpenBLAS's workers for about 0.1 s, Kiln's for 2 ms) and
-would otherwise take a core from the other library's next sample at 2 threads. The table gives
+would otherwise take a core from the other library's next sample at 2 threads. After the gap,
+--warmup untimed calls wake the cores: on this VM the first call after an idle gap runs both
+libraries at about half their 2-thread speed (a 1024^2 GEMM with 0.2 s idle before every
+call: ~100 GFLOP/s for both, against 170-186 back to back), which would measure the wake-up
+rather than the kernel. Each sample is at least --gflop of work. The table gives
 medians, the ratio Kiln / numpy, and the spread of the
 ratio over the repeats (max / min of per-repeat ratios) as a noise figure. Also: the compile
 time of each target and the FMA instructions (`vfmadd*`) in the llvm assembly.
 
     python bench/gemm.py [--sizes 512 1024 2048] [--repeat 9] [--targets llvm c] [--gap 0.2]
+                         [--warmup 1] [--gflop 4]
 """
 import argparse
 import json
@@ -37,7 +42,7 @@ def fma_count(asm: str) -> int:
     return len(re.findall(r"^\s*vfmadd\w*\s", asm, re.MULTILINE))
 
 
-def measure(target, n, repeat, gap=0.2):
+def measure(target, n, repeat, gap=0.2, warmup=1, gflop=4.0):
     """Runs in the subprocess: compile time, median GFLOP/s of Kiln and numpy, the ratio
     spread, and the FMA count (llvm)."""
     import numpy as np
@@ -59,10 +64,12 @@ def measure(target, n, repeat, gap=0.2):
     np.testing.assert_allclose(C.numpy(), a @ b, rtol=1e-3)
     a @ b
     flops = 2.0 * n ** 3
-    calls = max(1, int(2e9 / flops))     # ~2 GFLOP per timed sample
+    calls = max(1, round(gflop * 1e9 / flops))     # ~gflop GFLOP per timed sample
 
     def timed(fn):
         time.sleep(gap)      # let the other library's pool threads stop spinning
+        for _ in range(warmup):
+            fn()             # wake the cores (see the module docstring)
         t = time.perf_counter()
         for _ in range(calls):
             fn()
@@ -88,13 +95,18 @@ def main():
     p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--gap", type=float, default=0.2,
                    help="idle seconds before each timed sample (0: back to back)")
+    p.add_argument("--warmup", type=int, default=1,
+                   help="untimed calls after the gap, before each timed sample")
+    p.add_argument("--gflop", type=float, default=4.0, help="work per timed sample, GFLOP")
     p.add_argument("--child", help=argparse.SUPPRESS)
     opts = p.parse_args()
     if opts.child:
-        print(json.dumps(measure(opts.child, opts.sizes[0], opts.repeat, opts.gap)))
+        print(json.dumps(measure(opts.child, opts.sizes[0], opts.repeat, opts.gap,
+                                 opts.warmup, opts.gflop)))
         return
     print(f"float32 GEMM n x n x n, Kiln topi.x86.gemm_packed vs numpy, median of "
-          f"{opts.repeat} alternating repeats, {opts.gap} s idle before each")
+          f"{opts.repeat} alternating repeats, {opts.gap} s idle and {opts.warmup} untimed "
+          f"call(s) before each sample of ~{opts.gflop} GFLOP")
     print(f"{'n':>5} {'threads':>7} {'target':>6} {'Kiln GF/s':>10} {'numpy GF/s':>10} "
           f"{'ratio':>6} {'spread':>6} {'compile s':>9} {'FMA':>4}")
     for n in opts.sizes:
@@ -106,7 +118,8 @@ def main():
             for target in opts.targets:
                 out = subprocess.run([sys.executable, __file__, "--child", target, "--sizes",
                                       str(n), "--repeat", str(opts.repeat),
-                                      "--gap", str(opts.gap)], env=env,
+                                      "--gap", str(opts.gap), "--warmup", str(opts.warmup),
+                                      "--gflop", str(opts.gflop)], env=env,
                                      capture_output=True, text=True)
                 if out.returncode != 0:
                     print(f"{n:>5} {threads:>7} {target:>6} failed: "
