@@ -20,7 +20,11 @@ def save_param_dict(params):
     c_tensors = ffi.new("TVMFFIObject*[]", [t._handle for t in tensors])
     out = ffi.new("TVMFFIObject**")
     check_call(lib.mr_params_save(c_names, c_tensors, len(names), out))
-    return bytearray(wrap_object(66, out[0]))
+    try:  # one copy, from the runtime's bytes into the bytearray
+        view = lib.mr_bytes_view(out[0])
+        return bytearray(ffi.buffer(view.data, view.size))
+    finally:
+        lib.mr_object_release(out[0])
 
 
 def load_param_dict(param_bytes):

@@ -53,11 +53,12 @@ def _as_ndarray(value):
     return microruntime.nd.array(np.asarray(value, order="C"))
 
 
-def _tensor_records(params) -> bytes:
-    """The tensor records of a params file (save_param_dict's format), in params' order."""
+def _tensor_records(params) -> memoryview:
+    """The tensor records of a params file (save_param_dict's format), in params' order (a
+    view of the file: a model's params are tens of MB, and each copy costs page faults)."""
     import microruntime
 
-    blob = bytes(microruntime.save_param_dict(params))
+    blob = memoryview(microruntime.save_param_dict(params))
     pos = 16
     (count,) = struct.unpack_from("<Q", blob, pos)
     pos += 8
@@ -124,13 +125,14 @@ def write_payload(graph_json: str, params, module_name: str = "default",
                   manifest: Optional[dict] = None) -> bytes:
     """The GraphExecutorFactory payload (see the module doc); no manifest when None."""
     names = list(params)
-    body = _string(graph_json.encode("utf-8")) + _u64(len(names)) + _u64(len(names))
-    body += b"".join(_string(n.encode("utf-8")) for n in names)
-    body += _tensor_records(params) if names else b""
-    body += _string(module_name.encode("utf-8"))
+    parts = [_string(graph_json.encode("utf-8")), _u64(len(names)), _u64(len(names))]
+    parts += [_string(n.encode("utf-8")) for n in names]
+    if names:
+        parts.append(_tensor_records(params))
+    parts.append(_string(module_name.encode("utf-8")))
     if manifest is not None:
-        body += _string(json.dumps(manifest, separators=(",", ":")).encode("utf-8"))
-    return body
+        parts.append(_string(json.dumps(manifest, separators=(",", ":")).encode("utf-8")))
+    return b"".join(parts)
 
 
 class GraphExecutorFactoryModule(ObjectGeneric):
