@@ -204,18 +204,6 @@ def optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, opt: int) -> None:
     pb.getModulePassManager().run(module, pb)
 
 
-def emit(tm: llvm.TargetMachine, module: llvm.ModuleRef, assembly: bool = False):
-    """The object code (or assembly text) of an optimised module. On x86 the backend runs
-    without loop strength reduction: our loops index with plain induction variables that x86
-    addressing modes take as they are, and LSR was a fifth of the LLVM time of a model
-    (ResNet-18: 5.0 -> 3.9 s of LLVM work, 5.9 -> 5.1 s compile) for no measured change in
-    speed (ResNet-18, the bench/models.py set, the packed GEMM: within 1%). Other ISAs
-    (post-increment loads on ARM) keep it."""
-    x86 = tm.triple.split("-")[0] in ("x86_64", "i386", "i686")
-    llvm.set_option("", f"-disable-lsr={'true' if x86 else 'false'}")
-    return tm.emit_assembly(module) if assembly else tm.emit_object(module)
-
-
 def _imported_ir(text: str, triple: str, layout: str) -> llvm.ModuleRef:
     """LLVM IR text of an "import_llvm" pragma, parsed and verified for linking."""
     try:
@@ -259,7 +247,7 @@ def _object_of(text: str, what: str, spec: str, opt: int) -> bytes:
         raise InternalError(f"llvm codegen produced invalid LLVM IR for {what}: {err}") from None
     link_helpers(ref)
     optimize(ref, tm, opt)
-    return emit(tm, ref)
+    return tm.emit_object(ref)
 
 
 def _linked(texts: List[str], tm: llvm.TargetMachine, opt: int) -> llvm.ModuleRef:
@@ -342,9 +330,8 @@ def _emit_linked(modules, imports, prefix, triple, layout, opt, tm, workdir):
     optimize(linked, tm, opt)
     path = os.path.join(workdir, "host_llvm.o")
     with open(path, "wb") as f:
-        f.write(emit(tm, linked))
-    return path, LazySources({"ll": lambda: str(linked),
-                              "asm": lambda: emit(tm, linked, assembly=True)})
+        f.write(tm.emit_object(linked))
+    return path, LazySources({"ll": lambda: str(linked), "asm": lambda: tm.emit_assembly(linked)})
 
 
 def _emit_in_parallel(results, opt, tm, workdir):
@@ -360,7 +347,7 @@ def _emit_in_parallel(results, opt, tm, workdir):
     path = create_relocatable(os.path.join(workdir, "host_llvm.o"), paths)
     linked = functools.lru_cache(maxsize=1)(lambda: _linked(texts, tm, opt))
     return path, LazySources({"ll": lambda: str(linked()),
-                              "asm": lambda: emit(tm, linked(), assembly=True)})
+                              "asm": lambda: tm.emit_assembly(linked())})
 
 
 codegen_host_llvm = codegen_host
