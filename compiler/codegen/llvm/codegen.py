@@ -204,6 +204,15 @@ def optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, opt: int) -> None:
     pb.getModulePassManager().run(module, pb)
 
 
+def emit(tm: llvm.TargetMachine, module: llvm.ModuleRef, strength_reduce: bool = True,
+         assembly: bool = False):
+    """The object code (or assembly text) of an optimised module; `strength_reduce=False` runs
+    the backend without loop strength reduction (NO_STRENGTH_REDUCE: every function of the
+    module asked for none)."""
+    llvm.set_option("", f"-disable-lsr={'false' if strength_reduce else 'true'}")
+    return tm.emit_assembly(module) if assembly else tm.emit_object(module)
+
+
 def _imported_ir(text: str, triple: str, layout: str) -> llvm.ModuleRef:
     """LLVM IR text of an "import_llvm" pragma, parsed and verified for linking."""
     try:
@@ -233,12 +242,12 @@ def _object_of_made(make, spec: str, opt: int):
     """In a worker: (object code, LLVM IR text) of the module `make()` gives."""
     what, ctx = make()
     text = str(ctx.module)
-    return _object_of(text, what, spec, opt), text
+    return _object_of(text, what, spec, opt, ctx.strength_reduce), text, ctx.strength_reduce
 
 
-def _object_of(text: str, what: str, spec: str, opt: int) -> bytes:
+def _object_of(text: str, what: str, spec: str, opt: int, strength_reduce: bool) -> bytes:
     """In a worker: the object code of one module's LLVM IR text (verified, helpers linked,
-    optimised at `opt`)."""
+    optimised at `opt`, see `emit` for `strength_reduce`)."""
     tm = _target_machine(spec)
     try:
         ref = llvm.parse_assembly(text)
@@ -247,7 +256,7 @@ def _object_of(text: str, what: str, spec: str, opt: int) -> bytes:
         raise InternalError(f"llvm codegen produced invalid LLVM IR for {what}: {err}") from None
     link_helpers(ref)
     optimize(ref, tm, opt)
-    return tm.emit_object(ref)
+    return emit(tm, ref, strength_reduce)
 
 
 def _linked(texts: List[str], tm: llvm.TargetMachine, opt: int) -> llvm.ModuleRef:
@@ -289,6 +298,7 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
 
     def library_module():
         glue = context("library")
+        glue.strength_reduce = False  # no loops: no say in how the functions' are reduced
         emit_library(glue, [f.attrs.get("global_symbol", n) for n, f in mod.items()],
                      _entry(mod), prefix)
         return "the library symbols", glue
@@ -313,7 +323,9 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
 def _emit_linked(modules, imports, prefix, triple, layout, opt, tm, workdir):
     """One module: every function verified as it is made, linked, optimised, emitted."""
     linked = None
+    strength_reduce = False
     for what, ctx in modules:
+        strength_reduce |= ctx.strength_reduce
         ref = _verified(ctx, what)
         if linked is None:
             linked = ref
@@ -330,8 +342,9 @@ def _emit_linked(modules, imports, prefix, triple, layout, opt, tm, workdir):
     optimize(linked, tm, opt)
     path = os.path.join(workdir, "host_llvm.o")
     with open(path, "wb") as f:
-        f.write(tm.emit_object(linked))
-    return path, LazySources({"ll": lambda: str(linked), "asm": lambda: tm.emit_assembly(linked)})
+        f.write(emit(tm, linked, strength_reduce))
+    return path, LazySources({"ll": lambda: str(linked),
+                              "asm": lambda: emit(tm, linked, strength_reduce, assembly=True)})
 
 
 def _emit_in_parallel(results, opt, tm, workdir):
@@ -339,15 +352,18 @@ def _emit_in_parallel(results, opt, tm, workdir):
     into one. The sources link the IR texts on first access."""
     texts: List[str] = []
     paths = []
-    for i, (code, text) in enumerate(results):
+    strength_reduce = False
+    for i, (code, text, reduce) in enumerate(results):
         texts.append(text)
+        strength_reduce |= reduce
         paths.append(os.path.join(workdir, f"host_llvm_{i}.o"))
         with open(paths[-1], "wb") as f:
             f.write(code)
     path = create_relocatable(os.path.join(workdir, "host_llvm.o"), paths)
     linked = functools.lru_cache(maxsize=1)(lambda: _linked(texts, tm, opt))
     return path, LazySources({"ll": lambda: str(linked()),
-                              "asm": lambda: tm.emit_assembly(linked())})
+                              "asm": lambda: emit(tm, linked(), strength_reduce,
+                                                  assembly=True)})
 
 
 codegen_host_llvm = codegen_host

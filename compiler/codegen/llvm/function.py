@@ -21,7 +21,15 @@ from .expr import ExprEmitter
 from .intrin import IntrinEmitter
 from .packed import PackedEmitter
 from .parallel import ParallelEmitter
-from .types import I32, SAFE_CALL, UNROLL_DISABLE, ModuleContext, memory_type, opaque
+from .types import (
+    I32,
+    NO_STRENGTH_REDUCE,
+    SAFE_CALL,
+    UNROLL_DISABLE,
+    ModuleContext,
+    memory_type,
+    opaque,
+)
 
 
 class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter):
@@ -105,6 +113,8 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
         if s.key == UNROLL_DISABLE and isinstance(s.body, kir.For):
             self.stmt_For(s.body, unroll=False)
             return
+        if s.key == NO_STRENGTH_REDUCE:
+            self.ctx.strength_reduce = False
         if s.key != FREE_ON_ERROR:
             self.stmt(s.body)
             return

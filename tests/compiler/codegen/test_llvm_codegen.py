@@ -294,6 +294,37 @@ def test_unroll_disable_keeps_the_loop_rolled(tmp_path):
         assert ("llvm.loop.unroll.disable" in art.sources["ll"]) == pragma
 
 
+def test_no_strength_reduce_turns_lsr_off_for_the_module(tmp_path, monkeypatch):
+    """A loop under `pragma_no_strength_reduce` makes its function's module skip LLVM's loop
+    strength reduction (when every function of the module asks); the result is the same."""
+    from compiler.codegen.llvm import codegen
+
+    def gather(pragma):
+        A = decl_buffer((32,), "float32", "A")
+        C = decl_buffer((8,), "float32", "C")
+        i = Var("i", "int32")
+        loop = For(i, const(0), const(8), ForKind.SERIAL,
+                   BufferStore(C, A[i * 4 + 1], (i,)))
+        if pragma:
+            loop = AttrStmt(i, "pragma_no_strength_reduce", const(1), loop)
+        return _func([A, C], loop)
+
+    asked = []
+    emit = codegen.emit
+    monkeypatch.setattr(codegen, "emit", lambda tm, m, strength_reduce=True, assembly=False:
+                        asked.append(strength_reduce) or emit(tm, m, strength_reduce, assembly))
+    a = np.arange(32, dtype="float32")
+    for funcs, want in (({"g": gather(True)}, False), ({"g": gather(False)}, True),
+                        ({"g": gather(True), "h": gather(False)}, True)):
+        asked.clear()
+        lib, _ = compile_host(tmp_path / str(len(funcs)) / str(want), funcs)
+        for name in funcs:
+            c = np.zeros(8, "float32")
+            lib.run(name, a, c)
+            np.testing.assert_array_equal(c, a[1::4])
+        assert asked == [want]
+
+
 def test_scalar_arguments(tmp_path):
     n = Var("n", "int32")
     A = decl_buffer((n,), "float32", "A")
