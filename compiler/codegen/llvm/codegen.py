@@ -298,7 +298,7 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
 
     def library_module():
         glue = context("library")
-        glue.strength_reduce = False  # no loops: no say in how the functions' are reduced
+        glue.strength_reduce = False  # it has no loops: the functions decide
         emit_library(glue, [f.attrs.get("global_symbol", n) for n, f in mod.items()],
                      _entry(mod), prefix)
         return "the library symbols", glue

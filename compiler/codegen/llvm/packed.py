@@ -69,25 +69,19 @@ class PackedEmitter:
         self.error_return(ir.Constant(I32, -1))
 
     def _message_template(self, message):
-        """(constant parts, runtime values) of `message` for `__kiln_raise`, or None."""
-        parts, values = [], []
-        for part in message:
-            if isinstance(part, str):
-                parts.append(self.ctx.cstring(part))
-            elif isinstance(part, StringImm):
-                parts.append(self.ctx.cstring(part.value))
-            elif isinstance(part, IntImm):
-                parts.append(self.ctx.cstring(str(int(part.value))))
-            elif isinstance(part, Call) and part.op == "tir.dtype_name":
-                parts.append(_slot_marker(DTYPE_SLOT))
-                values.append(self.packed_dtype(*part.args))
-            elif isinstance(part, PrimExpr) and not part.dtype.is_handle:
-                parts.append(_slot_marker(VALUE_SLOT))
-                values.append(self._as_i64(part))
-            else:
-                return None
-        if len(parts) > RAISE_PARTS or len(values) > RAISE_VALUES:
+        """(constant parts, runtime values) of `message` for `__kiln_raise`, or None (no IR
+        emitted then)."""
+        kinds = [_template_kind(p) for p in message]
+        if None in kinds or len(kinds) > RAISE_PARTS or \
+                sum(k in (VALUE_SLOT, DTYPE_SLOT) for k in kinds) > RAISE_VALUES:
             return None
+        parts, values = [], []
+        for kind, part in zip(kinds, message):
+            if kind == DTYPE_SLOT:
+                values.append(self.packed_dtype(*part.args))
+            elif kind == VALUE_SLOT:
+                values.append(self._as_i64(part))
+            parts.append(self.ctx.cstring(kind) if isinstance(kind, str) else _slot_marker(kind))
         return parts, values
 
     def _as_i64(self, part) -> ir.Value:
@@ -210,6 +204,22 @@ class PackedEmitter:
         self.b.store(ir.Constant(I64, 0), field[2], align=8)
         if payload is not None:
             self.b.store(payload, field[2], align=8)
+
+
+def _template_kind(part):
+    """A message part in a `__kiln_raise` template: its constant text, VALUE_SLOT, DTYPE_SLOT,
+    or None (it cannot be in one)."""
+    if isinstance(part, str):
+        return part
+    if isinstance(part, StringImm):
+        return part.value
+    if isinstance(part, IntImm):
+        return str(int(part.value))
+    if isinstance(part, Call) and part.op == "tir.dtype_name":
+        return DTYPE_SLOT
+    if isinstance(part, PrimExpr) and not part.dtype.is_handle:
+        return VALUE_SLOT
+    return None
 
 
 def _slot_marker(slot: int) -> ir.Constant:
