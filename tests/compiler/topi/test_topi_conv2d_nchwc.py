@@ -41,8 +41,10 @@ def _blocked(a, block):
          tile=dict(oc_blocks=2, ow_tile=5, band_rows=2, unroll_channels=True)),
     dict(c=8, k=16, hw=(6, 8), ks=3, stride=1, pad=1, ib=8, ob=8, tile=dict(band_rows=0)),
     dict(c=64, k=32, hw=(7, 7), ks=1, stride=1, pad=0, ib=8, ob=8),      # 1x1 in bands
+    dict(c=16, k=32, hw=(7, 7), ks=3, stride=1, pad=1, ib=8, ob=8,
+         tile=dict(oc_blocks=2, ow_tile=7, band_rows=7)),                # a tile per row
 ], ids=["stem-stride2", "odd-blocks-asym-pad", "1x1-stride2-tile", "5x5-odd", "band-passes",
-        "band-tail-unrolled", "rows-3x3", "1x1-band"])
+        "band-tail-unrolled", "rows-3x3", "1x1-band", "band-even-tile"])
 def test_conv2d_nchwc_epilogue(run, rng, case):
     """conv + bias + residual + relu, one kernel; the result compared in NCHW."""
     c, k, (h, w), ks, ib, ob = case["c"], case["k"], case["hw"], case["ks"], case["ib"], case["ob"]
@@ -201,3 +203,17 @@ def test_bands_or_rows():
     assert tiling(256, 512, 7, 1)[0] == 7              # 1x1 with no row tile: bands
     assert conv_tiling((1, 8, 14, 14, 8), (8, 8, 3, 3, 8, 8), 4, 16, band_rows=0,
                        ow_tile=5) == (0, 4, 2, 8)      # rows: the width's divisors
+
+
+def test_band_tile_divides_its_band():
+    """AVX-512 (32 registers, 16 lanes): a tile that divides the band's pixels wins over a
+    slightly larger one that leaves a tail; none such on AVX2 (4 x 3 stays)."""
+    def tiling(c, k, size, regs, lanes):
+        return conv_tiling((1, k // lanes, size, size, lanes),
+                           (k // lanes, c // lanes, 3, 3, lanes, lanes), 4, regs)
+    assert tiling(512, 512, 7, 32, 16) == (7, 2, 7, 1)     # 49 pixels: 2 x 7, not 4 x 4
+    assert tiling(256, 256, 14, 32, 16) == (14, 2, 7, 1)   # 2 x 7 takes the whole height
+    assert tiling(128, 128, 28, 32, 16) == (4, 4, 4, 1)    # 4 x 4 divides 4 rows of 28
+    assert tiling(512, 512, 7, 16, 8) == (7, 4, 3, 1)      # AVX2: no even tile near 12
+    assert conv_tiling((1, 32, 7, 7, 16), (32, 32, 3, 3, 16, 16), 4, 32,
+                       ow_tile=4) == (7, 4, 4, 1)           # an explicit tile is kept
