@@ -11,8 +11,9 @@
   2: after vectorize, unroll and storage rewrite; 3 or more: at the end). A pass is a function
   IRModule -> IRModule, an object with `__call__`, or a `prim_func_pass` / `module_pass`.
 - `disabled_pass`: TVM pass names; compiler/tir/pipeline.py maps them to Kiln's passes
-  (`TVM_PASS_NAMES`) and leaves those out. Names of passes Kiln does not have (Relay's
-  "AlterOpLayout", ...) are accepted and change nothing, as in TVM.
+  (`TVM_PASS_NAMES`) and leaves those out; "winograd_conv2d" leaves out relay.build's Winograd
+  convolutions (compiler/relax/transform/winograd_conv2d.py). Names of passes Kiln does not
+  have (Relay's "AlterOpLayout", ...) are accepted and change nothing, as in TVM.
 - `opt_level` (default 2) and `required_pass`: a user pass runs when it is not disabled and
   either its name is required or its opt_level is at most the context's. Kiln's own lowering
   passes are not gated by opt_level: TVM registers its TIR lowering passes at opt_level 0.

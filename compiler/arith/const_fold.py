@@ -103,8 +103,10 @@ def fold(e: E.PrimExpr) -> Optional[E.PrimExpr]:
         return None if value is None else const_of(e.dtype, value)
     if isinstance(e, E.Not) and _is_const(e.a):
         return E.IntImm(e.dtype, 0 if e.a.value else 1)
-    if isinstance(e, E.Select) and _is_const(e.condition):
-        return e.true_value if e.condition.value else e.false_value
+    if isinstance(e, E.Select):
+        cond = e.condition.value if isinstance(e.condition, E.Broadcast) else e.condition
+        if _is_const(cond):      # a constant condition, or one broadcast to every lane
+            return e.true_value if cond.value else e.false_value
     if isinstance(e, E.Cast) and _is_const(e.value) and e.dtype.lanes == 1:
         return _fold_cast(e.dtype, e.value)
     return None

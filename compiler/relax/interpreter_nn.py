@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ..topi.nn.layout import transform_numpy
+from ..topi.nn.winograd import winograd_matrices
 from .interpreter_ops import _like, erf, kernel
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -113,6 +114,30 @@ def _conv2d(attrs, x, w):
                        j * dw:j * dw + sw * (ow - 1) + 1:sw]
             out += np.einsum("ngchw,goc->ngohw", patch, wg[:, :, :, i, j])
     return out.reshape(n, o, oh, ow).astype(out_dtype)
+
+
+@kernel("nn.contrib_conv2d_winograd_without_weight_transform")
+def _conv2d_winograd(attrs, x, u):
+    """The Winograd algorithm itself, in float64: input tiles transformed, multiplied by the
+    transformed weight point by point, transformed back."""
+    m = attrs.tile_size
+    a = m + 2
+    at, _, bt = winograd_matrices(m)
+    xn = transform_numpy(x, attrs.data_layout, "NCHW").astype(np.float64)
+    n, c, h, w = xn.shape
+    pt, pl, pb, pr = attrs.padding
+    oh, ow = h + pt + pb - 2, w + pl + pr - 2
+    th, tw = -(-oh // m), -(-ow // m)
+    xp = np.pad(xn, ((0, 0), (0, 0), (pt, th * m + 2 - h - pt), (pl, tw * m + 2 - w - pl)))
+    d = np.stack([np.stack([xp[:, :, r:r + th * m:m, s:s + tw * m:m] for s in range(a)], -1)
+                  for r in range(a)], -2)                          # [n, c, th, tw, a, a]
+    v = np.einsum("ir,ncyxrs,js->ijncyx", bt, d, bt)
+    points, ocb, ic, ob = u.shape
+    uw = u.astype(np.float64).reshape(a, a, ocb, ic, ob).transpose(0, 1, 2, 4, 3)
+    mm = np.einsum("ijoc,ijncyx->ijnoyx", uw.reshape(a, a, ocb * ob, ic), v)
+    y = np.einsum("pi,ijnoyx,qj->noypxq", at, mm, at).reshape(n, ocb * ob, th * m, tw * m)
+    out = y[:, :, :oh, :ow].astype(_out_dtype(attrs, x))
+    return transform_numpy(out, "NCHW", attrs.out_layout or attrs.data_layout)
 
 
 @kernel("nn.conv2d_transpose")

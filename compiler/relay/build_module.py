@@ -26,6 +26,7 @@ from ..relax.transform import (
 from ..relax.transform.convert_layout_nchwc import convert_layout_nchwc
 from ..relax.transform.legalize import HOST_FALLBACK, legalize
 from ..relax.transform.transpose_dense_weight import transpose_dense_weight
+from ..relax.transform.winograd_conv2d import winograd_conv2d
 from ..target import Target
 from ..tir.function import PrimFunc
 from .executor_factory import GraphExecutorFactoryModule
@@ -41,6 +42,7 @@ def optimize(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
     mod = eliminate_dead_code(mod)           # what folding left unused
     mod = transpose_dense_weight(mod)        # dense by a constant W -> matmul by W.T [K, N]
     mod = convert_layout_nchwc(mod, target)  # CPU: conv regions in NCHW[x]c, weights blocked
+    mod = winograd_conv2d(mod, target)       # CPU: 3x3 stride-1 convs by Winograd
     return fuse_ops(mod)                     # operators grouped into kernels
 
 

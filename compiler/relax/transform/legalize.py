@@ -40,6 +40,8 @@ from .legalize_ops import LEGALIZE
 _SCHEDULES: Dict[str, str] = {
     "relax.nn.conv2d": "schedule_conv2d_nchw",
     "relax.nn.conv2d_transpose": "schedule_conv2d_transpose_nchw",
+    "relax.nn.contrib_conv2d_winograd_without_weight_transform":
+        "schedule_conv2d_winograd_NCHWc",
     "relax.nn.dense": "schedule_dense",
     "relax.matmul": "schedule_matmul",     # 2-d; batched forms below
     "relax.nn.max_pool2d": "schedule_pool",

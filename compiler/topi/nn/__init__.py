@@ -18,3 +18,8 @@ from .pooling import adaptive_pool, global_pool, pool2d  # noqa: F401
 from .pooling_nchwc import global_pool_NCHWc, pool2d_NCHWc  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
 from .utils import get_pad_tuple  # noqa: F401
+from .winograd import (  # noqa: F401
+    conv2d_winograd_NCHWc,
+    winograd_matrices,
+    winograd_weight_transform,
+)

@@ -12,6 +12,7 @@ from .conv2d_nchwc import (  # noqa: F401
     schedule_conv2d_NCHWc,
     schedule_depthwise_conv2d_NCHWc,
 )
+from .conv2d_winograd import schedule_conv2d_winograd_NCHWc  # noqa: F401
 from .dense import (  # noqa: F401
     blocked_gemm,
     dense_pack,

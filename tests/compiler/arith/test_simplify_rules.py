@@ -161,6 +161,10 @@ def test_select():
     check(Select(b, x, x), x)
     check(Select(~b, x, y), Select(b, y, x))
     check(Select(i < 16, x, y), x, {i: (0, 15)})
+    # a constant condition broadcast to every lane (a vectorized select of an unrolled index)
+    xs, ys = Ramp(x, 1, 4), Ramp(y, 1, 4)
+    check(Select(Broadcast(const(True), 4), xs, ys), xs)
+    check(Select(Broadcast(const(False), 4), xs, ys), ys)
 
 
 # ---- casts, lets, vectors ----------------------------------------------------------------------

@@ -9,7 +9,11 @@ from .activation import (
     silu,
     softmax,
 )
-from .convolution import conv2d, conv2d_transpose
+from .convolution import (
+    contrib_conv2d_winograd_without_weight_transform,
+    conv2d,
+    conv2d_transpose,
+)
 from .linear import dense
 from .normalization import batch_norm, layer_norm, lrn
 from .padding import pad

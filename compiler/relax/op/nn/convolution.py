@@ -6,6 +6,10 @@ data NCHW[i]c `(n, c / i, h, w, i)`, weight OIHW[i]i[o]o `(o_ch / o, c / i, kh, 
 (depthwise: OIHW1i[o]o), out NCHW[o]c. conv2d_transpose: weight IOHW `(in_channels,
 out_channels / groups, kh, kw)`. `padding` is (top, left, bottom, right) (an int or (h, w) is
 expanded); `out_dtype` "void" means the data's dtype.
+contrib_conv2d_winograd_without_weight_transform (CPU kernels, made by the winograd_conv2d
+pass): a 3x3, stride-1 conv2d in the blocked layout whose weight was transformed at compile
+time for Winograd F(tile_size, 3) (topi.nn.winograd): `(a*a, o_ch / o, c, o)`, a = tile_size
++ 2.
 """
 from __future__ import annotations
 
@@ -149,10 +153,37 @@ def _infer_conv2d_transpose(call: Call) -> StructInfo:
                              out(w, kw, sw, dw, pl + pr, opw)), out_dtype)
 
 
+def _infer_conv2d_winograd(call: Call) -> StructInfo:
+    data, weight = tensor_arg(call, 0), tensor_arg(call, 1)
+    dtype = same_dtype(call, 0, data, 1, weight)
+    out_dtype = call.attrs.out_dtype if call.attrs.out_dtype != "void" else dtype
+    a = call.attrs
+    d, o = _BLOCKED_DATA.match(a.data_layout), _BLOCKED_DATA.match(a.out_layout)
+    if not (d and o) or data.ndim not in (-1, 5) or weight.ndim not in (-1, 4):
+        raise fail(call, f"needs blocked data (NCHW[i]c, 5-D) and a transformed weight (4-D), "
+                         f"got {a.data_layout}/{a.out_layout}, {data.ndim} and {weight.ndim} "
+                         "dims")
+    if data.shape is None or weight.shape is None:
+        return TensorStructInfo(None, out_dtype, 5)
+    n, cb, h, w, c = data.shape
+    points, ocb, ic, ob = weight.shape
+    side = a.tile_size + 2
+    if points != side * side or c != int(d.group(1)) or ob != int(o.group(1)) or \
+            _static_mismatch(ic, su.mul(cb, c)):
+        raise fail(call, f"data {data.shape} and weight {weight.shape} do not match a "
+                         f"tile_size={a.tile_size} transform ({a.data_layout}/{a.out_layout})")
+    pt, pl, pb, pr = a.padding
+    return TensorStructInfo((n, ocb, _conv_out(h, 3, 1, 1, pt + pb),
+                             _conv_out(w, 3, 1, 1, pl + pr), ob), out_dtype)
+
+
 _CONV_ATTRS = {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
                "data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW",
                "out_dtype": "void"}
 register("relax.nn.conv2d", _infer_conv2d, ("data", "weight"), _CONV_ATTRS)
+register("relax.nn.contrib_conv2d_winograd_without_weight_transform", _infer_conv2d_winograd,
+         ("data", "weight"), {"tile_size": 2, "padding": (1, 1, 1, 1), "data_layout": "NCHW8c",
+                              "out_layout": "NCHW8c", "out_dtype": "void"})
 register("relax.nn.conv2d_transpose", _infer_conv2d_transpose, ("data", "weight"),
          {"strides": (1, 1), "padding": (0, 0, 0, 0), "output_padding": (0, 0),
           "dilation": (1, 1), "groups": 1, "data_layout": "NCHW", "kernel_layout": "IOHW",
@@ -179,3 +210,14 @@ def conv2d_transpose(data, weight, strides=(1, 1), padding=(0, 0), output_paddin
                      dilation=pair(dilation, 2, "dilation"), groups=int(groups),
                      data_layout=data_layout, kernel_layout=kernel_layout,
                      out_layout=out_layout or data_layout, out_dtype=as_dtype_str(out_dtype))
+
+
+def contrib_conv2d_winograd_without_weight_transform(data, weight, tile_size: int, padding=(1, 1),
+                                                    data_layout: str = "NCHW8c",
+                                                    out_layout=None, out_dtype=None) -> Call:
+    """A 3x3, stride-1 convolution of blocked `data` with a weight already transformed for
+    Winograd F(tile_size, 3) (topi.nn.winograd_weight_transform)."""
+    return make_call("relax.nn.contrib_conv2d_winograd_without_weight_transform", (data, weight),
+                     tile_size=int(tile_size), padding=padding4(padding),
+                     data_layout=data_layout, out_layout=out_layout or data_layout,
+                     out_dtype=as_dtype_str(out_dtype))

@@ -30,6 +30,12 @@ def _conv2d(call, a):
                                      list(at.dilation), at.groups, _out_dtype(call))
 
 
+def _conv2d_winograd(call, a):
+    at = call.attrs
+    return topi.nn.conv2d_winograd_NCHWc(a[0], a[1], at.tile_size, list(at.padding),
+                                         _out_dtype(call))
+
+
 def _conv2d_transpose(call, a):
     _layout(call, "NCHW", "IOHW")
     at = call.attrs
@@ -131,6 +137,7 @@ def _lrn(call, a):
 
 LEGALIZE = {
     "relax.nn.conv2d": _conv2d, "relax.nn.conv2d_transpose": _conv2d_transpose,
+    "relax.nn.contrib_conv2d_winograd_without_weight_transform": _conv2d_winograd,
     "relax.nn.dense": _dense, "relax.matmul": _matmul,
     "relax.nn.max_pool2d": _pool("max"), "relax.nn.avg_pool2d": _pool("avg"),
     "relax.nn.adaptive_avg_pool2d": _adaptive("avg"),

@@ -1,0 +1,124 @@
+"""Winograd convolution (topi.nn.conv2d_winograd_NCHWc) for x86 and any CPU, with what was
+fused after it (bias, scale/shift, a residual add, relu/clip).
+
+Four stages at the root, each in parallel:
+  pad          (n, block, row) in parallel, the block's channels vectorized;
+  wino_input   per (tile, input-channel block): the a x a points unrolled, channels vectorized;
+  wino_gemm    per (point, group of `oc_blocks` output-channel blocks): register tiles of
+               `oc_blocks` blocks x `tile_count` tiles accumulate over the input channels in a
+               rolled loop (one broadcast per tile, one weight vector per block and step);
+  the output   per (n, block, tile row): the m x m pixels of each tile unrolled, the block's
+               channels vectorized, the epilogue applied as the result is stored.
+
+Tunables (keyword arguments, defaults from the constants and the target's vector ISA):
+oc_blocks, tile_count.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ...target.isa import vector_isa
+from ..utils import as_outputs, divisor_at_most, get_const_tuple
+from .anchored import schedule_anchored
+from .conv2d import schedule_pad
+from .conv2d_nchwc import BAND_ACCUMULATOR_SHARE, MAX_OC_BLOCKS
+
+_TAG = "conv2d_winograd_NCHWc"
+# Most tiles per register tile of the product (broadcasts per step).
+MAX_TILE_COUNT = 8
+
+
+def gemm_tile(ocb: int, tiles: int, registers: int):
+    """(oc_blocks, tile_count) of the product's register tile: oc_blocks dividing `ocb` (up to
+    MAX_OC_BLOCKS), tile_count dividing `tiles` (up to MAX_TILE_COUNT); accumulators, a
+    broadcast per tile and a weight vector in the `registers`, at most BAND_ACCUMULATOR_SHARE
+    of them accumulating; the most accumulators, then the fewest loads per multiply-add."""
+    limit = int(registers * BAND_ACCUMULATOR_SHARE)
+    fits = [(ob, t) for ob in range(1, min(ocb, MAX_OC_BLOCKS) + 1) if ocb % ob == 0
+            for t in range(1, min(tiles, MAX_TILE_COUNT) + 1)
+            if tiles % t == 0 and ob * t + t + 1 <= registers and ob * t <= limit]
+    return max(fits, key=lambda f: (f[0] * f[1], -(f[0] + f[1]) / (f[0] * f[1]), f[0]))
+
+
+def _schedule_input(s, v, lanes):
+    stage = s[v]
+    e, p, c = stage.op.axis
+    cb, ci = stage.split(c, factor=lanes)
+    stage.reorder(p, cb, e, ci)
+    outer = stage.fuse(p, cb)
+    stage.parallel(outer)
+    stage.unroll(e)
+    stage.vectorize(ci)
+    cols = s[v.op.input_tensors[0]]
+    cols.compute_at(stage, outer)
+    xi, col, _, cc = cols.op.axis
+    cols.unroll(xi)
+    cols.unroll(col)
+    cols.vectorize(cc)
+
+
+def _schedule_gemm(s, mm, oc_blocks, tile_count):
+    stage = s[mm]
+    acc = s.cache_write(mm, "local")
+    e, f, p, o = stage.op.axis
+    fo, fi = stage.split(f, factor=oc_blocks)
+    po, pi = stage.split(p, factor=tile_count)
+    stage.reorder(e, fo, po, fi, pi, o)
+    stage.parallel(stage.fuse(e, fo))
+    stage.unroll(fi)
+    stage.unroll(pi)
+    stage.vectorize(o)
+    a = s[acc]
+    a.compute_at(stage, po)
+    _, af, ap, ao = a.op.axis
+    (k,) = a.op.reduce_axis
+    a.reorder(k, af, ap, ao)
+    a.pragma(k, "unroll_disable", 1)
+    a.unroll(af)
+    a.unroll(ap)
+    a.vectorize(ao)
+
+
+def _schedule_output(s, out_op, rows, m):
+    stage = s[out_op]
+    n, f, y, x, o = stage.op.axis
+    yo, yi = stage.split(y, factor=m)
+    xo, xi = stage.split(x, factor=m)
+    stage.reorder(n, f, yo, xo, yi, xi, o)
+    stage.parallel(stage.fuse(n, f, yo))
+    stage.unroll(yi)
+    stage.unroll(xi)
+    stage.vectorize(o)
+    r = s[rows]
+    r.compute_at(stage, xo)
+    *_, i, rx, ro = r.op.axis
+    r.unroll(i)
+    r.unroll(rx)
+    r.vectorize(ro)
+
+
+def schedule_conv2d_winograd_NCHWc(outs, oc_blocks: Optional[int] = None,
+                                   tile_count: Optional[int] = None):
+    """Schedule conv2d_winograd_NCHWc and its fused epilogue (see the module docstring).
+    oc_blocks, tile_count: the product's register tile (divisors are taken); None:
+    `gemm_tile` for the target's ISA."""
+    registers = vector_isa().registers
+
+    def tile(s, anchor, out_op):
+        rows = anchor.input_tensors[0]
+        mm = rows.op.input_tensors[0]
+        v = mm.op.input_tensors[0]
+        pad = v.op.input_tensors[0].op.input_tensors[0]
+        points, ocb, tiles, ob = get_const_tuple(mm.shape)
+        a = round(points ** 0.5)
+        ib = get_const_tuple(pad.shape)[4]
+        schedule_pad(s, pad.op)
+        _schedule_input(s, v, ib)
+        ob_tile, count = gemm_tile(ocb, tiles, registers)
+        _schedule_gemm(s, mm, divisor_at_most(ocb, oc_blocks) if oc_blocks else ob_tile,
+                       divisor_at_most(tiles, tile_count) if tile_count else count)
+        if out_op is not anchor:
+            s[anchor].compute_inline()
+        _schedule_output(s, out_op, rows, a - 2)
+
+    return schedule_anchored(as_outputs(outs), lambda t: t == _TAG, tile)
