@@ -105,7 +105,8 @@ def resnet18(batch=1, size=224, classes=1000, seed=7):
 
 
 def _kernel_flops(mod):
-    """{primitive function name: FLOPs of its convolutions and products (multiply-add = 2)}."""
+    """{primitive function name: FLOPs of its convolutions and products (multiply-add = 2; a
+    Winograd convolution counts as the direct one it replaces)}."""
     from compiler.relax import expr as X
 
     def prod(s):
@@ -127,6 +128,9 @@ def _kernel_flops(mod):
                     w = v.args[1].struct_info.shape
                     oc = int(w[0]) * (int(w[5]) if len(w) == 6 else 1)
                     total += 2 * prod(out) * prod(w) // oc
+                elif op == "relax.nn.contrib_conv2d_winograd_without_weight_transform":
+                    # the direct 3x3 convolution's count (effective GFLOP/s)
+                    total += 2 * prod(out) * int(v.args[1].struct_info.shape[2]) * 9
                 elif op in ("relax.nn.dense", "relax.matmul"):
                     k = int(v.args[0].struct_info.shape[-1])
                     total += 2 * prod(out) * k

@@ -6,10 +6,12 @@ the workers off). `fork_pool(jobs)` is a process pool forked from this process, 
 start with its state (the module being built, the target, the pass context); None where fork
 is unavailable or jobs < 2, and the caller then works alone. `forked_map(tasks)` runs
 zero-argument callables in such a pool: only their indices and their (pickled) results cross
-over.
+over. `collector_paced_for_builds()` is the garbage collector's pace while a build runs.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -66,3 +68,22 @@ def forked_map(tasks: Sequence[Callable[[], Any]]) -> Optional[Iterator[Any]]:
             _TASKS.clear()
 
     return results()
+
+
+# The collector's thresholds during a build (generation 0 allocations, then collections of the
+# younger generation per older one); CPython's defaults are (700, 10, 10).
+BUILD_GC_THRESHOLDS = (50000, 50, 100)
+
+
+@contextlib.contextmanager
+def collector_paced_for_builds():
+    """Collects garbage less often while the block runs: a build makes millions of small IR
+    objects, nearly all without cycles, and at the default pace the collector rescans them
+    over and over (ResNet-18 built serially: 0.95 of 10.3 s in collections, 0.07 s at
+    BUILD_GC_THRESHOLDS). The thresholds are restored after; forked workers inherit them."""
+    old = gc.get_threshold()
+    gc.set_threshold(*BUILD_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)

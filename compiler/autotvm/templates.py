@@ -17,7 +17,8 @@ makes two things:
 A new topi template with keyword knobs plugs in with one row and one `ANCHOR_WORKLOADS` entry.
 Rows: dense.x86 / matmul.x86 (topi.x86.tile_gemm), conv2d_NCHWc.x86 and
 depthwise_conv2d_NCHWc.x86 (topi.x86.schedule_conv2d_NCHWc, the blocked layout that
-convert_layout_nchwc gives a CPU build's convolutions).
+convert_layout_nchwc gives a CPU build's convolutions), conv2d_winograd_NCHWc.x86
+(topi.x86.schedule_conv2d_winograd_NCHWc, the 3x3 convolutions winograd_conv2d makes).
 `testing.scale` is a pure-TE template with a tiny space for the tuner's own tests.
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ..ir.dtype import DType
 from ..target.isa import vector_isa
 from ..topi.utils import divisor_at_most
 from ..topi.x86 import conv2d_nchwc as conv_nchwc
+from ..topi.x86 import conv2d_winograd as conv_winograd
 from ..topi.x86.anchored import schedule_anchored
 from ..topi.x86.gemm import GEMM_MC, GEMM_NC, register_tile, tile_gemm
 from ..topi.x86.injective import schedule_injective_from_existing
@@ -256,6 +258,44 @@ DEPTHWISE_CONV2D_NCHWC = register_schedule_template(ScheduleTemplate(
     schedule_outs=conv_nchwc.schedule_depthwise_conv2d_NCHWc))
 
 
+# ---- Winograd convolutions: topi.x86.schedule_conv2d_winograd_NCHWc(outs, oc_blocks=,
+#      tile_count=) -----------------------------------------------------------------------
+#
+# Workload: (data shape [N, C/c, H, W, c], transformed weight shape [a*a, O/o, C, o], tile
+# size, padding (top, left, bottom, right), dtype, out_dtype): winograd_conv2d's operator.
+
+def _winograd_compute(data_shape, weight_shape, tile_size, padding, dtype, out_dtype):
+    data = te.placeholder(tuple(data_shape), dtype=dtype, name="data")
+    weight = te.placeholder(tuple(weight_shape), dtype=dtype, name="weight")
+    out = topi.nn.conv2d_winograd_NCHWc(data, weight, tile_size, list(padding), out_dtype)
+    return [data, weight], out
+
+
+def _winograd_knobs(cfg, data_shape, weight_shape, tile_size, *rest):
+    _, out = _winograd_compute(data_shape, weight_shape, tile_size, *rest)
+    n, ocb, oh, ow, ob = (int(d) for d in out.shape)
+    tiles = n * -(-oh // tile_size) * -(-ow // tile_size)
+    dob, dt = conv_winograd.gemm_tile(ocb, tiles, vector_isa().registers)
+    # the product's register tile: output-channel blocks by tiles (divisors of each)
+    cfg.define_knob("oc_blocks", sorted(set(_divisors(ocb, conv_nchwc.MAX_OC_BLOCKS)) | {dob}),
+                    default=dob)
+    cfg.define_knob("tile_count",
+                    sorted(set(_divisors(tiles, conv_winograd.MAX_TILE_COUNT)) | {dt}),
+                    default=dt)
+    cfg.add_flop(2.0 * n * ocb * ob * oh * ow * weight_shape[2] * 9)   # the direct count
+
+
+WINOGRAD_KEYWORDS: Dict[str, Callable] = {
+    "oc_blocks": lambda cfg: cfg["oc_blocks"].val,
+    "tile_count": lambda cfg: cfg["tile_count"].val,
+}
+
+CONV2D_WINOGRAD_NCHWC = register_schedule_template(ScheduleTemplate(
+    "conv2d_winograd_NCHWc.x86", ("conv2d_winograd_NCHWc",), _winograd_compute,
+    _winograd_knobs, WINOGRAD_KEYWORDS,
+    schedule_outs=conv_winograd.schedule_conv2d_winograd_NCHWc))
+
+
 # ---- graph-level anchors -> workloads -------------------------------------------------------
 
 def _static(arg, ndim: int) -> Optional[tuple]:
@@ -301,12 +341,25 @@ def _conv2d_workload(call) -> Optional[tuple]:
             out_dtype)
 
 
+def _winograd_workload(call) -> Optional[tuple]:
+    """winograd_conv2d's operator (blocked data, a transformed 4-d weight)."""
+    at = call.attrs
+    data, weight = _static(call.args[0], 5), _static(call.args[1], 4)
+    if data is None or weight is None:
+        return None
+    dtype = str(call.args[0].struct_info.dtype)
+    out_dtype = dtype if at.out_dtype in (None, "", "void") else str(at.out_dtype)
+    return ("conv2d_winograd_NCHWc.x86", data, weight, int(at.tile_size), _ints(at.padding),
+            dtype, out_dtype)
+
+
 # graph-level operator name -> (anchor call -> workload (template, *args), or None when no
 # template takes that call); duck-typed on the call (op.name, args' struct_info, attrs)
 ANCHOR_WORKLOADS: Dict[str, Callable] = {
     "relax.nn.dense": _gemm_workload("dense.x86"),
     "relax.matmul": _gemm_workload("matmul.x86"),
     "relax.nn.conv2d": _conv2d_workload,
+    "relax.nn.contrib_conv2d_winograd_without_weight_transform": _winograd_workload,
 }
 
 
@@ -352,7 +405,7 @@ def template_names() -> List[str]:
     return sorted(LIBRARY)
 
 
-__all__ = ["ANCHOR_WORKLOADS", "CONV2D_NCHWC", "CONV_KEYWORDS", "DENSE",
+__all__ = ["ANCHOR_WORKLOADS", "CONV2D_NCHWC", "CONV2D_WINOGRAD_NCHWC", "CONV_KEYWORDS", "DENSE",
            "DEPTHWISE_CONV2D_NCHWC", "DEPTHWISE_KEYWORDS", "GEMM_KEYWORDS", "LIBRARY", "MATMUL",
            "ScheduleTemplate", "fused_schedule", "register_schedule_template", "scale_template",
-           "template_names", "workload_of"]
+           "template_names", "WINOGRAD_KEYWORDS", "workload_of"]

@@ -24,6 +24,7 @@ from functools import partial
 from typing import Any, Callable, List, Mapping, Optional, Sequence
 
 from ..build import build as build_kernels
+from ..build_jobs import collector_paced_for_builds
 from ..export import export_library as _export_library
 from ..ir.errors import IRError, TargetError
 from ..ir.module import IRModule
@@ -42,6 +43,7 @@ from .transform.legalize_vm import legalize_vm
 from .transform.lower_shapes_vm import HOST_FUNC, lower_shapes_vm
 from .transform.plan_memory_vm import plan_memory_vm
 from .transform.transpose_dense_weight import transpose_dense_weight
+from .transform.winograd_conv2d import winograd_conv2d
 from .vm_format import VMExecutableBytes
 
 KIND = "relax.VMExecutable"
@@ -58,6 +60,7 @@ def default_pipeline(target=None) -> List[Pass]:
         fold_batch_norm,      # batch norms into scale/shift, then into weights
         eliminate_dead_code,  # what folding left unused
         partial(convert_layout_nchwc, target=target),  # CPU: conv regions in NCHW[x]c
+        partial(winograd_conv2d, target=target),  # CPU: 3x3 stride-1 convs by Winograd
         transpose_dense_weight,  # dense with a constant weight -> matmul by W.T (contiguous N)
         partial(legalize_vm, target=target),       # operators fused into kernels, R.call_tir
         partial(device_copies_vm, target=target),  # GPU: host kernels' values copied across
@@ -152,6 +155,11 @@ def build(mod, target="llvm", params: Optional[Mapping[str, Any]] = None,
         device = Target("llvm")
     if pipeline is None:
         pipeline = default_pipeline(device)
+    with collector_paced_for_builds():
+        return _build(mod, params, pipeline, device, host)
+
+
+def _build(mod, params, pipeline, device: Target, host) -> Executable:
     lowered = lower_for_vm(mod, params, pipeline)
     funcs = {k: f for k, f in lowered.items() if isinstance(f, PrimFunc)}
     exe = codegen(lowered)

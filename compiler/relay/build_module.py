@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, Mapping, Optional
 from microruntime.abi import DeviceType
 
 from ..build import build_lowered
+from ..build_jobs import collector_paced_for_builds
 from ..ir.errors import IRError
 from ..ir.module import IRModule
 from ..relax import expr as X
@@ -103,8 +104,9 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name: str = "d
     `target_host` "llvm" (or `{"opencl": ..., "llvm": ...}`) makes GPU kernels launched from
     host code; the executor then runs on that device (`lib["default"](microruntime.opencl())`)."""
     device, host = split_targets(target, target_host)
-    return build_from_plan(*plan(ir_mod, params, target=device), target=device,
-                           target_host=host, mod_name=mod_name)
+    with collector_paced_for_builds():
+        return build_from_plan(*plan(ir_mod, params, target=device), target=device,
+                               target_host=host, mod_name=mod_name)
 
 
 def build_from_plan(mod: IRModule, graph: GraphPlan, target=None, target_host=None,

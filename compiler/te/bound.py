@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set
 
 from ..arith import can_prove, covered_ranges, relax, simplify
+from ..arith.keys import KeyCache
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from .iter_relation import pass_down, pass_up_ranges
@@ -115,7 +116,13 @@ def _needed(stage: Stage, roots, reads, b: Bounds) -> List[E.Range]:
     hi: List[Optional[E.PrimExpr]] = [None] * len(roots)
     unknown = [False] * len(roots)
     root_ranges_cache = {}
+    keys, seen = KeyCache(), set()
     for consumer, load in reads:
+        # a load repeated in a body (the same indices) needs the same region: once is enough
+        k = (id(consumer), tuple(keys.key(i) for i in load.indices))
+        if k in seen:
+            continue
+        seen.add(k)
         if consumer not in root_ranges_cache:
             root_ranges_cache[consumer] = _consumer_root_ranges(consumer, fixed_ids, b)
         var_ranges = root_ranges_cache[consumer]

@@ -15,13 +15,24 @@ from llvmlite import ir
 from ... import tir as kir
 from ...ir.dtype import DType
 from ...ir.errors import InternalError
-from .types import F32, I1, I16, I32, I64, PTR, llvm_type, memory_type, scalar_type
+from .types import (
+    F32,
+    I1,
+    I16,
+    I32,
+    I64,
+    PTR,
+    TextConstant,
+    llvm_type,
+    memory_type,
+    scalar_type,
+)
 
 
 def splat(ty: ir.Type, value) -> ir.Constant:
     """A constant `value` of `ty`, in every lane when `ty` is a vector."""
     if isinstance(ty, ir.VectorType):
-        return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
+        return TextConstant(ty, f"splat ({ir.Constant(ty.element, value)})")
     return ir.Constant(ty, value)
 
 
@@ -273,9 +284,13 @@ class ExprEmitter:
 
     # ---- vectors ---------------------------------------------------------------------------
     def broadcast(self, v: ir.Value, lanes: int) -> ir.Value:
-        vec = ir.VectorType(v.type, lanes)
-        one = self.b.insert_element(ir.Constant(vec, ir.Undefined), v, ir.Constant(I32, 0))
-        return self.b.shuffle_vector(one, ir.Constant(vec, ir.Undefined),
+        """`v` in every lane: a splat constant for a constant, else an insert and a splat
+        shuffle (poison operands: short IR text)."""
+        if type(v) is ir.Constant and v.constant is not ir.Undefined:
+            return splat(ir.VectorType(v.type, lanes), v.constant)
+        poison = TextConstant(ir.VectorType(v.type, lanes), "poison")
+        one = self.b.insert_element(poison, v, ir.Constant(I32, 0))
+        return self.b.shuffle_vector(one, poison,
                                      ir.Constant(ir.VectorType(I32, lanes), [0] * lanes))
 
     def expr_Broadcast(self, e):
@@ -363,4 +378,5 @@ class ExprEmitter:
 
     def expr_Call(self, e):
         return self.call_intrinsic(e)
+
 

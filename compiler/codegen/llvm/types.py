@@ -89,6 +89,20 @@ def opaque(value: ir.Value) -> ir.Value:
     return value
 
 
+class TextConstant(ir.Constant):
+    """A constant given by its IR text (`poison`, `zeroinitializer`, `splat (float 2.0)`):
+    llvmlite would spell a vector constant out lane by lane."""
+
+    def __init__(self, ty: ir.Type, text: str):   # noqa: D107 (no Constant.__init__: it
+        self.type, self.constant = ty, text        # would split the text into lanes)
+
+    def _to_string(self) -> str:
+        return f"{self.type} {self.constant}"
+
+    def _get_reference(self) -> str:
+        return self.constant
+
+
 def global_variable(module: ir.Module, ty: ir.Type, name: str) -> ir.GlobalVariable:
     return opaque(ir.GlobalVariable(module, ty, name))
 

@@ -13,12 +13,14 @@ after:  a float32 conv2d of that form with a constant 3x3 weight, stride 1, dila
         14 pixel layers on AVX-512), else 2 (2.25x fewer, 1.6x faster at 7 pixels; a 4-pixel
         tile would leave most of a 7-pixel side as padding, and F(2, 3) rounds less). The
         transformed weight is (a / 3)^2 times the size of the original: 1.8x for tile 2, 4x
-        for tile 4. For a GPU target, and where PassContext disables "winograd_conv2d",
-        nothing changes.
+        for tile 4. For a GPU target, for a bare-metal one (whose flash holds the weights), and
+        where PassContext disables "winograd_conv2d", nothing changes.
 """
 from __future__ import annotations
 
 from ...ir.module import IRModule
+from ...target import Target
+from ...target.triple import is_bare_metal
 from ...topi.nn.winograd import winograd_weight_transform
 from ...transform import PassContext
 from .. import expr as X
@@ -74,10 +76,16 @@ class _Winograd(ExprMutator):
             out_dtype=a.out_dtype)
 
 
+def _is_bare_metal(target) -> bool:
+    triple = Target(target).attrs.get("mtriple") if target is not None else None
+    return bool(triple) and is_bare_metal(triple)
+
+
 def winograd_conv2d(mod: IRModule, target=None) -> IRModule:
     """`mod` with its eligible blocked 3x3 convolutions made Winograd ones for the CPU
     `target` (None: this host); unchanged for a GPU target."""
-    if _is_gpu(target) or not PassContext.current().pass_enabled("winograd_conv2d"):
+    if _is_gpu(target) or _is_bare_metal(target) or \
+            not PassContext.current().pass_enabled("winograd_conv2d"):
         return mod
     functions = {}
     for name, func in mod.items():

@@ -3,18 +3,39 @@
 Before: For loops of kind UNROLLED. After: those with a constant extent are gone (a sequence of
 copies with the loop variable replaced by 0, 1, ...; loops, lets and allocations inside each
 copy get fresh variables so each is defined once); an UNROLLED loop of non-constant extent
-becomes a SERIAL loop.
+becomes a SERIAL loop. What the value makes constant in a copy is folded as it is made (a
+select on the unrolled index keeps one branch), so the copies are no larger than they must be.
 """
 from __future__ import annotations
 
+from ...arith.const_fold import fold
 from ...ir.module import IRModule
 from .. import expr as E
 from ..function import PrimFunc
-from ..functor import IRMutator, substitute
+from ..functor import IRMutator
 from ..stmt import For, ForKind, seq
 from .common import freshen, map_funcs
 
 MAX_UNROLL = 512
+
+
+class _FoldingSubstitute(IRMutator):
+    """Replaces `var` by the constant `value` and folds each rebuilt expression whose operands
+    became constants."""
+
+    def __init__(self, var: E.Var, value: E.PrimExpr):
+        self.var, self.value = var, value
+
+    def visit_Var(self, v: E.Var) -> E.PrimExpr:
+        return self.value if v is self.var else v
+
+    def visit(self, node):
+        out = super().visit(node)
+        if out is not node and isinstance(out, E.PrimExpr):
+            folded = fold(out)
+            if folded is not None:
+                return folded
+        return out
 
 
 class _Unroll(IRMutator):
@@ -27,7 +48,8 @@ class _Unroll(IRMutator):
                        s.annotations)
         copies = []
         for k in range(s.extent.value):
-            body = substitute(s.body, {s.loop_var: s.min + k})
+            value = fold(s.min + k) if isinstance(s.min, E.IntImm) else s.min + k
+            body = _FoldingSubstitute(s.loop_var, value).visit(s.body)
             copies.append(freshen(body) if k else body)
         return seq(*copies)
 

@@ -87,9 +87,12 @@ def winograd_weight_transform(weight: np.ndarray, m: int) -> np.ndarray:
         raise IRError(f"winograd: a {kh}x{kw} kernel; only 3x3 has a transform")
     _, g, _ = winograd_matrices(m)
     a = m + 2
-    w = weight.astype(np.float64)
-    u = np.einsum("xk,ocklis,yl->xyocis", g, w, g)          # [a, a, O/o, I/i, i, o]
-    return np.ascontiguousarray(u.reshape(a * a, ocb, icb * ib, ob), dtype=np.float32)
+    # G g Gt for every 3 x 3 filter g (a batched matrix product in float32: its rounding is
+    # far below the algorithm's), then the points outermost
+    g = g.astype(np.float32)
+    taps = weight.astype(np.float32).transpose(0, 1, 4, 5, 2, 3).reshape(-1, 3, 3)
+    u = (g @ taps @ g.T).reshape(ocb, icb, ib, ob, a, a).transpose(4, 5, 0, 1, 2, 3)
+    return np.ascontiguousarray(u.reshape(a * a, ocb, icb * ib, ob))
 
 
 def winograd_output_shape(data_shape: Sequence[int], weight_shape: Sequence[int],
@@ -150,7 +153,7 @@ def conv2d_winograd_NCHWc(data, weight, m: int, padding, out_dtype=None):
                     (0, 0, th * m + 2 - h - top, tw * m + 2 - w - left, 0), name="pad")
 
     def tile_origin(p):
-        b, rest = p // (th * tw), p % (th * tw)
+        b, rest = (0, p) if n == 1 else (p // (th * tw), p % (th * tw))
         return b, rest // tw * m, rest % tw * m
 
     # (Bt d B)[xi, nu] = sum_s Bt[nu, s] (sum_r Bt[xi, r] d[r, s]): the columns, then the rows

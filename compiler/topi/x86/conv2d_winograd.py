@@ -3,12 +3,15 @@ fused after it (bias, scale/shift, a residual add, relu/clip).
 
 Four stages at the root, each in parallel:
   pad          (n, block, row) in parallel, the block's channels vectorized;
-  wino_input   per (tile, input-channel block): the a x a points unrolled, channels vectorized;
+  wino_input   per tile row in parallel, per (tile, input-channel block): the first half of the
+               transform into a local buffer, then the a x a points unrolled, channels
+               vectorized;
   wino_gemm    per (point, group of `oc_blocks` output-channel blocks): register tiles of
                `oc_blocks` blocks x `tile_count` tiles accumulate over the input channels in a
                rolled loop (one broadcast per tile, one weight vector per block and step);
-  the output   per (n, block, tile row): the m x m pixels of each tile unrolled, the block's
-               channels vectorized, the epilogue applied as the result is stored.
+  the output   per (n, block, tile row) in parallel, per tile: the first half of the transform
+               into a local buffer, then the m x m pixels unrolled, the block's channels
+               vectorized, the epilogue applied as the result is stored.
 
 Tunables (keyword arguments, defaults from the constants and the target's vector ISA):
 oc_blocks, tile_count.
@@ -40,20 +43,22 @@ def gemm_tile(ocb: int, tiles: int, registers: int):
     return max(fits, key=lambda f: (f[0] * f[1], -(f[0] + f[1]) / (f[0] * f[1]), f[0]))
 
 
-def _schedule_input(s, v, lanes):
+def _schedule_input(s, v, lanes, tiles_per_row):
     stage = s[v]
     e, p, c = stage.op.axis
+    row, col = stage.split(p, factor=tiles_per_row)   # the tile's origin without a division
     cb, ci = stage.split(c, factor=lanes)
-    stage.reorder(p, cb, e, ci)
-    outer = stage.fuse(p, cb)
-    stage.parallel(outer)
-    stage.unroll(e)
+    side = round(get_const_tuple(v.shape)[0] ** 0.5)
+    xi, nu = stage.split(e, factor=side)
+    stage.reorder(row, col, cb, xi, nu, ci)
+    stage.parallel(row)
+    stage.unroll(nu)           # the point's column picks the sum: unrolled, it is constant
     stage.vectorize(ci)
     cols = s[v.op.input_tensors[0]]
-    cols.compute_at(stage, outer)
-    xi, col, _, cc = cols.op.axis
-    cols.unroll(xi)
-    cols.unroll(col)
+    cols.set_scope("local")
+    cols.compute_at(stage, cb)
+    cxi, _, _, cc = cols.op.axis
+    cols.unroll(cxi)
     cols.vectorize(cc)
 
 
@@ -90,6 +95,7 @@ def _schedule_output(s, out_op, rows, m):
     stage.unroll(xi)
     stage.vectorize(o)
     r = s[rows]
+    r.set_scope("local")
     r.compute_at(stage, xo)
     *_, i, rx, ro = r.op.axis
     r.unroll(i)
@@ -113,7 +119,7 @@ def schedule_conv2d_winograd_NCHWc(outs, oc_blocks: Optional[int] = None,
         a = round(points ** 0.5)
         ib = get_const_tuple(pad.shape)[4]
         schedule_pad(s, pad.op)
-        _schedule_input(s, v, ib)
+        _schedule_input(s, v, ib, get_const_tuple(rows.shape)[4] // (a - 2))
         ob_tile, count = gemm_tile(ocb, tiles, registers)
         _schedule_gemm(s, mm, divisor_at_most(ocb, oc_blocks) if oc_blocks else ob_tile,
                        divisor_at_most(tiles, tile_count) if tile_count else count)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import microruntime as mr
-from compiler import autotvm, relax, relay
+from compiler import autotvm, build, relax, relay
 from compiler.autotvm.executors import local_executor
 from compiler.autotvm.extract import extract_from_program
 from compiler.autotvm.record import encode, load_records
@@ -14,6 +14,7 @@ from compiler.autotvm.tuner import RandomTuner
 from compiler.lower import lower
 from compiler.relax.testing import models
 from compiler.target.isa import vector_isa
+from compiler.transform import PassContext
 from microruntime import graph_executor
 from microruntime.relax_vm import VirtualMachine
 
@@ -51,7 +52,8 @@ def test_blocked_conv_tasks_of_a_model(dw_block):
 
 def test_knobs_are_bounded_by_the_problem():
     m = models.residual_block(batch=1, channels=32, size=14)
-    task, = _tasks(m).values()
+    with PassContext(disabled_pass=["winograd_conv2d"]):     # the direct convolutions
+        task, = _tasks(m).values()
     _, ocb, _, ow, _ = task.instantiate(task.fallback())[1][-1].shape
     _, icb, oh = task.args[0][:3]
     space = task.config_space
@@ -66,6 +68,33 @@ def test_knobs_are_bounded_by_the_problem():
     assert 0 in bands and all(b == 0 or oh % b == 0 for b in bands)
     assert chunks and all(icb % c == 0 for c in chunks)
     assert len(space) == len(obs) * len(tiles) * len(bands) * len(chunks) * 2 * 2
+
+
+def test_winograd_tasks_and_their_knobs():
+    """32 channels at 14 x 14: the 3x3 convolutions are Winograd F(4, 3) ones (16 tiles of
+    4 x 4); their knobs divide the problem, and other points compute what the default does."""
+    m = models.residual_block(batch=1, channels=32, size=14)
+    task, = _tasks(m).values()
+    assert task.name == "conv2d_winograd_NCHWc.x86"
+    data, weight, tile_size = task.args[:3]
+    assert tile_size == 4 and weight[0] == 36 and weight[2] == 32
+    assert task.flop == 2 * 32 * 14 * 14 * 32 * 9
+    space = task.config_space
+    points = [space.get(i) for i in range(len(space))]
+    ocb = weight[1]
+    assert {p["oc_blocks"].val for p in points} <= {b for b in range(1, 5) if ocb % b == 0}
+    assert {p["tile_count"].val for p in points} == {1, 2, 4, 8}
+    rng = np.random.default_rng(0)
+    shapes = [tuple(int(d) for d in t.shape) for t in task.instantiate(task.fallback())[1]]
+    args = [mr.nd.array(rng.random(shape, dtype="float32")) for shape in shapes[:-1]]
+    outs = []
+    for cfg in (task.fallback(), points[0], points[-1]):
+        s, tensors = task.instantiate(cfg)
+        out = mr.nd.array(np.zeros(shapes[-1], "float32"))
+        build(s, tensors, target="llvm", name="k")["k"](*args, out)
+        outs.append(out.numpy())
+    for o in outs[1:]:
+        np.testing.assert_allclose(o, outs[0], **TOL)
 
 
 def test_the_default_point_is_the_library_schedule():

@@ -14,6 +14,7 @@ from compiler.tir import (
     IfThenElse,
     PrimFunc,
     Ramp,
+    Select,
     Var,
     decl_buffer,
     interpreter,
@@ -120,6 +121,21 @@ def test_unroll_loop():
                                for k in range(3)]))
     assert_structural_equal(after["f"].body, expected["f"].body, map_free_vars=True)
     _same_values(before, after, [np.arange(3, dtype="float32")])
+
+
+def test_unroll_folds_what_the_index_makes_constant():
+    """A select on the unrolled index keeps its one branch in each copy, before any simplify
+    (the copies of Winograd transforms would otherwise hold every case)."""
+    A = decl_buffer((2,), "float32", "A")
+    i = Var("i")
+    value = Select(i == 0, A[E.const(0)] + 1.0, A[E.const(1)] * 2.0)
+    before = _mod([A], For(i, E.const(0), E.const(2), ForKind.UNROLLED,
+                           BufferStore(A, value, (i,))))
+    after = unroll_loop(before)
+    expected = _mod([A], seq(BufferStore(A, A[E.const(0)] + 1.0, (E.const(0),)),
+                             BufferStore(A, A[E.const(1)] * 2.0, (E.const(1),))))
+    assert_structural_equal(after["f"].body, expected["f"].body, map_free_vars=True)
+    _same_values(before, after, [np.arange(2, dtype="float32")])
 
 
 def test_unroll_freshens_inner_loop_vars():

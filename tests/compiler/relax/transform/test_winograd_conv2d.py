@@ -1,7 +1,8 @@
 """winograd_conv2d: the blocked 3x3 stride-1 convolutions with enough channels become Winograd
 ones (tile 4 at 14 pixels, tile 2 at 7) with their weights transformed, the others stay;
 the module, the graph executor's result and the reference interpreter's agree with the original
-(rtol 1e-4); a GPU target or a PassContext that disables the pass changes nothing."""
+(rtol 1e-4); a GPU or bare-metal target, or a PassContext that disables the pass, changes
+nothing."""
 import numpy as np
 import pytest
 
@@ -67,10 +68,11 @@ def test_graph_executor(target):
     np.testing.assert_allclose(gm.get_output(0).numpy(), want, **TOL)
 
 
-def test_gpu_target_and_disabled_pass_change_nothing():
+def test_gpu_and_bare_metal_targets_and_disabled_pass_change_nothing():
     m = _model()
     mod = _blocked(m)
     assert winograd_conv2d(mod, "opencl") is mod
+    assert winograd_conv2d(mod, "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m7") is mod
     with PassContext(disabled_pass=["winograd_conv2d"]):
         assert winograd_conv2d(mod, "llvm") is mod
 
