@@ -33,7 +33,7 @@ from ...ir.errors import IRError
 from .pad import pad as pad_op
 
 __all__ = ["WINOGRAD_TILES", "conv2d_winograd_NCHWc", "winograd_matrices",
-           "winograd_output_shape", "winograd_weight_transform"]
+           "winograd_weight_transform"]
 
 # F(m, 3): (At [m, a], G [a, 3], Bt [a, a]), a = m + 2, from Lavin and Gray's "Fast
 # Algorithms for Convolutional Neural Networks" (points 0, 1, -1 and infinity for m = 2;
@@ -95,26 +95,16 @@ def winograd_weight_transform(weight: np.ndarray, m: int) -> np.ndarray:
     return np.ascontiguousarray(u.reshape(a * a, ocb, icb * ib, ob))
 
 
-def winograd_output_shape(data_shape: Sequence[int], weight_shape: Sequence[int],
-                          padding) -> Tuple[int, ...]:
-    """[N, O/o, OH, OW, o] of a 3 x 3, stride-1 convolution of `data_shape` [N, I/i, H, W, i]
-    with transformed weights `weight_shape` [a*a, O/o, I, o]."""
-    top, left, bottom, right = padding
-    n, _, h, w, _ = data_shape
-    _, ocb, _, ob = weight_shape
-    return (n, ocb, h + top + bottom - 2, w + left + right - 2, ob)
-
-
 def _combination(coeffs: Sequence[float], values: Sequence):
     """sum(c * v) over the non-zero coefficients, +-1 as additions and subtractions."""
     total = None
     for c, v in zip(coeffs, values):
         if c == 0:
             continue
-        term = v if abs(c) == 1 else v * float(abs(c))
         if total is None:
-            total = term if c > 0 else -term if abs(c) == 1 else v * float(c)
+            total = v if c == 1 else v * float(c)
         else:
+            term = v if abs(c) == 1 else v * float(abs(c))
             total = total + term if c > 0 else total - term
     return total if total is not None else values[0] * 0.0
 
