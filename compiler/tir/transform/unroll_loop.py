@@ -48,8 +48,10 @@ class _Unroll(IRMutator):
                        s.annotations)
         copies = []
         for k in range(s.extent.value):
-            value = fold(s.min + k) if isinstance(s.min, E.IntImm) else s.min + k
-            body = _FoldingSubstitute(s.loop_var, value).visit(s.body)
+            value = s.min + k
+            folded = fold(value)             # a constant start gives a constant
+            body = _FoldingSubstitute(s.loop_var, value if folded is None else folded).visit(
+                s.body)
             copies.append(freshen(body) if k else body)
         return seq(*copies)
 

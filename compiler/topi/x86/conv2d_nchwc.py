@@ -153,11 +153,10 @@ def _band_rank(tile):
     return ob * t, -(ob + t) / (ob * t), -t
 
 
-def _even_band_tile(ocb, registers, max_accumulators, oc_blocks, band_of, ow):
+def _even_band_tile(best, ocb, registers, max_accumulators, oc_blocks, band_of, ow):
     """A band tile dividing its band's pixels (`band_of(oc_blocks)` rows of `ow`) with at least
-    EVEN_TILE_SHARE of the accumulators of `band_tile_shape`'s (any number of pixels that fit
-    the registers), or None."""
-    best = band_tile_shape(ocb, registers, max_accumulators, oc_blocks)
+    EVEN_TILE_SHARE of the accumulators of `best` (`band_tile_shape`'s; any number of pixels
+    that fit the registers), or None."""
     fits = _band_fits(ocb, registers, max_accumulators, oc_blocks, MAX_OW_TILE)
     even = [(ob, t) for ob, t in fits
             if ob * t >= EVEN_TILE_SHARE * best[0] * best[1] and band_of(ob) * ow % t == 0]
@@ -216,7 +215,8 @@ def conv_tiling(out_shape, kernel_shape, itemsize: int, registers: int,
 
     ob, t = band_tile_shape(ocb, registers, max_accumulators, blocks)
     if ow_tile is None and band_of(ob) * ow % t:
-        ob, t = _even_band_tile(ocb, registers, max_accumulators, blocks, band_of, ow) or (ob, t)
+        ob, t = _even_band_tile((ob, t), ocb, registers, max_accumulators, blocks, band_of,
+                                ow) or (ob, t)
     band = band_of(ob)
     chunk = (divisor_at_most(icb, channel_chunk) if channel_chunk
              else channel_chunk_for(icb, kh * kw, ib))

@@ -43,12 +43,11 @@ def gemm_tile(ocb: int, tiles: int, registers: int):
     return max(fits, key=lambda f: (f[0] * f[1], -(f[0] + f[1]) / (f[0] * f[1]), f[0]))
 
 
-def _schedule_input(s, v, lanes, tiles_per_row):
+def _schedule_input(s, v, lanes, side, tiles_per_row):
     stage = s[v]
     e, p, c = stage.op.axis
     row, col = stage.split(p, factor=tiles_per_row)   # the tile's origin without a division
     cb, ci = stage.split(c, factor=lanes)
-    side = round(get_const_tuple(v.shape)[0] ** 0.5)
     xi, nu = stage.split(e, factor=side)
     stage.reorder(row, col, cb, xi, nu, ci)
     stage.parallel(row)
@@ -119,7 +118,7 @@ def schedule_conv2d_winograd_NCHWc(outs, oc_blocks: Optional[int] = None,
         a = round(points ** 0.5)
         ib = get_const_tuple(pad.shape)[4]
         schedule_pad(s, pad.op)
-        _schedule_input(s, v, ib, get_const_tuple(rows.shape)[4] // (a - 2))
+        _schedule_input(s, v, ib, a, get_const_tuple(rows.shape)[4] // (a - 2))
         ob_tile, count = gemm_tile(ocb, tiles, registers)
         _schedule_gemm(s, mm, divisor_at_most(ocb, oc_blocks) if oc_blocks else ob_tile,
                        divisor_at_most(tiles, tile_count) if tile_count else count)
