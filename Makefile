@@ -44,7 +44,7 @@ FIXTURES := $(patsubst tests/c/fixtures/%.c,build/tests/fixtures/%.so,$(sort $(w
 MR_VIS := -fvisibility=hidden
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all runtime venv test ctest pytest test-asan ctest-asan ctest-valgrind lint size fuzz \
+.PHONY: all runtime venv test ctest pytest test-asan ctest-asan ctest-valgrind test-tsan lint size fuzz \
         test-interop test-onnx demo apps cortex-m clean
 
 all: runtime
@@ -106,15 +106,39 @@ ctest-valgrind: $(addprefix build/tests/,$(CTESTS)) $(FIXTURES)
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	    --suppressions=tests/c/valgrind.supp build/tests/$$t; done
 
+# ---- ThreadSanitizer -----------------------------------------------------------------
+# The tests that use threads (the thread pool, graph executors shared by threads and one per
+# thread, the VM), against a -fsanitize=thread build of the runtime; any race reported fails.
+TSAN := -fsanitize=thread -fno-omit-frame-pointer
+TSAN_TESTS := test_threadpool test_graph_concurrency test_vm
+
+build/obj_tsan/%.o: microruntime/src/%.c $(MR_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) -O1 -g $(TSAN) $(MR_VIS) -fPIC $(INC) -c $< -o $@
+
+build/libmicroruntime_tsan.a: $(patsubst microruntime/src/%.c,build/obj_tsan/%.o,$(MR_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+build/tests_tsan/%: tests/c/%.c tests/c/check.h $(MR_HDRS) build/libmicroruntime_tsan.a
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) -O1 -g $(TSAN) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime_tsan.a -o $@ -rdynamic -ldl -lpthread -lm
+
+test-tsan: $(addprefix build/tests_tsan/,$(TSAN_TESTS)) $(FIXTURES)
+	@set -e; for t in $(TSAN_TESTS); do echo "== $$t (tsan)"; \
+	  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" build/tests_tsan/$$t; done
+
 # ---- fuzzing the loaders -----------------------------------------------------------
 # Each target (tests/c/fuzz/fuzz_<name>.c) runs FUZZ_SECONDS from its seeds: params files, graph
 # JSON and manifests (the JSON reader and graph loader),
-# library blobs, device-module payloads (OpenCL/CUDA code and kernel tables), and the ELF
-# checks made before dlopen (seeded with the fixture .so files).
+# library blobs, device-module payloads (OpenCL/CUDA code and kernel tables), the ELF
+# checks made before dlopen (seeded with the fixture .so files), VM executables (loaded), and
+# VM bytecode that validates, run (vm_run, seeded with the vm seeds; its build stops a call
+# after MR_VM_MAX_STEPS instructions, so that loops in the bytecode end).
 # With clang: libFuzzer (coverage-guided) + ASan/UBSan; without it, tests/c/fuzz/driver.c
 # (random mutations of the seeds) with the C compiler's ASan/UBSan.
 FUZZ_SECONDS ?= 20
-FUZZ_TARGETS := params blob elf graph vm devmod
+FUZZ_TARGETS := params blob elf graph vm vm_run devmod
+FUZZ_DEFS := -DMR_VM_MAX_STEPS=10000
 # clang counts only if it links libFuzzer (Debian: packages clang and libclang-rt-dev).
 ifneq ($(filter fuzz,$(MAKECMDGOALS)),)
 FUZZ_CLANG := $(shell mkdir -p build && printf 'int LLVMFuzzerTestOneInput(void){return 0;}' \
@@ -139,7 +163,7 @@ FUZZ_DIR := build/fuzz_$(if $(FUZZ_DRIVER),driver,libfuzzer)
 
 $(FUZZ_DIR)/obj/%.o: microruntime/src/%.c $(MR_HDRS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CWARN) $(CDEFS) -O1 -g $(FUZZ_OBJ_FLAGS) $(INC) -c $< -o $@
+	$(FUZZ_CC) $(CWARN) $(CDEFS) $(FUZZ_DEFS) -O1 -g $(FUZZ_OBJ_FLAGS) $(INC) -c $< -o $@
 
 $(FUZZ_DIR)/libmicroruntime_fuzz.a: $(patsubst microruntime/src/%.c,$(FUZZ_DIR)/obj/%.o,$(MR_SRCS))
 	@rm -f $@; ar rcs $@ $^
@@ -152,7 +176,7 @@ $(FUZZ_DIR)/fuzz_%: tests/c/fuzz/fuzz_%.c $(FUZZ_DRIVER) $(FUZZ_DIR)/libmicrorun
 fuzz: $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS)) $(FIXTURES)
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  corpus=$(FUZZ_DIR)/corpus_$$t; log=$(FUZZ_DIR)/$$t.log; mkdir -p $$corpus; \
-	  if [ $$t = elf ]; then cp $(FIXTURES) $$corpus/; else cp tests/c/fuzz/seeds/$$t/* $$corpus/; fi; \
+	  if [ $$t = elf ]; then cp $(FIXTURES) $$corpus/; else cp tests/c/fuzz/seeds/$${t%_run}/* $$corpus/; fi; \
 	  if [ -n "$(FUZZ_DRIVER)" ]; then \
 	    $(FUZZ_DIR)/fuzz_$$t $(FUZZ_SECONDS) $$corpus/* > $$log 2>&1 || { tail -60 $$log; exit 1; }; \
 	  else \
@@ -255,6 +279,21 @@ test-interop: venv
 test-onnx: venv
 	KILN_ONNX_FULL=1 $(PY) -m pytest -m onnx_full -p no:cacheprovider -rs \
 	  tests/compiler/frontend/test_onnx_node_suite.py
+
+# ---- the model zoo (bench/zoo/README.md): torchvision and transformers models exported by
+# torch in their own venv, compiled by Kiln, compared with ONNX Runtime. A benchmark, not a test.
+ZOO_VENV := .venv-zoo
+ZOO_ONLY ?=
+.PHONY: zoo
+$(ZOO_VENV)/.installed:
+	test -x $(ZOO_VENV)/bin/python || $(PYTHON) -m venv $(ZOO_VENV)
+	$(ZOO_VENV)/bin/python -m pip install -q "torch==2.13.0+cpu" "torchvision==0.28.0" \
+	  transformers onnx onnxscript onnxruntime numpy
+	touch $@
+
+zoo: venv $(ZOO_VENV)/.installed
+	$(ZOO_VENV)/bin/python bench/zoo/export.py $(if $(ZOO_ONLY),--only $(ZOO_ONLY))
+	$(PY) bench/zoo/check.py $(if $(ZOO_ONLY),--only $(ZOO_ONLY))
 
 clean:
 	rm -rf build

@@ -77,8 +77,12 @@ def build_lowered(mods, target_host=None):
                  else f for g, f in hosts.items()}
     packed = IRModule(hosts, attrs)
     workdir = tempfile.mkdtemp(prefix="kiln_build_")
-    artifact = codegen_host(packed, host_target, workdir)
-    module = load_artifact(artifact, host_target, workdir, packed)
+    try:
+        artifact = codegen_host(packed, host_target, workdir)
+        module = load_artifact(artifact, host_target, workdir, packed)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)  # a module owns it only once made
+        raise
     for device in devices:
         module.import_module(device)
     return module

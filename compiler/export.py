@@ -24,6 +24,7 @@ compiled with the host code; for a system library the blob registers itself at s
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import struct
 import sys
@@ -36,7 +37,7 @@ from .codegen import HostArtifact
 from .codegen.c_family.c import bare_metal_flags, compile_flags
 from .contrib import cc as _cc
 from .ir.errors import TargetError
-from .target import Target
+from .target import Target, check_system_lib_prefix
 
 LIBRARY_BIN = "__tvm_ffi__library_bin"
 
@@ -87,6 +88,8 @@ _HEX = [f"0x{b:02x}" for b in range(256)]
 def library_bin_c_source(blob: bytes, system_lib_prefix: Optional[str] = None) -> str:
     """C99 source defining the blob: the exported const array `__tvm_ffi__library_bin`, or for a
     system library a static array registered at start-up as `<prefix>__tvm_ffi__library_bin`."""
+    if system_lib_prefix is not None:  # written into a C string literal and a comment
+        check_system_lib_prefix(system_lib_prefix)
     rows = [", ".join(map(_HEX.__getitem__, blob[i:i + 16])) for i in range(0, len(blob), 16)]
     data = ",\n  ".join(rows)
     if system_lib_prefix is None:
@@ -96,14 +99,18 @@ def library_bin_c_source(blob: bytes, system_lib_prefix: Optional[str] = None) -
     return (f"/* imported modules of the system library '{system_lib_prefix}' */\n"
             f"int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol);\n"
             f"static const unsigned char kiln_library_bin[{len(blob)}] = {{\n  {data}\n}};\n"
+            f"static const unsigned long long kiln_library_bin_nbytes = "
+            f"sizeof(kiln_library_bin);\n"
             f"static void __attribute__((constructor)) kiln_register_library_bin(void) {{\n"
             f"  TVMFFIEnvModRegisterSystemLibSymbol(\"{name}\", (void*)kiln_library_bin);\n"
+            f"  TVMFFIEnvModRegisterSystemLibSymbol(\"{name}_nbytes\", "
+            f"(void*)&kiln_library_bin_nbytes);\n"
             f"}}\n")
 
 
 def _blob_symbol(system_lib_prefix: str) -> str:
     """The hidden symbol of a system library's blob data (one per prefix)."""
-    return "kiln_library_bin_" + "".join(c if c.isalnum() else "_" for c in system_lib_prefix)
+    return "kiln_library_bin_" + check_system_lib_prefix(system_lib_prefix)
 
 
 def library_bin_asm_source(bin_path: str, system_lib_prefix: Optional[str] = None) -> str:
@@ -113,6 +120,16 @@ def library_bin_asm_source(bin_path: str, system_lib_prefix: Optional[str] = Non
     of a large model's weights takes minutes to compile."""
     symbol = LIBRARY_BIN if system_lib_prefix is None else _blob_symbol(system_lib_prefix)
     hidden = "" if system_lib_prefix is None else f"  .hidden {symbol}\n"
+    # A system library's registration carries the blob's real size (`<symbol>_nbytes`, a u64):
+    # nothing else tells the runtime where the blob ends.
+    nbytes = "" if system_lib_prefix is None else (
+        f"  .globl {symbol}_nbytes\n"
+        f"  .hidden {symbol}_nbytes\n"
+        f"  .type {symbol}_nbytes, %object\n"
+        f"  .balign 8\n"
+        f"{symbol}_nbytes:\n"
+        f"  .quad .L{symbol}_end - {symbol}\n"
+        f"  .size {symbol}_nbytes, 8\n")
     path = bin_path.replace("\\", "\\\\").replace('"', '\\"')
     return (f"  .section .rodata.{symbol},\"a\"\n"
             f"  .globl {symbol}\n"
@@ -121,20 +138,25 @@ def library_bin_asm_source(bin_path: str, system_lib_prefix: Optional[str] = Non
             f"  .balign 8\n"
             f"{symbol}:\n"
             f"  .incbin \"{path}\"\n"
+            f".L{symbol}_end:\n"
             f"  .size {symbol}, . - {symbol}\n"
+            f"{nbytes}"
             f"  .section .note.GNU-stack,\"\",%progbits\n")
 
 
 def library_bin_register_c_source(system_lib_prefix: str) -> str:
     """C99 source registering a system library's blob (defined by `library_bin_asm_source`) at
     start-up as `<prefix>__tvm_ffi__library_bin`."""
-    symbol = _blob_symbol(system_lib_prefix)
+    symbol = _blob_symbol(system_lib_prefix)  # checks the prefix
     return (f"/* imported modules of the system library '{system_lib_prefix}' */\n"
             f"int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol);\n"
             f"extern const unsigned char {symbol}[];\n"
+            f"extern const unsigned long long {symbol}_nbytes;\n"
             f"static void __attribute__((constructor)) kiln_register_library_bin(void) {{\n"
             f"  TVMFFIEnvModRegisterSystemLibSymbol(\"{system_lib_prefix}{LIBRARY_BIN}\", "
             f"(void*){symbol});\n"
+            f"  TVMFFIEnvModRegisterSystemLibSymbol(\"{system_lib_prefix}{LIBRARY_BIN}_nbytes\", "
+            f"(void*)&{symbol}_nbytes);\n"
             f"}}\n")
 
 
@@ -190,13 +212,38 @@ def _check_blob_compiler(parts: LibraryParts, cc, what: str):
 
 def export_library(parts: LibraryParts, file_name: str, fcompile=None, workspace_dir=None,
                    **kwargs):
-    """Writes `parts` as `file_name` (the format follows the extension; see the module doc)."""
+    """Writes `parts` as `file_name` (the format follows the extension; see the module doc).
+
+    A library is written under a temporary name in the same folder and renamed into place, so
+    re-exporting never rewrites the file (inode) that a running process has loaded: it keeps
+    the old library, and the next `load_module` gets the new one. The intermediate files go to
+    `workspace_dir` when given, else to a temporary folder that is removed afterwards."""
     file_name = os.path.abspath(os.fspath(file_name))
-    root = parts.hosts[0]
     ext = file_name.rsplit(".", 1)[-1] if "." in os.path.basename(file_name) else ""
     if ext in ("c", "ll", "s", "asm"):
-        return save_source(root.artifact, file_name, {"s": "asm"}.get(ext, ext))
+        return save_source(parts.hosts[0].artifact, file_name, {"s": "asm"}.get(ext, ext))
+    if ext not in ("so", "dylib", "dll", "tar", "o", "a"):
+        raise TargetError(f"cannot export {os.path.basename(file_name)!r}: use .so, .tar, .o, "
+                          ".a (system library), or .c/.ll/.s (source)")
+    folder, base = os.path.split(file_name)
+    staged = os.path.join(folder, f".{base}.{secrets.token_hex(6)}.tmp.{ext}")
     workdir = workspace_dir or tempfile.mkdtemp(prefix="kiln_export_")
+    try:
+        result = _export(parts, staged, ext, fcompile, workdir, kwargs)
+        if os.path.exists(staged):
+            os.replace(staged, file_name)
+    finally:
+        if os.path.lexists(staged):
+            os.unlink(staged)
+        if workspace_dir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return file_name if result is None or result == staged else result
+
+
+def _export(parts: LibraryParts, file_name: str, ext: str, fcompile, workdir: str, kwargs):
+    """Writes the library `file_name` (of kind `ext`) using `workdir` for intermediate files;
+    returns what a custom `fcompile` returned, else None."""
+    root = parts.hosts[0]
     objects = [h.artifact.object_file for h in parts.hosts] + list(parts.static_objects)
     if ext == "o":
         cross_cc = kwargs.get("cc")
@@ -206,33 +253,29 @@ def export_library(parts: LibraryParts, file_name: str, fcompile=None, workspace
         else:
             blob = _blob_objects(parts, workdir, cross_cc, kwargs)
             _cc.create_relocatable(file_name, objects + blob, cross_cc)
-        return file_name
+        return None
     if ext == "tar":
         with tarfile.open(file_name, "w") as tar:
             for i, obj in enumerate(objects):
                 tar.add(obj, arcname=f"lib{i}.o")
             for source in _blob_source(parts, workdir, c_only=True):
                 tar.add(source, arcname="devc.c")
-        return file_name
+        return None
     if ext == "a":
-        return _export_static(parts, file_name, objects, fcompile, workdir, kwargs)
-    if ext not in ("so", "dylib", "dll"):
-        raise TargetError(f"cannot export {os.path.basename(file_name)!r}: use .so, .tar, .o, "
-                          ".a (system library), or .c/.ll/.s (source)")
+        _export_static(parts, file_name, objects, fcompile, workdir, kwargs)
+        return None
     blob = _blob_source(parts, workdir)
     if fcompile is None:
         _cc.create_shared(file_name, objects + blob,
                           **_with_options(kwargs, _cc.KERNEL_LIBRARY_OPTIONS))
-        return file_name
+        return None
     if all(h.target.kind.name == "c" and "c" in h.artifact.sources for h in parts.hosts):
         sources = [_write(os.path.join(workdir, f"lib{i}.c"), h.artifact.sources["c"])
                    for i, h in enumerate(parts.hosts)]
-        result = fcompile(file_name, sources + list(parts.static_objects) + blob,
-                          **_with_options(kwargs, ["-std=c99", "-fPIC"]
-                                          + compile_flags(root.target, host=False)))
-    else:
-        result = fcompile(file_name, objects + blob, **kwargs)
-    return result if result is not None else file_name
+        return fcompile(file_name, sources + list(parts.static_objects) + blob,
+                        **_with_options(kwargs, ["-std=c99", "-fPIC"]
+                                        + compile_flags(root.target, host=False)))
+    return fcompile(file_name, objects + blob, **kwargs)
 
 
 def save_source(artifact: HostArtifact, file_name: str, fmt: str) -> str:

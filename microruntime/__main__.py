@@ -5,8 +5,12 @@
     python -m microruntime run model.so --benchmark --repeat 10 --number 10
     python -m microruntime manifest model.so               # what the model needs and gives
 
+Both kinds of model run: graph executor models (fixed shapes, read from the manifest) and
+Relax VM models (their `main` takes its arguments by parameter name; shapes may be symbolic).
 Mistakes (a missing file, an input of the wrong shape, a file that is not a model) print one
-line, `error: ...`, on stderr and exit with status 1; wrong usage exits with status 2.
+line, `error: ...`, on stderr and exit with status 1; wrong usage exits with status 2. Anything
+else that goes wrong is reported in one line too, naming the stage, with the traceback printed
+as well when KILN_TRACEBACK=1.
 """
 import argparse
 import os
@@ -18,14 +22,27 @@ examples:
   python -m microruntime run model.so --inputs in.npz --output out.npz --print-top 5
   python -m microruntime run model.so --benchmark --repeat 10 --number 20
   MR_NUM_THREADS=2 python -m microruntime run model.so --profile
+  python -m microruntime run vm_model.so --input-shape x:4,32 --seed 1 --benchmark
 
 --inputs is a .npz file (numpy.savez) with one array per model input, by input name
-(`python -m microruntime manifest model.so` lists them). Without it the inputs are random
-(standard normal floats, seed 0). MR_NUM_THREADS sets the number of worker threads."""
+(`python -m microruntime manifest model.so` lists them; for a Relax VM model, the parameter
+names of its function main). Without it the inputs are random (standard normal floats, seed 0;
+a Relax VM model's shapes may be symbolic, so give each one with --input-shape NAME:DIMS: its
+random inputs are float32). MR_NUM_THREADS sets the number of worker threads; KILN_TRACEBACK=1
+prints the traceback of an internal error."""
+
+_TRACEBACK_HINT = "(set KILN_TRACEBACK=1 for the traceback)"
 
 
 class _UserError(Exception):
     pass
+
+
+class _Stage:
+    """What the command is doing, for the message of an unexpected failure."""
+
+    def __init__(self, name):
+        self.name = name
 
 
 def _one_line(err):
@@ -43,20 +60,25 @@ def _parser():
     m = sub.add_parser("manifest", help="print a model's inputs, outputs, params, memory and "
                        "kernels without loading it",
                        description="Print what a model needs and gives (inputs, outputs, "
-                       "params, memory, kernels), read from the file without loading or "
-                       "running it.")
+                       "params, memory, kernels; for a Relax VM model, its functions and their "
+                       "parameters), read from the file without loading or running it.")
     m.add_argument("model", help="the model file (.so, .a, .o or .tar)")
     r = sub.add_parser("run", help="run a model (.so) on inputs from a .npz file or random "
                        "ones; print, save, profile or benchmark it",
-                       description="Run a model exported as a shared library (.so) by the "
-                       "graph executor: set its inputs, run it once, print its outputs "
-                       "(and optionally save them, profile each kernel or time the whole run).",
+                       description="Run a model exported as a shared library (.so), by the "
+                       "graph executor or the Relax VM (function main): set its inputs, run it "
+                       "once, print its outputs (and optionally save them, profile each kernel "
+                       "or time the whole run).",
                        epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("model", help="the compiled model (.so)")
     r.add_argument("--inputs", metavar="FILE.npz",
                    help="the input arrays by name (default: random inputs of the right shape)")
-    r.add_argument("--output", metavar="FILE.npz",
-                   help="save the outputs here (numpy.savez; named output_0, output_1, ...)")
+    r.add_argument("--input-shape", action="append", default=[], metavar="NAME:DIMS",
+                   help="Relax VM models without --inputs: the shape of a random input, e.g. "
+                        "x:4,32 (repeat it for each parameter of main)")
+    r.add_argument("--output", metavar="FILE",
+                   help="save the outputs in this file, as it is named (numpy.savez format; "
+                        "arrays output_0, output_1, ...)")
     r.add_argument("--print-top", type=int, metavar="K", default=0,
                    help="print the K largest values of output 0 with their indices (per row)")
     r.add_argument("--profile", action="store_true",
@@ -65,18 +87,37 @@ def _parser():
                    help="time the whole run: --repeat measurements of --number runs each")
     r.add_argument("--repeat", type=int, default=5, help="measurements (default 5)")
     r.add_argument("--number", type=int, default=10, help="runs per measurement (default 10)")
-    r.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    r.add_argument("--seed", type=int, default=None,
+                   help="seed of the random inputs (default 0; not with --inputs)")
     return p
 
 
-def _manifest(args):
+# ---- manifest -------------------------------------------------------------------------------
+def _manifest(args, stage):
     from .graph_executor import print_manifest
 
     if not os.path.isfile(args.model):
         raise _UserError(f"no such model file: {args.model}")
+    stage.name = "reading the manifest"
+    if _is_vm_library(args.model):
+        return _print_vm_functions(args.model)
     print_manifest(args.model)
+    return None
 
 
+def _print_vm_functions(path):
+    from .relax_vm import read_functions
+
+    funcs = read_functions(path)
+    lines = [f"model: {path}", "  a Relax VM executable (shapes may be symbolic; run its "
+             "function main with `python -m microruntime run`)"]
+    for name, num_args, params in funcs:
+        names = ", ".join(params) if len(params) == num_args else f"{num_args} arguments"
+        lines.append(f"  function {name}({names})")
+    print("\n".join(lines))
+
+
+# ---- inputs ---------------------------------------------------------------------------------
 def _random_inputs(spec, seed):
     import numpy as np
 
@@ -93,23 +134,41 @@ def _random_inputs(spec, seed):
     return out
 
 
-def _load_inputs(path, spec):
+def _read_npz(path):
+    """The arrays of the .npz file `path` by name, or a _UserError saying why not."""
+    import zipfile
+    import zlib
+
     import numpy as np
 
     if not os.path.isfile(path):
         raise _UserError(f"no such inputs file: {path}")
+    expected = "--inputs takes a .npz file (numpy.savez) with one array per input, by name"
     try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as err:
-        raise _UserError(f"{path}: not a .npz file of arrays ({_one_line(err)})") from None
-    names = [i["name"] for i in spec]
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise _UserError(f"{path} is a .npy file (one unnamed array): {expected}")
+        with loaded as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as err:
+        raise _UserError(f"{path}: not a readable .npz file ({_one_line(err)}): "
+                         f"{expected}") from None
+
+
+def _check_names(path, arrays, names, what):
     missing = [n for n in names if n not in arrays]
     extra = [k for k in arrays if k not in names]
     if missing or extra:
-        raise _UserError(f"{path} holds {', '.join(arrays) or 'no arrays'}; the model's inputs "
-                         f"are {', '.join(names)}" + (f" (missing {', '.join(missing)})"
-                                                      if missing else ""))
+        detail = "; ".join(part for part in (
+            f"missing {', '.join(missing)}" if missing else "",
+            f"unknown {', '.join(extra)}" if extra else "") if part)
+        raise _UserError(f"{path} holds {', '.join(arrays) or 'no arrays'}; {what} "
+                         f"{', '.join(names) or '(none)'} ({detail})")
+
+
+def _load_inputs(path, spec):
+    arrays = _read_npz(path)
+    _check_names(path, arrays, [i["name"] for i in spec], "the model's inputs are")
     for i in spec:
         a = arrays[i["name"]]
         if tuple(a.shape) != tuple(i["shape"]) or str(a.dtype) != i["dtype"]:
@@ -118,10 +177,20 @@ def _load_inputs(path, spec):
     return arrays
 
 
+def _parse_input_shape(text):
+    name, sep, dims = text.rpartition(":")
+    parts = [d.strip() for d in dims.split(",")] if dims.strip() else []
+    if not sep or not name or not parts or not all(p.isdigit() for p in parts):
+        raise _UserError(f"bad --input-shape {text!r}: write NAME:D1,D2,... with non-negative "
+                         "integer dims, e.g. --input-shape x:4,32")
+    return name, [int(p) for p in parts]
+
+
 def _fmt(a):
     return f"{a.dtype}[{','.join(map(str, a.shape))}]"
 
 
+# ---- the two kinds of model -----------------------------------------------------------------
 _VM_KIND = b"relax.VMExecutable"
 
 
@@ -129,9 +198,9 @@ def _is_vm_library(path):
     """Whether the library's blob holds a Relax VM executable (its kind, as the blob writes it)."""
     import struct
 
-    with open(path, "rb") as f:
-        data = f.read()
-    return struct.pack("<Q", len(_VM_KIND)) + _VM_KIND in data
+    from .graph_executor import read_library_bytes
+
+    return struct.pack("<Q", len(_VM_KIND)) + _VM_KIND in read_library_bytes(path)
 
 
 def _flat_outputs(value):
@@ -140,98 +209,205 @@ def _flat_outputs(value):
     return [value.numpy()]
 
 
-def _run_vm(args):
-    """Runs `main` of a Relax VM library; its inputs come from --inputs (an .npz whose arrays
-    are the arguments in order): a VM program's shapes may be symbolic, so none are invented."""
-    import numpy as np
+class _GraphModel:
+    """A graph executor model: inputs by the names and shapes of its manifest."""
 
-    from . import cpu, load_module, nd
-    from .relax_vm import VirtualMachine
+    def __init__(self, args, stage):
+        from . import cpu, load_module
+        from .graph_executor import GraphModule, read_manifest
 
-    if not args.inputs:
-        raise _UserError(f"{args.model} is a Relax VM program (its input shapes may be "
-                         "symbolic): give its arguments with --inputs ARGS.npz (in order)")
-    with np.load(args.inputs) as data:
-        inputs = [data[k] for k in data.files]
-    vm = VirtualMachine(load_module(args.model), cpu())
-    outputs = _flat_outputs(vm["main"](*[nd.array(a) for a in inputs]))
-    for k, o in enumerate(outputs):
-        line = f"output {k}: {_fmt(o)}"
-        if o.size and o.dtype.kind in "fiub":
-            line += f"  min {o.min():.6g}  max {o.max():.6g}  mean {o.astype('float64').mean():.6g}"
-        print(line)
-    if args.output:
-        np.savez(args.output, **{f"output_{k}": o for k, o in enumerate(outputs)})
-        print(f"outputs saved to {args.output}")
+        stage.name = "reading the manifest"
+        spec = read_manifest(args.model)["inputs"]
+        if args.input_shape:
+            raise _UserError("--input-shape is for Relax VM models; this model's input shapes "
+                             "are fixed: " + ", ".join(f"{i['name']} {i['dtype']}{i['shape']}"
+                                                       for i in spec))
+        stage.name = "reading the inputs"
+        self.inputs = _load_inputs(args.inputs, spec) if args.inputs else \
+            _random_inputs(spec, args.seed or 0)
+        stage.name = "loading the model"
+        self.dev = cpu()
+        self.gmod = GraphModule(load_module(args.model)["default"](self.dev))
+        self.gmod.set_input(**self.inputs)
+
+    def run(self):
+        g = self.gmod
+        g.run()
+        return [g.get_output(i).numpy() for i in range(g.get_num_outputs())]
+
+    def profile(self):
+        return self.gmod.profile()
+
+    def benchmark(self, repeat, number):
+        return self.gmod.benchmark(self.dev, repeat=repeat, number=number)
 
 
-def _run(args):
-    import numpy as np
+class _VMModel:
+    """A Relax VM model: the arguments of its function main, bound by parameter name."""
 
-    from . import cpu, load_module
-    from .graph_executor import GraphModule, read_manifest
+    FUNC = "main"
 
+    def __init__(self, args, stage):
+        from . import cpu, load_module, nd
+        from .relax_vm import VirtualMachine, read_functions
+
+        stage.name = "reading the function table"
+        funcs = {name: (num_args, params) for name, num_args, params in
+                 read_functions(args.model)}
+        if self.FUNC not in funcs:
+            raise _UserError(f"{args.model}: the Relax VM executable has no function "
+                             f"{self.FUNC!r} (its functions: {', '.join(funcs) or 'none'})")
+        num_args, names = funcs[self.FUNC]
+        if len(names) != num_args:
+            raise _UserError(f"{args.model}: the executable does not record the parameter "
+                             f"names of {self.FUNC}, so its inputs cannot be bound by name")
+        stage.name = "reading the inputs"
+        if args.inputs:
+            if args.input_shape:
+                raise _UserError("give the inputs either with --inputs or as random ones of "
+                                 "--input-shape, not both")
+            arrays = _read_npz(args.inputs)
+            _check_names(args.inputs, arrays, names,
+                         f"the parameters of {self.FUNC} are")
+        else:
+            shapes = dict(_parse_input_shape(t) for t in args.input_shape)
+            unknown = [n for n in shapes if n not in names]
+            missing = [n for n in names if n not in shapes]
+            if unknown or missing:
+                raise _UserError(
+                    f"{args.model} is a Relax VM model (its input shapes may be symbolic): give "
+                    f"its inputs with --inputs FILE.npz (arrays named {', '.join(names)}) or "
+                    f"their shapes with --input-shape NAME:DIMS for random ones" +
+                    (f" (missing {', '.join(missing)})" if missing and shapes else "") +
+                    (f" (no parameter {', '.join(unknown)})" if unknown else ""))
+            arrays = _random_inputs(
+                [{"name": n, "shape": shapes[n], "dtype": "float32"} for n in names],
+                args.seed or 0)
+        self.inputs = {n: arrays[n] for n in names}
+        stage.name = "loading the model"
+        self.dev = cpu()
+        self.vm = VirtualMachine(load_module(args.model), self.dev)
+        self.args = [nd.array(self.inputs[n]) for n in names]
+
+    def run(self):
+        return _flat_outputs(self.vm[self.FUNC](*self.args))
+
+    def profile(self):
+        return self.vm.profile(self.FUNC, *self.args)
+
+    def benchmark(self, repeat, number):
+        return self.vm.time_evaluator(self.FUNC, self.dev, number=number,
+                                      repeat=repeat)(*self.args)
+
+
+# ---- run ------------------------------------------------------------------------------------
+def _check_run_args(args):
     if not os.path.isfile(args.model):
         raise _UserError(f"no such model file: {args.model}")
     if args.model.endswith((".a", ".o", ".tar")):
         raise _UserError(f"{args.model}: a static library or object file is linked into a "
                          "program (see apps/graph_deploy); run a model exported as .so")
-    if _is_vm_library(args.model):
-        return _run_vm(args)
-    manifest = read_manifest(args.model)
-    spec = manifest["inputs"]
-    if args.inputs:
-        inputs = _load_inputs(args.inputs, spec)
-    else:
-        inputs = _random_inputs(spec, args.seed)
-        print(f"no --inputs: random inputs (seed {args.seed}): " +
-              ", ".join(f"{k} {_fmt(v)}" for k, v in inputs.items()), file=sys.stderr)
-    dev = cpu()
-    gmod = GraphModule(load_module(args.model)["default"](dev))
-    gmod.set_input(**inputs)
-    gmod.run()
-    outputs = [gmod.get_output(i).numpy() for i in range(gmod.get_num_outputs())]
+    if args.benchmark and (args.repeat < 1 or args.number < 1):
+        raise _UserError("--repeat and --number must be at least 1")
+    if args.print_top < 0:
+        raise _UserError(f"--print-top {args.print_top}: give a number of values, at least 1")
+    if args.inputs and args.seed is not None:
+        raise _UserError("--seed seeds random inputs; it does nothing with --inputs")
+    if args.output:
+        out_dir = os.path.dirname(os.path.abspath(args.output))
+        if not os.path.isdir(out_dir):
+            raise _UserError(f"--output {args.output}: no such directory {out_dir}")
+
+
+def _print_outputs(outputs, print_top):
+    import numpy as np
+
     for k, o in enumerate(outputs):
         line = f"output {k}: {_fmt(o)}"
         if o.size and o.dtype.kind in "fiub":
             line += f"  min {o.min():.6g}  max {o.max():.6g}  mean {o.astype('float64').mean():.6g}"
         print(line)
-    if args.print_top > 0 and outputs:
+    if print_top > 0 and outputs and outputs[0].size:
         o = outputs[0]
         rows = o.reshape(o.shape[0], -1) if o.ndim > 1 else o.reshape(1, -1)
-        k = min(args.print_top, rows.shape[1])
+        k = min(print_top, rows.shape[1])
         for r, row in enumerate(rows[:8]):
             top = np.argsort(-row, kind="stable")[:k]
             print(f"top {k} of output 0" + (f" row {r}" if len(rows) > 1 else "") + ": " +
                   "  ".join(f"[{i}] {row[i]:.6g}" for i in top))
         if len(rows) > 8:
             print(f"(first 8 of {len(rows)} rows)")
+
+
+def _save_outputs(path, outputs):
+    import numpy as np
+
+    try:
+        with open(path, "wb") as f:  # a file object: numpy.savez adds no ".npz" to the name
+            np.savez(f, **{f"output_{k}": o for k, o in enumerate(outputs)})
+    except OSError as err:
+        raise _UserError(f"cannot write --output {path}: {err.strerror or err}") from None
+    print(f"outputs saved to {path}")
+
+
+def _run(args, stage):
+    _check_run_args(args)
+    stage.name = "reading the model"
+    kind = _VMModel if _is_vm_library(args.model) else _GraphModel
+    model = kind(args, stage)
+    if not args.inputs:
+        print(f"no --inputs: random inputs (seed {args.seed or 0}): " +
+              ", ".join(f"{k} {_fmt(v)}" for k, v in model.inputs.items()), file=sys.stderr)
+    stage.name = "running the model"
+    outputs = model.run()  # a VM checks its arguments' shapes and types here (ValueError)
+    _print_outputs(outputs, args.print_top)
     if args.output:
-        np.savez(args.output, **{f"output_{k}": o for k, o in enumerate(outputs)})
-        print(f"outputs saved to {args.output}")
+        stage.name = "saving the outputs"
+        _save_outputs(args.output, outputs)
     if args.profile:
-        print(gmod.profile().table(sort=True, aggregate=False))
+        stage.name = "profiling"
+        print(model.profile().table(sort=True, aggregate=False))
     if args.benchmark:
-        if args.repeat < 1 or args.number < 1:
-            raise _UserError("--repeat and --number must be at least 1")
-        r = gmod.benchmark(dev, repeat=args.repeat, number=args.number)
         from . import num_threads
 
+        stage.name = "benchmarking"
+        r = model.benchmark(args.repeat, args.number)
         print(f"latency ({args.repeat} x {args.number} runs, {num_threads()} threads): "
               f"mean {r.mean * 1e3:.4f} ms  median {r.median * 1e3:.4f} ms  "
               f"min {r.min * 1e3:.4f} ms  max {r.max * 1e3:.4f} ms  std {r.std * 1e3:.4f} ms")
 
 
+def _internal_error(err, stage):
+    """Reports an unexpected failure in one line (and its traceback with KILN_TRACEBACK=1)."""
+    if os.environ.get("KILN_TRACEBACK", "") not in ("", "0"):
+        import traceback
+
+        traceback.print_exception(type(err), err, err.__traceback__)
+        hint = ""
+    else:
+        hint = " " + _TRACEBACK_HINT
+    print(f"error: internal error in {stage}: {type(err).__name__}: {_one_line(err)}{hint}",
+          file=sys.stderr)
+    return 1
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
+    stage = _Stage(f"the {args.command} command")
     try:
-        (_manifest if args.command == "manifest" else _run)(args)
+        (_manifest if args.command == "manifest" else _run)(args, stage)
     except _UserError as err:
         print(f"error: {_one_line(err)}", file=sys.stderr)
         return 1
     except (OSError, ValueError, RuntimeError) as err:
+        # What the runtime raises for a file it cannot read or a model it refuses.
         print(f"error: {_one_line(err)}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - anything else: one line, not a traceback
+        return _internal_error(err, stage.name)
     return 0
 
 

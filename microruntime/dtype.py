@@ -28,6 +28,10 @@ class DataTypeCode(enum.IntEnum):
 
 
 _PREFIXES = [("uint", 1), ("int", 0), ("bfloat", 4), ("float", 2), ("complex", 5)]
+# The bit widths each prefix takes (as in TVM: "float33" is no data type). int1/uint1 are the
+# boolean of the loop IR, int4/uint4 packed quantized weights.
+_WIDTHS = {"int": (1, 4, 8, 16, 32, 64), "uint": (1, 4, 8, 16, 32, 64), "float": (16, 32, 64),
+           "bfloat": (16,), "complex": (64, 128)}
 # Formats whose name fixes the bit width (no digits follow).
 _NAMED = {
     "bool": (6, 8), "handle": (3, 64), "void": (3, 0),
@@ -41,13 +45,23 @@ _PREFIX_OF_CODE = {code: prefix for prefix, code in _PREFIXES}
 _DEFAULT_BITS = {"int": 32, "uint": 32, "float": 32, "bfloat": 16, "complex": 64}
 
 
+def _number(digits):
+    """The value of a decimal number written without sign or leading zero, else None."""
+    if digits.isdigit() and digits.isascii() and not digits.startswith("0"):
+        return int(digits)
+    return None
+
+
 def _parse(text):
     name, lanes = text, 1
-    if "x" in text and text not in _NAMED:
-        head, _, tail = text.rpartition("x")
-        if tail.isdigit() and head:
-            name, lanes = head, int(tail)
+    at = text.rfind("x", len("complex") if text.startswith("complex") else 0)
+    if at >= 0:
+        name, lanes = text[:at], _number(text[at + 1:])
+        if not name or lanes is None or lanes > 65535:
+            raise _unknown(text, "lanes must be 1 to 65535, as in 'float32x4'")
     if name in _NAMED:
+        if name == "void" and lanes != 1:
+            raise _unknown(text, "void takes no lanes")
         code, bits = _NAMED[name]
         return code, bits, (0 if name == "void" else lanes)
     for prefix, code in _PREFIXES:
@@ -55,10 +69,19 @@ def _parse(text):
             rest = name[len(prefix):]
             if rest == "":
                 return code, _DEFAULT_BITS[prefix], lanes
-            if rest.isdigit():
-                return code, int(rest), lanes
-    raise ValueError(f"unknown data type {text!r} (expected e.g. 'float32', 'int8', "
-                     "'uint1', 'bool', 'bfloat16', 'float16x4', 'handle')")
+            bits = _number(rest)
+            if bits in _WIDTHS[prefix]:
+                return code, bits, lanes
+            *most, last = map(str, _WIDTHS[prefix])
+            widths = f"{', '.join(most)} or {last}" if most else last
+            raise _unknown(text, f"{prefix} takes {widths} bits")
+    raise _unknown(text)
+
+
+def _unknown(text, why=None):
+    detail = f": {why}" if why else ""
+    return ValueError(f"unknown data type {text!r}{detail} (expected e.g. 'float32', 'int8', "
+                      "'uint1', 'bool', 'bfloat16', 'float16x4', 'handle')")
 
 
 def _format(code, bits, lanes):

@@ -9,9 +9,16 @@
 `create(graph_json, libmod, device)` runs graph JSON over a kernel library directly.
 `read_manifest(path)` reads a model's manifest from the file without loading it (also
 `python -m microruntime manifest model.so`).
+
+Threads: each call of a GraphModule is atomic, but a set_input/run/get_output sequence is not,
+and get_output gives a view of the executor's memory that the next run overwrites. For
+concurrent inference, give each thread its own GraphModule (`lib["default"](dev)` again:
+the kernels are shared), or share one and use `infer(**inputs)`, which returns copies, or hold
+`gmod.lock` around a sequence.
 """
 import json
 import struct
+import threading
 
 import numpy as np
 
@@ -63,10 +70,26 @@ def _tensor(value):
 
 class GraphModule:
     """A wrapper of a GraphExecutor module (what `lib["default"](dev)` returns); its functions
-    are also reachable directly: `gmod["run"]()`."""
+    are also reachable directly: `gmod["run"]()`.
+
+    Threads: every method holds `self.lock` (a re-entrant lock) while it runs, and the C
+    executor serializes calls too, so no call sees another half done. A sequence of calls is
+    not atomic, and `get_output` returns a view of the executor's memory that the next `run`
+    overwrites. Threads that share one GraphModule either call `infer(**inputs)` (inputs set,
+    graph run and outputs copied out under the lock) or hold the lock around their sequence:
+
+        with gmod.lock:
+            gmod.set_input("x", x)
+            gmod.run()
+            y = gmod.get_output(0).numpy()
+
+    For inference in parallel, give each thread its own GraphModule (`lib["default"](dev)`
+    once per thread); the kernels are shared and only the executor's memory is per module.
+    """
 
     def __init__(self, module):
         self.module = module
+        self.lock = threading.RLock()
         self._set_input = module["set_input"]
         self._set_input_zero_copy = module["set_input_zero_copy"]
         self._set_output_zero_copy = module["set_output_zero_copy"]
@@ -83,30 +106,41 @@ class GraphModule:
     def set_input(self, key=None, value=None, **params):
         """Copies `value` into input `key` (name or index), and each keyword argument into the
         input of that name (names the graph does not have are skipped, as in TVM)."""
-        if key is not None:
-            self._set_input(key, _tensor(value))
-        for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
-            if self._get_input_index(name) >= 0:
-                self._set_input(name, _tensor(params[name]))
+        with self.lock:
+            if key is not None:
+                self._set_input(key, _tensor(value))
+            for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
+                if self._get_input_index(name) >= 0:
+                    self._set_input(name, _tensor(params[name]))
 
     def set_input_zero_copy(self, key=None, value=None, **params):
         """Uses NDArray `value` as input `key` in place (same shape, dtype and device, 64-byte
         aligned); keyword arguments likewise."""
-        if key is not None:
-            self._set_input_zero_copy(key, value)
-        for name, v in params.items():
-            if self._get_input_index(name) >= 0:
-                self._set_input_zero_copy(name, v)
+        with self.lock:
+            if key is not None:
+                self._set_input_zero_copy(key, value)
+            for name, v in params.items():
+                if self._get_input_index(name) >= 0:
+                    self._set_input_zero_copy(name, v)
 
     def set_output_zero_copy(self, key, value):
         """Makes the graph write output `key` (an index) into NDArray `value` in place."""
-        self._set_output_zero_copy(key, value)
+        with self.lock:
+            self._set_output_zero_copy(key, value)
 
     def run(self, **input_dict):
         """Sets the given inputs, then runs the graph."""
-        if input_dict:
-            self.set_input(**input_dict)
-        self._run()
+        with self.lock:
+            if input_dict:
+                self.set_input(**input_dict)
+            self._run()
+
+    def infer(self, **inputs):
+        """Sets `inputs` (name -> array), runs the graph and returns every output as a numpy
+        array (a copy), all under `self.lock`: safe to call from several threads at once."""
+        with self.lock:
+            self.run(**inputs)
+            return [self._get_output(i).numpy() for i in range(self._get_num_outputs())]
 
     def get_num_outputs(self):
         return self._get_num_outputs()
@@ -117,10 +151,11 @@ class GraphModule:
 
     def get_input(self, index, out=None):
         """Input `index` (name or index); copied into `out` when given."""
-        if out is not None:
-            self._get_input(index, out)
-            return out
-        return self._get_input(index)
+        with self.lock:
+            if out is not None:
+                self._get_input(index, out)
+                return out
+            return self._get_input(index)
 
     def get_input_index(self, name):
         """The index of input `name`, or -1."""
@@ -134,27 +169,31 @@ class GraphModule:
 
     def get_output(self, index, out=None):
         """Output `index`; copied into `out` when given."""
-        if out is not None:
-            self._get_output(index, out)
-            return out
-        return self._get_output(index)
+        with self.lock:
+            if out is not None:
+                self._get_output(index, out)
+                return out
+            return self._get_output(index)
 
     def debug_get_output(self, node, out=None):
         """Runs the graph up to `node` (index or name) and gives its first output (into `out`
         when given)."""
-        if out is not None:
-            self.module["debug_get_output"](node, out)
-            return out
-        return self.module["debug_get_output"](node)
+        with self.lock:
+            if out is not None:
+                self.module["debug_get_output"](node, out)
+                return out
+            return self.module["debug_get_output"](node)
 
     def load_params(self, params_bytes):
         """Sets the inputs named in a serialized parameter dict (save_param_dict)."""
-        self._load_params(bytearray(params_bytes))
+        with self.lock:
+            self._load_params(bytearray(params_bytes))
 
     def share_params(self, other, params_bytes):
         """Uses `other`'s parameters (named in `params_bytes`) in place, without copies."""
-        other = other.module if isinstance(other, GraphModule) else other
-        self._share_params(other, bytearray(params_bytes))
+        with self.lock:
+            other = other.module if isinstance(other, GraphModule) else other
+            self._share_params(other, bytearray(params_bytes))
 
     def __getitem__(self, key):
         return self.module[key]
@@ -257,12 +296,44 @@ def _skip_payload_to_manifest(payload):
     return manifest
 
 
+def read_library_bytes(path):
+    """The bytes of a library file in which its blob can be found: the file itself (.so, .a,
+    .o), or for a .tar each member, the blob array of a C source member (devc.c) decoded."""
+    import re
+    import tarfile
+
+    if not path.endswith(".tar"):
+        with open(path, "rb") as f:
+            return f.read()
+    parts = []
+    try:
+        with tarfile.open(path) as tar:
+            for m in tar.getmembers():
+                if not m.isfile():
+                    continue
+                data = tar.extractfile(m).read()
+                if m.name.endswith(".c"):
+                    array = re.search(rb"library_bin\[\d+\]\s*=\s*\{([^}]*)\}", data)
+                    data = _c_array_bytes(array.group(1)) if array else b""
+                parts.append(data)
+    except (tarfile.TarError, EOFError) as err:
+        raise ValueError(f"{path}: not a readable tar file ({err})") from None
+    return b"".join(parts)
+
+
+def _c_array_bytes(body):
+    """The bytes of a C array initializer such as `0x4b, 0x0a, 7`."""
+    items = body.replace(b",", b" ").split()
+    if all(len(t) == 4 and t[:2] in (b"0x", b"0X") for t in items):
+        return bytes.fromhex(b"".join(t[2:] for t in items).decode("ascii"))
+    return bytes(int(t, 0) for t in items)
+
+
 def read_manifest(path):
     """The manifest (a dict) of the model exported at `path` (.so, .a, .o or .tar), read from
     the file's library blob without loading or running anything. ValueError when the file holds
     no GraphExecutorFactory, or one without a manifest."""
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_library_bytes(path)
     marker = struct.pack("<Q", len(_KIND)) + _KIND
     start, found = 0, False
     while (at := data.find(marker, start)) >= 0:

@@ -180,10 +180,48 @@ def _load_shared(path):
     return mod
 
 
-def load_module(path, fmt=""):
-    """Loads a module from a file: a shared library, or a `.o`/`.tar` linked into one first."""
+def _load_linked(path):
+    """Links an object file or a tar of them into a shared library in a temporary folder and
+    loads it. A failure names the user's file (`model.tar`, or `model.tar:lib0.o` for one of
+    its members), not the temporary library."""
     from .linker import link_shared
 
+    try:
+        tmpdir, so_path = link_shared(path)
+        mod = _load_shared(so_path)
+    except Exception as err:
+        renamed = _naming_user_file(err, path)
+        if renamed is None:
+            raise
+        raise renamed from None
+    mod._keep = {"tmpdir": tmpdir}
+    return mod
+
+
+def _naming_user_file(err, path):
+    """`err` with the temporary files of `_load_linked` replaced by `path` in its message (the
+    same exception class), or None when it names none of them."""
+    import re
+    import tempfile
+
+    so_name = os.path.basename(path).rsplit(".", 1)[0] + ".so"
+    temp = re.compile(re.escape(os.path.join(tempfile.gettempdir(), "microruntime_")) +
+                      r"[^/\s'\"]*/([^\s'\":,]+)")
+
+    def user_file(m):
+        return path if m.group(1) == so_name else f"{path}:{m.group(1)}"
+
+    message, n = temp.subn(user_file, str(err))
+    if n == 0:
+        return None
+    try:
+        return type(err)(message)
+    except Exception:  # an exception class whose constructor wants other arguments
+        return None
+
+
+def load_module(path, fmt=""):
+    """Loads a module from a file: a shared library, or a `.o`/`.tar` linked into one first."""
     path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise FileNotFoundError(f"cannot load module: no such file {path!r}")
@@ -191,10 +229,7 @@ def load_module(path, fmt=""):
     if fmt in ("so", "dll", "dylib", "dso"):
         return _load_shared(path)
     if fmt in ("o", "obj", "tar"):
-        tmpdir, so_path = link_shared(path)
-        mod = _load_shared(so_path)
-        mod._keep = {"tmpdir": tmpdir}
-        return mod
+        return _load_linked(path)
     loader = get_global_func(f"ffi.Module.load_from_file.{fmt}", allow_missing=True)
     if loader is None:
         raise ValueError(f"cannot load module {path!r}: unknown format {fmt!r} "

@@ -9,6 +9,7 @@ The executable is validated when loaded (every register, constant and function i
 target and instruction range); every external function is resolved when the VM is created.
 The interpreter, builtins and allocators are C (microruntime/src/vm).
 """
+import struct
 from enum import IntEnum
 from numbers import Number
 
@@ -26,7 +27,7 @@ from .profiling import Count, Duration, Percent, Report
 
 check_call(_lib.mr_vm_register_extras())
 
-__all__ = ["Executable", "VMInstrumentReturnKind", "VirtualMachine"]
+__all__ = ["Executable", "VMInstrumentReturnKind", "VirtualMachine", "read_functions"]
 
 _DEVICE_NAMES = {1: "cpu", 2: "cuda", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm"}
 
@@ -231,3 +232,66 @@ class VirtualMachine:
             })
         return Report(calls, {dev_name: {"Duration (us)": Duration(total)}},
                       {"Number of threads": Count(num_threads()), "Executor": "VM"})
+
+
+# ---- the function table, read from the file ------------------------------------------------
+_KIND = b"relax.VMExecutable"
+_MAGICS = (0xD225DE2F4214151E, 0xD225DE2F4214151D)
+
+
+def _function_table(payload):
+    """[(name, number of arguments, [param names])] of the VM functions (kind 1) in
+    executable bytes."""
+    def u64(pos):
+        return struct.unpack_from("<Q", payload, pos)[0], pos + 8
+
+    def string(pos):
+        n, pos = u64(pos)
+        if n > len(payload) - pos:
+            raise ValueError("truncated")
+        return payload[pos:pos + n].decode("utf-8"), pos + n
+
+    magic, pos = u64(0)
+    if magic not in _MAGICS:
+        raise ValueError("not an executable")
+    _, pos = string(pos)
+    count, pos = u64(pos)
+    if count > len(payload):
+        raise ValueError("truncated")
+    funcs = []
+    for _ in range(count):
+        (kind,) = struct.unpack_from("<i", payload, pos)
+        name, pos = string(pos + 4)
+        (num_args,) = struct.unpack_from("<q", payload, pos + 16)
+        nparams, pos = u64(pos + 32)
+        if nparams > len(payload):
+            raise ValueError("truncated")
+        params = []
+        for _ in range(nparams):
+            p, pos = string(pos)
+            params.append(p)
+        if kind == 1:
+            funcs.append((name, num_args, params))
+    return funcs
+
+
+def read_functions(path):
+    """[(name, number of arguments, [param names])] of the VM functions of the Relax VM
+    executable exported at `path` (.so, .a, .o or .tar), read from the file's library blob
+    without loading it. ValueError when the file holds no Relax VM executable."""
+    from .graph_executor import read_library_bytes
+
+    data = read_library_bytes(path)
+    marker = struct.pack("<Q", len(_KIND)) + _KIND
+    start = 0
+    while (at := data.find(marker, start)) >= 0:
+        start = at + 1
+        pos = at + len(marker)
+        try:
+            (n,) = struct.unpack_from("<Q", data, pos)
+            if n > len(data) - pos - 8:
+                continue
+            return _function_table(data[pos + 8:pos + 8 + n])
+        except (ValueError, struct.error, UnicodeDecodeError):
+            continue
+    raise ValueError(f"{path}: no Relax VM executable in this file")

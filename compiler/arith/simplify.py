@@ -20,7 +20,7 @@ from ..ir.module import IRModule
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.function import PrimFunc
-from ..tir.functor import IRMutator, rebuild, substitute
+from ..tir.functor import IRMutator, chain_of, rebuild, rebuild_chain, substitute
 from .interval import IntBound, bound_of_normalized, normalize_ranges, use_simplifier
 from .keys import KeyCache
 from .linear import is_linear_dtype
@@ -199,36 +199,63 @@ class _StmtSimplifier(IRMutator):
             return s
         return dataclasses.replace(s, min=lo, extent=extent, body=body)
 
-    def visit_LetStmt(self, s: S.LetStmt) -> S.Stmt:
-        value = self.visit(s.value)
-        if isinstance(value, (E.IntImm, E.FloatImm, E.Var)):
-            return self.visit(substitute(s.body, {s.var: value}))
-        old = None
-        if value.dtype.is_integer and value.dtype.lanes == 1:
-            lo, hi = self.ctx.int_bound(value)
-            old = self.ctx.bind(s.var, lo, hi)
+    def visit_chain(self, s: S.Stmt) -> S.Stmt:
+        """A chain of LetStmt/AttrStmt/AssertStmt, walked in a loop (a packed function's
+        argument checks nest hundreds deep): a let of a constant or a variable is substituted
+        into what follows and dropped, an assert whose condition is true is dropped, a let of
+        an integer and a thread extent give their variable a range until the chain ends."""
+        heads, tail = chain_of(s)
+        vmap: Dict[E.Var, E.PrimExpr] = {}
+        scopes: List[Tuple[E.Var, Any, bool]] = []  # (var, old range, always unbind)
+        changes: List[Optional[Dict[str, Any]]] = []
         try:
-            body = self.visit(s.body)
+            for h in heads:
+                changes.append(self.head(h, vmap, scopes))
+            body = self.visit(substitute(tail, vmap) if vmap else tail)
         finally:
-            if old is not None or s.var in self.ctx.ranges:
-                self.ctx.unbind(s.var, old)
-        if value is s.value and body is s.body:
-            return s
-        return S.LetStmt(s.var, value, body)
+            for var, old, always in reversed(scopes):
+                if always or old is not None or var in self.ctx.ranges:
+                    self.ctx.unbind(var, old)
+        return rebuild_chain(heads, changes, body)
 
-    def visit_AttrStmt(self, s: S.AttrStmt) -> S.Stmt:
-        value = self.visit(s.value)
-        iv = s.node
-        bound = s.key in ("thread_extent", "virtual_thread") and isinstance(iv, E.IterVar)
-        old = self.ctx.bind(iv.var, 0, E.binary(E.Sub, value, 1)) if bound else None
-        try:
-            body = self.visit(s.body)
-        finally:
-            if bound:
-                self.ctx.unbind(iv.var, old)
-        if value is s.value and body is s.body:
-            return s
-        return S.AttrStmt(s.node, s.key, value, body)
+    visit_LetStmt = visit_AttrStmt = visit_AssertStmt = visit_chain
+
+    def head(self, h: S.Stmt, vmap, scopes) -> Optional[Dict[str, Any]]:
+        """The changed fields of one head of a chain (None: drop it), its variable's range
+        pushed on `scopes`, a folded let's value put in `vmap`."""
+
+        def sub(x):
+            return substitute(x, vmap) if vmap else x
+
+        if isinstance(h, S.LetStmt):
+            value = self.visit(sub(h.value))
+            if isinstance(value, (E.IntImm, E.FloatImm, E.Var)):
+                vmap[h.var] = value
+                return None
+            old = None
+            if value.dtype.is_integer and value.dtype.lanes == 1:
+                lo, hi = self.ctx.int_bound(value)
+                old = self.ctx.bind(h.var, lo, hi)
+            scopes.append((h.var, old, False))
+            return {} if value is h.value else {"value": value}
+        if isinstance(h, S.AttrStmt):
+            value = self.visit(sub(h.value))
+            iv = h.node
+            if h.key in ("thread_extent", "virtual_thread") and isinstance(iv, E.IterVar):
+                scopes.append((iv.var, self.ctx.bind(iv.var, 0, E.binary(E.Sub, value, 1)),
+                               True))
+            return {} if value is h.value else {"value": value}
+        cond = self.visit(sub(h.condition))
+        if E.is_const_int(cond, 1):
+            return None
+        message = tuple(self.visit(sub(p)) if isinstance(p, E.PrimExpr) else p
+                        for p in h.message)
+        change: Dict[str, Any] = {}
+        if cond is not h.condition:
+            change["condition"] = cond
+        if any(a is not b for a, b in zip(message, h.message)):
+            change["message"] = message
+        return change
 
     def visit_IfThenElse(self, s: S.IfThenElse) -> S.Stmt:
         cond = self.visit(s.condition)
@@ -241,12 +268,6 @@ class _StmtSimplifier(IRMutator):
         if cond is s.condition and then is s.then_case and other is s.else_case:
             return s
         return S.IfThenElse(cond, then, other)
-
-    def visit_AssertStmt(self, s: S.AssertStmt) -> S.Stmt:
-        cond = self.visit(s.condition)
-        if E.is_const_int(cond, 1):
-            return self.visit(s.body)
-        return self.generic_visit(s)
 
     def visit_SeqStmt(self, s: S.SeqStmt) -> S.Stmt:
         kids: List[S.Stmt] = [self.visit(x) for x in s.seq]

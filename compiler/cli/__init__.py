@@ -7,7 +7,9 @@
 
 Each subcommand is a module with `add_parser(subparsers)` and `run(args) -> exit status`.
 Mistakes (a missing file, a bad shape string, a model the compiler cannot take as given) print
-one line, `error: ...`, on stderr and exit with status 1; wrong usage exits with status 2.
+one line, `error: ...`, on stderr and exit with status 1; wrong usage exits with status 2. Any
+other failure is reported in one line as well, `error: internal error in <stage>: ...` (exit
+status 1), with its traceback above it when KILN_TRACEBACK=1.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import List, Optional
 
 from . import compile as compile_cmd
 from . import tune as tune_cmd
-from .common import CliError, one_line, parse_shape
+from .common import CliError, Stage, internal_error, one_line, parse_shape
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -35,11 +37,14 @@ def make_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = make_parser().parse_args(argv)
+    args.stage = Stage(f"the {args.command} command")
     try:
         return args.run(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as err:  # noqa: BLE001 - anything else: one line, not a traceback
+        return internal_error(err, args.stage.name)
 
 
 __all__ = ["CliError", "main", "make_parser", "one_line", "parse_shape"]

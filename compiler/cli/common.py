@@ -1,7 +1,13 @@
-"""What the commands share: the one-line error and the `--input-shape` syntax."""
+"""What the commands share: the one-line error, the report of an unexpected failure and the
+`--input-shape` syntax."""
 from __future__ import annotations
 
+import os
+import sys
+import traceback
 from typing import Tuple
+
+TRACEBACK_HINT = "(set KILN_TRACEBACK=1 for the traceback)"
 
 
 class CliError(Exception):
@@ -11,6 +17,28 @@ class CliError(Exception):
 def one_line(err: BaseException) -> str:
     """The message of `err` on one line (the compiler's messages may span several)."""
     return " ".join(str(err).split()) or type(err).__name__
+
+
+class Stage:
+    """What a command is doing (`args.stage.name`), named by the report of an unexpected
+    failure."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def internal_error(err: BaseException, stage: str) -> int:
+    """Reports a failure that is no user mistake in one line, `error: internal error in
+    <stage>: <Type>: <message> (set KILN_TRACEBACK=1 ...)`, or with the traceback above it when
+    KILN_TRACEBACK=1; the exit status (1)."""
+    if os.environ.get("KILN_TRACEBACK", "") not in ("", "0"):
+        traceback.print_exception(type(err), err, err.__traceback__)
+        hint = ""
+    else:
+        hint = " " + TRACEBACK_HINT
+    print(f"error: internal error in {stage}: {type(err).__name__}: {one_line(err)}{hint}",
+          file=sys.stderr)
+    return 1
 
 
 def parse_shape(text: str) -> Tuple[str, Tuple[int, ...]]:

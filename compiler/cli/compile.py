@@ -22,10 +22,11 @@ from ..autotvm.dispatch import apply_history_best
 from ..codegen import host_codegen_available
 from ..frontend import from_onnx
 from ..frontend.onnx import load_model
+from ..ir.errors import InternalError
 from ..relax.vm_build import build as relax_build
 from ..relay import build_from_plan, plan
 from ..target import Target
-from .common import CliError, one_line, parse_shape
+from .common import CliError, Stage, one_line, parse_shape
 
 DESCRIPTION = """\
 Compile an ONNX model into ONE file the microruntime runs: the graph, the weights and the
@@ -41,7 +42,9 @@ examples:
 
 A model whose inputs have named (symbolic) dims, such as a batch dim "N", is built for the
 Relax VM (one library that runs any size of those dims); give every such input's shape with
---input-shape NAME:D1,D2,... to build it for the graph executor instead."""
+--input-shape NAME:D1,D2,... to build it for the graph executor instead. A failure that is
+no mistake in the command is reported as "error: internal error in <stage>: ..."; set
+KILN_TRACEBACK=1 to see its traceback."""
 
 
 def add_parser(subparsers) -> None:
@@ -77,11 +80,15 @@ def add_parser(subparsers) -> None:
 
 
 class _Progress:
-    def __init__(self, quiet: bool):
+    """Prints a progress line (unless quiet) and names the stage for an internal error."""
+
+    def __init__(self, quiet: bool, stage: Stage):
         self.quiet = quiet
+        self.stage = stage
         self.start = time.perf_counter()
 
     def __call__(self, text: str) -> None:
+        self.stage.name = text
         if not self.quiet:
             print(f"[{time.perf_counter() - self.start:6.1f}s] {text}", file=sys.stderr,
                   flush=True)
@@ -93,6 +100,8 @@ def run(args) -> int:
     except CliError as err:
         print(f"error: {one_line(err)}", file=sys.stderr)
         return 1
+    except InternalError:
+        raise  # not the user's mistake: reported by cli.main with a hint
     except (OSError, RuntimeError, ValueError) as err:
         # CompilerError (ModelError, UnsupportedOpError, IRError, TargetError, ...) is a
         # RuntimeError; what remains are files that cannot be read or written.
@@ -170,6 +179,14 @@ def compile_model(args) -> str:
         f"{tuning_log} ({len(ctx)} tuned in the log)"
 
 
+def _stage(args) -> Stage:
+    """The Stage of the command line (`args.stage`), or a new one when called directly."""
+    stage = getattr(args, "stage", None)
+    if not isinstance(stage, Stage):
+        stage = args.stage = Stage("compile")
+    return stage
+
+
 def _compile_model(args, tuning) -> str:
     if not os.path.isfile(args.model):
         raise CliError(f"no such model file: {args.model}")
@@ -181,7 +198,7 @@ def _compile_model(args, tuning) -> str:
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CliError(f"-o {args.output}: no such directory {out_dir}")
-    progress = _Progress(args.quiet)
+    progress = _Progress(args.quiet, _stage(args))
     t0 = time.perf_counter()
 
     target = str(Target(_target(args)))

@@ -23,8 +23,9 @@ from ..autotvm.remote import RemoteRunner
 from ..autotvm.tuner import TUNERS, CostModelError
 from ..frontend import from_onnx
 from ..frontend.onnx import load_model
+from ..ir.errors import InternalError
 from ..target import Target
-from .common import CliError, one_line, parse_shape
+from .common import CliError, Stage, one_line, parse_shape
 
 DESCRIPTION = """\
 Tune the kernels of an ONNX model: search the knobs of each kernel's schedule (tile sizes,
@@ -90,6 +91,8 @@ def run(args) -> int:
     except (CliError, ExecutorError, CostModelError) as err:
         print(f"error: {one_line(err)}", file=sys.stderr)
         return 1
+    except InternalError:
+        raise  # not the user's mistake: reported by cli.main with a hint
     except (OSError, RuntimeError, ValueError) as err:
         print(f"error: {one_line(err)}", file=sys.stderr)
         return 1
@@ -115,10 +118,13 @@ def tune_model(args) -> str:
     log_dir = os.path.dirname(os.path.abspath(args.log))
     if not os.path.isdir(log_dir):
         raise CliError(f"--log {args.log}: no such directory {log_dir}")
+    stage = getattr(args, "stage", None) or Stage("tune")
     target = str(Target(args.target))
     t0 = time.perf_counter()
+    stage.name = f"importing {args.model}"
     mod, params = from_onnx(load_model(args.model), shape=_shapes(args.input_shape),
                             dtype=args.dtype)
+    stage.name = "extracting the tuning tasks"
     counts = task_counts(mod, params, target)
     if not counts:
         return (f"{args.model}: no kernel with static shapes has a tunable template (dense, "
@@ -148,6 +154,7 @@ def tune_model(args) -> str:
             if others:
                 tuner.transfer(others)
             prefix = f"[task {k}/{len(counts)} {task.name} {_args(task)}] "
+            stage.name = f"tuning task {k}/{len(counts)} {task.name} {_args(task)}"
             callbacks = [autotvm.callback.log_to_file(args.log)]
             if not args.quiet:
                 callbacks.append(autotvm.callback.progress_bar(prefix, every_s=1.0))

@@ -13,6 +13,11 @@ GraphExecutorFactory::SaveToBinary, plus Kiln's manifest, which TVM does not rea
     str module_name; str manifest (JSON, see `make_manifest`)
 `make_manifest` computes the manifest from the graph (inputs, outputs, storage slot sizes,
 total bytes, kernels) and the params; the runtime recomputes and compares it at load.
+`write_payload` adds to the manifest it writes the CRC-32C of the graph JSON and of the params
+bytes (from the count to the last tensor record), "crc32c": {"graph_json", "params"}; an
+exported ELF `.so` also ends with a checksum trailer over the rest of the file without the
+library blob (`append_checksum_trailer`). The runtime verifies both at load, unless
+MR_SKIP_CHECKSUM=1 is set.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import numpy as np
 
 from microruntime.object import ObjectGeneric
 
+from ..crc32c import crc32c
 from ..export import export_library as _export_library
 from ..ir.errors import CompilerError, TargetError
 from ..runtime_module import RuntimeModule, SerializedModule
@@ -123,16 +129,48 @@ def _aligned(nbytes: int) -> int:
 
 def write_payload(graph_json: str, params, module_name: str = "default",
                   manifest: Optional[dict] = None) -> bytes:
-    """The GraphExecutorFactory payload (see the module doc); no manifest when None."""
+    """The GraphExecutorFactory payload (see the module doc); no manifest when None. The
+    manifest written holds the checksums of the graph JSON and params written."""
     names = list(params)
-    parts = [_string(graph_json.encode("utf-8")), _u64(len(names)), _u64(len(names))]
-    parts += [_string(n.encode("utf-8")) for n in names]
+    graph = graph_json.encode("utf-8")
+    param_parts = [_u64(len(names)), _u64(len(names))]
+    param_parts += [_string(n.encode("utf-8")) for n in names]
     if names:
-        parts.append(_tensor_records(params))
-    parts.append(_string(module_name.encode("utf-8")))
+        param_parts.append(_tensor_records(params))
+    parts = [_string(graph)] + param_parts + [_string(module_name.encode("utf-8"))]
     if manifest is not None:
+        params_crc = 0
+        for part in param_parts:
+            params_crc = crc32c(part, params_crc)
+        manifest = dict(manifest, crc32c={"graph_json": crc32c(graph), "params": params_crc})
         parts.append(_string(json.dumps(manifest, separators=(",", ":")).encode("utf-8")))
     return b"".join(parts)
+
+
+TRAILER_MAGIC = b"KILNCRC1"
+
+
+def append_checksum_trailer(path: str, library_bin: Optional[bytes]) -> bool:
+    """Ends the ELF library at `path` with the trailer the runtime checks before dlopen
+    (microruntime/src/elf_check.c): "KILNCRC1", u64 offset and u64 size of the library blob
+    (left out: its parts carry their own checksums), u32 0, then the u32 CRC-32C of the file
+    without the blob followed by the trailer's 20 bytes before it. False (nothing written)
+    when the file is not ELF or does not hold the blob."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if not data.startswith(b"\x7fELF"):
+        return False
+    offset, size = len(data), 0
+    if library_bin:
+        offset, size = data.find(library_bin), len(library_bin)
+        if offset < 0:
+            return False
+    fields = struct.pack("<QQI", offset, size, 0)
+    view = memoryview(data)
+    crc = crc32c(fields, crc32c(view[offset + size:], crc32c(view[:offset])))
+    with open(path, "ab") as f:
+        f.write(TRAILER_MAGIC + fields + struct.pack("<I", crc))
+    return True
 
 
 class GraphExecutorFactoryModule(ObjectGeneric):
@@ -201,8 +239,11 @@ class GraphExecutorFactoryModule(ObjectGeneric):
         """One library (`.so`; `.a` for a `--system-lib` build; `.tar`, `.o`) holding the
         kernels, with this factory as the root of its import tree."""
         del addons
-        return _export_library(self.lib._library_parts(root=self._serialized), file_name,
-                              fcompile, workspace_dir, **kwargs)
+        parts = self.lib._library_parts(root=self._serialized)
+        result = _export_library(parts, file_name, fcompile, workspace_dir, **kwargs)
+        if str(file_name).endswith(".so"):
+            append_checksum_trailer(str(file_name), parts.library_bin)
+        return result
 
     def __repr__(self):
         return (f"GraphExecutorFactoryModule({len(self.params)} params, "

@@ -12,6 +12,7 @@ kind, then `-keys=...`, then the other set options in sorted order, so
 """
 from __future__ import annotations
 
+import re
 import shlex
 import threading
 from typing import Any, Dict, List, Optional, Union
@@ -154,6 +155,22 @@ class Target:
 
 
 # ---- parsing --------------------------------------------------------------------------------
+# A system-lib prefix starts C symbol names (`__tvm_ffi_<prefix><name>`,
+# `kiln_system_lib_<prefix>register`), so it is what may start a C identifier: ASCII letters,
+# digits and '_', not a digit first. Empty is allowed.
+_SYSTEM_LIB_PREFIX = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*)?")
+
+
+def check_system_lib_prefix(prefix: Any) -> str:
+    """`prefix` when it is a valid system-lib prefix; TargetError naming it and the rule
+    otherwise. Everything that writes a prefix into generated code checks it here first."""
+    if not isinstance(prefix, str) or not _SYSTEM_LIB_PREFIX.fullmatch(prefix):
+        raise TargetError(f"invalid --system-lib-prefix {prefix!r}: it becomes part of C symbol "
+                          "names, so it may hold only ASCII letters, digits and '_' and may not "
+                          "start with a digit (e.g. 'model_'), or be empty")
+    return prefix
+
+
 def _kind(name: str) -> TargetKind:
     name = ALIASES.get(name, name)
     if name not in KINDS:
@@ -181,6 +198,8 @@ def _convert(kind: TargetKind, name: str, value: Any) -> Any:
             if isinstance(value, str):
                 return [v for v in value.split(",") if v]
             return [str(v) for v in value]
+        if name == "system-lib-prefix":
+            return check_system_lib_prefix(str(value))
         return str(value)
     except (TypeError, ValueError) as err:
         raise TargetError(f"option {name!r} of target {kind.name!r} takes a {typ.__name__}, got "

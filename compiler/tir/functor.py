@@ -3,6 +3,10 @@
 `IRVisitor.visit(node)` dispatches to `visit_<ClassName>` when defined, else visits every child
 field (expressions, statements, buffers, tuples of them). `IRMutator` does the same and rebuilds
 a node only when a child changed, so an untouched subtree is returned as the same object.
+Chains of statements that wrap one body (LetStmt, AssertStmt, AttrStmt: a packed function's
+argument checks nest one per check) are walked in a loop, not by recursion, so their length is
+not bounded by Python's recursion limit; a subclass that handles one of these kinds itself
+should walk the chain the same way (`chain_of` splits a chain into its heads and its tail).
 Buffers are visited by `visit_buffer` (mutators may remap them); IterVar/Range/CommReducer are
 leaves unless a subclass handles them. The `a == b` / `a != b` objects of Python operators
 (EqualOp / NotEqualOp, not dataclasses) are traversed as the EQ / NE nodes they stand for.
@@ -28,9 +32,36 @@ from .expr import (
     convert,
 )
 from .function import PrimFunc
-from .stmt import Allocate, BufferStore, For, LetStmt, Stmt
+from .stmt import Allocate, AssertStmt, AttrStmt, BufferStore, For, LetStmt, Stmt
 
 _CHILD_TYPES = (PrimExpr, Stmt, Buffer)
+
+# Statements whose last field `body` is the one statement they wrap.
+CHAIN_TYPES = (LetStmt, AssertStmt, AttrStmt)
+
+
+def chain_of(stmt: Stmt, stop: Optional[Callable[[Stmt], bool]] = None):
+    """(heads, tail): the LetStmt/AssertStmt/AttrStmt nodes met going down `body` from `stmt`,
+    outermost first, and the first statement that is not one of them (or for which `stop`
+    is true, `stmt` itself excepted)."""
+    heads = []
+    while isinstance(stmt, CHAIN_TYPES) and not (heads and stop is not None and stop(stmt)):
+        heads.append(stmt)
+        stmt = stmt.body
+    return heads, stmt
+
+
+def _stops_chain(functor: Any, base: type) -> Callable[[Stmt], bool]:
+    """Where a generic walk down a chain must hand over to `visit`: at a kind the functor
+    handles, or everywhere when the functor overrides `visit` itself."""
+    if type(functor).visit is not base.visit:
+        return lambda s: True
+    return lambda s: _handler(functor, type(s)) is not None
+
+
+def _head_fields(cls: type) -> tuple:
+    """The child fields of a chain statement but its body."""
+    return tuple(n for n in child_field_names(cls) if n != "body")
 
 
 def _handler(functor: Any, cls: type) -> Optional[Callable]:
@@ -69,8 +100,24 @@ class IRVisitor:
         if isinstance(node, (EqualOp, NotEqualOp)):
             self.visit(node.asobject())
             return
+        if isinstance(node, CHAIN_TYPES):
+            self._visit_chain(node)
+            return
         for name in child_field_names(type(node)):
             self._visit_value(getattr(node, name))
+
+    def _visit_chain(self, node: Stmt) -> None:
+        """generic_visit of a chain: the heads that no `visit_<kind>` handles in a loop, then
+        the rest through `visit`."""
+        heads, tail = chain_of(node, _stops_chain(self, IRVisitor))
+        for head in heads:
+            self.visit_head(head)
+        self.visit(tail)
+
+    def visit_head(self, head: Stmt) -> None:
+        """Visits the fields of a chain statement but its body."""
+        for name in _head_fields(type(head)):
+            self._visit_value(getattr(head, name))
 
     def _visit_value(self, value: Any) -> None:
         if isinstance(value, Buffer):
@@ -102,6 +149,8 @@ class IRMutator:
             obj = node.asobject()
             new = self.visit(obj)
             return node if new is obj else new
+        if isinstance(node, CHAIN_TYPES):
+            return self._mutate_chain(node)
         changes: Dict[str, Any] = {}
         for name in child_field_names(type(node)):
             old = getattr(node, name)
@@ -111,6 +160,24 @@ class IRMutator:
         if not changes:
             return node
         return rebuild(node, changes)
+
+    def _mutate_chain(self, node: Stmt) -> Stmt:
+        """generic_visit of a chain: the heads that no `visit_<kind>` handles in a loop (outermost
+        first), the rest through `visit`, then the heads rebuilt innermost first."""
+        heads, tail = chain_of(node, _stops_chain(self, IRMutator))
+        changes = [self.mutate_head(head) for head in heads]
+        return rebuild_chain(heads, changes, self.visit(tail))
+
+    def mutate_head(self, head: Stmt) -> Dict[str, Any]:
+        """The new values of the fields of a chain statement but its body, by name, for the
+        fields that changed."""
+        changes: Dict[str, Any] = {}
+        for name in _head_fields(type(head)):
+            old = getattr(head, name)
+            new = self._visit_value(old)
+            if new is not old:
+                changes[name] = new
+        return changes
 
     def _visit_value(self, value: Any) -> Any:
         if isinstance(value, Buffer):
@@ -129,6 +196,20 @@ class IRMutator:
         return func if body is func.body else func.with_body(body)
 
 
+def rebuild_chain(heads: List[Stmt], changes: List[Optional[Dict[str, Any]]],
+                  body: Stmt) -> Stmt:
+    """The chain `heads` (outermost first) rebuilt around `body`, innermost first: each head
+    with its `changes` (a dict of new field values; None drops the head), the same object when
+    neither its fields nor its body changed."""
+    for head, change in zip(reversed(heads), reversed(changes)):
+        if change is None:
+            continue
+        if body is not head.body:
+            change = dict(change, body=body)
+        body = rebuild(head, change) if change else head
+    return body
+
+
 def rebuild(node: Any, changes: Dict[str, Any]) -> Any:
     """A copy of `node` with some fields replaced; derived dtypes are recomputed for operators
     whose dtype follows their operands."""
@@ -145,6 +226,14 @@ class _FuncVisitor(IRVisitor):
         self.fn = fn
 
     def visit(self, node: Any) -> None:
+        if isinstance(node, CHAIN_TYPES):
+            heads, tail = chain_of(node)
+            for head in heads:
+                self.visit_head(head)
+            self.visit(tail)
+            for head in reversed(heads):
+                self.fn(head)
+            return
         self.generic_visit(node)
         self.fn(node)
 
@@ -205,10 +294,17 @@ def free_vars(stmt: Stmt, defined: Optional[List[Var]] = None) -> List[Var]:
             self._def(s.loop_var)
             self.generic_visit(s)
 
-        def visit_LetStmt(self, s):
-            self.visit(s.value)
-            self._def(s.var)
-            self.visit(s.body)
+        def visit_chain(self, s):
+            heads, tail = chain_of(s)
+            for h in heads:
+                if isinstance(h, LetStmt):
+                    self.visit(h.value)
+                    self._def(h.var)
+                else:
+                    self.visit_head(h)
+            self.visit(tail)
+
+        visit_LetStmt = visit_AssertStmt = visit_AttrStmt = visit_chain
 
         def visit_Let(self, e):
             self.visit(e.value)

@@ -20,6 +20,10 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
     "tir.abs": (1, "absolute value of an int or float"),
     "tir.if_then_else": (3, "cond ? a : b, evaluating only the taken side"),
     "tir.likely": (1, "branch hint; value unchanged"),
+    "tir.checked_index": (4, "(index, extent, op: StringImm, axis: IntImm) -> the index "
+                             "wrapped into [0, extent) (negative ones count from the end), "
+                             "which must lie in [-extent, extent); lower_checked_index makes "
+                             "the check an AssertStmt (IndexError) before codegen"),
     "tir.reinterpret": (1, "bit cast to the call's dtype"),
     "tir.shift_left": (2, "a << b"),
     "tir.shift_right": (2, "a >> b (arithmetic for signed)"),

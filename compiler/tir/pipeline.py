@@ -29,6 +29,7 @@ from .transform.annotate_entry import annotate_entry
 from .transform.inject_double_buffer import inject_double_buffer
 from .transform.loop_partition import loop_partition
 from .transform.lower_call_packed import lower_call_packed
+from .transform.lower_checked_index import lower_checked_index
 from .transform.lower_intrin import lower_intrin
 from .transform.lower_parallel import lower_parallel
 from .transform.lower_workspace import lower_workspace
@@ -50,6 +51,7 @@ Pass = Callable[[IRModule], IRModule]
 # Kiln can leave the pass out (False: what follows it, or the codegen, needs its result).
 TVM_PASS_NAMES: Dict[Pass, Tuple[Tuple[str, ...], bool]] = {
     storage_flatten: (("tir.StorageFlatten", "tir.FlattenBuffer"), False),
+    lower_checked_index: ((), False),
     simplify: (("tir.Simplify",), True),
     loop_partition: (("tir.LoopPartition",), True),  # disabled: the guards stay in the loop
     vectorize: (("tir.VectorizeLoop",), True),  # disabled: serialize_vectorized instead
@@ -74,6 +76,7 @@ def lower_passes() -> List[Pass]:
     ctx = PassContext.current()
     return _enabled(ctx, [
         *ctx.lower_passes_of_phase(0),  # user passes, phase 0: the IR as scheduled (N-d)
+        lower_checked_index,  # tir.checked_index -> wrapped index + hoisted IndexError assert
         storage_flatten,   # N-d buffer accesses → 1-d accesses with strides and elem_offset
         simplify,          # fold constants and canonicalise the flattened index arithmetic
         *ctx.lower_passes_of_phase(1),  # user passes, phase 1: flat accesses

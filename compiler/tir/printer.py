@@ -103,6 +103,15 @@ class Printer:
         self.lines.append("  " * depth + text)
 
     def stmt(self, s: Any, depth: int) -> None:
+        # Lets and asserts print at the depth of what they wrap: a loop, not a recursion, walks
+        # their chains (a packed function's argument checks nest hundreds deep).
+        while isinstance(s, (S.LetStmt, S.AssertStmt)):
+            if isinstance(s, S.LetStmt):
+                self.emit(depth, f"{self.var(s.var)}: {s.var.dtype} = {self.expr(s.value)}")
+            else:
+                msg = " + ".join(self.expr(p) for p in s.message)
+                self.emit(depth, f"assert {self.expr(s.condition)}, {s.kind}({msg})")
+            s = s.body
         if isinstance(s, S.SeqStmt):
             for x in s.seq:
                 self.stmt(x, depth)
@@ -119,18 +128,11 @@ class Printer:
         elif isinstance(s, S.While):
             self.emit(depth, f"while {self.expr(s.condition)}:")
             self.stmt(s.body, depth + 1)
-        elif isinstance(s, S.LetStmt):
-            self.emit(depth, f"{self.var(s.var)}: {s.var.dtype} = {self.expr(s.value)}")
-            self.stmt(s.body, depth)
         elif isinstance(s, S.AttrStmt):
             node = self.var(s.node.var) if isinstance(s.node, E.IterVar) else (
                 self.expr(s.node) if isinstance(s.node, E.PrimExpr) else repr(s.node))
             self.emit(depth, f"with attr({node}, {s.key!r}, {self.expr(s.value)}):")
             self.stmt(s.body, depth + 1)
-        elif isinstance(s, S.AssertStmt):
-            msg = " + ".join(self.expr(p) for p in s.message)
-            self.emit(depth, f"assert {self.expr(s.condition)}, {s.kind}({msg})")
-            self.stmt(s.body, depth)
         elif isinstance(s, S.BufferStore):
             idx = ", ".join(self.expr(i) for i in s.indices)
             self.emit(depth, f"{self.buf(s.buffer)}[{idx}] = {self.expr(s.value)}")

@@ -20,7 +20,7 @@ from . import intrinsics as OP
 from . import stmt as S
 from .buffer import Buffer
 from .function import PrimFunc
-from .functor import IRVisitor, free_vars
+from .functor import IRVisitor, chain_of, free_vars
 
 
 def _short(node: Any) -> str:
@@ -188,19 +188,47 @@ class _Verifier(IRVisitor):
             self.fail(f"loop variable of dtype {s.loop_var.dtype}", s)
         self.scoped([s.loop_var], s, lambda: self.visit(s.body))
 
-    def visit_LetStmt(self, s: S.LetStmt) -> None:
-        self.visit(s.value)
-        if s.var.dtype != s.value.dtype and not (s.var.dtype.is_handle
-                                                 and s.value.dtype.is_handle):
-            self.fail(f"let binds {s.var.dtype} variable '{s.var.name}' to a "
-                      f"{s.value.dtype} value", s)
-        self.scoped([s.var], s, lambda: self.visit(s.body))
+    def visit_chain(self, s: S.Stmt) -> None:
+        """A chain of LetStmt/AssertStmt/AttrStmt, walked in a loop (a packed function's
+        argument checks nest hundreds deep): each head checked and its variable defined in
+        turn, then the statement they wrap; the definitions end with the chain."""
+        heads, tail = chain_of(s)
+        new: List[E.Var] = []
+        pushed = 0
+        try:
+            for h in heads:
+                if h is not s:
+                    self.stmt_stack.append(h)
+                    pushed += 1
+                new += self.head(h)
+            self.visit(tail)
+        finally:
+            for v in new:
+                self.defined.discard(id(v))
+            del self.stmt_stack[len(self.stmt_stack) - pushed:]
 
-    def visit_AttrStmt(self, s: S.AttrStmt) -> None:
-        self.visit(s.value)
-        iv = s.node
-        vars_ = [iv.var] if isinstance(iv, E.IterVar) else []
-        self.scoped(vars_, s, lambda: self.visit(s.body))
+    visit_LetStmt = visit_AssertStmt = visit_AttrStmt = visit_chain
+
+    def head(self, s: S.Stmt) -> List[E.Var]:
+        """Checks one head of a chain; returns the variables it newly defines."""
+        if isinstance(s, S.LetStmt):
+            self.visit(s.value)
+            if s.var.dtype != s.value.dtype and not (s.var.dtype.is_handle
+                                                     and s.value.dtype.is_handle):
+                self.fail(f"let binds {s.var.dtype} variable '{s.var.name}' to a "
+                          f"{s.value.dtype} value", s)
+            vars_ = [s.var]
+        elif isinstance(s, S.AttrStmt):
+            self.visit(s.value)
+            vars_ = [s.node.var] if isinstance(s.node, E.IterVar) else []
+        else:
+            self.check_cond(s.condition, s)
+            self.visit(s.condition)
+            for part in s.message:
+                if isinstance(part, E.PrimExpr):
+                    self.visit(part)
+            vars_ = []
+        return [v for v in vars_ if self.define(v, s)]
 
     def visit_Allocate(self, s: S.Allocate) -> None:
         for x in s.buffer.shape:
@@ -225,14 +253,6 @@ class _Verifier(IRVisitor):
     def visit_While(self, s: S.While) -> None:
         self.check_cond(s.condition, s)
         self.generic_visit(s)
-
-    def visit_AssertStmt(self, s: S.AssertStmt) -> None:
-        self.check_cond(s.condition, s)
-        self.visit(s.condition)
-        for part in s.message:
-            if isinstance(part, E.PrimExpr):
-                self.visit(part)
-        self.visit(s.body)
 
     # ---- functions ---------------------------------------------------------------------------
     def func(self, f: PrimFunc) -> None:

@@ -90,10 +90,15 @@ def concatenate(a_tuple: Sequence, axis: int = 0):
             idx[axis] = i[axis] - offsets[k] if offsets[k] else i[axis]
             return tensors[k](*idx)
 
-        value = load(len(tensors) - 1)
-        for k in range(len(tensors) - 2, -1, -1):
-            value = te.if_then_else(i[axis] < offsets[k + 1], load(k), value)
-        return value
+        def pick(lo, hi):
+            # A balanced tree of selects: many inputs (DenseNet concatenates dozens) give an
+            # expression of logarithmic depth, one compare per level.
+            if hi - lo == 1:
+                return load(lo)
+            mid = (lo + hi) // 2
+            return te.if_then_else(i[axis] < offsets[mid], pick(lo, mid), pick(mid, hi))
+
+        return pick(0, len(tensors))
 
     return te.compute(tuple(shape), f, name="T_concat", tag=tag.INJECTIVE)
 
@@ -195,13 +200,17 @@ def strided_slice(a, begin, end, strides=None, axes=None, slice_mode="end"):
 
 
 def take(a, indices, axis=None, batch_dims=0, mode="clip"):
-    """Elements of `a` at `indices` along `axis` (of the flattened `a` when None), as
-    numpy.take. mode: "clip" clamps indices into range, "wrap" takes them modulo the size
-    (so -1 is the last), "fast" assumes they are in range."""
+    """Elements of `a` at `indices` (a tensor, or one scalar index: the axis goes away) along
+    `axis` (of the flattened `a` when None), as numpy.take. mode: "clip" clamps indices into
+    range, "wrap" takes them modulo the size (so -1 is the last), "fast" assumes they are in
+    range, "raise" (numpy's default, ONNX's Gather) counts negative indices in [-n, 0) from
+    the end and makes the kernel fail with "take: index 1000 out of range [-10, 10) on axis 0"
+    (an IndexError) for any other (a `tir.checked_index`, see
+    compiler/tir/transform/lower_checked_index.py)."""
     if batch_dims:
         raise IRError("take: batch_dims other than 0 is not supported")
-    if mode not in ("clip", "wrap", "fast"):
-        raise IRError(f"take: mode '{mode}' is not 'clip', 'wrap' or 'fast'")
+    if mode not in ("clip", "wrap", "fast", "raise"):
+        raise IRError(f"take: mode '{mode}' is not 'clip', 'wrap', 'fast' or 'raise'")
     if axis is None:
         size = 1
         for s in a.shape:
@@ -210,9 +219,24 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip"):
         return take(flat, indices, 0, 0, mode)
     axis = normalize_axis(axis, a.ndim, "take")
     n = a.shape[axis]
-    ind_shape = tuple(indices.shape)
+    if isinstance(indices, te.Tensor):
+        ind_shape = tuple(indices.shape)
+        index = indices
+    else:   # one scalar index (a 0-d constant folded in): the axis goes away
+        ind_shape = ()
+        scalar = E.convert(indices)
+
+        def index():
+            return scalar
 
     def fix(j):
+        if mode == "raise":
+            # checked in the index's own width (int64 indices such as 2**40 are not truncated
+            # first), then narrowed: the wrapped index lies in [0, n)
+            j = j if j.dtype in ("int32", "int64") else j.astype("int64")
+            checked = E.Call(j.dtype, "tir.checked_index",
+                             (j, E.cast(j.dtype, n), E.StringImm("take"), E.const(axis)))
+            return checked if j.dtype == "int32" else checked.astype("int32")
         j = j if j.dtype == "int32" else j.astype("int32")
         if mode == "clip":
             return E.Min(E.Max(j, E.const(0)), n - 1)
@@ -222,7 +246,7 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip"):
 
     def f(*i):
         before, mid, after = i[:axis], i[axis:axis + len(ind_shape)], i[axis + len(ind_shape):]
-        return a(*before, fix(indices(*mid)), *after)
+        return a(*before, fix(index(*mid)), *after)
 
     shape = tuple(a.shape[:axis]) + ind_shape + tuple(a.shape[axis + 1:])
     return te.compute(shape, f, name="T_take", tag=tag.INJECTIVE)

@@ -118,8 +118,14 @@ const mr_device_api_t* mr_device_gpu_api(int32_t device_type);
 #endif
 
 /* ---- ndarray.c ---- */
-/* Elements of a shape, or -1 on overflow / negative dims. */
+/* Elements of a shape, or -1 on overflow / negative dims (records no error). */
 int mr_shape_numel(int32_t ndim, const int64_t* shape, uint64_t* out_numel);
+/* Bytes of a compact tensor of this shape and dtype: the one size computation from shapes.
+ * Fails with a ValueError (prefixed "<context>: " when context is not NULL) on a bad ndim, a
+ * negative dimension, or a size that does not fit in int64 and size_t: "tensor of shape
+ * (576460752303423488, 10) float32 is too large (size overflows)". */
+int mr_tensor_nbytes_checked(int32_t ndim, const int64_t* shape, DLDataType dtype,
+                             const char* context, uint64_t* out_nbytes);
 int mr_tensor_is_compact(const DLTensor* t);
 /* A tensor over memory `owner` holds (dl is copied; its shape and strides must
  * outlive the tensor); release(owner) runs when the tensor is freed. On failure
@@ -135,7 +141,8 @@ typedef uint64_t (*mr_symbol_size_t)(const void* addr);
  * context slots (when fill_context_slots), builds imports from the library blob,
  * and writes the library module into the library_ctx slot. *out_root is the
  * root of the import tree (the library itself when there is no blob). The blob
- * is read within the size symbol_size gives it; without one (symbol_size NULL,
+ * is read within the size registered as __tvm_ffi__library_bin_nbytes (a u64), else
+ * the size symbol_size gives it; without one (symbol_size NULL,
  * or a size of 0), within its declared size, at most MR_MAX_LIBRARY_BLOB. */
 int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup,
                              mr_symbol_size_t symbol_size, const char* prefix,
@@ -158,6 +165,12 @@ void* mr_syslib_lookup(void* handle, const char* symbol);
 int mr_elf_check_file(const char* path);
 /* The same checks on a file image in memory. */
 int mr_elf_check_image(const void* data, size_t size, const char* origin);
+
+/* ---- crc32c.c ---- */
+/* CRC-32C of data[0..size) continuing crc (0 to start), as zlib's crc32 chains. */
+uint32_t mr_crc32c(uint32_t crc, const void* data, size_t size);
+/* 0 when checksums are not verified (MR_NO_CHECKSUM, or MR_SKIP_CHECKSUM=1 set). */
+int mr_checksum_verify_enabled(void);
 
 /* ---- function.c ---- */
 int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*deleter)(void*),

@@ -144,8 +144,12 @@ int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t s
     if (mr_module_load_from_bytes(kind, payload, (size_t)len, &mods[i]) != 0) {
       char inner[MR_MAX_ERROR_MESSAGE / 2];
       snprintf(inner, sizeof(inner), "%s", mr_last_error());
-      mr_error_setf(kMrErrorRuntime, "%s: cannot load imported module %llu of kind '%s': %s",
-                    origin, (unsigned long long)i, kind, inner);
+      /* A checksum mismatch says all there is to say: which part of which file. */
+      if (strncmp(inner, "checksum mismatch", 17) == 0)
+        mr_error_setf(kMrErrorRuntime, "%s: %s", origin, inner);
+      else
+        mr_error_setf(kMrErrorRuntime, "%s: cannot load imported module %llu of kind '%s': %s",
+                      origin, (unsigned long long)i, kind, inner);
       goto done;
     }
   }
@@ -174,14 +178,20 @@ int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup,
   TVMFFIObject *lib = NULL, *root = NULL;
   const unsigned char* blob;
   uint64_t blob_size;
+  const void* nbytes;
   void** ctx;
   if (mr_module_library_new(handle, lookup, prefix, &lib) != 0) return -1;
   if (fill_context) fill_context_slots(lib);
   blob = (const unsigned char*)mr_module_library_symbol(lib, "__tvm_ffi__library_bin");
   if (blob) {
-    /* The symbol's size; unknown, the declared size is trusted up to a limit. */
-    blob_size = symbol_size ? symbol_size(blob) : 0;
-    if (blob_size == 0) blob_size = MR_MAX_LIBRARY_BLOB + 8;
+    /* The blob's real size: registered beside it as a u64 (a Kiln system library), else
+     * the symbol's (that of a .so checked against the file before dlopen); unknown (a
+     * system library of another compiler), the declared size is trusted up to a limit. */
+    nbytes = mr_module_library_symbol(lib, "__tvm_ffi__library_bin_nbytes");
+    if (nbytes)
+      memcpy(&blob_size, nbytes, sizeof(blob_size));
+    else if (!symbol_size || (blob_size = symbol_size(blob)) == 0)
+      blob_size = MR_MAX_LIBRARY_BLOB + 8;
     if (mr_module_blob_load(lib, blob, blob_size, origin, &root) != 0) {
       mr_object_release(lib);
       return -1;

@@ -23,9 +23,10 @@ void* mr_syslib_lookup(void* handle, const char* symbol) {
   return mr_symtab_get(&g_symbols, symbol);
 }
 
-/* Registration gives no sizes; where the dynamic loader is at hand it can tell the
- * size of a symbol the executable or a library exports, else a blob's declared size
- * is trusted up to MR_MAX_LIBRARY_BLOB (it was linked in with the program's code). */
+/* Registration gives no sizes: a Kiln system library registers its blob's size as a
+ * symbol of its own (<prefix>__tvm_ffi__library_bin_nbytes, see module_library.c); else,
+ * where the dynamic loader is at hand, it can tell the size of a symbol the executable or
+ * a library exports, else a blob's declared size is trusted up to MR_MAX_LIBRARY_BLOB. */
 #ifdef MR_NO_DLOPEN
 static const mr_symbol_size_t k_symbol_size = NULL;
 #else

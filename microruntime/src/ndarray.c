@@ -3,6 +3,7 @@
  * from a base tensor (views), or held by a foreign owner (a DLPack managed tensor,
  * see tensor_dlpack.c) released with the tensor. */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,53 @@ int mr_shape_numel(int32_t ndim, const int64_t* shape, uint64_t* out_numel) {
   }
   *out_numel = empty ? 0 : n;
   return 0;
+}
+
+/* "(2, 3)", "(5,)" or "()" into buf (of at least 8 bytes), ending in "...)" when it is cut. */
+static void format_shape(int32_t ndim, const int64_t* shape, char* buf, size_t size) {
+  size_t len = 1;
+  int32_t i;
+  buf[0] = '(';
+  for (i = 0; i < ndim; ++i) {
+    char dim[32];
+    size_t n = (size_t)snprintf(dim, sizeof(dim), "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (len + n + 8 > size) { /* room for ", ...)" and the NUL */
+      memcpy(buf + len, ", ...", 5);
+      len += 5;
+      break;
+    }
+    memcpy(buf + len, dim, n);
+    len += n;
+  }
+  if (ndim == 1 && len + 3 <= size) buf[len++] = ',';
+  buf[len++] = ')';
+  buf[len] = '\0';
+}
+
+int mr_tensor_nbytes_checked(int32_t ndim, const int64_t* shape, DLDataType dtype,
+                             const char* context, uint64_t* out_nbytes) {
+  char dims[MR_MAX_NDIM * 24 + 16], dt[48];
+  const char *problem = NULL, *sep = context ? ": " : "";
+  uint64_t numel = 0, bytes = 0;
+  int32_t i;
+  if (!context) context = "";
+  if (ndim < 0 || ndim > MR_MAX_NDIM)
+    return mr_value_error("%s%sndim %d out of range [0, %d]", context, sep, (int)ndim,
+                          MR_MAX_NDIM);
+  if (ndim && !shape) return mr_value_error("%s%sshape is NULL", context, sep);
+  for (i = 0; i < ndim && !problem; ++i)
+    if (shape[i] < 0) problem = "has a negative dimension";
+  if (!problem && (mr_shape_numel(ndim, shape, &numel) != 0 ||
+                   mr_mul_overflow_u64(numel, mr_dtype_bytes(dtype), &bytes) ||
+                   bytes > (uint64_t)INT64_MAX || bytes > SIZE_MAX))
+    problem = "is too large (size overflows)";
+  if (!problem) {
+    *out_nbytes = bytes;
+    return 0;
+  }
+  format_shape(ndim, shape, dims, sizeof(dims));
+  if (mr_dtype_format(dtype, dt, sizeof(dt)) != 0) strcpy(dt, "(unknown dtype)");
+  return mr_value_error("%s%stensor of shape %s %s %s", context, sep, dims, dt, problem);
 }
 
 size_t mr_tensor_nbytes(const DLTensor* t) {
@@ -81,18 +129,17 @@ static int check_ndim(int32_t ndim, const int64_t* shape) {
   return 0;
 }
 
-/* Allocates the object with inline compact shape/strides; data left NULL. */
+/* Allocates the object with inline compact shape/strides; data left NULL. *out_nbytes: the
+ * bytes of its data. */
 static int tensor_alloc(int32_t ndim, const int64_t* shape, DLDataType dtype, DLDevice dev,
-                        mr_tensor_obj_t** out) {
+                        mr_tensor_obj_t** out, uint64_t* out_nbytes) {
   mr_tensor_obj_t* t;
   int64_t *s, stride = 1;
-  uint64_t numel;
   int32_t i;
   if (check_ndim(ndim, shape) != 0) return -1;
-  if (mr_shape_numel(ndim, shape, &numel) != 0)
-    return mr_value_error("shape has a negative dimension or too many elements");
   if (dtype.lanes == 0 || dtype.bits == 0)
     return mr_value_error("dtype has zero bits or zero lanes");
+  if (mr_tensor_nbytes_checked(ndim, shape, dtype, NULL, out_nbytes) != 0) return -1;
   t = (mr_tensor_obj_t*)mr_object_alloc(sizeof(*t) + 2 * (size_t)ndim * sizeof(int64_t),
                                         kTVMFFITensor, tensor_deleter, "a Tensor");
   if (!t) return -1;
@@ -115,16 +162,11 @@ int mr_tensor_create(int32_t ndim, const int64_t* shape, DLDataType dtype, DLDev
                      TVMFFIObject** out_tensor) {
   const mr_device_api_t* api;
   mr_tensor_obj_t* t;
-  uint64_t numel = 0, nbytes = 0;
+  uint64_t nbytes = 0;
   void* data = NULL;
-  if (tensor_alloc(ndim, shape, dtype, dev, &t) != 0) return -1;
+  if (tensor_alloc(ndim, shape, dtype, dev, &t, &nbytes) != 0) return -1;
   api = mr_device_api_get(dev.device_type);
   if (!api) goto fail;
-  (void)mr_shape_numel(ndim, shape, &numel);
-  if (mr_mul_overflow_u64(numel, mr_dtype_bytes(dtype), &nbytes) || nbytes > SIZE_MAX) {
-    mr_value_error("tensor too large");
-    goto fail;
-  }
   if (api->alloc_data(dev, (size_t)nbytes, MR_DATA_ALIGNMENT, dtype, &data) != 0) goto fail;
   t->dl.data = data;
   t->kind = MR_TENSOR_OWNED;
@@ -149,16 +191,17 @@ int mr_tensor_view(TVMFFIObject* base, int32_t ndim, const int64_t* shape, DLDat
                    uint64_t byte_offset, TVMFFIObject** out_tensor) {
   DLTensor* b = mr_tensor_dl(base);
   mr_tensor_obj_t* t;
-  uint64_t need;
-  size_t base_bytes;
+  uint64_t bytes, need, base_bytes;
   if (!b) return mr_error_setf(kMrErrorType, "view base is not a Tensor");
   if (!mr_tensor_is_compact(b))
     return mr_value_error("cannot create a view of a non-compact tensor");
-  if (tensor_alloc(ndim, shape, dtype, b->device, &t) != 0) return -1;
-  base_bytes = mr_tensor_nbytes(b);
-  if (mr_add_overflow_u64(mr_tensor_nbytes(&t->dl), byte_offset, &need) || need > base_bytes) {
-    mr_value_error("view of %zu bytes at offset %llu does not fit in the base's %zu bytes",
-                   mr_tensor_nbytes(&t->dl), (unsigned long long)byte_offset, base_bytes);
+  if (mr_tensor_nbytes_checked(b->ndim, b->shape, b->dtype, "view base", &base_bytes) != 0 ||
+      tensor_alloc(ndim, shape, dtype, b->device, &t, &bytes) != 0)
+    return -1;
+  if (mr_add_overflow_u64(bytes, byte_offset, &need) || need > base_bytes) {
+    mr_value_error("view of %llu bytes at offset %llu does not fit in the base's %llu bytes",
+                   (unsigned long long)bytes, (unsigned long long)byte_offset,
+                   (unsigned long long)base_bytes);
     free(t);
     return -1;
   }
@@ -189,12 +232,15 @@ static int same_layout(const DLTensor* a, const DLTensor* b) {
 int mr_tensor_copy(const DLTensor* from, DLTensor* to, void* stream) {
   const mr_device_api_t* api;
   DLDevice dev;
+  uint64_t nbytes;
   if (!from || !to) return mr_value_error("copy: tensor is NULL");
   if (!same_layout(from, to))
     return mr_value_error("copy: tensors differ in shape or dtype");
   if (!mr_tensor_is_compact(from) || !mr_tensor_is_compact(to))
     return mr_value_error("copy: only compact tensors can be copied");
-  if (mr_tensor_nbytes(from) == 0) return 0;
+  if (mr_tensor_nbytes_checked(from->ndim, from->shape, from->dtype, "copy", &nbytes) != 0)
+    return -1;
+  if (nbytes == 0) return 0;
   if (from->device.device_type != kDLCPU && to->device.device_type != kDLCPU &&
       from->device.device_type != to->device.device_type)
     return mr_value_error("copy: cannot copy from %s to %s directly",
@@ -209,10 +255,12 @@ int mr_tensor_copy(const DLTensor* from, DLTensor* to, void* stream) {
 /* Copies between a tensor and a host buffer of exactly its size. */
 static int copy_bytes(const DLTensor* t, void* data, size_t nbytes, int to_tensor) {
   DLTensor host;
+  uint64_t need;
   if (!t) return mr_value_error("copy: tensor is NULL");
-  if (nbytes != mr_tensor_nbytes(t))
-    return mr_value_error("copy: tensor holds %zu bytes but the buffer has %zu",
-                          mr_tensor_nbytes(t), nbytes);
+  if (mr_tensor_nbytes_checked(t->ndim, t->shape, t->dtype, "copy", &need) != 0) return -1;
+  if ((uint64_t)nbytes != need)
+    return mr_value_error("copy: tensor holds %llu bytes but the buffer has %zu",
+                          (unsigned long long)need, nbytes);
   host = *t;
   host.data = data;
   host.device.device_type = kDLCPU;
@@ -234,7 +282,10 @@ int mr_tensor_copy_to_bytes(const DLTensor* from, void* data, size_t nbytes) {
 int mr_tensor_wrap(const DLTensor* dl, void* owner, void (*release)(void* owner),
                    TVMFFIObject** out_tensor) {
   mr_tensor_obj_t* t;
-  if (check_ndim(dl->ndim, dl->shape) != 0) return -1;
+  uint64_t nbytes;
+  if (check_ndim(dl->ndim, dl->shape) != 0 ||
+      mr_tensor_nbytes_checked(dl->ndim, dl->shape, dl->dtype, NULL, &nbytes) != 0)
+    return -1;
   t = (mr_tensor_obj_t*)mr_object_alloc(sizeof(*t), kTVMFFITensor, tensor_deleter, "a Tensor");
   if (!t) return -1;
   t->dl = *dl;

@@ -5,6 +5,7 @@
  *             i64 data_byte_size (= ceil(bits/8) * prod(shape)), data }.
  * Loading validates every field and produces CPU tensors; as in TVM, only records
  * of CPU tensors (device_type 1) are accepted. Saving is in params_save.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,45 +42,58 @@ void mr_params_swap_elements(unsigned char* p, size_t nbytes, size_t elem) {
 }
 
 /* ---- loading ---- */
-/* Reads each field into values[i] and checks it against its rule. */
+/* Reads each field into values[i] and checks it against its rule. The 4-byte fields
+ * (device_type, device_id, ndim) are int32 in the format and are printed signed. */
 static int read_fields(mr_reader_t* r, const mr_params_field_t* f, int n, uint64_t* values) {
   int i;
   for (i = 0; i < n; ++i) {
     uint64_t v;
+    char text[24];
     if (mr_read_le(r, f[i].width, f[i].name, &v) != 0) return -1;
     if ((f[i].rule == MR_FIELD_EQUAL && v != f[i].limit) ||
         (f[i].rule == MR_FIELD_AT_MOST && v > f[i].limit) ||
-        (f[i].rule == MR_FIELD_AT_LEAST && v < f[i].limit))
-      return mr_reader_fail(r, "bad %s %llu at offset %llu, expected %s%llu", f[i].name,
-                            (unsigned long long)v, (unsigned long long)r->at,
-                            k_rule_text[f[i].rule], (unsigned long long)f[i].limit);
+        (f[i].rule == MR_FIELD_AT_LEAST && v < f[i].limit)) {
+      if (f[i].width == 4)
+        snprintf(text, sizeof(text), "%ld", (long)(int32_t)(uint32_t)v);
+      else
+        snprintf(text, sizeof(text), "%llu", (unsigned long long)v);
+      return mr_reader_fail(r, "bad %s %s at offset %llu, expected %s%llu", f[i].name, text,
+                            (unsigned long long)r->at, k_rule_text[f[i].rule],
+                            (unsigned long long)f[i].limit);
+    }
     values[i] = v;
   }
   return 0;
 }
 
 int mr_params_read_tensor(mr_reader_t* r, TVMFFIObject** out) {
-  uint64_t h[MR_PARAMS_TENSOR_FIELDS], v, data_size, numel = 1, expected, d;
+  uint64_t h[MR_PARAMS_TENSOR_FIELDS], v, data_size, expected, d;
   int64_t shape[MR_MAX_NDIM];
+  int32_t ndim;
   DLDataType dtype;
   DLDevice cpu = {kDLCPU, 0};
   TVMFFIObject* t;
   if (read_fields(r, mr_params_tensor_header, MR_PARAMS_TENSOR_FIELDS, h) != 0) return -1;
+  ndim = (int32_t)h[MR_PARAMS_TENSOR_NDIM];
   dtype.code = (uint8_t)h[MR_PARAMS_TENSOR_CODE];
   dtype.bits = (uint8_t)h[MR_PARAMS_TENSOR_BITS];
   dtype.lanes = 1;
-  for (d = 0; d < h[MR_PARAMS_TENSOR_NDIM]; ++d) {
+  for (d = 0; d < (uint64_t)ndim; ++d) {
     if (mr_read_le(r, 8, "shape", &v) != 0) return -1;
     shape[d] = (int64_t)v;
-    if (shape[d] < 0 || mr_mul_overflow_u64(numel, v, &numel))
-      return mr_reader_bad(r, "invalid shape dimension", v, "(negative or too many elements)");
+    if (shape[d] < 0)
+      return mr_reader_fail(r, "shape[%llu] is %lld at offset %llu: a dimension cannot be "
+                            "negative", (unsigned long long)d, (long long)shape[d],
+                            (unsigned long long)r->at);
   }
+  if (mr_tensor_nbytes_checked(ndim, shape, dtype, r->what, &expected) != 0) return -1;
   if (mr_read_le(r, 8, "data_byte_size", &data_size) != 0) return -1;
-  if (mr_mul_overflow_u64(numel, ((uint64_t)dtype.bits + 7) / 8, &expected) ||
-      data_size != expected)
-    return mr_reader_bad(r, "data_byte_size", data_size, "does not match the shape and dtype");
+  if (data_size != expected)
+    return mr_reader_fail(r, "data_byte_size %llu at offset %llu does not match the shape and "
+                          "dtype (%llu bytes)", (unsigned long long)data_size,
+                          (unsigned long long)r->at, (unsigned long long)expected);
   if (mr_reader_need(r, data_size, "tensor data") != 0 ||
-      mr_tensor_create((int32_t)h[MR_PARAMS_TENSOR_NDIM], shape, dtype, cpu, &t) != 0)
+      mr_tensor_create(ndim, shape, dtype, cpu, &t) != 0)
     return -1;
   if (data_size) {
     DLTensor* dl = mr_tensor_dl(t);

@@ -105,6 +105,7 @@ static inline void mr_mutex_lock(mr_mutex_t* m) { (void)m; }
 static inline void mr_mutex_unlock(mr_mutex_t* m) { (void)m; }
 static inline int mr_mutex_trylock(mr_mutex_t* m) { (void)m; return 0; }
 static inline void mr_mutex_init_recursive(mr_mutex_t* m) { *m = 0; }
+static inline void mr_mutex_destroy(mr_mutex_t* m) { (void)m; }
 static inline void mr_cond_wait(mr_cond_t* c, mr_mutex_t* m) { (void)c; (void)m; }
 static inline void mr_cond_broadcast(mr_cond_t* c) { (void)c; }
 static inline void mr_once(mr_once_t* flag, void (*init)(void)) {
@@ -143,6 +144,8 @@ static inline void mr_mutex_unlock(mr_mutex_t* m) { (void)pthread_mutex_unlock(m
 static inline int mr_mutex_trylock(mr_mutex_t* m) { return pthread_mutex_trylock(m); }
 /* Initialises a mutex that its holder may lock again (not statically initialisable). */
 void mr_mutex_init_recursive(mr_mutex_t* m);
+/* Releases what a mutex from mr_mutex_init_recursive holds (it must be unlocked). */
+static inline void mr_mutex_destroy(mr_mutex_t* m) { (void)pthread_mutex_destroy(m); }
 static inline void mr_cond_wait(mr_cond_t* c, mr_mutex_t* m) { (void)pthread_cond_wait(c, m); }
 static inline void mr_cond_broadcast(mr_cond_t* c) { (void)pthread_cond_broadcast(c); }
 /* Runs init exactly once per flag, process-wide; later callers wait for it. */
@@ -186,5 +189,16 @@ const char* mr_dl_error(void);
 /* The size in bytes the library's symbol table gives the object at addr, or 0 when
  * it is unknown (no such symbol, or a symbol without a size). */
 uint64_t mr_dl_symbol_size(const void* addr);
+/* What identifies a file's contents: device, inode, size and modification time. */
+typedef struct {
+  uint64_t dev, ino, size;
+  int64_t mtime_sec, mtime_nsec;
+} mr_file_id_t;
+/* Fills *out_id for the file at path: 0, or -1 with errno set. */
+int mr_file_id(const char* path, mr_file_id_t* out_id);
+/* As mr_dl_open, on a private copy of the file at path (made next to it, or in $TMPDIR or
+ * /tmp, and removed once loaded): the loader cannot hand back a library it loaded earlier
+ * from the same path or inode. NULL on failure; mr_dl_error() then says why. */
+void* mr_dl_open_copy(const char* path);
 
 #endif /* MR_PLATFORM_H_ */

@@ -11,7 +11,7 @@
 /* ---- import ---- */
 /* The producer's tensor is checked once here: everything else trusts tensors. */
 static int check_dltensor(const DLTensor* dl) {
-  uint64_t numel, nbytes;
+  uint64_t nbytes;
   int32_t i;
   if (dl->ndim < 0 || dl->ndim > MR_MAX_NDIM || (dl->ndim && !dl->shape))
     return mr_value_error("DLPack tensor has ndim %d (at most %d) or no shape", (int)dl->ndim,
@@ -23,10 +23,7 @@ static int check_dltensor(const DLTensor* dl) {
     if (dl->shape[i] < 0)
       return mr_value_error("DLPack tensor dimension %d is negative (%lld)", (int)i,
                             (long long)dl->shape[i]);
-  if (mr_shape_numel(dl->ndim, dl->shape, &numel) != 0 ||
-      mr_mul_overflow_u64(numel, mr_dtype_bytes(dl->dtype), &nbytes) || nbytes > SIZE_MAX)
-    return mr_value_error("DLPack tensor shape has too many elements");
-  return 0;
+  return mr_tensor_nbytes_checked(dl->ndim, dl->shape, dl->dtype, "DLPack import", &nbytes);
 }
 
 static void release_managed(void* owner) {

@@ -9,6 +9,8 @@
 
 #include "internal.h"
 
+#define MR_WS_PAGE 4096
+
 typedef struct {
   void* ptr;
   size_t size;
@@ -78,7 +80,8 @@ static void* cpu_alloc(uint64_t nbytes) {
     return NULL;
   }
   if (pool->region) return pool->region->alloc(pool->region, nbytes);
-  if (nbytes > SIZE_MAX - MR_DATA_ALIGNMENT) return workspace_oom(nbytes);
+  /* Blocks are whole pages: the rounding below must not wrap around. */
+  if (nbytes > SIZE_MAX - MR_WS_PAGE) return workspace_oom(nbytes);
   if (pool->depth >= MR_MAX_WORKSPACE_DEPTH) {
     mr_error_setf(kMrErrorRuntime, "too many live workspaces on this thread");
     return NULL;
@@ -93,8 +96,8 @@ static void* cpu_alloc(uint64_t nbytes) {
   }
   b = &pool->blocks[pool->depth];
   if (b->size < nbytes || !b->ptr) {
-    /* Round up to whole 4 KB pages so that slowly growing requests reuse blocks. */
-    size_t size = ((size_t)nbytes + 4095) & ~(size_t)4095;
+    /* Round up to whole pages so that slowly growing requests reuse blocks. */
+    size_t size = ((size_t)nbytes + MR_WS_PAGE - 1) & ~(size_t)(MR_WS_PAGE - 1);
     void* p = mr_aligned_alloc(MR_DATA_ALIGNMENT, size ? size : MR_DATA_ALIGNMENT);
     if (!p) return workspace_oom(nbytes);
     mr_aligned_free(b->ptr);

@@ -47,6 +47,39 @@ static int load(TVMFFIObject* lib, const unsigned char* blob, size_t size) {
   return status;
 }
 
+/* A system library's symbols as the compiler registers them: the blob, and its real size
+ * as a u64 beside it (g_syslib_nbytes; 0: not registered, as another compiler's). */
+static unsigned char* g_syslib_blob;
+static uint64_t g_syslib_nbytes;
+
+static void* syslib_symbols(void* handle, const char* symbol) {
+  (void)handle;
+  if (strcmp(symbol, "__tvm_ffi__library_bin") == 0) return g_syslib_blob;
+  if (strcmp(symbol, "__tvm_ffi__library_bin_nbytes") == 0 && g_syslib_nbytes)
+    return &g_syslib_nbytes;
+  return NULL;
+}
+
+/* A blob whose nbytes and last payload length were raised together: only the registered
+ * size tells where the blob ends (the copy has exactly `size` bytes, so ASan sees any
+ * read past it). */
+static void test_registered_size(const unsigned char* blob, size_t size) {
+  TVMFFIObject* root = NULL;
+  g_syslib_blob = (unsigned char*)malloc(size);
+  memcpy(g_syslib_blob, blob, size);
+  g_syslib_nbytes = size;
+  CHECK_OK(mr_module_library_create(NULL, syslib_symbols, NULL, "", 0, "system library", &root));
+  mr_object_release(root);
+  root = NULL;
+  put_u64(g_syslib_blob, size - 8 + 4096);
+  put_u64(g_syslib_blob + size - 13, 5 + 4096); /* the payload "hello" */
+  CHECK_FAIL(mr_module_library_create(NULL, syslib_symbols, NULL, "", 0, "system library",
+                                      &root),
+             "nbytes 4184 at offset 0 exceeds the blob's size");
+  g_syslib_nbytes = 0;
+  free(g_syslib_blob);
+}
+
 int main(void) {
   TVMFFIObject* lib;
   unsigned char blob[256], *p = blob + 8;
@@ -67,6 +100,7 @@ int main(void) {
   size = (size_t)(p - blob);
   put_u64(blob, size - 8);
   CHECK_OK(load(lib, blob, size));
+  test_registered_size(blob, size);
 
   /* nbytes beyond the real size. */
   put_u64(blob, size);

@@ -100,6 +100,14 @@ static const char* k_manifest =
     "\"storage_bytes\":[16,16,16,16],\"total_bytes\":64,\"kernels\":[\"ws_axpy\",\"ws_relu\"],"
     "\"workspace_bytes\":1000,\"arena_bytes\":1280}";
 
+/* The same with a workspace of INT64_MAX bytes. */
+static const char* k_huge_manifest =
+    "{\"format\":\"kiln.manifest\",\"version\":1,"
+    "\"inputs\":[{\"name\":\"x\",\"shape\":[4],\"dtype\":\"float32\"}],"
+    "\"outputs\":[{\"shape\":[4],\"dtype\":\"float32\"}],\"params\":[\"w\"],"
+    "\"storage_bytes\":[16,16,16,16],\"total_bytes\":64,\"kernels\":[\"ws_axpy\",\"ws_relu\"],"
+    "\"workspace_bytes\":9223372036854775807}";
+
 static const float k_x[4] = {1, -2, 3, -4}, k_w[4] = {0.5f, 1, -7, 9};
 static const float k_want[4] = {2.5f, 0, 0, 1};
 
@@ -110,8 +118,8 @@ static size_t put_str(unsigned char* p, const char* s, size_t n) {
   return 8 + n;
 }
 
-/* The factory of the model, importing the system library with the kernels. */
-static int make_model(TVMFFIObject** out) {
+/* The factory of the model with this manifest, importing the system library with the kernels. */
+static int make_model(const char* manifest, TVMFFIObject** out) {
   DLDevice cpu = {kDLCPU, 0};
   DLDataType f32 = {kDLFloat, 32, 1};
   int64_t shape4 = 4;
@@ -135,7 +143,7 @@ static int make_model(TVMFFIObject** out) {
   memcpy(buf + n, p->data + records, p->size - records);
   n += p->size - records;
   n += put_str(buf + n, "default", 7);
-  n += put_str(buf + n, k_manifest, strlen(k_manifest));
+  n += put_str(buf + n, manifest, strlen(manifest));
   if (mr_graph_factory_load((const char*)buf, n, out) != 0) goto done;
   if (mr_module_import(*out, lib) != 0) {
     mr_object_release(*out);
@@ -171,8 +179,15 @@ static unsigned char g_arena[ARENA_BYTES + 64] __attribute__((aligned(64)));
 int main(void) {
   DLDevice cpu = {kDLCPU, 0};
   TVMFFIObject *model = NULL, *ex = NULL;
-  CHECK_OK(make_model(&model));
+  CHECK_OK(make_model(k_manifest, &model));
   CHECK(mr_graph_model_arena_bytes(model) == ARENA_BYTES);
+  /* A workspace so large that the arena's size would wrap around is refused. */
+  CHECK_OK(make_model(k_huge_manifest, &ex));
+  CHECK_FAIL(mr_graph_executor_create_in_arena(ex, g_arena, ARENA_BYTES, &model),
+             "storage slots and workspace exceed 9223372036854775807 bytes");
+  CHECK(mr_graph_model_arena_bytes(ex) == -1);
+  mr_object_release(ex);
+  ex = NULL;
 
   /* The arena executor: nothing allocated after it is created. */
   CHECK_FAIL(mr_graph_executor_create_in_arena(model, g_arena, ARENA_BYTES - 1, &ex),

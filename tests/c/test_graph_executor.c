@@ -223,6 +223,48 @@ static void test_malformed(TVMFFIObject* lib) {
   }
 }
 
+/* The storage plan: entries that share a slot must not be live at the same time. Every
+ * swap below keeps the slot sizes, so only liveness can tell. */
+static void test_storage_plan(TVMFFIObject* lib) {
+  static const char* const ok[] = {
+      "[0, 1, 2, 3, 4, 2, 2]", /* the __nop's output is its input under another name */
+      "[0, 1, 2, 3, 4, 2, 4]", /* written, never read: its slot's last user has finished */
+  };
+  DLDevice cpu = {kDLCPU, 0};
+  TVMFFIObject* ex = NULL;
+  size_t i;
+  /* 'biased' would write its result over its own input 'sum'. */
+  check_bad(lib, "[0, 1, 2, 3, 4, 2, 5]", "[0, 1, 2, 3, 2, 4, 5]",
+            "attrs: storage_id: entry 2 (output 0 of node 2 'sum') and entry 4 (output 0 of "
+            "node 4 'biased') are live at the same time but share storage slot 2");
+  /* An intermediate over an input: inputs are live for the whole run, and between runs. */
+  check_bad(lib, "[0, 1, 2, 3, 4, 2, 5]", "[0, 1, 2, 3, 4, 0, 5]",
+            "entry 0 (output 0 of node 0 'x') and entry 5 (output 0 of node 5 'relu') are "
+            "live at the same time but share storage slot 0");
+  check_bad(lib, "[0, 1, 2, 3, 4, 2, 5]", "[0, 1, 2, 1, 4, 2, 5]",
+            "entry 1 (output 0 of node 1 'y') and entry 3 (output 0 of node 3 'b') are live "
+            "at the same time but share storage slot 1");
+  /* The output (a head) lives to the end; an alias does not excuse another slot's use. */
+  check_bad(lib, "[0, 1, 2, 3, 4, 2, 5]", "[0, 1, 2, 3, 4, 2, 0]",
+            "entry 0 (output 0 of node 0 'x') and entry 6 (output 0 of node 6 'nothing')");
+  check_bad(lib, "\"heads\": [[5, 0, 0]]", "\"heads\": [[2, 0, 0]]",
+            "entry 2 (output 0 of node 2 'sum') and entry 5 (output 0 of node 5 'relu')");
+  for (i = 0; i < sizeof(ok) / sizeof(ok[0]); ++i) {
+    char* json = edited("[0, 1, 2, 3, 4, 2, 5]", ok[i]);
+    CHECK_OK(mr_graph_executor_from_json(json, lib, cpu, &ex));
+    if (ex) {
+      CHECK_OK(mr_graph_executor_set_input(ex, "x", k_x, sizeof(k_x)));
+      CHECK_OK(mr_graph_executor_set_input(ex, "y", k_y, sizeof(k_y)));
+      CHECK_OK(mr_graph_executor_set_input(ex, "b", k_b, sizeof(k_b)));
+      CHECK_OK(mr_graph_executor_run(ex));
+      check_output(ex, 1.0f);
+      mr_object_release(ex);
+      ex = NULL;
+    }
+    free(json);
+  }
+}
+
 /* ---- GraphExecutorFactory payloads ---- */
 static size_t put_str(unsigned char* p, const char* s, size_t n) {
   size_t i;
@@ -332,6 +374,7 @@ int main(void) {
   CHECK_OK(mr_module_load(FIXTURES "graph_kernels.so", &lib));
   test_executor(lib);
   test_malformed(lib);
+  test_storage_plan(lib);
   test_factory(lib);
   CHECK_FAIL(mr_graph_model_open(FIXTURES "kernels.so", &lib), "holds no graph executor model");
   mr_object_release(lib);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "internal.h"
 
 static int legacy_deleted = 0, versioned_deleted = 0;
 static int64_t g_shape[2] = {2, 2};
@@ -15,6 +16,49 @@ static void legacy_deleter(DLManagedTensor* self) {
 static void versioned_deleter(DLManagedTensorVersioned* self) {
   ++versioned_deleted;
   free(self);
+}
+
+/* Every size computed from a shape is checked: a shape whose byte size overflows is refused
+ * (never taken for a size of 0), by creation, views, copies and the size helper itself. */
+static void test_sizes_that_overflow(void) {
+  DLDevice cpu = {kDLCPU, 0};
+  DLDataType f32 = {kDLFloat, 32, 1}, u8 = {kDLUInt, 8, 1};
+  int64_t huge[2] = {(int64_t)1 << 59, 10}, big[1] = {(int64_t)1 << 61}, empty[1] = {0};
+  int64_t neg[1] = {-1}, seven[1] = {7}, wide[2] = {(int64_t)1 << 32, (int64_t)1 << 32};
+  TVMFFIObject *base = NULL, *v = NULL;
+  uint64_t nbytes = 0;
+  DLTensor raw;
+  CHECK_FAIL(mr_tensor_create(2, huge, f32, cpu, &v),
+             "tensor of shape (576460752303423488, 10) float32 is too large (size overflows)");
+  /* 2^61 float32 elements: the element count fits in int64, the byte count does not. */
+  CHECK_FAIL(mr_tensor_create(1, big, f32, cpu, &v),
+             "tensor of shape (2305843009213693952,) float32 is too large");
+  CHECK_FAIL(mr_tensor_create(1, neg, f32, cpu, &v),
+             "tensor of shape (-1,) float32 has a negative dimension");
+  /* A view over a 0-byte base: its own size overflowing must not read as 0 bytes. */
+  CHECK_OK(mr_tensor_create(1, empty, u8, cpu, &base));
+  CHECK_FAIL(mr_tensor_view(base, 2, huge, f32, 0, &v),
+             "tensor of shape (576460752303423488, 10) float32 is too large (size overflows)");
+  CHECK_FAIL(mr_tensor_view(base, 2, wide, f32, 0, &v), "is too large (size overflows)");
+  CHECK_FAIL(mr_tensor_view(base, 1, seven, u8, 0, &v),
+             "view of 7 bytes at offset 0 does not fit in the base's 0 bytes");
+  mr_object_release(base);
+  /* A raw compact DLTensor of such a shape: copies refuse it instead of copying nothing. */
+  memset(&raw, 0, sizeof(raw));
+  raw.data = g_data;
+  raw.device = cpu;
+  raw.ndim = 2;
+  raw.dtype = f32;
+  raw.shape = huge;
+  CHECK_FAIL(mr_tensor_copy(&raw, &raw, NULL), "copy: tensor of shape (576460752303423488, 10)");
+  CHECK_FAIL(mr_tensor_copy_to_bytes(&raw, g_data, 0), "too large (size overflows)");
+  CHECK(mr_tensor_nbytes(&raw) == 0); /* the public helper still answers 0 */
+  CHECK_FAIL(mr_tensor_nbytes_checked(2, huge, f32, "ctx", &nbytes), "ctx: tensor of shape");
+  CHECK_FAIL(mr_tensor_nbytes_checked(-1, huge, f32, NULL, &nbytes), "ndim -1 out of range");
+  CHECK_OK(mr_tensor_nbytes_checked(2, g_shape, f32, NULL, &nbytes));
+  CHECK(nbytes == 16);
+  CHECK_OK(mr_tensor_nbytes_checked(0, NULL, f32, NULL, &nbytes));
+  CHECK(nbytes == 4);
 }
 
 int main(void) {
@@ -129,10 +173,10 @@ int main(void) {
     m.dl_tensor.shape = neg;
     CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "dimension 1 is negative (-1)");
     m.dl_tensor.shape = huge;
-    CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "too many elements");
+    CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "is too large (size overflows)");
     m.dl_tensor.ndim = 3;
     m.dl_tensor.shape = hidden;
-    CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "too many elements");
+    CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "is too large (size overflows)");
     m.dl_tensor.ndim = -1;
     CHECK_FAIL(mr_tensor_from_dlpack(&m, &imp), "ndim -1");
     m.dl_tensor.ndim = 33;
@@ -202,5 +246,6 @@ int main(void) {
   CHECK(mr_tensor_nbytes(mr_tensor_dl(t)) == 4 && mr_tensor_dl(t)->data != NULL);
   mr_object_release(t);
   mr_object_release(t2);
+  test_sizes_that_overflow();
   return CHECK_RESULT();
 }

@@ -34,6 +34,15 @@ static void corrupt(size_t offset, unsigned char value, const char* phrase) {
   CHECK_FAIL(load_ok(buf, sizeof(buf)), phrase);
 }
 
+/* The same with n bytes written little-endian from value at offset. */
+static void corrupt_le(size_t offset, uint64_t value, int n, const char* phrase) {
+  unsigned char buf[182];
+  int i;
+  memcpy(buf, k_expected, sizeof(buf));
+  for (i = 0; i < n; ++i) buf[offset + (size_t)i] = (unsigned char)(value >> (8 * i));
+  CHECK_FAIL(load_ok(buf, sizeof(buf)), phrase);
+}
+
 int main(void) {
   DLDevice cpu = {kDLCPU, 0};
   DLDataType f32 = {kDLFloat, 32, 1}, i8 = {kDLInt, 8, 1};
@@ -99,10 +108,22 @@ int main(void) {
   corrupt(0x4e, 99, "dtype code 99");
   corrupt(0x4f, 0, "dtype bits 0");
   corrupt(0x50, 4, "dtype lanes 4");
-  corrupt(0x52 + 7, 0x80, "invalid shape dimension");
+  corrupt(0x52 + 7, 0x80, "shape[0] is -9223372036854775806 at offset 82: a dimension cannot be");
   corrupt(0x62, 25, "data_byte_size 25");
   corrupt(0x52, 3, "data_byte_size 24");   /* shape 3x3 needs 36 bytes */
   corrupt(0x9a, 0xff, "ndim 255 at offset 154");
+  /* int32 fields are printed signed; a bad dimension is named by its index; a shape whose
+   * byte size overflows is named whole. */
+  corrupt_le(0x4a, 0xFFFFFFFFu, 4, "bad ndim -1 at offset 74, expected at most 32");
+  corrupt_le(0x42, 0xFFFFFFFEu, 4, "bad device_type -2 at offset 66, expected 1");
+  corrupt_le(0x5a, (uint64_t)-5, 8, "shape[1] is -5 at offset 90: a dimension cannot be negative");
+  corrupt_le(0x5a, (uint64_t)1 << 62, 8,
+             "params: tensor of shape (2, 4611686018427387904) float32 is too large (size "
+             "overflows)");
+  corrupt_le(0x52, (uint64_t)1 << 62, 8,
+             "tensor of shape (4611686018427387904, 3) float32 is too large");
+  corrupt_le(0x62, 48, 8, "data_byte_size 48 at offset 98 does not match the shape and dtype "
+             "(24 bytes)");
 
   /* Save-side errors. */
   {

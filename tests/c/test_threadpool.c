@@ -1,7 +1,8 @@
 /* Thread pool: worker count from MR_NUM_THREADS, distinct threads run tasks,
  * task 0 on the caller, num_task 0 = all workers, the barrier, nested
  * launches, error propagation from a worker thread, launches back to back and
- * spaced past the spin window (workers asleep), and an idle pool using no CPU. */
+ * spaced past the spin window (workers asleep), launches from several application threads
+ * at once (they take turns), and an idle pool using no CPU. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -93,6 +94,29 @@ static double cpu_ms(void) {
          (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
+/* An application thread launching jobs of its own; its count must be exact. */
+typedef struct {
+  int count, failed;
+} launcher_t;
+
+static void* launcher(void* arg) {
+  launcher_t* l = (launcher_t*)arg;
+  int i;
+  for (i = 0; i < 200; ++i)
+    if (TVMBackendParallelLaunch(count_task, &l->count, 0) != 0) ++l->failed;
+  return NULL;
+}
+
+static void check_concurrent_launchers(void) {
+  pthread_t t[4];
+  launcher_t l[4];
+  int i;
+  memset(l, 0, sizeof(l));
+  for (i = 0; i < 4; ++i) CHECK(pthread_create(&t[i], NULL, launcher, &l[i]) == 0);
+  for (i = 0; i < 4; ++i) pthread_join(t[i], NULL);
+  for (i = 0; i < 4; ++i) CHECK(l[i].count == 4 * 200 && l[i].failed == 0);
+}
+
 static void check_launch_paths(void) {
   int i, count = 0;
   double before;
@@ -156,6 +180,7 @@ int main(void) {
   CHECK(strcmp(mr_last_error(), "task two failed") == 0);
   CHECK(strcmp(mr_last_error_kind(), "ValueError") == 0);
 
+  check_concurrent_launchers();
   check_launch_paths();
   return CHECK_RESULT();
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "microruntime/c_api.h"
 #include "microruntime/vm.h"
 
 /* ---- a byte writer ---- */
@@ -380,6 +381,108 @@ static void test_inputs_moved_to_first_device(void) {
   mr_object_release(ex);
 }
 
+/* ---- errors survive the cleanup of a failed call ---- */
+static int g_deleted;
+static int clearing_call(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
+  (void)self, (void)a, (void)n, (void)out;
+  return 0;
+}
+/* A deleter that records an error of its own and then clears it, as careless cleanup does. */
+static void clearing_deleter(void* self) {
+  (void)self;
+  ++g_deleted;
+  mr_error_set("RuntimeError", "noise from a deleter");
+  mr_error_clear();
+}
+/* test.make_clearing() -> a new Function whose deleter clears the thread's error. */
+static int make_clearing(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
+  TVMFFIObjectHandle f;
+  (void)self, (void)a, (void)n;
+  if (TVMFFIFunctionCreate(NULL, clearing_call, clearing_deleter, &f) != 0) return -1;
+  out->type_index = kTVMFFIFunction;
+  out->v_obj = (TVMFFIObject*)f;
+  return 0;
+}
+
+/* Functions: 0 alloc_storage, 1 alloc_tensor, 2 check_tensor_info, 3 make_shape,
+ * 4 test.make_clearing; bytecode 5 bad_check(x), 6 huge(x), 7 noisy(x).
+ *   bad_check: r1 = storage of Shape[2, 3] float32 (24 bytes); r2 = tensor (2, 3) in it;
+ *              check_tensor_info(r2, ndim 5, float32, "hi") fails while r1, r2 are live.
+ *   huge:      r1 = the same storage; r2 = make_shape(None, 2, (0, 2^54), (0, 2^54));
+ *              r3 = alloc_tensor(r1, 0, r2, float32) must fail: the size overflows.
+ *   noisy:     r1 = test.make_clearing(); check_tensor_info(x, ndim 5, ...) fails. */
+static void error_program(prog_t* p) {
+  int64_t st[] = {1, 1, 0, 4, VM_REG, CONST(0), IMM(0), CONST(4)};
+  int64_t te[] = {1, 2, 1, 4, REG(1), IMM(0), CONST(0), CONST(4)};
+  int64_t ck[] = {1, VOID_REG, 2, 4, REG(2), IMM(5), CONST(4), CONST(1)};
+  int64_t ret2[] = {2, 2};
+  int64_t sh[] = {1, 2, 3, 6, VOID_REG, IMM(2), IMM(0), IMM((int64_t)1 << 54), IMM(0),
+                  IMM((int64_t)1 << 54)};
+  int64_t te2[] = {1, 3, 1, 4, REG(1), IMM(0), REG(2), CONST(4)};
+  int64_t ret3[] = {2, 3};
+  int64_t mk[] = {1, 1, 4, 0};
+  int64_t ck0[] = {1, VOID_REG, 2, 4, REG(0), IMM(5), CONST(4), CONST(1)};
+  int64_t ret1[] = {2, 1};
+  base(p);
+  p->num_instrs = 0;
+  p->num_words = 0;
+  p->num_funcs = 8;
+  p->funcs[0] = (func_t){0, "vm.builtin.alloc_storage", 0, 0, -2, 0};
+  p->funcs[1] = (func_t){0, "vm.builtin.alloc_tensor", 0, 0, -2, 0};
+  p->funcs[2] = (func_t){0, "vm.builtin.check_tensor_info", 0, 0, -2, 0};
+  p->funcs[3] = (func_t){0, "vm.builtin.make_shape", 0, 0, -2, 0};
+  p->funcs[4] = (func_t){0, "test.make_clearing", 0, 0, -2, 0};
+  p->funcs[5] = (func_t){1, "bad_check", 0, 4, 1, 3};
+  p->funcs[6] = (func_t){1, "huge", 4, 8, 1, 4};
+  p->funcs[7] = (func_t){1, "noisy", 8, 11, 1, 2};
+  instr(p, 8, st);
+  instr(p, 8, te);
+  instr(p, 8, ck);
+  instr(p, 2, ret2);
+  instr(p, 8, st);
+  instr(p, 10, sh);
+  instr(p, 8, te2);
+  instr(p, 2, ret3);
+  instr(p, 4, mk);
+  instr(p, 8, ck0);
+  instr(p, 2, ret1);
+}
+
+static void test_errors_survive_cleanup(void) {
+  static const int kinds[2] = {MR_VM_ALLOC_POOLED, MR_VM_ALLOC_NAIVE};
+  prog_t p;
+  TVMFFIObject *ex = NULL, *vm = NULL, *x = NULL, *out = NULL, *maker = NULL;
+  DLDevice cpu = {kDLCPU, 0};
+  DLDataType f32 = {kDLFloat, 32, 1};
+  int64_t shape[1] = {3};
+  int k;
+  CHECK_OK(TVMFFIFunctionCreate(NULL, make_clearing, NULL, (TVMFFIObjectHandle*)&maker));
+  CHECK_OK(mr_registry_set("test.make_clearing", maker, 1));
+  mr_object_release(maker);
+  error_program(&p);
+  CHECK_OK(load(&p, &ex));
+  CHECK_OK(mr_tensor_create(1, shape, f32, cpu, &x));
+  for (k = 0; k < 2; ++k) {
+    CHECK_OK(mr_vm_create(ex, &cpu, 1, kinds[k], &vm));
+    /* The storage goes back to the pool after the check failed: its message stays. */
+    CHECK_FAIL(mr_vm_call_tensors(vm, "bad_check", &x, 1, &out),
+               "hi: expected a Tensor of ndim 5, got ndim 2");
+    CHECK(strcmp(mr_last_error_kind(), "ValueError") == 0);
+    CHECK_FAIL(mr_vm_call_tensors(vm, "huge", &x, 1, &out),
+               "vm.builtin.alloc_tensor: tensor of shape (18014398509481984, "
+               "18014398509481984) float32 is too large (size overflows)");
+    g_deleted = 0;
+    CHECK_FAIL(mr_vm_call_tensors(vm, "noisy", &x, 1, &out),
+               "hi: expected a Tensor of ndim 5, got ndim 1");
+    CHECK(g_deleted == 1);
+    CHECK(strong(x) == 1);
+    mr_object_release(vm);
+    vm = NULL;
+  }
+  mr_object_release(x);
+  mr_object_release(ex);
+}
+
 int main(void) {
   test_run_and_refcounts();
   test_inputs_moved_to_first_device();
@@ -387,5 +490,6 @@ int main(void) {
   test_validator();
   test_unresolved_function();
   test_closures();
+  test_errors_survive_cleanup();
   return CHECK_RESULT();
 }

@@ -82,3 +82,27 @@ def test_devices_without_backend():
 
 def test_num_threads():
     assert mr.num_threads() >= 1
+
+
+@pytest.mark.parametrize("text, why", [
+    ("float33", "float takes 16, 32 or 64 bits"), ("float8", "float takes 16, 32 or 64 bits"),
+    ("int3", "int takes 1, 4, 8, 16, 32 or 64 bits"), ("bfloat32", "bfloat takes 16 bits"),
+    ("complex32", "complex takes 64 or 128 bits"), ("float032", "float takes"),
+    ("float32x0", "lanes must be 1 to 65535"), ("int8x65536", "lanes must be 1 to 65535"),
+    ("float32x", "lanes must be"), ("voidx2", "void takes no lanes"),
+])
+def test_datatype_refuses_what_tvm_does_not_name(text, why):
+    with pytest.raises(ValueError, match=f"unknown data type '{text}': {why}"):
+        DataType(text)
+    with pytest.raises(ValueError, match=f"unknown data type '{text}'"):
+        mr.nd.empty((2,), text)
+
+
+@pytest.mark.parametrize("text, code, bits, lanes", [
+    ("complex64", 5, 64, 1), ("complex128x2", 5, 128, 2), ("int4", 0, 4, 1), ("boolx4", 6, 8, 4),
+    ("float64x65535", 2, 64, 65535),
+])
+def test_datatype_names_with_lanes_and_widths(text, code, bits, lanes):
+    dt = DataType(text)
+    assert (dt.type_code, dt.bits, dt.lanes) == (code, bits, lanes) and dt == text
+    assert DataType(np.complex64) == "complex64"

@@ -250,3 +250,103 @@ def test_kernel_error_names_the_node(lib):
     _ready(gmod)
     with pytest.raises(Exception, match="node 6 \\('relu1', function 'relu_nk'\\)"):
         gmod.run()
+
+
+# ---- the storage plan ---------------------------------------------------------------------
+def test_overlapping_storage_is_refused(lib):
+    # relu0 in the slot of add0, its own input: it would overwrite what it reads.
+    import json
+
+    g = _broken(storage_id=["list_int", [0, 1, 2, 3, 3, 4, 4]])
+    with pytest.raises(graph_executor.GraphExecutorError) as err:
+        graph_executor.create(json.dumps(g), lib, mr.cpu())
+    assert ("attrs: storage_id: entry 3 (output 0 of node 3 'add0') and entry 4 (output 0 of "
+            "node 4 'relu0') are live at the same time but share storage slot 3") in str(err.value)
+
+
+@pytest.fixture(scope="module")
+def exported_mlp(tmp_path_factory):
+    from compiler import relay
+    from compiler.frontend import from_onnx
+    from compiler.frontend.testing import onnx_models
+
+    m = onnx_models.mlp(batch=3)
+    mod, params = from_onnx(m.model, shape=m.input_shapes)
+    path = str(tmp_path_factory.mktemp("plan") / "mlp.so")
+    relay.build(mod, target="llvm", params=params).export_library(path)
+    return mr.load_module(path), m.inputs(seed=1)["x"]
+
+
+def test_swapped_storage_ids_of_an_exported_model(exported_mlp):
+    import json
+
+    lib, _ = exported_mlp
+    graph = json.loads(lib["get_graph_json"]())
+    graph_executor.create(json.dumps(graph), lib, mr.cpu())   # the planner's own plan loads
+    # The last kernel's output and its input's swapped: every slot keeps its size, but the
+    # input would be written into a slot still live.
+    sid = graph["attrs"]["storage_id"][1]
+    last, prev = len(sid) - 1, len(sid) - 2
+    sid[last], sid[prev] = sid[prev], sid[last]
+    with pytest.raises(graph_executor.GraphExecutorError,
+                       match=r"entry \d+ \(output 0 of node \d+ '\w+'\) and entry \d+ \(output 0 "
+                             r"of node \d+ '\w+'\) are live at the same time but share storage "
+                             r"slot \d+"):
+        graph_executor.create(json.dumps(graph), lib, mr.cpu())
+
+
+# ---- threads --------------------------------------------------------------------------------
+def _threads_run(gmod, step, threads=4, runs=50):
+    """`threads` threads call step(gmod, x, y) `runs` times each with inputs of their own; the
+    outputs that differ from numpy's, counted."""
+    import threading
+
+    _, _, w = _ready(gmod)
+    wrong, start = [], threading.Barrier(threads)
+
+    def work(t):
+        start.wait()
+        for r in range(runs):
+            x, y, _ = gm.data(100 * t + r)
+            out = step(gmod, x, y)
+            if not np.allclose(out, gm.reference(x, y, w), **TOL):
+                wrong.append((t, r))
+
+    pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join()
+    return len(wrong)
+
+
+def test_threads_share_one_module_with_infer(gmod):
+    assert _threads_run(gmod, lambda g, x, y: g.infer(x=x, y=y)[0]) == 0
+
+
+def test_threads_share_one_module_under_its_lock(gmod):
+    def step(g, x, y):
+        with g.lock:
+            g.set_input("x", x)
+            g.set_input("y", y)
+            g.run()
+            return g.get_output(0).numpy()
+
+    assert _threads_run(gmod, step) == 0
+
+
+def test_one_module_per_thread(lib):
+    import json
+    import threading
+
+    mods = {}
+
+    def step(_, x, y):
+        me = threading.get_ident()
+        if me not in mods:
+            mods[me] = graph_executor.create(json.dumps(gm.graph()), lib, mr.cpu())
+            mods[me].load_params(mr.save_param_dict({"w": gm.data(0)[2]}))
+        mods[me].run(x=x, y=y)
+        return mods[me].get_output(0).numpy()
+
+    assert _threads_run(graph_executor.create(gm.graph_json(), lib, mr.cpu()), step) == 0

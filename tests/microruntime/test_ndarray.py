@@ -80,3 +80,39 @@ def test_vector_lanes():
     src = np.arange(12, dtype="float32").reshape(3, 4)
     a.copyfrom(src)
     np.testing.assert_array_equal(a.numpy(), src)
+
+
+HUGE = (1 << 59, 10)  # 10 * 2^59 float32 elements: the byte size overflows 64 bits
+
+
+@pytest.mark.parametrize("name", ["reshape", "alloc_tensor"])
+def test_views_whose_size_overflows_are_refused(name):
+    """A view's byte size that overflows used to read as 0 bytes and fit in any base; the next
+    kernel then ran off the end of the base."""
+    func = mr.get_global_func(f"vm.builtin.{name}")
+    if name == "reshape":
+        args = (nd.empty((0,), "float32"), mr.ShapeTuple(HUGE))
+    else:
+        args = (nd.empty((0,), "uint8"), 0, mr.ShapeTuple(HUGE), mr.DataType("float32"))
+    with pytest.raises(ValueError, match=rf"vm\.builtin\.{name}: tensor of shape "
+                       r"\(576460752303423488, 10\) float32 is too large \(size overflows\)"):
+        func(*args)
+    # the same view of a fitting size still works
+    ok = func(nd.empty((12,), "float32"), mr.ShapeTuple((3, 4))) if name == "reshape" else \
+        func(nd.empty((48,), "uint8"), 0, mr.ShapeTuple((3, 4)), mr.DataType("float32"))
+    assert ok.shape == (3, 4) and ok.dtype == "float32"
+
+
+def test_arrays_whose_size_overflows_are_refused():
+    with pytest.raises(ValueError, match="is too large"):
+        nd.empty(HUGE, "float32")
+    with pytest.raises(ValueError, match=r"tensor of shape \(2305843009213693952,\) float32 is "
+                       r"too large \(size overflows\)"):
+        nd.empty((1 << 61,), "float32")
+
+
+@pytest.mark.parametrize("dtype", ["float33", "float8", "int3", "bfloat32", "float32x0",
+                                   "float32x", "int8x65536", "handle32", "float032"])
+def test_invalid_dtype_strings_are_refused(dtype):
+    with pytest.raises(ValueError, match=f"unknown data type '{dtype}'"):
+        nd.empty((2,), dtype)

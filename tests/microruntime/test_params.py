@@ -134,3 +134,28 @@ def test_fuzz_huge_fields(pos, value):
         mr.load_param_dict(bytes(blob))
     except ValueError:
         pass
+
+
+def _patched(offset, fmt, value):
+    """EXPECTED_182 with the field at offset (of struct format fmt) set to value."""
+    import struct
+
+    blob = bytearray(EXPECTED_182)
+    struct.pack_into(fmt, blob, offset, value)
+    return bytes(blob)
+
+
+# Offsets in EXPECTED_182 of the first tensor record ("w", float32 2x3).
+W_NDIM, W_SHAPE0, W_SHAPE1 = 0x4A, 0x52, 0x5A
+
+
+@pytest.mark.parametrize("offset, fmt, value, message", [
+    (W_NDIM, "<i", -1, "bad ndim -1 at offset 74, expected at most 32"),
+    (W_SHAPE0, "<q", -3, r"shape\[0\] is -3 at offset 82: a dimension cannot be negative"),
+    (W_SHAPE1, "<q", -5, r"shape\[1\] is -5 at offset 90: a dimension cannot be negative"),
+    (W_SHAPE1, "<q", 1 << 62, r"tensor of shape \(2, 4611686018427387904\) float32 is too "
+                              r"large \(size overflows\)"),
+])
+def test_errors_name_the_field_and_dimension(offset, fmt, value, message):
+    with pytest.raises(ValueError, match=message):
+        mr.load_param_dict(_patched(offset, fmt, value))

@@ -70,3 +70,20 @@ def test_every_cut_of_a_library_fails_cleanly(kernels, tmp_path, source):
     results = [line.split()[0] for line in lines[:-1]]
     assert len(results) == len(cuts)
     assert set(results) == {"failed"}, [line for line in lines if not line.startswith("failed")]
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    """The runtime opened the path before dlopen with fopen, which blocks on a FIFO until a
+    writer comes; the file is now opened without blocking and refused unless regular (the C
+    side is tested in tests/c/test_elf.c)."""
+    fifo = tmp_path / "model.so"
+    os.mkfifo(fifo)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", RUNNER, str(fifo), str(tmp_path)], env=env,
+                         text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         timeout=120, check=False)
+    lines = out.stdout.splitlines()
+    assert [line.split()[:2] for line in lines[:2]] == [["failed", str(fifo)],
+                                                        ["failed", str(tmp_path)]], out.stdout
+    assert lines[2:] == ["done"], out.stdout

@@ -32,6 +32,7 @@ from microruntime.abi import TypeIndex
 
 from ...contrib.cc import compile_source, get_cc, run_command
 from ...ir.errors import BuildError, InternalError, TargetError, UnsupportedOpError
+from ...target.target import check_system_lib_prefix
 from ...target.triple import is_bare_metal, is_hard_float_arm
 from ...tir import expr as E
 from ...tir import stmt as S
@@ -352,6 +353,8 @@ def generate_c(mod, target, vector_bytes: Optional[int] = None) -> str:
         vector_bytes = target_vector_bytes(target)
     prefix = mod.attrs.get("system_lib_prefix")
     system_lib = prefix is not None
+    if system_lib:  # it is written into symbol names and C string literals
+        check_system_lib_prefix(prefix)
     functions, helpers, services, symbols, entry = [], set(), set(), [], None
     for name, func in mod.items():
         if func.attrs.get("calling_conv") != "packed":
@@ -371,7 +374,9 @@ def generate_c(mod, target, vector_bytes: Optional[int] = None) -> str:
             entry = symbol
     typed = sorted(tuple(h.split(":")) for h in helpers if h.count(":") == 1)
     bitcasts = sorted(tuple(h.split(":")[1:]) for h in helpers if h.startswith("bitcast:"))
-    return render("c/module.c.j2", target=str(target), helpers=helpers, typed_helpers=typed,
+    # The target string goes into a comment: option values must not be able to end it.
+    comment_target = str(target).replace("*/", "* /")
+    return render("c/module.c.j2", target=comment_target, helpers=helpers, typed_helpers=typed,
                   bitcasts=bitcasts, services=_service_decls(services, system_lib),
                   call_packed="packed" in services,
                   functions=functions, entry=entry, system_lib=system_lib,

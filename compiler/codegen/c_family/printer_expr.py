@@ -33,6 +33,7 @@ from ...ir.dtype import DType, int32
 from ...ir.errors import InternalError, UnsupportedOpError
 from ...tir import expr as E
 from ...tir.functor import substitute
+from .reserved import RESERVED, RESERVED_PREFIXES
 
 _ARITH = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.EQ: "==", E.NE: "!=", E.LT: "<", E.LE: "<=",
           E.GT: ">", E.GE: ">=", E.And: "&&", E.Or: "||"}
@@ -74,17 +75,21 @@ class CExprPrinter:
     def name_of(self, var: E.Var) -> str:
         key = id(var)
         if key not in self.names:
-            self.names[key] = self.fresh(var.name or "v")
+            base = re.sub(r"[^0-9A-Za-z_]", "_", var.name or "v") or "v"
+            if base.startswith(RESERVED_PREFIXES):
+                base = "v_" + base  # the prelude's own names (reserved.py)
+            self.names[key] = self.fresh(base)
             self.keep.append(var)  # ids stay unique only while the Var lives
         return self.names[key]
 
     def fresh(self, base: str) -> str:
-        """A new C identifier from `base`, distinct from every name given out so far."""
+        """A new C identifier from `base`, distinct from every name given out so far and from
+        the keywords, types and functions the generated code uses (reserved.py)."""
         base = re.sub(r"[^0-9A-Za-z_]", "_", base) or "v"
         if base[0].isdigit():
             base = "v_" + base
         name, n = base, 1
-        while name in self.taken:
+        while name in self.taken or name in RESERVED:
             name, n = f"{base}_{n}", n + 1
         self.taken.add(name)
         return name

@@ -28,7 +28,7 @@ import llvmlite.binding as llvm
 from ...build_jobs import forked_map
 from ...contrib.cc import create_relocatable
 from ...ir.errors import BuildError, InternalError, TargetError
-from ...target import Target
+from ...target import Target, check_system_lib_prefix
 from ...target.triple import is_bare_metal, normalize_triple
 from .. import HostArtifact, LazySources
 from ..c_family.c import compile_flags
@@ -168,10 +168,12 @@ def fast_math_flags(target) -> Tuple[str, ...]:
 
 
 def _system_lib_prefix(mod, target):
+    """The system-lib prefix of `mod` (None outside system-lib mode), checked: it becomes part
+    of the library's symbol names."""
     prefix = mod.attrs.get("system_lib_prefix")
     if prefix is None and getattr(target, "system_lib", False):
         prefix = target.system_lib_prefix
-    return prefix
+    return prefix if prefix is None else check_system_lib_prefix(prefix)
 
 
 def _verified(ctx: ModuleContext, what: str) -> llvm.ModuleRef:

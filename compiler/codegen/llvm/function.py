@@ -100,11 +100,29 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
             self.stmt(child)
 
     def stmt_LetStmt(self, s):
-        if self.ctx.noalias and _distinct_memory(s.value):
-            self.ctx.mark_distinct(s.var)
-        value = self.expr(s.value)
-        with self.bound(s.var, value):
-            self.stmt(s.body)
+        """A chain of lets and asserts, walked in a loop (a packed function's argument checks
+        nest hundreds deep); the lets' bindings end with the chain."""
+        saved = []
+        try:
+            while isinstance(s, (kir.LetStmt, kir.AssertStmt)):
+                if isinstance(s, kir.AssertStmt):
+                    self.assert_head(s)
+                else:
+                    if self.ctx.noalias and _distinct_memory(s.value):
+                        self.ctx.mark_distinct(s.var)
+                    value = self.expr(s.value)
+                    saved.append((id(s.var), self.vars.get(id(s.var))))
+                    self.vars[id(s.var)] = value
+                s = s.body
+            self.stmt(s)
+        finally:
+            for key, old in reversed(saved):
+                if old is None:
+                    del self.vars[key]
+                else:
+                    self.vars[key] = old
+
+    stmt_AssertStmt = stmt_LetStmt
 
     def stmt_AttrStmt(self, s):
         if s.key == PARALLEL_LAUNCH:
@@ -150,14 +168,14 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
         self.b.ret(value)
         self.b.position_at_end(self.fn.append_basic_block("after_return"))
 
-    def stmt_AssertStmt(self, s):
+    def assert_head(self, s):
+        """Branches to raising the assert's error when its condition is false."""
         ok = self.fn.append_basic_block("assert_ok")
         fail = self.fn.append_basic_block("assert_fail")
         self.b.cbranch(self.expr(s.condition), ok, fail)
         self.b.position_at_end(fail)
         self.raise_error(s.kind, s.message)
         self.b.position_at_end(ok)
-        self.stmt(s.body)
 
     def stmt_IfThenElse(self, s):
         cond = self.expr(s.condition)

@@ -2,7 +2,16 @@
 node's outputs as graph-level expressions (one, or a list; None for an output it does not
 compute). A converter reads the node through its `NodeContext` (common.py)."""
 # the families register their converters when imported
-from . import constant, elementwise, image, nn, reduce, tensor  # noqa: F401
+from . import (  # noqa: F401
+    constant,
+    einsum,
+    elementwise,
+    image,
+    indexing,
+    nn,
+    reduce,
+    tensor,
+)
 from .common import CONVERTERS, NodeContext, Value, dtype_of_elem_type
 
 __all__ = ["CONVERTERS", "NodeContext", "Value", "dtype_of_elem_type"]

@@ -1,8 +1,8 @@
 """Elementwise operators: arithmetic with numpy broadcasting (Add ... Pow, the variadic
 Max/Min/Sum/Mean), comparisons and logic, Where, activations (Relu, LeakyRelu, PRelu, Sigmoid,
 HardSigmoid, HardSwish, Tanh, Gelu, Erf, Elu, Softplus, Softsign), unary math, Clip, Cast,
-Identity and Dropout (inference: the identity). Activations without a graph-level operator are
-written with the ones there are."""
+Identity and Dropout (inference: the identity), Mod (fmod 0 and 1). Activations and Mod
+without a graph-level operator are written with the ones there are."""
 from __future__ import annotations
 
 import math
@@ -36,6 +36,20 @@ def _binary(ctx):
 @converter(*_UNARY)
 def _unary(ctx):
     return _UNARY[ctx.op_type](ctx.input(0))
+
+
+@converter("Mod")
+def _mod(ctx):
+    a, b, dt = ctx.input(0), ctx.input(1), ctx.dtype(0)
+    if not int(ctx.attr("fmod", 0)):
+        return R.floor_mod(a, b)        # the sign of the divisor, as Python's %
+    # fmod: the sign of the dividend, a - b * trunc(a / b)
+    if dt.startswith("float"):
+        q = R.divide(a, b)
+        q = R.multiply(R.sign(q), R.floor(R.abs(q)))
+    else:
+        q = R.divide(a, b)              # integer division truncates
+    return R.subtract(a, R.multiply(q, b))
 
 
 @converter("Not")

@@ -1,15 +1,17 @@
 """Neural-network operators: Conv and ConvTranspose (1-D and 2-D; auto_pad, groups, dilations,
 bias), Gemm, MatMul, Softmax / LogSoftmax (both axis semantics), BatchNormalization (inference),
-LayerNormalization, InstanceNormalization, LRN, MaxPool / AveragePool (1-D and 2-D; pads,
-auto_pad, ceil_mode, dilations, count_include_pad), GlobalAveragePool / GlobalMaxPool.
+LayerNormalization, InstanceNormalization, GroupNormalization (scale and bias per group or per
+channel), LRN, MaxPool / AveragePool (1-D and 2-D; pads, auto_pad, ceil_mode, dilations,
+count_include_pad), GlobalAveragePool / GlobalMaxPool.
 
-1-D convolutions and pools run as 2-D ones over a unit height."""
+1-D convolutions and pools run as 2-D ones over a unit height. A ConvTranspose with groups runs
+as one per group, concatenated; with dilations, on the kernel with zeros between its taps."""
 from __future__ import annotations
 
 import numpy as np
 
 from ...relax import op as R
-from .common import converter, norm_axis
+from .common import const, converter, norm_axis
 from .elementwise import scalar
 from .tensor import shape_prod
 
@@ -119,14 +121,46 @@ def _conv_transpose(ctx):
                 pads[i], pads[n + i] = big, small
     elif auto_pad == "VALID":
         pads = [0] * (2 * n)
-    y = R.nn.conv2d_transpose(_as_2d(x, n), _as_2d(w, n), strides=_pair(strides, n, 1),
-                              padding=_padding(pads[:n], pads[n:], n),
-                              output_padding=_pair(out_pad, n, 0), dilation=_pair(dil, n, 1),
-                              groups=int(ctx.attr("group", 1)))
+    x2, w2 = _as_2d(x, n), _as_2d(w, n)
+    dil2 = _pair(dil, n, 1)
+    if any(d != 1 for d in dil2):
+        # a dilated kernel is the kernel with d - 1 zeros between its taps
+        wshape = list(ctx.static_shape(1, "ConvTranspose with dilations"))
+        if n == 1:
+            wshape.insert(2, 1)
+        for axis, d in zip((2, 3), dil2):
+            w2 = _dilate(w2, wshape, axis, d, ctx.dtype(1))
+
+    def conv(xi, wi):
+        return R.nn.conv2d_transpose(xi, wi, strides=_pair(strides, n, 1),
+                                     padding=_padding(pads[:n], pads[n:], n),
+                                     output_padding=_pair(out_pad, n, 0))
+
+    groups = int(ctx.attr("group", 1))
+    if groups == 1:
+        y = conv(x2, w2)
+    else:   # one transposed convolution per group of channels
+        xs, ws = ctx.emit(R.split(x2, groups, 1)), ctx.emit(R.split(w2, groups, 0))
+        y = R.concat([conv(xs[i], ws[i]) for i in range(groups)], 1)
     y = _from_2d(y, n)
     if ctx.has(2):
         y = R.add(y, R.reshape(ctx.input(2), _bias_shape(n + 2)))
     return y
+
+
+def _dilate(w, shape, axis, d, dtype):
+    """Weight `w` of static `shape` (updated) with d - 1 zeros between its taps on `axis`."""
+    k = shape[axis]
+    if d == 1 or k == 1:
+        return w
+    zeros = list(shape)
+    zeros.insert(axis + 1, d - 1)
+    zeros[axis] = k
+    spread = R.concat([R.expand_dims(w, [axis + 1]), const(np.zeros(zeros), dtype)], axis + 1)
+    merged = list(shape)
+    merged[axis] = k * d
+    shape[axis] = (k - 1) * d + 1
+    return R.strided_slice(R.reshape(spread, tuple(merged)), [axis], [0], [shape[axis]])
 
 
 # ---- matrix products ------------------------------------------------------------------------
@@ -233,6 +267,30 @@ def _instance_norm(ctx):
     shape = _bias_shape(ndim)
     scale, bias = R.reshape(ctx.input(1), shape), R.reshape(ctx.input(2), shape)
     return R.add(R.multiply(R.multiply(diff, inv), scale), bias)
+
+
+@converter("GroupNormalization")
+def _group_norm(ctx):
+    shape = ctx.static_shape(0, "GroupNormalization")
+    x, dt = ctx.input(0), ctx.dtype(0)
+    if len(shape) < 2:
+        raise ctx.error(f"needs an input of at least 2 dims (N, C, ...), got {shape}")
+    n, c = shape[0], shape[1]
+    groups = int(ctx.attr("num_groups", 0))
+    if groups <= 0 or c % groups:
+        raise ctx.error(f"num_groups={groups} does not divide the {c} channels")
+    eps = float(ctx.attr("epsilon", 1e-5))
+    grouped = R.reshape(x, (n, groups, -1))
+    _, diff, inv = _normalized(grouped, [2], eps, dt)
+    y = R.multiply(diff, inv)
+    scale, bias = ctx.input(1), ctx.input(2)
+    if tuple(ctx.shape(1)) == (groups,) and groups != c:
+        # opset 18: a scale and a bias per group
+        y = R.add(R.multiply(y, R.reshape(scale, (groups, 1))), R.reshape(bias, (groups, 1)))
+        return R.reshape(y, tuple(shape))
+    y = R.reshape(y, tuple(shape))
+    per_channel = _bias_shape(len(shape))
+    return R.add(R.multiply(y, R.reshape(scale, per_channel)), R.reshape(bias, per_channel))
 
 
 @converter("LRN")

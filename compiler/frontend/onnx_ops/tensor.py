@@ -1,6 +1,7 @@
 """Shape manipulation and indexing: Flatten, Reshape (0 and -1), Transpose, Concat, Split,
-Squeeze / Unsqueeze (axes as attribute or input), Slice, Gather, Pad, Expand. Shapes, axes,
-starts and pads must be known while compiling."""
+Squeeze / Unsqueeze (axes as attribute or input), Slice, Gather, Pad (constant, and edge,
+reflect and wrap as slices of the input concatenated), Expand. Shapes, axes, starts and pads
+must be known while compiling."""
 from __future__ import annotations
 
 import numpy as np
@@ -155,11 +156,9 @@ def _gather(ctx):
             raise ctx.error(f"indices out of range for axis {axis} of size {dim}")
         idx = np.where(idx < 0, idx + dim, idx).astype(idx.dtype)
         return R.take(x, scalar(idx, str(idx.dtype)), axis)
-    idx = ctx.input(1)
-    if isinstance(dim, int):
-        dt = ctx.dtype(1)
-        idx = R.where(R.less(idx, scalar(0, dt)), R.add(idx, scalar(dim, dt)), idx)
-    return R.take(x, idx, axis)
+    # Run-time indices: the kernel counts negative ones from the end and fails on any outside
+    # [-dim, dim) with an IndexError, as onnxruntime does (topi.take, mode "raise").
+    return R.take(x, ctx.input(1), axis, mode="raise")
 
 
 @converter("Pad", const_inputs=(1, 2, 3))
@@ -174,7 +173,7 @@ def _pad(ctx):
         value = 0.0 if v is None or np.asarray(v).size == 0 else np.asarray(v).item()
         axes = ctx.ints(3, "axes")
     mode = ctx.attr("mode", "constant")
-    if mode not in ("constant", "edge", "reflect"):
+    if mode not in ("constant", "edge", "reflect", "wrap"):
         raise ctx.unsupported(f"mode={mode!r}")
     axes = list(range(ndim)) if axes is None else [norm_axis(ctx, a, ndim) for a in axes]
     n = len(axes)
@@ -188,13 +187,57 @@ def _pad(ctx):
         if before < 0 or after < 0:
             crop.append((a, -min(before, 0), min(after, 0)))
     y = ctx.input(0)
-    if any(width):
-        y = R.nn.pad(y, width, mode, float(value))
-    if crop:
+    if crop:    # negative pads crop first; the padding copies from what is left
         big = np.iinfo(np.int64).max
         y = R.strided_slice(y, [a for a, _, _ in crop], [b for _, b, _ in crop],
                             [e if e < 0 else big for _, _, e in crop])
+    if any(width) and mode == "constant":
+        y = R.nn.pad(y, width, mode, float(value))
+    elif any(width):
+        shape = list(ctx.static_shape(0, f"Pad mode={mode!r}"))
+        for a, b, e in crop:
+            shape[a] -= b - e
+        for a in range(ndim):
+            y = _pad_axis(ctx, y, shape, a, width[2 * a], width[2 * a + 1], mode)
     return y
+
+
+def _pad_axis(ctx, y, shape, axis, before, after, mode):
+    """`y` padded on one axis by copies of its own elements: the edge element repeated
+    (edge), the elements mirrored about the edge (reflect) or those of the other end (wrap)."""
+    if not before and not after:
+        return y
+    d = shape[axis]
+    if mode == "reflect" and max(before, after) >= d:
+        raise ctx.error(f"reflect padding of {max(before, after)} on axis {axis} needs at "
+                        f"least {max(before, after) + 1} elements there, it has {d}")
+    if mode == "wrap" and max(before, after) > d:
+        raise ctx.unsupported(f"wrap padding of {max(before, after)} on an axis of {d} "
+                              "elements (more than one turn)")
+
+    def part(begin, end, stride, n):
+        piece = R.strided_slice(y, [axis], [begin], [end], [stride])
+        if mode != "edge":
+            return piece
+        out_shape = list(shape)
+        out_shape[axis] = n
+        return R.broadcast_to(piece, tuple(out_shape))
+
+    parts = []
+    if before:
+        parts.append({"edge": (0, 1, 1), "reflect": (before, 0, -1),
+                      "wrap": (d - before, d, 1)}[mode] + (before,))
+    parts.append(None)
+    if after:
+        # a negative end of a negative stride means "before index 0": -(d + 1)
+        parts.append({"edge": (d - 1, d, 1),
+                      "reflect": (d - 2, d - 2 - after if d - 2 - after >= 0 else -(d + 1), -1),
+                      "wrap": (0, after, 1)}[mode] + (after,))
+    pieces = [y if p is None else part(*p) for p in parts]
+    new_shape = list(shape)
+    new_shape[axis] = d + before + after
+    shape[:] = new_shape
+    return R.concat(pieces, axis)
 
 
 @converter("Expand", const_inputs=(1,))

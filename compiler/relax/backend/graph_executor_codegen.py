@@ -6,7 +6,10 @@ result that is a variable or a tuple of them; every shape static. Output (`Graph
 - the graph JSON (nodes "null" for inputs and weights, "tvm_op" per kernel call; `heads`,
   `arg_nodes`, `node_row_ptr`, and the attrs shape / dltype / storage_id), with storage slots
   from `plan_memory`;
-- params: every non-scalar constant as a weight named p0, p1, ... (TVM's naming);
+- params: every non-scalar constant as a weight named p0, p1, ... (TVM's naming), constants
+  of equal contents (dtype, shape and bytes) as one weight;
+- input names the runtime cannot read (too long, or holding a NUL) are an IRError naming the
+  input (backend/names.py);
 - the kernels the graph calls, and the memory figures (planned slots against the sum of every
   kernel output) that show what planning saved.
 The manifest the runtime checks at load is derived from the graph JSON by
@@ -21,6 +24,7 @@ reads a copy made by a `__copy` node (one per entry and device), and attrs gain
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -33,6 +37,7 @@ from .. import expr as X
 from ..shape_util import bind_shapes_message
 from ..struct_info import TensorStructInfo, TupleStructInfo
 from ..transform.plan_memory import MemoryPlan, Step, plan_memory
+from .names import check_input_name, short_kernel_name
 
 Entry = Tuple[int, int]   # (node id, output index)
 _CPU = 1                  # DLPack's kDLCPU
@@ -58,6 +63,19 @@ def _tensor(sinfo, where: str) -> TensorStructInfo:
                       "needs tensors of static shape and known dtype (build symbolic shapes "
                       "for the VM with relax.build)")
     return sinfo
+
+
+def _content_key(a: np.ndarray) -> tuple:
+    return (str(a.dtype), a.shape, hashlib.sha1(np.ascontiguousarray(a).tobytes()).digest())
+
+
+def _same_constant(by_content, data: np.ndarray) -> Optional[Entry]:
+    """The entry of a weight already in the params with the contents of `data` (equal bytes,
+    dtype and shape), if any: a model never stores one weight twice."""
+    for other, entry in by_content.get(_content_key(data), ()):
+        if np.array_equal(other, data):
+            return entry
+    return None
 
 
 def _nbytes(s: TensorStructInfo) -> int:
@@ -115,18 +133,26 @@ def codegen(main: X.Function, kernel_devices: Optional[Dict[str, int]] = None) -
     params: Dict[str, np.ndarray] = {}
     const_entry: Dict[int, Entry] = {}
     for p in main.params:
+        check_input_name(p.name_hint)
         s = _tensor(p.struct_info, f"input {p.name_hint!r}")
         entries[id(p)] = (g.add({"op": "null", "name": p.name_hint, "inputs": []}, [s]), 0)
+
+    by_content: Dict[tuple, List[Tuple[np.ndarray, Entry]]] = {}
 
     def entry_of(e: X.Expr, where: str):
         if isinstance(e, X.Constant):
             got = const_entry.get(id(e))
+            if got is None:
+                got = _same_constant(by_content, e.data)
+                if got is not None:
+                    const_entry[id(e)] = got
             if got is None:
                 name = f"p{len(params)}"
                 params[name] = e.data
                 s = _tensor(e.struct_info, f"constant {name}")
                 got = const_entry[id(e)] = (g.add({"op": "null", "name": name, "inputs": []},
                                                   [s]), 0)
+                by_content.setdefault(_content_key(e.data), []).append((e.data, got))
             return got
         if isinstance(e, X.Var) and id(e) in entries:
             return entries[id(e)]
@@ -148,7 +174,8 @@ def codegen(main: X.Function, kernel_devices: Optional[Dict[str, int]] = None) -
             return e
         if (e, dev) not in copies:
             s = g.entry_info[e]
-            nid = g.add({"op": "tvm_op", "name": f"__copy_{g.nodes[e[0]]['name']}",
+            name = short_kernel_name(f"__copy_{g.nodes[e[0]]['name']}")
+            nid = g.add({"op": "tvm_op", "name": name,
                          "attrs": {"func_name": "__copy", "num_inputs": "1",
                                    "num_outputs": "1", "flatten_data": "0"},
                          "inputs": [[e[0], e[1], 0]]}, [s])

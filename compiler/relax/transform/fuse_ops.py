@@ -2,7 +2,8 @@
 
 before: a graph-level `main` in normal form (bindings of operator calls), constants folded.
 after:  every operator call of `main` is a call of a primitive function (attr "Primitive": 1,
-        added to the module as `fused_<ops>`) holding one or more operators, with these groups:
+        added to the module as `fused_<ops>`, a long name shortened to a prefix and a hash of
+        it, backend/names.py) holding one or more operators, with these groups:
         - an elementwise or broadcast operator joins the group of the operator producing one of
           its inputs when that value has no other use, and the group is a chain of injective
           operators, or an output-fusable anchor (conv2d, dense, matmul, pooling) whose output
@@ -12,7 +13,10 @@ after:  every operator call of `main` is a call of a primitive function (attr "P
           joins the producing group (GELU's x * (1 + erf(x / sqrt 2)) / 2 after a matmul);
         - an injective operator (reshape, transpose, ...) joins a producing group of injective
           operators the same way; a reduction absorbs elementwise producers;
-        - anything else (softmax, normalization, multi-output operators) is a group of its own.
+        - anything else (softmax, normalization, multi-output operators) is a group of its own;
+        - a group holds at most MAX_FUSE_DEPTH operators (TVM's max_fuse_depth): a longer chain
+          is cut into several kernels, so no kernel's expression nests deeper than the
+          compiler's recursive passes can walk.
         Non-scalar constants become arguments of the call; scalars stay inside the function.
         Variable aliases (`b = a`) are gone.
 """
@@ -23,6 +27,7 @@ from typing import Dict, List, Optional
 
 from ...ir.module import IRModule
 from .. import expr as X
+from ..backend.names import short_kernel_name
 from ..functor import post_order_visit
 from ..struct_info import TensorStructInfo
 from .eliminate_dead_code import use_counts
@@ -78,6 +83,9 @@ def _shape(v: X.Expr):
 _OUTSIDE = -1
 # Most operators of one diamond region.
 MAX_DIAMOND = 16
+# Most operators of one group (a chain of elementwise operators becomes one expression, as deep
+# as the chain is long).
+MAX_FUSE_DEPTH = 16
 
 
 def _diamonds(func: X.Function) -> Dict[int, int]:
@@ -155,6 +163,9 @@ class _Fuser:
         self.alias: Dict[int, X.Expr] = {}
         self.group_of: Dict[int, _Group] = {}
         self.diamond_root = _diamonds(func)
+        self.diamond_size: Dict[int, int] = {}
+        for root in self.diamond_root.values():
+            self.diamond_size[root] = self.diamond_size.get(root, 0) + 1
         self.diamond_group: Dict[int, Optional[_Group]] = {}   # root -> the group it joins
 
     def _diamond(self, var: X.Var, pattern: int) -> Optional[_Group]:
@@ -166,6 +177,7 @@ class _Fuser:
         if root not in self.diamond_group:
             g = self.group_of.get(root)
             ok = g is not None and id(g.out) == root and pattern in (ELEMWISE, BROADCAST) and (
+                len(g.bindings) + self.diamond_size[root] <= MAX_FUSE_DEPTH) and (
                 g.pattern <= INJECTIVE
                 or (g.pattern == OUT_ELEMWISE_FUSABLE and _shape(var) == _shape(g.out)))
             self.diamond_group[root] = g if ok else None
@@ -180,7 +192,8 @@ class _Fuser:
         if not isinstance(arg, X.Var):
             return None
         g = self.group_of.get(id(arg))
-        if g is None or g.out is not arg or self.counts.get(id(arg), 0) != 1:
+        if g is None or g.out is not arg or self.counts.get(id(arg), 0) != 1 \
+                or len(g.bindings) >= MAX_FUSE_DEPTH:
             return None
         if pattern in (ELEMWISE, BROADCAST):
             if g.pattern <= INJECTIVE:
@@ -287,7 +300,8 @@ def fuse_ops(mod: IRModule, func_name: str = "main") -> IRModule:
                 (b.struct_info,) if isinstance(b, X.MatchCast) else ())))
             continue
         prim, args = _primitive(item)
-        base = "fused_" + "_".join(_op_short(b.value.op.name) for b in item.bindings)
+        base = short_kernel_name(
+            "fused_" + "_".join(_op_short(b.value.op.name) for b in item.bindings))
         n = names.get(base, 0)
         names[base] = n + 1
         name = base if n == 0 else f"{base}{n}"

@@ -8,7 +8,7 @@ from ...ir.module import IRModule
 from .. import expr as E
 from ..buffer import Buffer
 from ..function import PrimFunc
-from ..functor import IRMutator
+from ..functor import IRMutator, chain_of, rebuild_chain
 from ..stmt import Allocate, LetStmt, Stmt
 
 
@@ -42,10 +42,17 @@ class _Freshen(IRMutator):
         self.vmap[s.loop_var] = E.Var(s.loop_var.name, s.loop_var.dtype)
         return self.generic_visit(s)
 
-    def visit_LetStmt(self, s):
-        value = self.visit(s.value)
-        self.vmap[s.var] = E.Var(s.var.name, s.var.dtype)
-        return LetStmt(self.vmap[s.var], value, self.visit(s.body))
+    def visit_chain(self, s):
+        heads, tail = chain_of(s)
+        changes = []
+        for h in heads:
+            change = self.mutate_head(h)
+            if isinstance(h, LetStmt):
+                change["var"] = self.vmap[h.var] = E.Var(h.var.name, h.var.dtype)
+            changes.append(change)
+        return rebuild_chain(heads, changes, self.visit(tail))
+
+    visit_LetStmt = visit_AssertStmt = visit_AttrStmt = visit_chain
 
     def visit_Allocate(self, s):
         b = s.buffer

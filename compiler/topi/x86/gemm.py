@@ -366,6 +366,8 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
     a tile of M rows; fewer columns than nr a narrower one. Returns s."""
     shape = get_const_tuple(anchor.output(0).shape)
     m, n = shape[-2:]
+    if 0 in shape:
+        return s    # an empty output: nothing to compute, the loops as written are fine
     dmr, dnr = register_tile(None, str(anchor.output(0).dtype))
     lanes = max(1, dnr // GEMM_VECTORS)
     mr = min(mr or dmr, m) if isinstance(m, int) else (mr or dmr)

@@ -69,17 +69,23 @@ int mr_graph_executor_set_input(TVMFFIObject* executor, const char* name, const 
   mr_graph_executor_t* ex = mr_graph_executor_of(executor);
   DLTensor host;
   int64_t arg;
+  int status;
   if (!ex) return -1;
   if (!name || (arg = mr_graph_find_arg(ex->g, name)) < 0)
     return mr_graph_fail("set_input: the graph has no input named '%s'", name ? name : "(NULL)");
+  mr_mutex_lock(&ex->lock);
   host = ex->entries[mr_graph_arg_entry(ex->g, (uint32_t)arg)];
-  if (nbytes != mr_tensor_nbytes(&host) || (!data && nbytes))
-    return mr_graph_fail("set_input: input '%s' holds %zu bytes, not %zu", name,
-                         mr_tensor_nbytes(&host), nbytes);
-  host.data = (void*)data;
-  host.device.device_type = kDLCPU;
-  host.device.device_id = 0;
-  return mr_graph_executor_set_arg(ex, (uint32_t)arg, &host, 0);
+  if (nbytes != mr_tensor_nbytes(&host) || (!data && nbytes)) {
+    status = mr_graph_fail("set_input: input '%s' holds %zu bytes, not %zu", name,
+                           mr_tensor_nbytes(&host), nbytes);
+  } else {
+    host.data = (void*)data;
+    host.device.device_type = kDLCPU;
+    host.device.device_id = 0;
+    status = mr_graph_executor_set_arg(ex, (uint32_t)arg, &host, 0);
+  }
+  mr_mutex_unlock(&ex->lock);
+  return status;
 }
 
 int mr_graph_executor_load_params(TVMFFIObject* executor, const void* data, size_t nbytes) {
@@ -114,13 +120,23 @@ static mr_graph_executor_t* head_of(TVMFFIObject* executor, const char* func, in
 
 int mr_graph_executor_run(TVMFFIObject* executor) {
   mr_graph_executor_t* ex = mr_graph_executor_of(executor);
-  return ex ? mr_graph_executor_run_upto(ex, UINT32_MAX) : -1;
+  int status;
+  if (!ex) return -1;
+  mr_mutex_lock(&ex->lock);
+  status = mr_graph_executor_run_upto(ex, UINT32_MAX);
+  mr_mutex_unlock(&ex->lock);
+  return status;
 }
 
 int mr_graph_executor_get_output(TVMFFIObject* executor, int64_t index, void* data,
                                  size_t nbytes) {
   mr_graph_executor_t* ex = head_of(executor, "get_output", index);
-  return ex ? mr_tensor_copy_to_bytes(&ex->entries[ex->g->heads[index]], data, nbytes) : -1;
+  int status;
+  if (!ex) return -1;
+  mr_mutex_lock(&ex->lock);
+  status = mr_tensor_copy_to_bytes(&ex->entries[ex->g->heads[index]], data, nbytes);
+  mr_mutex_unlock(&ex->lock);
+  return status;
 }
 
 int64_t mr_graph_executor_num_inputs(TVMFFIObject* executor) {

@@ -72,7 +72,13 @@ static int plan(TVMFFIObject* model, uint64_t* out_slots, uint64_t* out_workspac
   if (mr_graph_factory_plan(model, &g, &manifest, &manifest_size) != 0 ||
       manifest_workspace(manifest, manifest_size, out_workspace) != 0)
     return -1;
-  for (s = 0; s < g->num_storage; ++s) total += aligned(g->storage_bytes[s]);
+  /* Checked sums: the arena's size is an int64 and must not wrap around. */
+  for (s = 0; s < g->num_storage; ++s)
+    if (mr_add_overflow_u64(total, aligned(g->storage_bytes[s]), &total)) break;
+  if (s < g->num_storage || aligned(*out_workspace) > (uint64_t)INT64_MAX ||
+      total > (uint64_t)INT64_MAX - aligned(*out_workspace))
+    return mr_graph_fail("arena: the model's storage slots and workspace exceed %lld bytes",
+                         (long long)INT64_MAX);
   *out_slots = total;
   return 0;
 }

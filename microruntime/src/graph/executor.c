@@ -2,12 +2,14 @@
  * per graph entry viewing its slot, and per op its kernel (bound once) and its
  * argument list (inputs then outputs, as DLTensor*). Inputs are copied in, or
  * used in place (zero copy), or shared with another executor (share_params);
- * run calls the ops in order. */
+ * run calls the ops in order. Calls from several threads are serialized by the
+ * executor's lock (executor.h). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor.h"
 #include <stdio.h>
+
+#include "executor.h"
 
 static void executor_free(void* self) {
   mr_graph_executor_t* ex = (mr_graph_executor_t*)self;
@@ -29,6 +31,7 @@ static void executor_free(void* self) {
   free(ex->op_flat);
   free(ex->json);
   mr_graph_free(ex->g);
+  mr_mutex_destroy(&ex->lock);
   free(ex);
 }
 
@@ -141,6 +144,7 @@ int mr_graph_executor_new_in(const char* json, size_t size, TVMFFIObject* lib,
     mr_graph_free(g);
     return mr_error_oom("a graph executor");
   }
+  mr_mutex_init_recursive(&ex->lock);
   ex->g = g;
   ex->lib = lib;
   mr_object_retain(lib);

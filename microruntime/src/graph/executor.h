@@ -21,7 +21,12 @@ typedef struct {
   size_t size, used, depth;
 } mr_graph_arena_ws_t;
 
+/* One executor may be used by several threads: every packed function of its module and
+ * every call of the C API holds `lock` (recursive) while it runs, so calls are serialized
+ * and each sees the executor whole. A sequence of calls (set_input, run, get_output) is not
+ * atomic: callers that share an executor serialize their sequences themselves. */
 struct mr_graph_executor {
+  mr_mutex_t lock;
   mr_graph_t* g;
   char* json; /* the graph JSON it was made from */
   size_t json_size;

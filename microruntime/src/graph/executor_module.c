@@ -197,9 +197,15 @@ typedef struct {
   mr_graph_method_fn fn;
 } bound_t;
 
+/* Runs a method with the executor's lock held (calls from several threads take turns). */
 static int call_bound(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   bound_t* b = (bound_t*)self;
-  return b->fn((mr_graph_executor_t*)mr_module_cast(b->module)->self, a, n, out);
+  mr_graph_executor_t* ex = (mr_graph_executor_t*)mr_module_cast(b->module)->self;
+  int status;
+  mr_mutex_lock(&ex->lock);
+  status = b->fn(ex, a, n, out);
+  mr_mutex_unlock(&ex->lock);
+  return status;
 }
 
 static void free_bound(void* self) {

@@ -3,7 +3,8 @@
  * library. Its payload (SaveToBinary in TVM):
  *   str graph_json; u64 count; vec<str> names; count tensor records (as in a
  *   params file); str module_name; then, Kiln's extension that TVM does not
- *   read, an optional str manifest (JSON, checked by manifest.c).
+ *   read, an optional str manifest (JSON, checked by manifest.c, with the checksums of
+ *   the graph JSON and of the params: the bytes from the count to the last record).
  * Functions: <module_name>(dev...) -> GraphExecutor with the params set,
  * get_graph_json, get_graph_params ([names, tensors]), get_manifest. */
 #include <stdio.h>
@@ -120,16 +121,16 @@ static int read_name(mr_reader_t* r, const char* field, size_t max, char** out) 
 int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_module) {
   mr_reader_t r = {NULL, 0, 0, 0, "GraphExecutorFactory"};
   const char *json, *manifest = NULL;
-  uint64_t json_size, manifest_size = 0, count = 0, count2, i;
+  uint64_t json_size, manifest_size = 0, count = 0, count2, i, params_at, params_end;
   TVMFFIAny* items = NULL;
   TVMFFIObject *names = NULL, *tensors = NULL, *obj;
   char *name = NULL, *module_name = NULL;
   int status = -1;
   r.p = (const unsigned char*)data;
   r.size = size;
-  if (mr_read_bytes(&r, "graph_json", &json, &json_size) != 0 ||
-      mr_read_le(&r, 8, "param count", &count) != 0)
-    goto done;
+  if (mr_read_bytes(&r, "graph_json", &json, &json_size) != 0) goto done;
+  params_at = r.pos;
+  if (mr_read_le(&r, 8, "param count", &count) != 0) goto done;
   if (count > MR_MAX_PARAMS || count > (r.size - r.pos) / 16) {
     mr_reader_bad(&r, "param count", count, "exceeds the data");
     goto done;
@@ -155,9 +156,14 @@ int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_modu
     if (mr_params_read_tensor(&r, &obj) != 0) goto done;
     mr_any_set_object(&items[count + i], obj);
   }
+  params_end = r.pos;
   if (read_name(&r, "module_name", MR_MAX_NAME, &module_name) != 0) goto done;
   if (r.pos < r.size && mr_read_bytes(&r, "manifest", &manifest, &manifest_size) != 0) goto done;
-  if (mr_reader_end(&r) != 0 || mr_array_create(items, (int64_t)count, &names) != 0 ||
+  if (mr_reader_end(&r) != 0 ||
+      (manifest && mr_graph_manifest_check_sums(manifest, (size_t)manifest_size, json,
+                                                (size_t)json_size, r.p + params_at,
+                                                (size_t)(params_end - params_at)) != 0) ||
+      mr_array_create(items, (int64_t)count, &names) != 0 ||
       mr_array_create(items + count, (int64_t)count, &tensors) != 0)
     goto done;
   status = mr_graph_factory_new(json, (size_t)json_size, module_name, names, tensors, manifest,

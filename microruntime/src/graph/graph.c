@@ -1,7 +1,8 @@
 /* Reading TVM's classic graph JSON into mr_graph_t, validating everything the
  * executor relies on: node kinds and attributes, input references (to earlier
  * nodes only, so the graph runs in order), node_row_ptr, arg_nodes, heads,
- * shapes, dtypes, storage ids and devices. Each error names the node and field. */
+ * shapes, dtypes, storage ids and devices, and that no two entries live at the same time
+ * share a storage slot. Each error names the node and field. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,6 +343,80 @@ static int plan_storage(mr_graph_t* g) {
   return 0;
 }
 
+/* The node that produces entry e (row_ptr is non-decreasing). */
+static uint32_t entry_node(const mr_graph_t* g, uint32_t e) {
+  uint32_t lo = 0, hi = g->num_nodes;
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (g->row_ptr[mid] <= e) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+static int storage_conflict(const mr_graph_t* g, uint32_t a, uint32_t b) {
+  uint32_t na = entry_node(g, a), nb = entry_node(g, b);
+  return gfail("attrs: storage_id: entry %u (output %u of node %u '%s') and entry %u (output "
+               "%u of node %u '%s') are live at the same time but share storage slot %u",
+               (unsigned)a, (unsigned)(a - g->row_ptr[na]), (unsigned)na, g->nodes[na].name,
+               (unsigned)b, (unsigned)(b - g->row_ptr[nb]), (unsigned)nb, g->nodes[nb].name,
+               (unsigned)g->entries[a].storage_id);
+}
+
+/* The storage plan is sound: entries that share a slot are never live at the same time.
+ * Time t = 0 is before the run and t = nid + 1 when node nid runs; an entry is live from its
+ * writer to its last reader (written and never read: at its writer only). Inputs and params
+ * are live from 0 to the end, across runs, and the outputs (heads) to the end. An op's
+ * output can never share a slot with an input of that op, except that the output of a
+ * __nop (which does nothing: TVM's reshape, its output planned in its input's slot) in the
+ * slot of one of its inputs is that input under another name, and lives as long as both. */
+static int check_storage_plan(const mr_graph_t* g) {
+  uint32_t n = g->num_entries, end_of_run = g->num_nodes + 1, nid, e, i, s;
+  uint32_t* buf = (uint32_t*)calloc(4 * (size_t)n + g->num_storage + 2, sizeof(uint32_t));
+  uint32_t *root = buf, *start = buf + n, *end = buf + 2 * (size_t)n, *order = buf + 3 * (size_t)n;
+  uint32_t* first = buf + 4 * (size_t)n; /* per slot: where its entries begin in `order` */
+  int status = 0;
+  if (!buf) return mr_error_oom("the storage plan check");
+  for (nid = 0; nid < g->num_nodes; ++nid) {
+    const mr_graph_node_t* node = &g->nodes[nid];
+    for (e = g->row_ptr[nid]; e < g->row_ptr[nid + 1]; ++e) {
+      root[e] = e;
+      start[e] = end[e] = node->kind == MR_GRAPH_OP_INPUT ? 0 : nid + 1;
+      if (node->kind == MR_GRAPH_OP_INPUT) end[e] = end_of_run;
+      for (i = 0; node->kind == MR_GRAPH_OP_NOP && i < node->num_inputs; ++i) {
+        uint32_t in = g->inputs[node->first_input + i];
+        if (g->entries[in].storage_id == g->entries[e].storage_id) {
+          root[e] = root[in];
+          break;
+        }
+      }
+    }
+    for (i = 0; i < node->num_inputs; ++i) {
+      uint32_t r = root[g->inputs[node->first_input + i]];
+      if (end[r] < nid + 1) end[r] = nid + 1;
+    }
+  }
+  for (i = 0; i < g->num_heads; ++i) end[root[g->heads[i]]] = end_of_run;
+  /* The entries of each slot, by start time: counting sort by slot over the inputs first,
+   * then the other entries in node order. */
+  for (e = 0; e < n; ++e) ++first[g->entries[e].storage_id + 1];
+  for (s = 0; s < g->num_storage; ++s) first[s + 1] += first[s];
+  for (i = 0; i < 2; ++i)
+    for (e = 0; e < n; ++e)
+      if ((start[e] == 0) == (i == 0)) order[first[g->entries[e].storage_id]++] = e;
+  /* first[s] is now where slot s + 1 begins; sweep each slot, tracking the latest end. */
+  for (s = 0, i = 0; s < g->num_storage && status == 0; ++s) {
+    uint32_t live = UINT32_MAX; /* the root entry with the latest end so far */
+    for (; i < first[s] && status == 0; ++i) {
+      uint32_t r = order[i];
+      if (root[r] != r) continue;
+      if (live != UINT32_MAX && start[r] <= end[live]) status = storage_conflict(g, live, r);
+      if (live == UINT32_MAX || end[r] > end[live]) live = r;
+    }
+  }
+  free(buf);
+  return status;
+}
+
 static int parse(ctx_t* c, size_t size) {
   static const char* const keys[] = {"nodes", "arg_nodes", "heads", "node_row_ptr", "attrs",
                                      "metadata"};
@@ -362,7 +437,7 @@ static int parse(ctx_t* c, size_t size) {
   g->entries = (mr_graph_entry_t*)calloc(g->num_entries + 1, sizeof(mr_graph_entry_t));
   if (!g->entries) return mr_error_oom("graph entries");
   return read_nodes(c, nodes) || read_args_heads(c, 0) || read_entry_attrs(c, 0) ||
-         plan_storage(g) ? -1 : 0;
+         plan_storage(g) || check_storage_plan(g) ? -1 : 0;
 }
 
 int mr_graph_parse(const char* json, size_t size, mr_graph_t** out_graph) {

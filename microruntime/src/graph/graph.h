@@ -103,6 +103,10 @@ int mr_graph_factory_check(TVMFFIObject* factory);
 /* Checks a manifest against the graph and its params' names (Array of Str). */
 int mr_graph_manifest_check(const char* manifest, size_t size, const mr_graph_t* g,
                             TVMFFIObject* param_names);
+/* The payload's graph JSON and params bytes match the manifest's "crc32c" (when it has one
+ * and checksums are verified): "checksum mismatch in params (expected 0x..., got 0x...)". */
+int mr_graph_manifest_check_sums(const char* manifest, size_t size, const char* json,
+                                 size_t json_size, const void* params, size_t params_size);
 
 /* ---- args.c: reading packed-call arguments ---- */
 /* TypeError "<func>: argument <i> must be <expected>, got <type>". */

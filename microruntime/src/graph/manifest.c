@@ -2,10 +2,14 @@
  *   {"format": "kiln.manifest", "version": 1,
  *    "inputs": [{"name", "shape", "dtype"}], "outputs": [{"shape", "dtype"}],
  *    "params": [names], "storage_bytes": [bytes per slot], "total_bytes": N,
- *    "kernels": [function names]}
+ *    "kernels": [function names],
+ *    "crc32c": {"graph_json": N, "params": N}}
  * and the runtime recomputes each from the graph; the first difference is an
  * error naming it. Whether the kernels resolve is checked with the imports
- * (mr_graph_factory_check). */
+ * (mr_graph_factory_check). "crc32c" holds the CRC-32C of the payload's graph JSON
+ * and of its params (the bytes from the param count to the end of the last tensor
+ * record), checked before anything is built from them; a manifest without it (an
+ * older export) is not checked, nor is any when checksums are off (crc32c.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -176,5 +180,36 @@ int mr_graph_manifest_check(const char* manifest, size_t size, const mr_graph_t*
   else
     status = check_io(&c, param_names) || check_storage(&c) || check_names(&c, param_names);
   mr_json_free(&c.doc);
+  return status ? -1 : 0;
+}
+
+/* ---- checksums ---- */
+static int check_sum(const mr_json_t* doc, uint32_t sums, const char* key, const char* part,
+                     const void* data, size_t size) {
+  uint32_t i = mr_json_get(doc, sums, key), got;
+  int64_t want = -1;
+  if (!i || mr_json_int(doc, i, &want) != 0 || want < 0 || want > 0xFFFFFFFFll)
+    return mr_graph_fail("manifest: 'crc32c' must give '%s' as a 32-bit integer", key);
+  got = mr_crc32c(0, data, size);
+  if (got != (uint32_t)want)
+    return mr_graph_fail("checksum mismatch in %s (expected 0x%08x, got 0x%08x): the file is "
+                         "corrupt", part, (unsigned)want, (unsigned)got);
+  return 0;
+}
+
+int mr_graph_manifest_check_sums(const char* manifest, size_t size, const char* json,
+                                 size_t json_size, const void* params, size_t params_size) {
+  mr_json_t doc;
+  uint32_t sums;
+  int status = 0;
+  if (!mr_checksum_verify_enabled()) return 0;
+  if (mr_json_parse(manifest, size, "manifest", &doc) != 0) return mr_graph_refail(NULL);
+  sums = mr_json_get(&doc, 0, "crc32c");
+  if (sums && doc.v[sums].type != MR_JSON_OBJECT)
+    status = mr_graph_fail("manifest: 'crc32c' must be an object");
+  else if (sums)
+    status = check_sum(&doc, sums, "graph_json", "the graph JSON", json, json_size) ||
+             check_sum(&doc, sums, "params", "params", params, params_size);
+  mr_json_free(&doc);
   return status ? -1 : 0;
 }

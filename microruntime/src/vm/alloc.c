@@ -3,6 +3,7 @@
  * size, as TVM's pooled allocator does with 4096-byte pages). A storage is a 1-D uint8 Tensor
  * (64-byte aligned) whose memory returns to its pool; the pool lives while the VM or any
  * storage of it does. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,18 +55,32 @@ void mr_vm_pool_release(mr_vm_pool_t* p) {
   free(p);
 }
 
+/* Makes room for one more free block; records no error (a storage is often released while
+ * the error that ended a call is still to be reported), so failing only means the block is
+ * freed instead of kept. */
+static int reserve_free_slot(mr_vm_pool_t* p) {
+  block_t* grown;
+  size_t cap;
+  if (p->num_free < p->cap_free) return 0;
+  cap = p->cap_free ? 2 * p->cap_free : 8;
+  if (cap > SIZE_MAX / sizeof(block_t)) return -1;
+  if (!(grown = (block_t*)realloc(p->free, cap * sizeof(block_t)))) return -1;
+  p->free = grown;
+  p->cap_free = cap;
+  return 0;
+}
+
 static void storage_release(void* owner) {
   storage_t* s = (storage_t*)owner;
   mr_vm_pool_t* p = s->pool;
   int kept = 0;
   if (p->pooled) {
     mr_mutex_lock(&p->mutex);
-    if (mr_grow(&p->free, &p->cap_free, p->num_free, sizeof(block_t), "the pool") == 0) {
+    if (reserve_free_slot(p) == 0) {
       p->free[p->num_free++] = s->block;
       kept = 1;
     }
     mr_mutex_unlock(&p->mutex);
-    mr_error_clear();
   }
   if (!kept) free_block(p->dev, s->block);
   free(s);
@@ -80,7 +95,9 @@ int mr_vm_pool_alloc(mr_vm_pool_t* p, uint64_t nbytes, DLDataType hint,
   size_t i;
   int found = 0;
   if (!api) return -1;
-  if (nbytes > ((uint64_t)1 << 48)) return mr_error_oom("a storage");
+  if (nbytes > ((uint64_t)1 << 48))
+    return mr_error_setf(kMrErrorMemory, "cannot allocate a storage of %llu bytes (more than "
+                         "2^48)", (unsigned long long)nbytes);
   if (p->pooled) nbytes = (nbytes + MR_VM_POOL_PAGE - 1) / MR_VM_POOL_PAGE * MR_VM_POOL_PAGE;
   if (!(s = (storage_t*)calloc(1, sizeof(*s)))) return mr_error_oom("a storage");
   if (p->pooled) {

@@ -73,6 +73,14 @@ static const char* err_ctx(const TVMFFIAny* a, int32_t n, int i, char* buf, size
 
 static void set_obj(TVMFFIAny* out, TVMFFIObject* o) { mr_any_set_object(out, o); }
 
+/* Fails unless a Shape has at most MR_MAX_NDIM dimensions (so that it fits in an int32 ndim). */
+static int shape_ndim(const char* f, const TVMFFIShapeCell* s) {
+  if (s->size > MR_MAX_NDIM)
+    return mr_value_error("vm.builtin.%s: a shape of %llu dimensions (at most %d)", f,
+                          (unsigned long long)s->size, MR_MAX_NDIM);
+  return 0;
+}
+
 static const char* dtype_name(DLDataType t, char* buf) {
   (void)mr_dtype_format(t, buf, 32);
   return buf;
@@ -85,7 +93,7 @@ static int b_alloc_storage(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   const TVMFFIShapeCell* s;
   int64_t dev_index;
   DLDataType hint;
-  uint64_t bytes = 1, i;
+  uint64_t bytes;
   mr_vm_t* vm;
   TVMFFIObject* storage;
   if (n < 4 || n > 5) return argc_error(f, n, "4 or 5");
@@ -96,11 +104,10 @@ static int b_alloc_storage(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   if (dev_index < 0 || dev_index >= vm->num_devices)
     return mr_value_error("vm.builtin.alloc_storage: device index %lld of %d devices",
                           (long long)dev_index, vm->num_devices);
-  for (i = 0; i < s->size; ++i)
-    if (s->data[i] < 0 || mr_mul_overflow_u64(bytes, (uint64_t)s->data[i], &bytes))
-      return mr_value_error("vm.builtin.alloc_storage: invalid size");
-  if (mr_mul_overflow_u64(bytes, mr_dtype_bytes(hint), &bytes))
-    return mr_value_error("vm.builtin.alloc_storage: invalid size");
+  if (shape_ndim(f, s) != 0 ||
+      mr_tensor_nbytes_checked((int32_t)s->size, s->data, hint, "vm.builtin.alloc_storage",
+                               &bytes) != 0)
+    return -1;
   if (mr_vm_pool_alloc(vm->pools[dev_index], bytes, hint, &storage) != 0) return -1;
   set_obj(out, storage);
   return 0;
@@ -113,10 +120,13 @@ static int b_alloc_tensor(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   int64_t offset;
   DLDataType dt;
   TVMFFIObject* t;
+  uint64_t bytes;
   if (n < 4 || n > 5) return argc_error(f, n, "4 or 5");
   if (a[0].type_index != kTVMFFITensor) return type_error(f, 0, "a storage", &a[0]);
   if (get_int(f, a, 1, &offset) != 0 || get_shape(f, a, 2, &s) != 0 ||
-      get_dtype(f, a, 3, &dt) != 0)
+      get_dtype(f, a, 3, &dt) != 0 || shape_ndim(f, s) != 0 ||
+      mr_tensor_nbytes_checked((int32_t)s->size, s->data, dt, "vm.builtin.alloc_tensor",
+                               &bytes) != 0)
     return -1;
   if (offset < 0) return mr_value_error("vm.builtin.alloc_tensor: negative offset");
   if (mr_tensor_view(a[0].v_obj, (int32_t)s->size, s->data, dt, (uint64_t)offset, &t) != 0)
@@ -400,22 +410,24 @@ static int b_copy(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
 
 /* reshape(tensor, Shape) -> a view */
 static int b_reshape(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
+  static const char f[] = "reshape";
   const TVMFFIShapeCell* s;
   const DLTensor* t;
   TVMFFIObject* v;
-  if (n != 2) return argc_error("reshape", n, "2");
-  if (a[0].type_index != kTVMFFITensor) return type_error("reshape", 0, "a Tensor", &a[0]);
-  if (get_shape("reshape", a, 1, &s) != 0) return -1;
+  uint64_t from_bytes, to_bytes;
+  if (n != 2) return argc_error(f, n, "2");
+  if (a[0].type_index != kTVMFFITensor) return type_error(f, 0, "a Tensor", &a[0]);
+  if (get_shape(f, a, 1, &s) != 0 || shape_ndim(f, s) != 0) return -1;
   t = mr_tensor_dl(a[0].v_obj);
-  {
-    DLTensor probe = *t;
-    probe.ndim = (int32_t)s->size;
-    probe.shape = (int64_t*)s->data;
-    probe.strides = NULL;
-    if (s->size > MR_MAX_NDIM || mr_tensor_nbytes(&probe) != mr_tensor_nbytes(t))
-      return mr_value_error("vm.builtin.reshape: cannot reshape a tensor of %zu bytes to a "
-                            "shape of a different size", mr_tensor_nbytes(t));
-  }
+  if (mr_tensor_nbytes_checked(t->ndim, t->shape, t->dtype, "vm.builtin.reshape", &from_bytes) !=
+          0 ||
+      mr_tensor_nbytes_checked((int32_t)s->size, s->data, t->dtype, "vm.builtin.reshape",
+                               &to_bytes) != 0)
+    return -1;
+  if (from_bytes != to_bytes)
+    return mr_value_error("vm.builtin.reshape: cannot reshape a tensor of %llu bytes to a "
+                          "shape of %llu bytes", (unsigned long long)from_bytes,
+                          (unsigned long long)to_bytes);
   if (mr_tensor_view(a[0].v_obj, (int32_t)s->size, s->data, t->dtype, 0, &v) != 0) return -1;
   set_obj(out, v);
   return 0;
@@ -448,10 +460,13 @@ static int b_tuple_getitem(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
 /* A host copy of a (small) tensor's data into buf; returns the element count. */
 static int host_read(const char* f, const DLTensor* t, void* buf, size_t cap, uint64_t* count) {
   DLTensor host;
-  uint64_t numel;
-  size_t nbytes = mr_tensor_nbytes(t);
-  if (mr_shape_numel(t->ndim, t->shape, &numel) != 0 || nbytes > cap)
-    return mr_value_error("vm.builtin.%s: the tensor is too large (%zu bytes)", f, nbytes);
+  uint64_t numel, nbytes;
+  char ctx[64];
+  snprintf(ctx, sizeof(ctx), "vm.builtin.%s", f);
+  if (mr_tensor_nbytes_checked(t->ndim, t->shape, t->dtype, ctx, &nbytes) != 0) return -1;
+  if (nbytes > cap || mr_shape_numel(t->ndim, t->shape, &numel) != 0)
+    return mr_value_error("vm.builtin.%s: the tensor is too large (%llu bytes, at most %zu)", f,
+                          (unsigned long long)nbytes, cap);
   host = *t;
   host.data = buf;
   host.device.device_type = kDLCPU;

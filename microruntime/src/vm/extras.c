@@ -68,13 +68,16 @@ static int m_invoke_closure(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAn
 /* Arguments kept by the VM: tensors moved to its first device, as TVM does. */
 static int keep_args(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIObject** out_array) {
   TVMFFIAny* kept = (TVMFFIAny*)calloc((size_t)n + 1, sizeof(TVMFFIAny));
+  mr_vm_kept_error_t error;
   int32_t i;
   int status = 0;
   if (!kept) return mr_error_oom("arguments");
   if (!vm->initialized) status = mr_vm_error("the VM is not initialised");
   for (i = 0; i < n && status == 0; ++i) status = mr_vm_arg_to_device(vm, &a[i], &kept[i]);
   if (status == 0) status = mr_array_create(kept, n, out_array);
+  mr_vm_error_keep(&error, status != 0);
   for (i = 0; i < n; ++i) mr_any_clear(&kept[i]);
+  mr_vm_error_restore(&error);
   free(kept);
   return status;
 }

@@ -19,6 +19,24 @@ int mr_vm_error(const char* fmt, ...) {
   return mr_error_set("VMError", buf);
 }
 
+void mr_vm_error_keep(mr_vm_kept_error_t* k, int failed) {
+  const char *kind = mr_last_error_kind(), *message = mr_last_error();
+  k->kind = k->message = NULL;
+  k->serial = mr_last_error_serial();
+  if (!failed || mr_last_error_kind_id() == kMrErrorNone) return;
+  k->kind = mr_strndup(kind, strlen(kind));
+  k->message = mr_strndup(message, strlen(message));
+}
+
+void mr_vm_error_restore(mr_vm_kept_error_t* k) {
+  if (k->kind && k->message &&
+      (mr_last_error_serial() != k->serial || mr_last_error_kind_id() == kMrErrorNone))
+    (void)mr_error_set(k->kind, k->message);
+  free(k->kind);
+  free(k->message);
+  k->kind = k->message = NULL;
+}
+
 /* ---- closures ---- */
 static void closure_deleter(void* self, int flags) {
   mr_vm_closure_t* c = (mr_vm_closure_t*)self;
@@ -297,6 +315,16 @@ done:
 #define MR_VM_LOCAL_REGS 32
 #define MR_VM_LOCAL_ARGS 16
 
+/* Instructions that one call from outside the VM may run, the calls it makes included; more
+ * is a VMError. 0 (the default): no limit. The fuzzer's build sets one, so that bytecode
+ * that loops forever ends. */
+#ifndef MR_VM_MAX_STEPS
+#define MR_VM_MAX_STEPS 0
+#endif
+#if MR_VM_MAX_STEPS > 0
+static MR_THREAD_LOCAL int64_t g_steps;
+#endif
+
 int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs,
                  TVMFFIAny* result) {
   const mr_vm_exec_t* e = vm->exec;
@@ -308,6 +336,7 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
   int64_t pc = f->start, i, nregs = f->num_regs;
   int32_t cap_args = MR_VM_LOCAL_ARGS;
   int status = -1;
+  mr_vm_kept_error_t kept;
   if (!vm->initialized)
     return mr_vm_error("the VM is not initialised (call vm_initialization with its devices)");
   if (nargs != f->num_args)
@@ -321,11 +350,21 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
   memset(&vm_arg, 0, sizeof(vm_arg));
   vm_arg.type_index = kTVMFFIOpaquePtr;
   vm_arg.v_ptr = vm;
+#if MR_VM_MAX_STEPS > 0
+  if (vm->depth == 0) g_steps = 0;
+#endif
   ++vm->depth;
   for (i = 0; i < nargs; ++i)
     if (mr_any_copy(&args[i], &regs[i]) != 0) goto done;
   for (;;) {
     const int64_t* w = data + offs[pc];
+#if MR_VM_MAX_STEPS > 0
+    if (++g_steps > MR_VM_MAX_STEPS) {
+      mr_vm_error("function '%s': more than %lld instructions run (MR_VM_MAX_STEPS)", f->name,
+                  (long long)MR_VM_MAX_STEPS);
+      goto done;
+    }
+#endif
     switch (w[0]) {
       case MR_VM_OP_CALL: {
         int32_t n = (int32_t)w[3], k;
@@ -411,7 +450,9 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
   }
 done:
   --vm->depth;
+  mr_vm_error_keep(&kept, status != 0);
   for (i = 0; i < nregs; ++i) mr_any_clear(&regs[i]);
+  mr_vm_error_restore(&kept);
   if (regs != local_regs) free(regs);
   if (cargs != local_args) free(cargs);
   return status;
@@ -439,6 +480,7 @@ static int move_value(mr_vm_t* vm, const TVMFFIAny* in, TVMFFIAny* out, int dept
   TVMFFIObject* arr = NULL;
   int64_t i;
   int status = 0;
+  mr_vm_kept_error_t kept;
   if (!off_device(in, vm->devices[0], depth)) return mr_any_copy(in, out);
   if (in->type_index != kTVMFFIArray) return mr_vm_arg_to_device(vm, in, out);
   s = mr_array_view(in->v_obj);
@@ -447,7 +489,9 @@ static int move_value(mr_vm_t* vm, const TVMFFIAny* in, TVMFFIAny* out, int dept
   for (i = 0; i < s->size && status == 0; ++i)
     status = move_value(vm, &((const TVMFFIAny*)s->data)[i], &items[i], depth + 1);
   if (status == 0) status = mr_array_create(items, s->size, &arr);
+  mr_vm_error_keep(&kept, status != 0);
   for (i = 0; i < s->size; ++i) mr_any_clear(&items[i]);
+  mr_vm_error_restore(&kept);
   free(items);
   if (status == 0) mr_any_set_object(out, arr);
   return status;
@@ -458,6 +502,7 @@ int mr_vm_invoke_entry(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t
   TVMFFIAny local[MR_VM_LOCAL_ARGS], *moved = local;
   int32_t i, k = 0;
   int status = 0;
+  mr_vm_kept_error_t kept;
   if (!vm->initialized || nargs < 0) return mr_vm_invoke(vm, fidx, args, nargs, result);
   for (i = 0; i < nargs && !k; ++i) k = off_device(&args[i], vm->devices[0], 0);
   if (!k) return mr_vm_invoke(vm, fidx, args, nargs, result);
@@ -467,7 +512,9 @@ int mr_vm_invoke_entry(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t
   memset(moved, 0, (size_t)nargs * sizeof(TVMFFIAny));
   for (i = 0; i < nargs && status == 0; ++i) status = move_value(vm, &args[i], &moved[i], 0);
   if (status == 0) status = mr_vm_invoke(vm, fidx, moved, nargs, result);
+  mr_vm_error_keep(&kept, status != 0);
   for (i = 0; i < nargs; ++i) mr_any_clear(&moved[i]);
+  mr_vm_error_restore(&kept);
   if (moved != local) free(moved);
   return status;
 }

@@ -82,7 +82,10 @@ int mr_vm_create(TVMFFIObject* executable, const DLDevice* devices, int num_devi
   for (i = 0; i < n; ++i) kinds[i] = alloc_kind;
   if (mr_vm_new(executable, 0, &m) != 0) return -1;
   if (mr_vm_init(mr_vm_of(m), devs, kinds, n) != 0) {
+    mr_vm_kept_error_t kept;
+    mr_vm_error_keep(&kept, 1);
     mr_object_release(m);
+    mr_vm_error_restore(&kept);
     return -1;
   }
   *out_vm = m;

@@ -152,4 +152,16 @@ typedef struct {
 extern const mr_vm_method_t* mr_vm_extra_methods;
 int mr_vm_error(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 
+/* interp.c: keeping the error that ended a call through its cleanup. Releasing registers and
+ * arguments runs deleters, and a deleter may record or clear an error; the caller must still
+ * see the error that made the call fail. keep copies the pending error when `failed`;
+ * restore records it again if the cleanup replaced or cleared it, and frees the copy. */
+typedef struct {
+  char* kind;
+  char* message;
+  uint64_t serial;
+} mr_vm_kept_error_t;
+void mr_vm_error_keep(mr_vm_kept_error_t* kept, int failed);
+void mr_vm_error_restore(mr_vm_kept_error_t* kept);
+
 #endif /* MR_VM_VM_H_ */

@@ -95,3 +95,76 @@ def test_help_and_usage_errors_as_a_program():
     bad = subprocess.run([sys.executable, "-m", "compiler"], cwd=ROOT, env=env,
                          stderr=subprocess.PIPE, text=True, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def _zero_dim_onnx(path):
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [0, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [0, 4])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "zero", [x], [y])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def test_zero_size_dims_compile_and_run_empty(mlp_onnx, tmp_path, capsys):
+    """A zero-size dimension (the MLP's GEMMs at batch 0, a Relu of [0, 4]) compiles and
+    gives empty outputs; it once stopped in the GEMM schedule with a ZeroDivisionError."""
+    import microruntime as mr
+    from microruntime import graph_executor
+
+    _, path = mlp_onnx
+    zero = str(tmp_path / "zero.onnx")
+    _zero_dim_onnx(zero)
+    for argv, shape in ((["compile", path, "--input-shape", "x:0,32"], (0, 10)),
+                        (["compile", zero], (0, 4))):
+        out = str(tmp_path / "z.so")
+        assert main(argv + ["-o", out, "--quiet"]) == 0, capsys.readouterr().err
+        gm = graph_executor.GraphModule(mr.load_module(out)["default"](mr.cpu()))
+        gm.set_input("x", np.zeros((0, shape[1] if shape[1] == 4 else 32), "float32"))
+        gm.run()
+        assert gm.get_output(0).numpy().shape == shape
+
+
+def _fails(exc):
+    def fail(*_args, **_kwargs):
+        raise exc
+    return fail
+
+
+@pytest.mark.parametrize("traceback", [False, True])
+def test_unexpected_error_is_one_line_with_a_hint(mlp_onnx, tmp_path, capsys, monkeypatch,
+                                                  traceback):
+    from compiler.cli import compile as compile_cmd
+
+    _, path = mlp_onnx
+    monkeypatch.setattr(compile_cmd, "plan", _fails(ZeroDivisionError("division by zero")))
+    if traceback:
+        monkeypatch.setenv("KILN_TRACEBACK", "1")
+    else:
+        monkeypatch.delenv("KILN_TRACEBACK", raising=False)
+    assert main(["compile", path, "-o", str(tmp_path / "m.so"), "--input-shape", "x:2,32",
+                 "--quiet"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    line = ("error: internal error in optimizing: folding weights and batch norms, fusing "
+            "operators into kernels: ZeroDivisionError: division by zero")
+    if traceback:
+        assert err[0].startswith("Traceback") and err[-1] == line, err
+    else:
+        assert err == [line + " (set KILN_TRACEBACK=1 for the traceback)"], err
+
+
+def test_an_internal_error_of_the_compiler_gets_the_hint(mlp_onnx, tmp_path, capsys,
+                                                          monkeypatch):
+    from compiler.cli import compile as compile_cmd
+    from compiler.ir.errors import InternalError
+
+    _, path = mlp_onnx
+    monkeypatch.delenv("KILN_TRACEBACK", raising=False)
+    monkeypatch.setattr(compile_cmd, "build_from_plan", _fails(InternalError("bad invariant")))
+    assert main(["compile", path, "-o", str(tmp_path / "m.so"), "--input-shape", "x:2,32",
+                 "--quiet"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: internal error in generating code for ")
+    assert err[0].endswith(": InternalError: bad invariant (set KILN_TRACEBACK=1 for the "
+                           "traceback)")
+

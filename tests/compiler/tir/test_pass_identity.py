@@ -64,7 +64,8 @@ def _busy():
 
 
 PIPELINE = pipeline.lower_passes() + pipeline.host_passes()
-IDLE_ON_BUSY = {"storage_rewrite", "remove_no_op", "split_host_device", "inject_double_buffer"}
+IDLE_ON_BUSY = {"storage_rewrite", "remove_no_op", "split_host_device", "inject_double_buffer",
+                "lower_checked_index"}
 
 
 @pytest.mark.parametrize("k", range(len(PIPELINE)),

@@ -198,3 +198,12 @@ print("ok")
     env = dict(os.environ, PYTHONPATH=root)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_kernel_errors_survive_the_pooled_allocator(vm):
+    """Releasing a storage back to the pool must not erase the error that ended the call."""
+    x, y = mr.nd.array(rand(4)), mr.nd.array(rand(5))
+    with pytest.raises(ValueError, match=r"(?s)B\.shape\[0\].*expected n = 4, but got 5"):
+        vm["main"](x, y)
+    # the VM and its pool are still usable afterwards
+    np.testing.assert_array_equal(vm["main"](x, x).numpy(), 2 * x.numpy())
