@@ -2,6 +2,7 @@
 
     python -m microruntime run model.so --inputs in.npz --output out.npz [--print-top 5]
     python -m microruntime run model.so --profile          # per-kernel times
+    python -m microruntime run model.so --profile --trace trace.json   # and their timeline
     python -m microruntime run model.so --benchmark --repeat 10 --number 10
     python -m microruntime manifest model.so               # what the model needs and gives
 
@@ -22,6 +23,7 @@ examples:
   python -m microruntime run model.so --inputs in.npz --output out.npz --print-top 5
   python -m microruntime run model.so --benchmark --repeat 10 --number 20
   MR_NUM_THREADS=2 python -m microruntime run model.so --profile
+  python -m microruntime run model.so --profile --trace trace.json   # open in ui.perfetto.dev
   python -m microruntime run vm_model.so --input-shape x:4,32 --seed 1 --benchmark
 
 --inputs is a .npz file (numpy.savez) with one array per model input, by input name
@@ -83,6 +85,10 @@ def _parser():
                    help="print the K largest values of output 0 with their indices (per row)")
     r.add_argument("--profile", action="store_true",
                    help="run kernel by kernel and print each one's time")
+    r.add_argument("--trace", metavar="FILE.json",
+                   help="profile the kernels and write their timeline to this file as a "
+                        "Chrome trace (chrome://tracing, https://ui.perfetto.dev): one event "
+                        "per kernel call, on the lane of the thread that made it")
     r.add_argument("--benchmark", action="store_true",
                    help="time the whole run: --repeat measurements of --number runs each")
     r.add_argument("--repeat", type=int, default=5, help="measurements (default 5)")
@@ -313,10 +319,10 @@ def _check_run_args(args):
         raise _UserError(f"--print-top {args.print_top}: give a number of values, at least 1")
     if args.inputs and args.seed is not None:
         raise _UserError("--seed seeds random inputs; it does nothing with --inputs")
-    if args.output:
-        out_dir = os.path.dirname(os.path.abspath(args.output))
-        if not os.path.isdir(out_dir):
-            raise _UserError(f"--output {args.output}: no such directory {out_dir}")
+    for flag, path in (("--output", args.output), ("--trace", args.trace)):
+        out_dir = os.path.dirname(os.path.abspath(path)) if path else None
+        if out_dir and not os.path.isdir(out_dir):
+            raise _UserError(f"{flag} {path}: no such directory {out_dir}")
 
 
 def _print_outputs(outputs, print_top):
@@ -350,6 +356,15 @@ def _save_outputs(path, outputs):
     print(f"outputs saved to {path}")
 
 
+def _save_trace(path, report):
+    try:
+        report.save_trace(path)
+    except OSError as err:
+        raise _UserError(f"cannot write --trace {path}: {err.strerror or err}") from None
+    print(f"trace of {len(report.calls)} kernel calls saved to {path} (open it in "
+          "https://ui.perfetto.dev or chrome://tracing)")
+
+
 def _run(args, stage):
     _check_run_args(args)
     stage.name = "reading the model"
@@ -364,9 +379,14 @@ def _run(args, stage):
     if args.output:
         stage.name = "saving the outputs"
         _save_outputs(args.output, outputs)
-    if args.profile:
+    if args.profile or args.trace:
         stage.name = "profiling"
-        print(model.profile().table(sort=True, aggregate=False))
+        report = model.profile()
+        if args.profile:
+            print(report.table(sort=True, aggregate=False))
+        if args.trace:
+            stage.name = "writing the trace"
+            _save_trace(args.trace, report)
     if args.benchmark:
         from . import num_threads
 

@@ -2,9 +2,11 @@
 (registered into interpreter_ops.KERNELS). Convolutions accumulate one kernel tap at a time
 (an einsum over channels per tap); pools take the window's taps the same way; resize builds,
 per axis, the input indices and weights of every output position (ONNX Resize conventions)
-and applies H then W."""
+and applies H then W. 3-D convolutions and pools go the same way over (D, H, W) taps."""
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 
 import numpy as np
@@ -252,6 +254,88 @@ def _adaptive_avg_pool2d(attrs, x):
 @_unblocked
 def _adaptive_max_pool2d(attrs, x):
     return _adaptive(attrs, x, np.max)
+
+
+# ---- 3-D convolution and pooling (NCDHW) ----------------------------------------------------
+def _taps3d(xp, kernel, stride, dilation, out):
+    """The strided views of `xp` ([..., D, H, W]) at each tap of a 3-D window."""
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        yield xp[(Ellipsis,) + tuple(slice(t * d, t * d + s * (o - 1) + 1, s)
+                                     for t, d, s, o in zip(tap, dilation, stride, out))]
+
+
+@kernel("nn.conv3d")
+def _conv3d(attrs, x, w):
+    n, c = x.shape[:2]
+    o, cg = w.shape[:2]
+    g = attrs.groups
+    pads = attrs.padding
+    out_dtype = _out_dtype(attrs, x)
+    acc = _acc_dtype(out_dtype)
+    xp = np.pad(x.astype(acc), ((0, 0), (0, 0)) + tuple(zip(pads[:3], pads[3:])))
+    out = [(xp.shape[2 + i] - attrs.dilation[i] * (w.shape[2 + i] - 1) - 1)
+           // attrs.strides[i] + 1 for i in range(3)]
+    xg = xp.reshape((n, g, cg) + xp.shape[2:])
+    wg = w.astype(acc).reshape((g, o // g, cg) + w.shape[2:])
+    res = np.zeros((n, g, o // g, *out), acc)
+    taps = itertools.product(*(range(k) for k in w.shape[2:]))
+    for tap, patch in zip(taps, _taps3d(xg, w.shape[2:], attrs.strides, attrs.dilation, out)):
+        res += np.einsum("ngcdhw,goc->ngodhw", patch, wg[(Ellipsis,) + tap])
+    return res.reshape(n, o, *out).astype(out_dtype)
+
+
+def _pool3d(attrs, x, reduce_max: bool):
+    size, k, st, dil = x.shape[2:], attrs.pool_size, attrs.strides, attrs.dilation
+    before, after = attrs.padding[:3], attrs.padding[3:]
+    out = [_pool_out(size[i], k[i], st[i], dil[i], before[i], after[i], attrs.ceil_mode)
+           for i in range(3)]
+    # extra positions past the trailing padding that ceil-mode windows reach
+    extra = [max(0, (out[i] - 1) * st[i] + dil[i] * (k[i] - 1) + 1
+                 - (size[i] + before[i] + after[i])) for i in range(3)]
+    pads = tuple((b, a + e) for b, a, e in zip(before, after, extra))
+    out_dtype = _out_dtype(attrs, x)
+    if reduce_max:
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        xp = np.pad(x, ((0, 0), (0, 0)) + pads, constant_values=low)
+        return functools.reduce(np.maximum, _taps3d(xp, k, st, dil, out)).astype(out_dtype)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0)) + pads)
+    total = sum(_taps3d(xp, k, st, dil, out))
+    inside = np.pad(np.ones(size), tuple(zip(before, after)),
+                    constant_values=1.0 if attrs.count_include_pad else 0.0)
+    inside = np.pad(inside, tuple((0, e) for e in extra))
+    count = sum(_taps3d(inside, k, st, dil, out))
+    return (total / np.maximum(count, 1)).astype(out_dtype)
+
+
+@kernel("nn.max_pool3d")
+def _max_pool3d(attrs, x):
+    return _pool3d(attrs, x, True)
+
+
+@kernel("nn.avg_pool3d")
+def _avg_pool3d(attrs, x):
+    return _pool3d(attrs, x, False)
+
+
+def _adaptive3d(attrs, x, fn):
+    size = x.shape[2:]
+    out_size = tuple(attrs.output_size) if attrs.output_size is not None else size
+    out = np.empty(x.shape[:2] + out_size, _out_dtype(attrs, x))
+    for o in itertools.product(*(range(v) for v in out_size)):
+        window = tuple(slice((o[i] * size[i]) // out_size[i],
+                             -(-((o[i] + 1) * size[i]) // out_size[i])) for i in range(3))
+        out[(Ellipsis,) + o] = fn(x[(Ellipsis,) + window], axis=(2, 3, 4))
+    return out
+
+
+@kernel("nn.adaptive_avg_pool3d")
+def _adaptive_avg_pool3d(attrs, x):
+    return _adaptive3d(attrs, x, np.mean)
+
+
+@kernel("nn.adaptive_max_pool3d")
+def _adaptive_max_pool3d(attrs, x):
+    return _adaptive3d(attrs, x, np.max)
 
 
 # ---- normalization --------------------------------------------------------------------------

@@ -76,12 +76,12 @@ def lower_passes() -> List[Pass]:
     ctx = PassContext.current()
     return _enabled(ctx, [
         *ctx.lower_passes_of_phase(0),  # user passes, phase 0: the IR as scheduled (N-d)
-        lower_checked_index,  # tir.checked_index -> wrapped index + hoisted IndexError assert
         storage_flatten,   # N-d buffer accesses → 1-d accesses with strides and elem_offset
         simplify,          # fold constants and canonicalise the flattened index arithmetic
         *ctx.lower_passes_of_phase(1),  # user passes, phase 1: flat accesses
         loop_partition,    # pragma_loop_partition loops → guard-free main loop + guarded tail
         _vectorize_pass(ctx),  # VECTORIZED loops of constant extent → Ramp/Broadcast vector code
+        lower_checked_index,  # tir.checked_index -> wrapped index + hoisted IndexError assert
         inject_double_buffer,  # double_buffer stages: two halves in turn, next one prefetched
         unroll_loop,       # UNROLLED loops of constant extent → copies of the body
         storage_rewrite,   # allocations whose lifetimes do not overlap share memory

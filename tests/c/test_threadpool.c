@@ -1,5 +1,7 @@
-/* Thread pool: worker count from MR_NUM_THREADS, distinct threads run tasks,
- * task 0 on the caller, num_task 0 = all workers, the barrier, nested
+/* Thread pool: worker count from MR_NUM_THREADS, tasks that meet at a barrier run on
+ * distinct threads, task 0 on the caller, num_task 0 = all workers, the barrier, a task
+ * of a busy worker taken by another thread (nobody waits for a worker that has not
+ * started), nested
  * launches, error propagation from a worker thread, launches back to back and
  * spaced past the spin window (workers asleep), launches from several application threads
  * at once (they take turns), and an idle pool using no CPU. */
@@ -29,6 +31,31 @@ static int record_thread(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
 }
 
 /* Each round, every task writes its slot, then after the barrier checks all others did. */
+/* Meets the other tasks at a barrier first, so that each runs on its own thread. */
+static int record_after_barrier(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
+  if (TVMBackendParallelBarrier(task_id, penv) != 0) return -1;
+  return record_thread(task_id, penv, cdata);
+}
+
+/* Task 1 waits (up to 10 s) until task 5 has run. Both belong to worker 1 of 4, so this
+ * ends only if another thread takes task 5 while task 1 is running. */
+static int wait_for_task_five(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
+  int* flags = (int*)cdata, i;
+  (void)penv;
+  if (task_id == 1) {
+    for (i = 0; i < 100000 && !__atomic_load_n(&flags[5], __ATOMIC_ACQUIRE); ++i) {
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+    if (!__atomic_load_n(&flags[5], __ATOMIC_ACQUIRE)) {
+      TVMFFIErrorSetRaisedFromCStr("RuntimeError", "task 5 never ran beside task 1");
+      return -1;
+    }
+  }
+  __atomic_fetch_add(&flags[task_id], 1, __ATOMIC_ACQ_REL);
+  return 0;
+}
+
 static int barrier_task(int task_id, TVMParallelGroupEnv* penv, void* cdata) {
   ctx_t* c = (ctx_t*)cdata;
   int r, k;
@@ -142,7 +169,7 @@ int main(void) {
   CHECK(mr_num_threads() == 4);
 
   memset(&c, 0, sizeof(c));
-  CHECK_OK(TVMBackendParallelLaunch(record_thread, &c, 0));
+  CHECK_OK(TVMBackendParallelLaunch(record_after_barrier, &c, 0));
   CHECK(c.num_task_seen == 4);
   CHECK(pthread_equal(c.threads[0], pthread_self()));
   for (i = 0; i < 4; ++i) {
@@ -169,6 +196,24 @@ int main(void) {
   memset(&c, 0, sizeof(c));
   CHECK_OK(TVMBackendParallelLaunch(barrier_task, &c, 3));
   CHECK(c.barrier_errors == 0);
+
+  /* Tasks are taken from a worker that is busy: 8 tasks, each run once. */
+  for (i = 0; i < 3; ++i) {
+    int flags[8] = {0};
+    CHECK_OK(TVMBackendParallelLaunch(wait_for_task_five, flags, 8));
+    for (j = 0; j < 8; ++j) CHECK(flags[j] == 1);
+  }
+
+  /* Many small jobs with every count of tasks: each task runs exactly once. */
+  for (i = 1; i <= 9; ++i)
+    for (j = 0; j < 300; ++j) {
+      memset(&c, 0, sizeof(c));
+      CHECK_OK(TVMBackendParallelLaunch(record_thread, &c, i));
+      for (count = 0; count < i && c.hits[count] == 1; ++count) {
+      }
+      CHECK(count == i && c.hits[i] == 0);
+    }
+  count = 0;
 
   /* Nested launches run serially as one task. */
   CHECK_OK(TVMBackendParallelLaunch(outer, &count, 4));

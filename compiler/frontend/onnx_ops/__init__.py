@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     image,
     indexing,
     nn,
+    recurrent,
     reduce,
     tensor,
 )

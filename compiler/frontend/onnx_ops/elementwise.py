@@ -1,8 +1,9 @@
 """Elementwise operators: arithmetic with numpy broadcasting (Add ... Pow, the variadic
 Max/Min/Sum/Mean), comparisons and logic, Where, activations (Relu, LeakyRelu, PRelu, Sigmoid,
 HardSigmoid, HardSwish, Tanh, Gelu, Erf, Elu, Softplus, Softsign), unary math, Clip, Cast,
-Identity and Dropout (inference: the identity), Mod (fmod 0 and 1). Activations and Mod
-without a graph-level operator are written with the ones there are."""
+Identity and Dropout (inference: the identity), Mod (fmod 0 and 1), IsNaN and IsInf (exact
+comparisons with infinity). Activations and Mod without a graph-level operator are written with
+the ones there are."""
 from __future__ import annotations
 
 import math
@@ -50,6 +51,25 @@ def _mod(ctx):
     else:
         q = R.divide(a, b)              # integer division truncates
     return R.subtract(a, R.multiply(q, b))
+
+
+@converter("IsNaN")
+def _isnan(ctx):
+    return R.isnan(ctx.input(0))
+
+
+@converter("IsInf")
+def _isinf(ctx):
+    x, dt = ctx.input(0), ctx.dtype(0)
+    pos, neg = int(ctx.attr("detect_positive", 1)), int(ctx.attr("detect_negative", 1))
+    if not dt.startswith("float"):      # integers are never infinite
+        return R.logical_and(R.equal(x, x), scalar(False, "bool"))
+    if pos and neg:
+        return R.equal(R.abs(x), scalar(np.inf, dt))
+    is_pos, is_neg = R.equal(x, scalar(np.inf, dt)), R.equal(x, scalar(-np.inf, dt))
+    if pos or neg:
+        return is_pos if pos else is_neg
+    return R.logical_and(is_pos, is_neg)     # detects nothing: false everywhere
 
 
 @converter("Not")

@@ -1,11 +1,13 @@
-"""Neural-network operators: Conv and ConvTranspose (1-D and 2-D; auto_pad, groups, dilations,
-bias), Gemm, MatMul, Softmax / LogSoftmax (both axis semantics), BatchNormalization (inference),
-LayerNormalization, InstanceNormalization, GroupNormalization (scale and bias per group or per
-channel), LRN, MaxPool / AveragePool (1-D and 2-D; pads, auto_pad, ceil_mode, dilations,
-count_include_pad), GlobalAveragePool / GlobalMaxPool.
+"""Neural-network operators: Conv (1-D, 2-D and 3-D) and ConvTranspose (1-D and 2-D) (auto_pad,
+groups, dilations, bias), Gemm, MatMul, Softmax / LogSoftmax (both axis semantics),
+BatchNormalization (inference, any rank), LayerNormalization, InstanceNormalization,
+GroupNormalization (scale and bias per group or per channel), LRN, MaxPool / AveragePool (1-D,
+2-D and 3-D; pads, auto_pad, ceil_mode, dilations, count_include_pad), GlobalAveragePool /
+GlobalMaxPool.
 
-1-D convolutions and pools run as 2-D ones over a unit height. A ConvTranspose with groups runs
-as one per group, concatenated; with dilations, on the kernel with zeros between its taps."""
+1-D convolutions and pools run as 2-D ones over a unit height; 3-D ones are relax.nn.conv3d
+and the 3-D pools. A ConvTranspose with groups runs as one per group, concatenated; with
+dilations, on the kernel with zeros between its taps."""
 from __future__ import annotations
 
 import numpy as np
@@ -47,10 +49,11 @@ def _window_attrs(ctx, spatial, kernel):
     return strides, dilations, begins, ends
 
 
-def _spatial_rank(ctx, i: int = 0) -> int:
-    n = ctx.ndim(i) - 2
-    if n not in (1, 2):
-        raise ctx.unsupported(f"a {n}-D spatial input (1-D and 2-D are)")
+def _spatial_rank(ctx, ranks=(1, 2, 3)) -> int:
+    n = ctx.ndim(0) - 2
+    if n not in ranks:
+        names = ", ".join(f"{r}-D" for r in ranks[:-1]) + f" and {ranks[-1]}-D"
+        raise ctx.unsupported(f"a {n}-D spatial input ({names} are)")
     return n
 
 
@@ -82,6 +85,10 @@ def _conv(ctx):
     x, w = ctx.input(0), ctx.input(1)
     kernel = list(ctx.attr("kernel_shape", ctx.shape(1)[2:]))
     strides, dil, begins, ends = _window_attrs(ctx, ctx.shape(0)[2:], kernel)
+    if n == 3:
+        y = R.nn.conv3d(x, w, strides=strides, padding=begins + ends, dilation=dil,
+                        groups=int(ctx.attr("group", 1)))
+        return R.add(y, R.reshape(ctx.input(2), _bias_shape(5))) if ctx.has(2) else y
     y = R.nn.conv2d(_as_2d(x, n), _as_2d(w, n), strides=_pair(strides, n, 1),
                     padding=_padding(begins, ends, n), dilation=_pair(dil, n, 1),
                     groups=int(ctx.attr("group", 1)))
@@ -93,7 +100,7 @@ def _conv(ctx):
 
 @converter("ConvTranspose")
 def _conv_transpose(ctx):
-    n = _spatial_rank(ctx)
+    n = _spatial_rank(ctx, (1, 2))
     x, w = ctx.input(0), ctx.input(1)
     kernel = list(ctx.attr("kernel_shape", ctx.shape(1)[2:]))
     strides = list(ctx.attr("strides", [1] * n))
@@ -314,6 +321,13 @@ def _pool(ctx):
     if len(kernel) != n:
         raise ctx.error(f"kernel_shape {kernel} must have {n} values")
     strides, dil, begins, ends = _window_attrs(ctx, ctx.shape(0)[2:], kernel)
+    if n == 3:
+        args = dict(pool_size=kernel, strides=strides, padding=begins + ends, dilation=dil,
+                    ceil_mode=bool(ctx.attr("ceil_mode", 0)))
+        if ctx.op_type == "MaxPool":
+            return R.nn.max_pool3d(ctx.input(0), **args)
+        return R.nn.avg_pool3d(ctx.input(0),
+                               count_include_pad=bool(ctx.attr("count_include_pad", 0)), **args)
     common = dict(pool_size=_pair(kernel, n, 1), strides=_pair(strides, n, 1),
                   padding=_padding(begins, ends, n), dilation=_pair(dil, n, 1),
                   ceil_mode=bool(ctx.attr("ceil_mode", 0)))
@@ -333,5 +347,8 @@ def _global_pool(ctx):
     if ndim == 4:
         fn = R.nn.adaptive_avg_pool2d if avg else R.nn.adaptive_max_pool2d
         return fn(x, (1, 1))
+    if ndim == 5:
+        fn = R.nn.adaptive_avg_pool3d if avg else R.nn.adaptive_max_pool3d
+        return fn(x, (1, 1, 1))
     axes = list(range(2, ndim))
     return (R.mean if avg else R.max)(x, axes, keepdims=True)

@@ -5,7 +5,8 @@ before: bound weights, constants folded (`bind_params`, `fold_constant`).
 after:  no `nn.batch_norm` in inference mode is left: `bn(x, g, b, m, v)[0]` is
         `x * s + t` with s = g / sqrt(v + eps), t = b - m * s (shaped to broadcast along the
         axis); `conv2d(x, W) * s` with W and s constant and s per output channel is
-        `conv2d(x, W')` with W' = W scaled along its output channels (the same for `dense`),
+        `conv2d(x, W')` with W' = W scaled along its output channels (the same for `conv3d`
+        and `dense`),
         so conv2d+bn+relu runs as one convolution kernel with a bias add and a relu fused in.
         Run `fold_constant` afterwards to compute s and t when the statistics are constant.
 """
@@ -86,8 +87,14 @@ def _per_channel(scale: np.ndarray, out_shape, channel_axis: int) -> Optional[np
     return vec if vec.shape == (c,) else None
 
 
+# Convolutions whose weight scales along its output channels (axis 0), by (op, data layout,
+# kernel layout).
+_CONV_LAYOUTS = {("relax.nn.conv2d", "NCHW", "OIHW"), ("relax.nn.conv3d", "NCDHW", "OIDHW")}
+
+
 class _FoldScale(ExprMutator):
-    """conv2d(x, W) * s -> conv2d(x, W * s) when W, s are constant and s is per channel."""
+    """conv(x, W) * s -> conv(x, W * s) (conv2d, conv3d) when W, s are constant and s is per
+    channel."""
 
     def __init__(self, counts: Dict[int, int]):
         super().__init__()
@@ -120,11 +127,11 @@ class _FoldScale(ExprMutator):
             out = y.struct_info
             if not (isinstance(out, TensorStructInfo) and out.is_static):
                 continue
-            if prod.op.name == "relax.nn.conv2d" and prod.attrs.kernel_layout == "OIHW" \
-                    and prod.attrs.data_layout == "NCHW":
+            if (prod.op.name, prod.attrs.get("data_layout"), prod.attrs.get("kernel_layout")) \
+                    in _CONV_LAYOUTS:
                 vec = _per_channel(s.data, out.shape, 1)
                 if vec is not None:
-                    w2 = (w * vec.reshape(-1, 1, 1, 1)).astype(w.dtype)
+                    w2 = (w * vec.reshape((-1,) + (1,) * (w.ndim - 1))).astype(w.dtype)
                     return X.Call(prod.op, (prod.args[0], X.Constant(w2)), prod.attrs)
             if prod.op.name == "relax.nn.dense":
                 vec = _per_channel(s.data, out.shape, len(out.shape) - 1)

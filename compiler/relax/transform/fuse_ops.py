@@ -44,7 +44,8 @@ _INJECTIVE = """reshape flatten permute_dims expand_dims squeeze broadcast_to co
 take nn.pad image.resize2d zeros_like ones_like full_like layout_transform"""
 _REDUCE = "sum mean max min prod argmax argmin variance std"
 _ANCHOR = """nn.conv2d nn.conv2d_transpose nn.dense matmul nn.max_pool2d nn.avg_pool2d
-nn.adaptive_avg_pool2d nn.adaptive_max_pool2d nn.contrib_conv2d_winograd_without_weight_transform"""
+nn.adaptive_avg_pool2d nn.adaptive_max_pool2d nn.contrib_conv2d_winograd_without_weight_transform
+nn.conv3d nn.max_pool3d nn.avg_pool3d nn.adaptive_avg_pool3d nn.adaptive_max_pool3d"""
 
 # Operators that are not computations for a kernel (calls, closures, shapes): never grouped.
 NOT_KERNELS = {"relax.call_tir", "relax.call_dps_packed", "relax.shape_of",

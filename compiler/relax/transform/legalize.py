@@ -48,6 +48,11 @@ _SCHEDULES: Dict[str, str] = {
     "relax.nn.avg_pool2d": "schedule_pool",
     "relax.nn.adaptive_avg_pool2d": "schedule_adaptive_pool",
     "relax.nn.adaptive_max_pool2d": "schedule_adaptive_pool",
+    "relax.nn.conv3d": "schedule_conv3d_ncdhw",
+    "relax.nn.max_pool3d": "schedule_pool",
+    "relax.nn.avg_pool3d": "schedule_pool",
+    "relax.nn.adaptive_avg_pool3d": "schedule_adaptive_pool",
+    "relax.nn.adaptive_max_pool3d": "schedule_adaptive_pool",
     "relax.nn.softmax": "schedule_softmax",
     "relax.nn.log_softmax": "schedule_softmax",
 }

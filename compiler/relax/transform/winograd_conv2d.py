@@ -8,12 +8,14 @@ after:  a float32 conv2d of that form with a constant 3x3 weight, stride 1, dila
         least WINOGRAD_MIN_SIZE pixels a side is
         `nn.contrib_conv2d_winograd_without_weight_transform(x, U, tile_size)`, U the weight
         transformed for F(tile_size, 3) (topi.nn.winograd_weight_transform, [a*a, O/o, I, o]).
-        tile_size is 4 where the output is at least WINOGRAD_TILE4_MIN_SIZE a side (4x fewer
-        multiply-adds than the direct convolution, 2.6-3.5x faster on ResNet-18's 56, 28 and
-        14 pixel layers on AVX-512), else 2 (2.25x fewer, 1.6x faster at 7 pixels; a 4-pixel
-        tile would leave most of a 7-pixel side as padding, and F(2, 3) rounds less). The
-        transformed weight is (a / 3)^2 times the size of the original: 1.8x for tile 2, 4x
-        for tile 4. For a GPU target, for a bare-metal one (whose flash holds the weights), and
+        tile_size is always 2: F(2, 3) takes 2.25x fewer multiply-adds than the direct
+        convolution and its error from a float64 convolution is that of the direct one (ONNX
+        Runtime's on ResNet-18's 3x3 layers). F(4, 3) takes 4x fewer but its transforms
+        (points 0, +-1, +-2) multiply the rounding error 4-15x on those layers, more than a
+        model's output can take beside ONNX Runtime's (ResNet-18's error from a float64 run
+        was 4.6x ONNX Runtime's with it); topi.nn.conv2d_winograd_NCHWc still builds it for
+        a caller that chooses it. The transformed weight is (a / 3)^2 = 1.8x the size of the
+        original. For a GPU target, for a bare-metal one (whose flash holds the weights), and
         where PassContext disables "winograd_conv2d", nothing changes.
 """
 from __future__ import annotations
@@ -33,13 +35,14 @@ from .convert_layout_nchwc import _is_gpu, _static_f32
 WINOGRAD_MIN_CHANNELS = 32
 # Smallest output side (height and width) of a convolution made Winograd.
 WINOGRAD_MIN_SIZE = 4
-# Smallest output side for the 4 x 4 output tile, F(4, 3); below it F(2, 3).
-WINOGRAD_TILE4_MIN_SIZE = 14
+# The output tile m of F(m, 3) (see the module docstring).
+WINOGRAD_TILE = 2
 
 
 def winograd_tile_size(out_h: int, out_w: int) -> int:
-    """The output tile m of F(m, 3) for an output of `out_h` x `out_w` pixels."""
-    return 4 if min(out_h, out_w) >= WINOGRAD_TILE4_MIN_SIZE else 2
+    """The output tile m of F(m, 3) for an output of `out_h` x `out_w` pixels: F(2, 3) at every
+    size (F(4, 3) rounds too coarsely)."""
+    return WINOGRAD_TILE
 
 
 class _Winograd(ExprMutator):

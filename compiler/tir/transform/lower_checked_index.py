@@ -1,6 +1,8 @@
 """lower_checked_index: every `tir.checked_index` becomes a wrapped index guarded by an assert.
 
-Before: any loop IR, possibly with calls `tir.checked_index(j, n, op, axis)` (topi.take with
+Before: loop IR (the pipeline runs it after vectorize: a loop whose stores hold a check that
+depends on its variable stayed serial; an invariant check is a scalar in a vector store),
+possibly with calls `tir.checked_index(j, n, op, axis)` (topi.take with
 mode "raise": an index that must lie in [-n, n), negative ones counting from the end).
 After: no such call is left. Each became `select(j < 0, j + n, j)`, and the statement storing
 it is preceded by

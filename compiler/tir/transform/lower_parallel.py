@@ -26,14 +26,26 @@ launch that returns its status when nonzero (first freeing the caller's live wor
 frees its own, and the runtime passes the failed task's error on). A PARALLEL loop nested in
 another runs serially inside its task (its kind became SERIAL). Functions that are not packed
 are left alone.
+
+A parallel loop too small to pay for a launch stays a loop: its work is estimated as the element
+stores it executes (a vector store counts its lanes; loops of constant extent multiply, the
+branches of an `if` count their larger side). A PARALLEL loop whose work is known and below
+PARALLEL_MIN_WORK becomes SERIAL and is not outlined; one whose extent is symbolic but whose
+body's work is known is outlined with num_task `extent < ceil(PARALLEL_MIN_WORK / work) ? 1 : 0`,
+so that a small call runs on the calling thread (the runtime runs a launch of one task inline).
+Loops whose work cannot be estimated (a `while`, an external call, nested symbolic extents)
+launch as before.
 """
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from ...ir import IRModule
 from ...ir.dtype import int32
 from .. import (
+    LT,
+    Allocate,
+    AssertStmt,
     AttrStmt,
     BufferLoad,
     BufferStore,
@@ -42,10 +54,14 @@ from .. import (
     Evaluate,
     For,
     ForKind,
+    IfThenElse,
     IntImm,
     IRMutator,
     LetStmt,
     Min,
+    Return,
+    Select,
+    SeqStmt,
     Stmt,
     Var,
     cast,
@@ -57,6 +73,9 @@ from .. import (
 from .common import map_funcs
 
 PARALLEL_LAUNCH = "tir.parallel_launch"
+# A parallel loop of fewer element stores than this runs on the calling thread: below it, waking
+# the pool and gathering the tasks cost more than the work that the other threads would take.
+PARALLEL_MIN_WORK = 1 << 14
 
 
 def lower_parallel(mod: IRModule) -> IRModule:
@@ -68,7 +87,20 @@ class _LowerParallel(IRMutator):
     def visit_For(self, s: For):
         if s.kind != ForKind.PARALLEL:
             return self.generic_visit(s)
-        return outline(s, _Serialize().visit(s.body))
+        body = _Serialize().visit(s.body)
+        work = stmt_work(body)
+        if work is not None and isinstance(s.extent, IntImm):
+            if s.extent.value * work < PARALLEL_MIN_WORK:
+                return rebuild(s, {"kind": ForKind.SERIAL, "body": body})
+            return outline(s, body)
+        launch = outline(s, body)
+        if work is None or not s.extent.dtype.is_integer:
+            return launch
+        # extent * work < PARALLEL_MIN_WORK, without a product that could overflow
+        per_iteration = max(work, 1)
+        limit = (PARALLEL_MIN_WORK + per_iteration - 1) // per_iteration
+        small = LT(s.extent, const(limit, s.extent.dtype))
+        return rebuild(launch, {"value": Select(small, const(1, int32), const(0, int32))})
 
 
 class _Serialize(IRMutator):
@@ -97,6 +129,39 @@ def outline(loop: For, body: Stmt) -> AttrStmt:
     task = LetStmt(task_id, cast(t, Call(int32, "tir.parallel_task_id", ())), task)
     task = LetStmt(num_task, cast(t, Call(int32, "tir.parallel_num_task", ())), task)
     return AttrStmt(tuple(captured_vars(task)), PARALLEL_LAUNCH, const(0, int32), task)
+
+
+def stmt_work(s: Stmt) -> Optional[int]:
+    """Element stores that one execution of `s` makes (vector stores count their lanes; an `if`
+    its larger branch); None when that is not a constant or `s` calls out of the kernel."""
+    if isinstance(s, BufferStore):
+        return s.value.dtype.lanes
+    if isinstance(s, For):
+        inner = stmt_work(s.body)
+        if inner is None or not isinstance(s.extent, IntImm):
+            return None
+        return max(s.extent.value, 0) * inner
+    if isinstance(s, SeqStmt):
+        total = 0
+        for part in s.seq:
+            w = stmt_work(part)
+            if w is None:
+                return None
+            total += w
+        return total
+    if isinstance(s, IfThenElse):
+        a = stmt_work(s.then_case)
+        b = stmt_work(s.else_case) if s.else_case is not None else 0
+        return None if a is None or b is None else max(a, b)
+    if isinstance(s, (LetStmt, AttrStmt, AssertStmt, Allocate)):
+        return stmt_work(s.body)
+    if isinstance(s, Return):
+        return 0
+    if isinstance(s, Evaluate):
+        calls = []
+        post_order_visit(s, lambda n: calls.append(n) if isinstance(n, Call) else None)
+        return None if any("call" in c.op for c in calls) else 1
+    return None
 
 
 def captured_vars(task: Stmt) -> List[Var]:

@@ -20,6 +20,7 @@ from .dense import (  # noqa: F401
     tiled_gemm,
 )
 from .fused import schedule_fused  # noqa: F401
+from .fused import schedule_fused as schedule_conv3d_ncdhw  # noqa: F401  (by anchor tag)
 from .injective import (  # noqa: F401
     schedule_broadcast,
     schedule_elemwise,

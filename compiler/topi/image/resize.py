@@ -1,5 +1,12 @@
-"""image.resize2d in NCHW: nearest neighbour and bilinear, with the coordinate modes
-half_pixel, pytorch_half_pixel, align_corners and asymmetric (tag INJECTIVE)."""
+"""image.resize2d in NCHW: nearest neighbour, bilinear and bicubic, with the coordinate modes
+half_pixel, pytorch_half_pixel, align_corners, asymmetric and tf_half_pixel_for_nn (tag
+INJECTIVE).
+
+Bicubic (ONNX Resize mode "cubic", TVM's resize2d "cubic"): output position x samples input
+coordinate s = floor(s) + t through the taps floor(s) - 1 .. floor(s) + 2, weighted by Keys'
+kernel with parameter A at the distances t + 1, t, 1 - t, 2 - t; taps past the edge read the
+edge value, or, with `bicubic_exclude`, get weight 0 and the remaining weights are divided by
+their sum. Rows and columns are weighted alike (the kernel is separable)."""
 from __future__ import annotations
 
 from ... import te
@@ -10,7 +17,8 @@ from .. import tag
 from ..nn.utils import pair
 from ..utils import get_const_tuple
 
-_MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
+_MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+          "tf_half_pixel_for_nn")
 _ROUNDING = ("round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil")
 
 
@@ -26,6 +34,8 @@ def _source_coord(x, in_size: int, out_size: int, mode: str):
         return xf * scale
     if mode == "pytorch_half_pixel" and out_size == 1:
         return f("float32", 0.0)
+    if mode == "tf_half_pixel_for_nn":
+        return (xf + f("float32", 0.5)) * scale
     return (xf + f("float32", 0.5)) * scale - f("float32", 0.5)
 
 
@@ -44,20 +54,49 @@ def _clamp(i, size: int):
     return E.Min(E.Max(i, E.const(0)), E.const(size - 1))
 
 
+def _cubic_taps(coord, size: int, a: float, exclude: int):
+    """(indices, weights) of the 4 taps of input coordinate `coord` along an axis of `size`."""
+    f = E.make_const
+    base = te.floor(coord)
+    t = coord - base
+    i0 = base.astype("int32")
+    one, two = f("float32", 1.0), f("float32", 2.0)
+
+    def near(d):        # |d| <= 1
+        return ((f("float32", a + 2) * d - f("float32", a + 3)) * d) * d + one
+
+    def far(d):         # 1 <= |d| <= 2
+        return ((f("float32", a) * d - f("float32", 5 * a)) * d + f("float32", 8 * a)) * d \
+            - f("float32", 4 * a)
+
+    weights = [far(t + one), near(t), near(one - t), far(two - t)]
+    raw = [i0 + k for k in (-1, 0, 1, 2)]
+    if exclude:
+        zero = f("float32", 0.0)
+        weights = [te.if_then_else(te.all(i >= 0, i < size), wk, zero)
+                   for i, wk in zip(raw, weights)]
+        norm = weights[0] + weights[1] + weights[2] + weights[3]
+        weights = [wk / norm for wk in weights]
+    return [_clamp(i, size) for i in raw], weights
+
+
 def resize2d(data, roi, size, layout="NCHW", method="linear",
              coordinate_transformation_mode="half_pixel", rounding_method="",
              bicubic_alpha=-0.5, bicubic_exclude=0, extrapolation_value=0.0, out_dtype=None,
              output_shape=None):
-    """`data` resized to `size` (out_h, out_w). method: "nearest_neighbor" (or "nearest") or
-    "linear"; rounding_method (nearest only) defaults to "round" under align_corners and
-    "floor" otherwise."""
+    """`data` resized to `size` (out_h, out_w). method: "nearest_neighbor" (or "nearest"),
+    "linear" (or "bilinear") or "cubic" (or "bicubic"; Keys' kernel with A = bicubic_alpha,
+    taps outside the input dropped with bicubic_exclude); rounding_method (nearest only)
+    defaults to "round" under align_corners and "floor" otherwise."""
     if layout != "NCHW":
         raise UnsupportedOpError(f"resize2d: layout {layout} is not supported; use NCHW")
     if method == "nearest":
         method = "nearest_neighbor"
-    if method not in ("nearest_neighbor", "linear", "bilinear"):
-        raise UnsupportedOpError(f"resize2d: method '{method}' is not supported (nearest_neighbor "
-                                 "or linear)")
+    if method == "bicubic":
+        method = "cubic"
+    if method not in ("nearest_neighbor", "linear", "bilinear", "cubic"):
+        raise UnsupportedOpError(f"resize2d: method '{method}' is not supported (nearest_neighbor, "
+                                 "linear or cubic)")
     mode = coordinate_transformation_mode
     if mode not in _MODES:
         raise UnsupportedOpError(f"resize2d: coordinate_transformation_mode '{mode}' is not one "
@@ -85,6 +124,26 @@ def resize2d(data, roi, size, layout="NCHW", method="linear",
             return conv(data[b, ch, _clamp(iy, h), _clamp(ix, w)])
 
         return te.compute((data.shape[0], data.shape[1], oh, ow), nearest, name="T_resize",
+                          tag=tag.INJECTIVE)
+
+    if method == "cubic":
+        def cubic(b, ch, y, x):
+            ys, wy = _cubic_taps(_source_coord(y, h, oh, mode), h, bicubic_alpha,
+                                 bicubic_exclude)
+            xs, wx = _cubic_taps(_source_coord(x, w, ow, mode), w, bicubic_alpha,
+                                 bicubic_exclude)
+            total = None
+            for yy, vy in zip(ys, wy):
+                row = None
+                for xx, vx in zip(xs, wx):
+                    term = data[b, ch, yy, xx].astype("float32") * vx
+                    row = term if row is None else row + term
+                total = row * vy if total is None else total + row * vy
+            if out_dtype.is_integer:
+                total = te.floor(total + E.make_const("float32", 0.5))
+            return total.astype(out_dtype)
+
+        return te.compute((data.shape[0], data.shape[1], oh, ow), cubic, name="T_resize",
                           tag=tag.INJECTIVE)
 
     def linear(b, ch, y, x):

@@ -8,13 +8,14 @@ from .conv2d_nchwc import (  # noqa: F401
     kernel_blocks,
 )
 from .conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
+from .conv3d import conv3d_ncdhw, get_pad_tuple3d  # noqa: F401
 from .dense import dense, matmul  # noqa: F401
 from .elemwise import gelu, leaky_relu, prelu, relu  # noqa: F401
 from .flatten import flatten  # noqa: F401
 from .layout import layout_transform  # noqa: F401
 from .normalization import batch_norm, layer_norm, lrn  # noqa: F401
 from .pad import pad  # noqa: F401
-from .pooling import adaptive_pool, global_pool, pool2d  # noqa: F401
+from .pooling import adaptive_pool, adaptive_pool3d, global_pool, pool2d, pool3d  # noqa: F401
 from .pooling_nchwc import global_pool_NCHWc, pool2d_NCHWc  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
 from .utils import get_pad_tuple  # noqa: F401

@@ -1,5 +1,5 @@
 """Pooling in NCHW: pool2d (max / avg, padding, dilation, ceil_mode, count_include_pad),
-global_pool and adaptive_pool.
+global_pool and adaptive_pool; in NCDHW: pool3d and adaptive_pool3d.
 
 Max pools are one reduction tagged "pool_max" / "adaptive_pool_max". Average pools are a sum
 ("pool_sum" / "adaptive_pool_sum") followed by an elementwise divide named "pool_avg" /
@@ -142,3 +142,122 @@ def adaptive_pool(data, output_size, pool_type, layout="NCHW"):
 def global_pool(data, pool_type, layout="NCHW"):
     """Pooling over the whole H x W plane -> [N, C, 1, 1]."""
     return adaptive_pool(data, (1, 1), pool_type, layout)
+
+
+# ---- 3-d (NCDHW) ----------------------------------------------------------------------------
+def _check3d(data, layout, what):
+    if layout != "NCDHW":
+        raise UnsupportedOpError(f"{what}: layout {layout} is not supported; use NCDHW")
+    if data.ndim != 5:
+        raise IRError(f"{what}: the input must be 5-d NCDHW, got {data.ndim} dimensions")
+    shape = get_const_tuple(data.shape)
+    if not all(isinstance(s, int) for s in shape):
+        raise IRError(f"{what}: needs a static input shape")
+    return shape
+
+
+def _triple(v, what):
+    if isinstance(v, int):
+        return (v,) * 3
+    v = tuple(int(x) for x in v)
+    if len(v) != 3:
+        raise IRError(f"{what} must be an int or 3 values (d, h, w), got {v}")
+    return v
+
+
+def pool3d(data, kernel, stride, dilation, padding, pool_type, ceil_mode=False,
+           layout="NCDHW", count_include_pad=True):
+    """Max or average pooling of NCDHW data over windows of `kernel` (d, h, w), as pool2d.
+    padding: int, (d, h, w) or (front, top, left, back, bottom, right)."""
+    n, c, *size = _check3d(data, layout, "pool3d")
+    if pool_type not in ("max", "avg"):
+        raise IRError(f"pool3d: pool_type '{pool_type}' is not 'max' or 'avg'")
+    ks, ss, ds = _triple(kernel, "kernel"), _triple(stride, "stride"), \
+        _triple(dilation, "dilation")
+    pads = (padding,) * 6 if isinstance(padding, int) else tuple(int(p) for p in padding)
+    if len(pads) == 3:
+        pads = pads + pads
+    if len(pads) != 6:
+        raise IRError(f"pool3d: padding {pads} must be an int, 3 or 6 values")
+    before, after = pads[:3], pads[3:]
+    out = [_pool_out(size[i], ks[i], ss[i], ds[i], before[i], after[i], ceil_mode)
+           for i in range(3)]
+    # extra padding after the declared one for windows that run past it (ceil_mode)
+    extra = [max(0, (out[i] - 1) * ss[i] + (ks[i] - 1) * ds[i] + 1
+                 - (size[i] + before[i] + after[i])) for i in range(3)]
+    fill = te.min_value(data.dtype) if pool_type == "max" else 0.0
+    padded = data
+    if any(before) or any(after) or any(extra):
+        padded = pad(data, (0, 0) + tuple(before),
+                     (0, 0) + tuple(a + e for a, e in zip(after, extra)), pad_value=fill,
+                     name="pad_temp")
+    r = [te.reduce_axis((0, ks[i]), name=name) for i, name in enumerate(("rz", "ry", "rx"))]
+
+    def window(b, ch, *o):
+        return padded[(b, ch) + tuple(o[i] * ss[i] + r[i] * ds[i] for i in range(3))]
+
+    shape = (n, c, *out)
+    if pool_type == "max":
+        return te.compute(shape, lambda b, ch, *o: te.max(window(b, ch, *o), axis=r),
+                          name="pool_max", tag="pool_max")
+    total = te.compute(shape, lambda b, ch, *o: te.sum(window(b, ch, *o), axis=r),
+                       name="pool_sum", tag="pool_sum")
+
+    def avg(b, ch, *o):
+        cnt = None
+        for i in range(3):
+            lo, hi = (-before[i], size[i] + after[i]) if count_include_pad else (0, size[i])
+            k = _window_count(o[i] * ss[i] - before[i], ks[i], ds[i], lo, hi)
+            cnt = k if cnt is None else cnt * k
+        return total[(b, ch) + tuple(o)] / cnt.astype(data.dtype)
+
+    return te.compute(shape, avg, name="pool_avg", tag=_tag.ELEMWISE)
+
+
+def adaptive_pool3d(data, output_size, pool_type, layout="NCDHW"):
+    """Pooling of NCDHW data to a fixed output size (d, h, w): output position o of an axis
+    of size S covers [floor(o S / O), ceil((o + 1) S / O)), as adaptive_pool."""
+    n, c, *size = _check3d(data, layout, "adaptive_pool3d")
+    if pool_type not in ("max", "avg"):
+        raise IRError(f"adaptive_pool3d: pool_type '{pool_type}' is not 'max' or 'avg'")
+    out = _triple(output_size, "output_size") if output_size is not None else (1, 1, 1)
+
+    def span(s, o_size):
+        return max(-(-(o + 1) * s // o_size) - (o * s) // o_size for o in range(o_size))
+
+    ks = [span(size[i], out[i]) for i in range(3)]
+    r = [te.reduce_axis((0, ks[i]), name=name) for i, name in enumerate(("rz", "ry", "rx"))]
+
+    def bounds(o, i):
+        return te.floordiv(o * size[i], out[i]), \
+            te.floordiv((o + 1) * size[i] + (out[i] - 1), out[i])
+
+    def reduce(fn):
+        def f(b, ch, *o):
+            idx, conds = [], []
+            for i in range(3):
+                lo, hi = bounds(o[i], i)
+                idx.append(E.Min(lo + r[i], E.const(size[i] - 1)))
+                if ks[i] > 1:
+                    conds.append(r[i] < hi - lo)
+            value = data[(b, ch) + tuple(idx)]
+            if not conds:
+                return fn(value, axis=r)
+            return fn(value, axis=r, where=te.all(*conds))
+
+        return f
+
+    shape = (n, c, *out)
+    if pool_type == "max":
+        return te.compute(shape, reduce(te.max), name="adaptive_pool_max",
+                          tag="adaptive_pool_max")
+    total = te.compute(shape, reduce(te.sum), name="adaptive_pool_sum", tag="adaptive_pool_sum")
+
+    def avg(b, ch, *o):
+        cnt = None
+        for i in range(3):
+            lo, hi = bounds(o[i], i)
+            cnt = (hi - lo) if cnt is None else cnt * (hi - lo)
+        return total[(b, ch) + tuple(o)] / cnt.astype(data.dtype)
+
+    return te.compute(shape, avg, name="adaptive_pool_avg", tag=_tag.ELEMWISE)

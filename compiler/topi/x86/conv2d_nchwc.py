@@ -232,6 +232,10 @@ def _macs(anchor) -> int:
     return total
 
 
+def _extent(axis) -> int:
+    return get_const_tuple((axis.dom.extent,))[0]
+
+
 def _split_tile(s, anchor, out_op, oc_blocks, ow_tile, unroll_channels,
                 parallel_min_macs=PARALLEL_MIN_MACS):
     acc, o = accumulator_stages(s, anchor, out_op)
@@ -247,10 +251,26 @@ def _split_tile(s, anchor, out_op, oc_blocks, ow_tile, unroll_channels,
     o.vectorize(fi)
     a = s[acc]
     a.compute_at(o, xo)
-    an, af, ay, ax, afi = a.op.axis
+    reduce = list(a.op.reduce_axis)
+    if len(reduce) == 4 and _extent(reduce[1]) * _extent(reduce[2]) > 1:
+        # a kernel window: each input-channel block (or, with one block, each kernel row)
+        # summed from zero, then added, as the band's passes are
+        split = reduce[0] if _extent(reduce[0]) > 1 else reduce[1]
+        part = s[s.rfactor(acc, split)]
+        part.set_scope("local")
+        an, af, ay, ax, afi, parts = a.op.axis + a.op.reduce_axis
+        a.reorder(an, ay, parts, af, ax, afi)
+        a.unroll(af)
+        a.unroll(ax)
+        a.vectorize(afi)
+        part.compute_at(a, parts)
+        a = part
+        _, an, af, ay, ax, afi = a.op.axis
+    else:
+        an, af, ay, ax, afi = a.op.axis
     reduce = list(a.op.reduce_axis)
     a.reorder(an, ay, *reduce, af, ax, afi)
-    if unroll_channels and len(reduce) == 4:
+    if unroll_channels and len(reduce) >= 3:
         a.unroll(reduce[-1])
     a.unroll(af)
     a.unroll(ax)
@@ -270,22 +290,31 @@ def _band_tile(s, anchor, out_op, oc_blocks, ow_tile, band_rows, channel_chunk,
     o.vectorize(fi)
     a = s[acc]
     a.compute_at(o, outer)
-    an, af, ay, ax, afi = a.op.axis
-    blocks, *window, channels = a.op.reduce_axis
-    po, pi = a.split(a.fuse(ay, ax), factor=ow_tile)
-    co, ci = a.split(blocks, factor=channel_chunk)
-    a.reorder(an, co, po, ci, *window, channels, af, pi, afi)
-    a.pragma(po, "loop_partition", 1)
-    # on `co`: a second pragma on `po` would hide its loop_partition pragma (which must sit
-    # right above its loop), leaving the tail's guard in every tile
-    a.pragma(co, "no_strength_reduce", 1)
-    if unroll_channels:
-        a.unroll(channels)
-    else:
-        a.pragma(channels, "unroll_disable", 1)
-    a.unroll(af)
-    a.unroll(pi)
+    blocks = a.op.reduce_axis[0]
+    co, _ = a.split(blocks, factor=channel_chunk)
+    # Each pass sums its chunk of the reduction from zero (the `.rf` stage, over the band) and
+    # only then adds it to the band's accumulators: a running sum over every input channel
+    # would round each step at the size of the whole sum.
+    part = s[s.rfactor(acc, co)]
+    an, af, ay, ax, afi, passes = a.op.axis + a.op.reduce_axis
+    a.reorder(an, passes, af, ay, ax, afi)
     a.vectorize(afi)
+    part.compute_at(a, passes)
+    _, pn, pf, py, px, pfi = part.op.axis
+    ci, *window, channels = part.op.reduce_axis
+    po, pi = part.split(part.fuse(py, px), factor=ow_tile)
+    part.reorder(pn, po, ci, *window, channels, pf, pi, pfi)
+    part.pragma(po, "loop_partition", 1)
+    # on `ci`: a second pragma on `po` would hide its loop_partition pragma (which must sit
+    # right above its loop), leaving the tail's guard in every tile
+    part.pragma(ci, "no_strength_reduce", 1)
+    if unroll_channels:
+        part.unroll(channels)
+    else:
+        part.pragma(channels, "unroll_disable", 1)
+    part.unroll(pf)
+    part.unroll(pi)
+    part.vectorize(pfi)
 
 
 def schedule_conv2d_NCHWc(outs, oc_blocks: Optional[int] = None, ow_tile: Optional[int] = None,

@@ -66,7 +66,7 @@ from ...ir.dtype import as_dtype
 from ...ir.errors import IRError
 from ...target.isa import vector_isa
 from ..nn.dense import add_bias
-from ..utils import as_outputs, get_const_tuple
+from ..utils import as_outputs, divisor_at_most, get_const_tuple
 from .anchored import accumulator_stages, schedule_anchored
 
 # Reduction block: a B panel of GEMM_KC x nr float32 (128 KiB at nr = 16) stays in L2.
@@ -85,6 +85,9 @@ GEMM_MIN_BLOCKS = 4
 GEMM_PARALLEL_MIN_MACS = 1 << 17
 # Packing B [K, N]: parallel chunks of GEMM_PACK_ROWS rows of K, copied panel by panel.
 GEMM_PACK_ROWS = 8
+# tile_gemm: a reduction longer than this is summed in chunks of about this many steps
+# (`_sum_in_chunks`).
+GEMM_SUM_CHUNK = 128
 # Vectors of B per tile row (the tile is GEMM_VECTORS vectors wide).
 GEMM_VECTORS = 2
 # At most this many rows per tile (wide ISAs with many registers would unroll further).
@@ -398,8 +401,30 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
         o.pragma(jt, "loop_partition", 1)
     a = s[acc]
     a.compute_at(o, it)
+    a = _sum_in_chunks(s, acc, k[0] if len(k) == 1 else None)
     *a_outer, ai, aj = a.op.axis
     a.reorder(*a_outer, *a.op.reduce_axis, ai, aj)
     a.unroll(ai)
     a.vectorize(aj)
     return s
+
+
+def _sum_in_chunks(s, acc, k):
+    """The stage that runs the tile's reduction loop: `acc`'s own, or where the reduction `k`
+    is longer than GEMM_SUM_CHUNK, a local stage summing one chunk of it from zero, added to
+    the tile's accumulators after each chunk (`acc` reduced over the chunks). A running sum
+    over the whole of K rounds each step at the size of the whole sum; in chunks the error
+    of a 512-long dot product is about halved, and the extra adds are one per chunk."""
+    a = s[acc]
+    chunk = divisor_at_most(k, GEMM_SUM_CHUNK) if isinstance(k, int) else 0
+    if k is None or k <= GEMM_SUM_CHUNK or chunk * 4 < GEMM_SUM_CHUNK:
+        return a
+    chunks, _ = a.split(a.op.reduce_axis[0], factor=chunk)
+    part = s[s.rfactor(acc, chunks)]
+    part.set_scope("local")
+    *a_outer, ai, aj, over = a.op.axis + a.op.reduce_axis
+    a.reorder(*a_outer, over, ai, aj)
+    a.unroll(ai)
+    a.vectorize(aj)
+    part.compute_at(a, over)
+    return part

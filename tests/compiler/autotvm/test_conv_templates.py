@@ -71,19 +71,19 @@ def test_knobs_are_bounded_by_the_problem():
 
 
 def test_winograd_tasks_and_their_knobs():
-    """32 channels at 14 x 14: the 3x3 convolutions are Winograd F(4, 3) ones (16 tiles of
-    4 x 4); their knobs divide the problem, and other points compute what the default does."""
+    """32 channels at 14 x 14: the 3x3 convolutions are Winograd F(2, 3) ones (49 tiles of
+    2 x 2); their knobs divide the problem, and other points compute what the default does."""
     m = models.residual_block(batch=1, channels=32, size=14)
     task, = _tasks(m).values()
     assert task.name == "conv2d_winograd_NCHWc.x86"
     data, weight, tile_size = task.args[:3]
-    assert tile_size == 4 and weight[0] == 36 and weight[2] == 32
+    assert tile_size == 2 and weight[0] == 16 and weight[2] == 32
     assert task.flop == 2 * 32 * 14 * 14 * 32 * 9
     space = task.config_space
     points = [space.get(i) for i in range(len(space))]
     ocb = weight[1]
     assert {p["oc_blocks"].val for p in points} <= {b for b in range(1, 5) if ocb % b == 0}
-    assert {p["tile_count"].val for p in points} == {1, 2, 4, 8}
+    assert {p["tile_count"].val for p in points} == {1, 7}    # the divisors of 49 up to 8
     rng = np.random.default_rng(0)
     shapes = [tuple(int(d) for d in t.shape) for t in task.instantiate(task.fallback())[1]]
     args = [mr.nd.array(rng.random(shape, dtype="float32")) for shape in shapes[:-1]]

@@ -1,4 +1,4 @@
-"""2-D convolution and transposed convolution, NCHW data.
+"""2-D convolution and transposed convolution, NCHW data; 3-D convolution, NCDHW data.
 
 conv2d: weight OIHW `(out_channels, in_channels / groups, kh, kw)`; groups == in_channels ==
 out_channels is a depthwise convolution. CPU kernels also take conv2d in the blocked layouts
@@ -6,6 +6,8 @@ data NCHW[i]c `(n, c / i, h, w, i)`, weight OIHW[i]i[o]o `(o_ch / o, c / i, kh, 
 (depthwise: OIHW1i[o]o), out NCHW[o]c. conv2d_transpose: weight IOHW `(in_channels,
 out_channels / groups, kh, kw)`. `padding` is (top, left, bottom, right) (an int or (h, w) is
 expanded); `out_dtype` "void" means the data's dtype.
+conv3d: data NCDHW, weight OIDHW `(out_channels, in_channels / groups, kd, kh, kw)`, `padding`
+(front, top, left, back, bottom, right).
 contrib_conv2d_winograd_without_weight_transform (CPU kernels, made by the winograd_conv2d
 pass): a 3x3, stride-1 conv2d in the blocked layout whose weight was transformed at compile
 time for Winograd F(tile_size, 3) (topi.nn.winograd): `(a*a, o_ch / o, c, o)`, a = tile_size
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from ....ir.errors import IRError
 from ... import shape_util as su
 from ...expr import Call
 from ...struct_info import StructInfo, TensorStructInfo, as_dtype_str
@@ -221,3 +224,74 @@ def contrib_conv2d_winograd_without_weight_transform(data, weight, tile_size: in
                      tile_size=int(tile_size), padding=padding4(padding),
                      data_layout=data_layout, out_layout=out_layout or data_layout,
                      out_dtype=as_dtype_str(out_dtype))
+
+
+# ---- 3-D ------------------------------------------------------------------------------------
+def padding6(value, name: str = "padding") -> tuple:
+    """3-D padding as (front, top, left, back, bottom, right) from an int, (d, h, w) or 6
+    values."""
+    if isinstance(value, int):
+        return (value,) * 6
+    value = tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * 6
+    if len(value) == 3:
+        return value + value
+    if len(value) == 6:
+        return value
+    raise IRError(f"{name} must have 1, 3 or 6 values (front, top, left, back, bottom, right), "
+                  f"got {value}")
+
+
+def _infer_conv3d(call: Call) -> StructInfo:
+    a = call.attrs
+    if a.data_layout != "NCDHW" or a.kernel_layout != "OIDHW" or \
+            a.out_layout not in ("NCDHW", ""):
+        raise fail(call, f"only data_layout='NCDHW', kernel_layout='OIDHW' are supported, got "
+                         f"data_layout={a.data_layout!r}, kernel_layout={a.kernel_layout!r}, "
+                         f"out_layout={a.out_layout!r}")
+    data, weight = tensor_arg(call, 0), tensor_arg(call, 1)
+    dtype = same_dtype(call, 0, data, 1, weight)
+    out_dtype = a.out_dtype if a.out_dtype != "void" else dtype
+    for i, s in ((0, data), (1, weight)):
+        if s.ndim not in (-1, 5):
+            raise fail(call, f"{('data', 'weight')[i]} must be 5-D, got {s.ndim} dims "
+                             f"{s.shape if s.shape is not None else ''}".rstrip())
+    if data.shape is None or weight.shape is None:
+        return TensorStructInfo(None, out_dtype, 5)
+    n, c = data.shape[:2]
+    o, ci = weight.shape[:2]
+    g = a.groups
+    if g < 1:
+        raise fail(call, f"groups must be >= 1, got {g}")
+    if isinstance(ci, int) and _static_mismatch(c, ci * g):
+        raise fail(call, f"data has {c} channels but weight expects {ci * g} (groups={g})")
+    if isinstance(o, int) and o % g:
+        raise fail(call, f"weight has {o} output channels, not divisible by groups={g}")
+    if min(a.strides) < 1 or min(a.dilation) < 1:
+        raise fail(call, f"strides {a.strides} and dilation {a.dilation} must be positive")
+    out = [_conv_out(size, k, s, d, a.padding[i] + a.padding[i + 3])
+           for i, (size, k, s, d) in enumerate(zip(data.shape[2:], weight.shape[2:],
+                                                   a.strides, a.dilation))]
+    for name, v in zip(("depth", "height", "width"), out):
+        if isinstance(v, int) and v <= 0:
+            raise fail(call, f"output {name} would be {v}: the kernel does not fit the padded "
+                             "input")
+    return TensorStructInfo((n, o, *out), out_dtype)
+
+
+register("relax.nn.conv3d", _infer_conv3d, ("data", "weight"),
+         {"strides": (1, 1, 1), "padding": (0,) * 6, "dilation": (1, 1, 1), "groups": 1,
+          "data_layout": "NCDHW", "kernel_layout": "OIDHW", "out_layout": "NCDHW",
+          "out_dtype": "void"})
+
+
+def conv3d(data, weight, strides=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1),
+           groups: int = 1, data_layout: str = "NCDHW", kernel_layout: str = "OIDHW",
+           out_layout=None, out_dtype=None) -> Call:
+    """3-D convolution (cross-correlation) of NCDHW `data` with OIDHW `weight`; `padding` is
+    (front, top, left, back, bottom, right) (an int or (d, h, w) is expanded)."""
+    return make_call("relax.nn.conv3d", (data, weight), strides=pair(strides, 3, "strides"),
+                     padding=padding6(padding), dilation=pair(dilation, 3, "dilation"),
+                     groups=int(groups), data_layout=data_layout, kernel_layout=kernel_layout,
+                     out_layout=out_layout or data_layout, out_dtype=as_dtype_str(out_dtype))

@@ -1,5 +1,7 @@
 """2-D pooling over NCHW data: max_pool2d, avg_pool2d (count_include_pad), adaptive_avg_pool2d
-and adaptive_max_pool2d (output_size (1, 1) is a global pool).
+and adaptive_max_pool2d (output_size (1, 1) is a global pool); the same over NCDHW data:
+max_pool3d, avg_pool3d, adaptive_avg_pool3d, adaptive_max_pool3d (padding (front, top, left,
+back, bottom, right)).
 
 Window pools: out = floor((in + pad_top + pad_bottom - dilation * (k - 1) - 1) / stride) + 1,
 rounded up instead when `ceil_mode`, except that (as in ONNX and PyTorch) a last window that
@@ -16,6 +18,7 @@ from ... import shape_util as su
 from ...expr import Call
 from ...struct_info import StructInfo, TensorStructInfo, as_dtype_str
 from ..registry import fail, make_call, padding4, pair, register, tensor_arg
+from .convolution import padding6
 
 
 def pool_out(size, k: int, stride: int, dil: int, pad_before: int, pad_after: int,
@@ -152,3 +155,110 @@ def adaptive_max_pool2d(data, output_size=None, layout: str = "NCHW", out_layout
     return make_call("relax.nn.adaptive_max_pool2d", (data,), output_size=_output_size(output_size),
                      layout=layout, out_layout=out_layout or layout,
                      out_dtype=as_dtype_str(out_dtype))
+
+
+# ---- 3-D (NCDHW) ----------------------------------------------------------------------------
+def _data3d(call: Call) -> TensorStructInfo:
+    a = call.attrs
+    if a.layout != "NCDHW" or a.out_layout not in ("NCDHW", ""):
+        raise fail(call, f"only layout='NCDHW' is supported, got layout={a.layout!r}, "
+                         f"out_layout={a.out_layout!r}")
+    s = tensor_arg(call, 0)
+    if s.ndim not in (-1, 5):
+        raise fail(call, f"data must be 5-D (NCDHW), got {s.ndim} dims")
+    return s
+
+
+def _infer_pool3d(call: Call) -> StructInfo:
+    s = _data3d(call)
+    a = call.attrs
+    out_dtype = a.out_dtype if a.out_dtype != "void" else s.dtype
+    if s.shape is None:
+        return TensorStructInfo(None, out_dtype, 5)
+    if min(a.pool_size + a.strides + a.dilation) < 1:
+        raise fail(call, f"pool_size {a.pool_size}, strides {a.strides} and dilation "
+                         f"{a.dilation} must be positive")
+    out = []
+    for i, name in enumerate(("depth", "height", "width")):
+        k, st, d = a.pool_size[i], a.strides[i], a.dilation[i]
+        before, after = a.padding[i], a.padding[i + 3]
+        if max(before, after) >= k * d:
+            raise fail(call, f"padding {a.padding} must be smaller than the window "
+                             f"{a.pool_size}")
+        v = pool_out(s.shape[2 + i], k, st, d, before, after, a.ceil_mode)
+        if isinstance(v, int) and v <= 0:
+            raise fail(call, f"output {name} would be {v}: the window {a.pool_size} does not "
+                             "fit the padded input")
+        out.append(v)
+    return TensorStructInfo(tuple(s.shape[:2]) + tuple(out), out_dtype)
+
+
+def _infer_adaptive3d(call: Call) -> StructInfo:
+    s = _data3d(call)
+    a = call.attrs
+    out_dtype = a.out_dtype if a.out_dtype != "void" else s.dtype
+    if s.shape is None:
+        return TensorStructInfo(None, out_dtype, 5)
+    size = tuple(a.output_size) if a.output_size is not None else tuple(s.shape[2:])
+    if any(isinstance(v, int) and v < 1 for v in size):
+        raise fail(call, f"output_size {a.output_size} must be positive")
+    return TensorStructInfo(tuple(s.shape[:2]) + size, out_dtype)
+
+
+_POOL3D = {"pool_size": (1, 1, 1), "strides": (1, 1, 1), "padding": (0,) * 6,
+           "dilation": (1, 1, 1), "ceil_mode": False, "layout": "NCDHW", "out_layout": "NCDHW",
+           "out_dtype": "void"}
+register("relax.nn.max_pool3d", _infer_pool3d, ("data",), _POOL3D)
+register("relax.nn.avg_pool3d", _infer_pool3d, ("data",), {**_POOL3D, "count_include_pad": False})
+_ADAPTIVE3D = {"output_size": None, "layout": "NCDHW", "out_layout": "NCDHW",
+               "out_dtype": "void"}
+register("relax.nn.adaptive_avg_pool3d", _infer_adaptive3d, ("data",), _ADAPTIVE3D)
+register("relax.nn.adaptive_max_pool3d", _infer_adaptive3d, ("data",), _ADAPTIVE3D)
+
+
+def _pool3d_attrs(pool_size, strides, padding, dilation, ceil_mode, layout, out_layout,
+                  out_dtype):
+    return dict(pool_size=pair(pool_size, 3, "pool_size"), strides=pair(strides, 3, "strides"),
+                padding=padding6(padding), dilation=pair(dilation, 3, "dilation"),
+                ceil_mode=bool(ceil_mode), layout=layout, out_layout=out_layout or layout,
+                out_dtype=as_dtype_str(out_dtype))
+
+
+def max_pool3d(data, pool_size=(1, 1, 1), strides=(1, 1, 1), padding=(0, 0, 0),
+               dilation=(1, 1, 1), ceil_mode: bool = False, layout: str = "NCDHW",
+               out_layout=None, out_dtype=None) -> Call:
+    """Maximum over 3-D windows of NCDHW data; `padding` is (front, top, left, back, bottom,
+    right) (an int or (d, h, w) is expanded)."""
+    return make_call("relax.nn.max_pool3d", (data,),
+                     **_pool3d_attrs(pool_size, strides, padding, dilation, ceil_mode, layout,
+                                     out_layout, out_dtype))
+
+
+def avg_pool3d(data, pool_size=(1, 1, 1), strides=(1, 1, 1), padding=(0, 0, 0),
+               dilation=(1, 1, 1), ceil_mode: bool = False, count_include_pad: bool = False,
+               layout: str = "NCDHW", out_layout=None, out_dtype=None) -> Call:
+    """Average over 3-D windows of NCDHW data (as avg_pool2d)."""
+    return make_call("relax.nn.avg_pool3d", (data,), count_include_pad=bool(count_include_pad),
+                     **_pool3d_attrs(pool_size, strides, padding, dilation, ceil_mode, layout,
+                                     out_layout, out_dtype))
+
+
+def _output_size3(output_size):
+    return None if output_size is None else pair(output_size, 3, "output_size")
+
+
+def adaptive_avg_pool3d(data, output_size=None, layout: str = "NCDHW", out_layout=None,
+                        out_dtype=None) -> Call:
+    """Average over adaptive 3-D windows (as adaptive_avg_pool2d); (1, 1, 1) is a global
+    pool."""
+    return make_call("relax.nn.adaptive_avg_pool3d", (data,),
+                     output_size=_output_size3(output_size), layout=layout,
+                     out_layout=out_layout or layout, out_dtype=as_dtype_str(out_dtype))
+
+
+def adaptive_max_pool3d(data, output_size=None, layout: str = "NCDHW", out_layout=None,
+                        out_dtype=None) -> Call:
+    """Maximum over adaptive 3-D windows; (1, 1, 1) is a global max pool."""
+    return make_call("relax.nn.adaptive_max_pool3d", (data,),
+                     output_size=_output_size3(output_size), layout=layout,
+                     out_layout=out_layout or layout, out_dtype=as_dtype_str(out_dtype))

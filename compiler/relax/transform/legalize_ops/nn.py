@@ -30,6 +30,15 @@ def _conv2d(call, a):
                                      list(at.dilation), at.groups, _out_dtype(call))
 
 
+def _conv3d(call, a):
+    at = call.attrs
+    if at.data_layout != "NCDHW" or at.kernel_layout != "OIDHW":
+        raise UnsupportedOpError(f"relax.nn.conv3d: layout {at.data_layout}/{at.kernel_layout} "
+                                 "has no kernel; use NCDHW/OIDHW")
+    return topi.nn.conv3d_ncdhw(a[0], a[1], list(at.strides), list(at.padding),
+                                list(at.dilation), at.groups, _out_dtype(call))
+
+
 def _conv2d_winograd(call, a):
     at = call.attrs
     return topi.nn.conv2d_winograd_NCHWc(a[0], a[1], at.tile_size, list(at.padding),
@@ -118,6 +127,22 @@ def _adaptive(kind):
     return make
 
 
+def _pool3d(kind):
+    def make(call, a):
+        at = call.attrs
+        kw = {"count_include_pad": at.count_include_pad} if kind == "avg" else {}
+        return topi.nn.pool3d(a[0], list(at.pool_size), list(at.strides), list(at.dilation),
+                              list(at.padding), kind, at.ceil_mode, at.layout, **kw)
+    return make
+
+
+def _adaptive3d(kind):
+    def make(call, a):
+        return topi.nn.adaptive_pool3d(a[0], tuple(call.struct_info.shape[2:5]), kind,
+                                       call.attrs.layout)
+    return make
+
+
 def _layer_norm(call, a):
     at = call.attrs
     return topi.nn.layer_norm(a[0], a[1] if at.scale else None, a[2] if at.center else None,
@@ -142,6 +167,10 @@ LEGALIZE = {
     "relax.nn.max_pool2d": _pool("max"), "relax.nn.avg_pool2d": _pool("avg"),
     "relax.nn.adaptive_avg_pool2d": _adaptive("avg"),
     "relax.nn.adaptive_max_pool2d": _adaptive("max"),
+    "relax.nn.conv3d": _conv3d,
+    "relax.nn.max_pool3d": _pool3d("max"), "relax.nn.avg_pool3d": _pool3d("avg"),
+    "relax.nn.adaptive_avg_pool3d": _adaptive3d("avg"),
+    "relax.nn.adaptive_max_pool3d": _adaptive3d("max"),
     "relax.nn.softmax": lambda call, a: topi.nn.softmax(a[0], call.attrs.axis),
     "relax.nn.log_softmax": lambda call, a: topi.nn.log_softmax(a[0], call.attrs.axis),
     "relax.nn.layer_norm": _layer_norm, "relax.nn.batch_norm": _batch_norm,

@@ -129,7 +129,7 @@ static int scale_add_compute_0(int task_id, TVMParallelGroupEnv* penv, void* cda
 
 static int32_t scale_add_compute(int32_t n, float* restrict C, float* restrict A, float* restrict B) {
   scale_add_compute_0_closure kiln_closure = {n, C, A, B};
-  int32_t kiln_rc = kiln_parallel_launch(scale_add_compute_0, &kiln_closure, 0);
+  int32_t kiln_rc = kiln_parallel_launch(scale_add_compute_0, &kiln_closure, (((n >> 2) < 4096) ? 1 : 0));
   if (kiln_rc != 0) {
     return kiln_rc;
   }

@@ -50,9 +50,10 @@ def test_eligible_convolutions_become_winograd():
     mod = winograd_conv2d(_blocked(m), "llvm -mcpu=haswell")
     convs = _convs(mod["main"])
     assert [c.op.name == WINO for c in convs] == [False, True, True, False, True]
-    assert [c.attrs.tile_size for c in convs if c.op.name == WINO] == [4, 4, 2]
+    # F(2, 3) at every size: F(4, 3) rounds too coarsely (test_topi_winograd's error bound)
+    assert [c.attrs.tile_size for c in convs if c.op.name == WINO] == [2, 2, 2]
     assert [c.args[1].data.shape for c in convs if c.op.name == WINO] == \
-        [(36, 4, 32, 8), (36, 4, 32, 8), (16, 6, 32, 8)]
+        [(16, 4, 32, 8), (16, 4, 32, 8), (16, 6, 32, 8)]
     inputs = m.inputs(seed=1)
     want = np.asarray(interpreter.run(m.mod, *m.args(inputs)))
     np.testing.assert_allclose(np.asarray(interpreter.run(mod, inputs["x"])), want, **TOL)
