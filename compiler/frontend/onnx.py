@@ -145,10 +145,11 @@ def model_opset(proto: onnx.ModelProto, opset: Optional[int] = None) -> int:
     opset = int(opset)
     newest = onnx.defs.onnx_opset_version()
     if opset > newest:
-        what = "opset=" if given else "the model imports opset "
-        raise ModelError(f"{what}{opset} of the default ONNX domain is unknown: the newest the "
-                         f"ONNX frontend knows is {newest} (onnx {onnx.__version__}); the model "
-                         "is invalid or needs a newer onnx package")
+        what = f"opset={opset} was given" if given else f"the model imports opset {opset}"
+        raise ModelError(f"{what}, but no such opset of the default ONNX domain exists: the "
+                         f"newest the ONNX frontend knows is {newest} (onnx "
+                         f"{onnx.__version__}); the model is invalid or needs a newer onnx "
+                         "package")
     if opset < MIN_OPSET:
         changed = sorted({n.op_type for n in proto.graph.node
                           if n.domain in ("", "ai.onnx") and _changed_since(n.op_type, opset)})

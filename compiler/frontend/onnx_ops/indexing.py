@@ -29,10 +29,16 @@ def _int64(ctx, i):
 
 
 def _wrap_negative(idx, dims):
-    """Run-time indices with the negative ones counted from the end of `dims` (an int or an
-    int64 array broadcast against idx)."""
-    d = const(dims, "int64")
-    return R.where(R.less(idx, scalar(0, "int64")), R.add(idx, d), idx)
+    """Run-time indices with the negative ones counted from the end of `dims` (an int, or a
+    list with one dim per entry of idx's last axis), checked at run time: an index outside
+    [-dim, dim) raises IndexError, as in ONNX Runtime (a lookup in arange(dim), mode raise)."""
+    if isinstance(dims, (int, np.integer)):
+        return R.take(const(np.arange(int(dims)), "int64"), idx, 0, mode="raise")
+    dims = [int(d) for d in dims]
+    last = len(idx.struct_info.shape) - 1
+    parts = [R.strided_slice(idx, [last], [k], [k + 1]) for k in range(len(dims))]
+    return R.concat([R.take(const(np.arange(d), "int64"), p, 0, mode="raise")
+                     for d, p in zip(dims, parts)], last)
 
 
 def _checked(ctx, idx: np.ndarray, dims, what="indices") -> np.ndarray:
@@ -95,7 +101,7 @@ def _gather_nd(ctx):
     if ctx.is_known(1):
         idx = _checked(ctx, ctx.const(1), inner)
         return R.take(x, const((idx * strides).sum(-1) + offset, "int64"), 0)
-    idx = _wrap_negative(_int64(ctx, 1), np.asarray(inner, "int64"))
+    idx = _wrap_negative(_int64(ctx, 1), list(inner))
     flat = R.sum(R.multiply(idx, const(strides, "int64")), [len(ishape) - 1])
     if b:
         flat = R.add(flat, const(offset, "int64"))
@@ -187,7 +193,9 @@ def _one_hot(ctx):
     depth = int(depth[0])
     ndim = ctx.ndim(0)
     axis = norm_axis(ctx, ctx.attr("axis", -1), ndim + 1)
-    idx = _wrap_negative(_int64(ctx, 0), depth)
+    # Out of range gives a row of off values (no error): negative ones are counted from the end.
+    idx = _int64(ctx, 0)
+    idx = R.where(R.less(idx, scalar(0, "int64")), R.add(idx, scalar(depth, "int64")), idx)
     ar_shape = [1] * (ndim + 1)
     ar_shape[axis] = depth
     hot = R.equal(R.expand_dims(idx, [axis]),

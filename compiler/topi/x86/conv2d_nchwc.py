@@ -10,22 +10,27 @@ root (in parallel), so the inner loops read the padded input without guards. Two
 the tiles over the output:
 
   band (the default; every kernel size): the accumulators of `oc_blocks` channel blocks by a
-      band of `band_rows` output rows live in a buffer sized for L1 (ACC_BYTES). The
-      reduction runs in passes of `channel_chunk` input-channel blocks; in each pass every
-      tile of the band loads its accumulators, runs the kernel window and the channels of
-      those blocks, and stores them back, so one pass's weights and input rows stay in L1
-      across the band. Tiles run over the band's pixels flattened (row after row), so any
-      width fits: the one short tile at the end is a loop of its own (`loop_partition`) and
-      the others have no bounds check. The loop over the channels of an input block stays
-      rolled in LLVM (`unroll_disable`): unrolled, its scheduler hoists the loads of several
-      steps and spills a full register file (AVX2: 4 x 3, 12 accumulators, 3 broadcasts and
-      a weight vector: 16 registers). The band's kernel skips LLVM's loop strength reduction
-      (`no_strength_reduce`): it took 0.79 of the 5.0 s of LLVM time in ResNet-18's build
-      (compile 5.5 -> 4.8 s without it), and the model runs as fast (39.56 vs 39.58 ms at
-      1 thread, 20.30 vs 20.28 at 2). The epilogue then runs over the band.
+      band of `band_rows` output rows live in a buffer sized for L1 (ACC_BYTES). The reduction
+      runs in passes of `channel_chunk` input-channel blocks; in each pass every tile of the
+      band sums the kernel window and the channels of those blocks from zero into a pass buffer
+      of the band (the `.rf` stage of an rfactor), so one pass's weights and input rows stay in
+      L1 across the band; the pass buffer is then added to the accumulators. Summed in passes,
+      no step rounds at the size of the whole reduction: on ResNet-18's layers the error from a
+      float64 convolution is ONNX Runtime's, 2-4x less than one running sum over every channel.
+      Tiles run over the band's pixels flattened (row after row), so any width fits: the one
+      short tile at the end is a loop of its own (`loop_partition`) and the others have no
+      bounds check. The loop over the channels of an input block stays rolled in LLVM
+      (`unroll_disable`): unrolled, its scheduler hoists the loads of several steps and spills a
+      full register file (AVX2: 4 x 3, 12 accumulators, 3 broadcasts and a weight vector: 16
+      registers). The band's kernel skips LLVM's loop strength reduction (`no_strength_reduce`):
+      it took 0.79 of the 5.0 s of LLVM time in ResNet-18's build (compile 5.5 -> 4.8 s without
+      it), and the model runs as fast (39.56 vs 39.58 ms at 1 thread, 20.30 vs 20.28 at 2). The
+      epilogue then runs over the band.
   rows (short reductions, and 1x1 convolutions with a tile that divides the width and whose
       weights fit in L1): one tile covers `ow_tile` columns of one output row and keeps its
-      accumulators in registers through the whole reduction; the epilogue runs on the tile.
+      accumulators in registers through the whole reduction (with a kernel window, each
+      input-channel block, or with one block each kernel row, summed from zero and then
+      added, as the band's passes); the epilogue runs on the tile.
 
 The (n, channel-block group, band or row) loops are fused and run in parallel.
 

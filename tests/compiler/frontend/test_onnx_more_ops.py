@@ -56,6 +56,24 @@ def test_gather_nd(batch_dims, ishape):
           {"x": x, "i": idx})
 
 
+@pytest.mark.parametrize("op,good,bad", [
+    ("GatherElements", [[0, -1, 2, 1], [3, 1, -4, 0], [2, 2, 2, 2]],
+     [[0, 4, 0, 0]] + [[0] * 4] * 2),
+    ("GatherND", [[0, -1], [2, 3]], [[3, 0], [0, 0]]),
+    ("GatherND", [[0, -1], [2, 3]], [[0, -5], [0, 0]])])
+def test_gathers_check_run_time_indices(op, good, bad):
+    """Run-time indices in range (negative ones too) gather as ONNX Runtime does; one out of
+    range raises IndexError instead of reading another element (ONNX Runtime refuses too)."""
+    x = rand(3, 4)
+    good, bad = np.array(good, "int64"), np.array(bad, "int64")
+    model = node_model(op, {"x": x, "i": good}, {"axis": 1} if op == "GatherElements" else {})
+    compiled = _compiled(model, {"x": x, "i": good})
+    np.testing.assert_array_equal(compiled[0], ort_run(model, {"x": x, "i": good})[0])
+    mod, params = from_onnx(model)
+    with pytest.raises(IndexError, match="out of range"):
+        compile_model(mod, params).run({"x": x, "i": bad})
+
+
 @pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
 def test_scatter_elements(reduction):
     x = rand(3, 4)

@@ -1,5 +1,5 @@
 """winograd_conv2d: the blocked 3x3 stride-1 convolutions with enough channels become Winograd
-ones (tile 4 at 14 pixels, tile 2 at 7) with their weights transformed, the others stay;
+ones (tile 2, F(2, 3), at every size) with their weights transformed, the others stay;
 the module, the graph executor's result and the reference interpreter's agree with the original
 (rtol 1e-4); a GPU or bare-metal target, or a PassContext that disables the pass, changes
 nothing."""
