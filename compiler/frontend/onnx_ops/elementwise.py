@@ -64,9 +64,10 @@ def _isinf(ctx):
     pos, neg = int(ctx.attr("detect_positive", 1)), int(ctx.attr("detect_negative", 1))
     if not dt.startswith("float"):      # integers are never infinite
         return R.logical_and(R.equal(x, x), scalar(False, "bool"))
-    if pos and neg:
-        return R.equal(R.abs(x), scalar(np.inf, dt))
+    # comparisons only: they carry no fast-math flags, so they stay exact under -fast-math
     is_pos, is_neg = R.equal(x, scalar(np.inf, dt)), R.equal(x, scalar(-np.inf, dt))
+    if pos and neg:
+        return R.logical_or(is_pos, is_neg)
     if pos or neg:
         return is_pos if pos else is_neg
     return R.logical_and(is_pos, is_neg)     # detects nothing: false everywhere

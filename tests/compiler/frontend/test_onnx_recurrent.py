@@ -205,9 +205,9 @@ def _unary_model(op, x, **attrs):
     return model
 
 
-def _run(model, x):
+def _run(model, x, target="llvm"):
     mod, params = from_onnx(model)
-    return compile_model(mod, params).run({"x": x})[0]
+    return compile_model(mod, params, target).run({"x": x})[0]
 
 
 def test_isnan():
@@ -223,6 +223,14 @@ def test_isinf(pos, neg):
     want = (np.isposinf(SPECIAL) & bool(pos)) | (np.isneginf(SPECIAL) & bool(neg))
     assert got.dtype == np.bool_
     np.testing.assert_array_equal(got, want)
+
+
+def test_isnan_and_isinf_stay_exact_under_fast_math():
+    target = "llvm -fast-math"
+    np.testing.assert_array_equal(_run(_unary_model("IsNaN", SPECIAL), SPECIAL, target),
+                                  np.isnan(SPECIAL))
+    np.testing.assert_array_equal(_run(_unary_model("IsInf", SPECIAL), SPECIAL, target),
+                                  np.isinf(SPECIAL))
 
 
 def test_isnan_feeds_a_mask():
