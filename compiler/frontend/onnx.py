@@ -53,7 +53,7 @@ from ..relax.interpreter import evaluate
 from ..relax.struct_info import TensorStructInfo
 from ..tir import expr as E
 from .errors import ModelError, UnsupportedOpError
-from .onnx_ops import CONVERTERS, NodeContext, Value, dtype_of_elem_type
+from .onnx_ops import CONVERTERS, NodeContext, Value, dtype_of_elem_type, symbolic
 
 MIN_OPSET = 7
 MAX_TESTED_OPSET = 21
@@ -447,6 +447,8 @@ class _Importer:
     def convert(self) -> None:
         for index, node in enumerate(self.graph.node):
             ctx = NodeContext(self, node, index)
+            if self.fold_symbolic(ctx):
+                continue
             if _foldable(node) and all(self.is_known(n) for n in node.input if n):
                 self.fold(ctx)
                 continue
@@ -519,6 +521,42 @@ class _Importer:
             else:
                 self.values[name] = Value(name, expr=X.const(data, str(data.dtype)), known=data)
 
+    def fold_symbolic(self, ctx: NodeContext) -> bool:
+        """Evaluates a node on shape values with symbolic dims (symbolic.py) when it computes
+        one: Shape / Size of a tensor whose shape is symbolic, or a node reading such values
+        and otherwise only values known now. True when it did."""
+        node = ctx.node
+        if node.domain not in _DEFAULT_DOMAINS:
+            return False
+        names = [n for n in node.input if n]
+        if node.op_type in ("Shape", "Size"):
+            s = ctx.input(0).struct_info
+            if not isinstance(s, TensorStructInfo) or s.shape is None or \
+                    all(isinstance(d, int) for d in s.shape):
+                return False
+        elif not (any(self.values[n].sym is not None for n in names) and
+                  all(self.is_known(n) or self.values[n].sym is not None for n in names)):
+            return False
+        inputs = []
+        for i, n in enumerate(node.input):
+            value = self.values.get(n) if n else None
+            if value is None or node.op_type in ("Shape", "Size"):
+                inputs.append(None)
+            else:
+                inputs.append(value.sym if value.sym is not None else self.known(n))
+        outs = symbolic.evaluate(node.op_type, ctx.attrs, inputs, lambda i: ctx.shape(i))
+        if outs is None:
+            return False
+        for name, out in zip(node.output, outs):
+            if not name:
+                continue
+            data = symbolic.concrete(out, "int64")
+            if data is None:
+                self.values[name] = Value(name, sym=out)
+            else:
+                self.values[name] = Value(name, expr=X.const(data, "int64"), known=data)
+        return True
+
     def _folded(self, ctx: NodeContext, outs: list, i: int) -> Optional[np.ndarray]:
         if i >= len(outs) or outs[i] is None:
             return None
@@ -565,6 +603,10 @@ class _Importer:
         if value is None:
             raise ModelError(f"graph output {name!r} is not computed by any node, input or "
                              "initializer")
+        if value.sym is not None:
+            raise UnsupportedOpError(f"graph output {name!r} holds dims of a symbolic shape; "
+                                     "an output computed from shapes alone needs them bound: "
+                                     f"from_onnx(model, shape={self.bind_example()})")
         if value.expr is None:
             return self.weight_var(value)
         return value.expr

@@ -11,8 +11,9 @@ from . import (  # noqa: F401
     nn,
     recurrent,
     reduce,
+    symbolic,
     tensor,
 )
 from .common import CONVERTERS, NodeContext, Value, dtype_of_elem_type
 
-__all__ = ["CONVERTERS", "NodeContext", "Value", "dtype_of_elem_type"]
+__all__ = ["CONVERTERS", "NodeContext", "Value", "dtype_of_elem_type", "symbolic"]

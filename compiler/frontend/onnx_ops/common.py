@@ -59,6 +59,7 @@ class Value:
     expr: Optional[X.Expr] = None
     known: Optional[np.ndarray] = None
     weight: bool = False
+    sym: Optional[np.ndarray] = None   # a shape value with symbolic elements (symbolic.py)
 
 
 class NodeContext:
@@ -116,6 +117,13 @@ class NodeContext:
         if not self.has(i):
             return None
         value = self._value(i)
+        if value.sym is not None:
+            dims = ", ".join(su.dim_str(d) for d in value.sym.reshape(-1))
+            raise UnsupportedOpError(
+                f"{self.where}: input {i} ({self.node.input[i]!r}) holds dims of a symbolic "
+                f"shape ({dims}); they can be used as a shape (Reshape, Expand, "
+                "ConstantOfShape, Range, Slice), not as a run-time tensor; bind the dims when "
+                f"importing: from_onnx(model, shape={self._imp.bind_example()})")
         if value.expr is None:
             return self._imp.weight_var(value)
         return value.expr
@@ -137,6 +145,16 @@ class NodeContext:
             f"{self.where}: input {i} ({what or name!r}) must be known while compiling, but "
             f"{name!r} is computed at run time; make it an initializer or a Constant (for a "
             "graph input: onnx.numpy_helper.from_array(value, name) in graph.initializer)")
+
+    def dims(self, i: int, what: str = "") -> Optional[Tuple[Any, ...]]:
+        """Input i as dims (ints, or symbolic dims of a shape value), known while compiling
+        (None when absent)."""
+        if self.has(i) and self._value(i).sym is not None:
+            return tuple(self._value(i).sym.reshape(-1).tolist())
+        return self.ints(i, what)
+
+    def is_symbolic(self, i: int) -> bool:
+        return self.has(i) and self._value(i).sym is not None
 
     def is_known(self, i: int) -> bool:
         if not self.has(i):

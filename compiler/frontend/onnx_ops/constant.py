@@ -1,10 +1,13 @@
 """Values known while compiling: Constant, ConstantOfShape, Range, and Shape / Size of a tensor
-whose shape is static. Their results are constants, so the subgraphs they drive fold."""
+whose shape is static. Their results are constants, so the subgraphs they drive fold. (Shape
+and Size of a symbolic shape are shape values: symbolic.py; a ConstantOfShape of one is filled
+at run time.)"""
 from __future__ import annotations
 
 import numpy as np
 
 from ...relax import expr as X
+from ...relax import op as R
 from .common import converter
 
 
@@ -27,11 +30,13 @@ def _constant(ctx):
 
 @converter("ConstantOfShape", const_inputs=(0,))
 def _constant_of_shape(ctx):
-    shape = ctx.ints(0, "shape")
+    shape = ctx.dims(0, "shape")
     value = ctx.attr("value")
     value = np.zeros(1, "float32") if value is None else np.asarray(value).reshape(-1)
-    if any(d < 0 for d in shape):
+    if any(isinstance(d, int) and d < 0 for d in shape):
         raise ctx.error(f"shape {shape} has negative dims")
+    if not all(isinstance(d, int) for d in shape):     # symbolic dims: filled at run time
+        return R.broadcast_to(X.const(value.reshape(()), str(value.dtype)), tuple(shape))
     return X.const(np.full(shape, value[0], dtype=value.dtype), str(value.dtype))
 
 

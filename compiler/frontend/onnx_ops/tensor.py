@@ -32,14 +32,16 @@ def _flatten(ctx):
 
 @converter("Reshape", const_inputs=(1,))
 def _reshape(ctx):
-    target = ctx.ints(1, "shape") if ctx.opset >= 5 and ctx.has(1) else \
+    target = ctx.dims(1, "shape") if ctx.opset >= 5 and ctx.has(1) else \
         tuple(ctx.attr("shape", ()))
-    if int(ctx.attr("allowzero", 0)) and 0 in target:
+    if int(ctx.attr("allowzero", 0)) and any(isinstance(d, int) and d == 0 for d in target):
         raise ctx.unsupported("allowzero=1 with a 0 in the shape (zero-size tensors)")
     shape = ctx.shape(0)
     out = []
     for i, d in enumerate(target):
-        if d == 0:
+        if not isinstance(d, int):
+            out.append(d)
+        elif d == 0:
             if i >= len(shape):
                 raise ctx.error(f"shape {target}: 0 at position {i} copies an input dim, but "
                                 f"the input has {len(shape)}")
@@ -242,15 +244,18 @@ def _pad_axis(ctx, y, shape, axis, before, after, mode):
 
 @converter("Expand", const_inputs=(1,))
 def _expand(ctx):
-    target = list(ctx.ints(1, "shape"))
+    target = list(ctx.dims(1, "shape"))
     shape = list(ctx.shape(0))
     n = max(len(target), len(shape))
     target = [1] * (n - len(target)) + target
     shape = [1] * (n - len(shape)) + shape
     out = []
     for d, t in zip(shape, target):
-        if t == 1:
+        if isinstance(t, int) and t == 1:
             out.append(d)
+        elif not isinstance(t, int):
+            # a symbolic dim is the input's, or what the input's 1 broadcasts to
+            out.append(t)
         elif isinstance(d, int) and d not in (1, t):
             raise ctx.error(f"cannot expand {tuple(ctx.shape(0))} to {tuple(target)}")
         else:

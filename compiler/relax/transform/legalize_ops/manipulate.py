@@ -1,7 +1,8 @@
 """Shape manipulation: reshape and its kin (computed from the inferred output shape),
 permute_dims, concat, split, strided_slice, take, pad, resize2d, broadcast_to, *_like."""
-from .... import topi
+from .... import te, topi
 from ....ir.errors import UnsupportedOpError
+from ....tir import expr as E
 from ...struct_info import TensorStructInfo
 
 
@@ -60,6 +61,9 @@ def _resize2d(call, a):
 
 
 def _broadcast_to(call, a):
+    if not hasattr(a[0], "shape"):  # a scalar constant, inlined into the kernel
+        dtype = call.struct_info.dtype
+        return te.compute(_out_shape(call), lambda *i: E.const(a[0], dtype), name="T_full")
     return topi.broadcast_to(a[0], _out_shape(call))
 
 
