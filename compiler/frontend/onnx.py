@@ -538,7 +538,7 @@ class _Importer:
                   all(self.is_known(n) or self.values[n].sym is not None for n in names)):
             return False
         inputs = []
-        for i, n in enumerate(node.input):
+        for n in node.input:
             value = self.values.get(n) if n else None
             if value is None or node.op_type in ("Shape", "Size"):
                 inputs.append(None)
