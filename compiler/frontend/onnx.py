@@ -43,7 +43,6 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 from onnx.reference import ReferenceEvaluator
-from onnx.reference.ops import load_op
 
 from ..ir.errors import CompilerError
 from ..ir.module import IRModule
@@ -54,6 +53,15 @@ from ..relax.struct_info import TensorStructInfo
 from ..tir import expr as E
 from .errors import ModelError, UnsupportedOpError
 from .onnx_ops import CONVERTERS, NodeContext, Value, dtype_of_elem_type, symbolic
+from .onnx_support import (
+    DEFAULT_DOMAINS,
+    UnsupportedReport,
+    check_supported,
+    foldable,
+    op_key,
+    reference_gap,
+    supported,
+)
 
 MIN_OPSET = 7
 MAX_TESTED_OPSET = 21
@@ -168,140 +176,6 @@ def _changed_since(op_type: str, opset: int) -> bool:
         return old != onnx.defs.get_schema(op_type, MIN_OPSET).since_version
     except Exception:  # noqa: BLE001 - an operator unknown at that opset
         return True
-
-
-# Operators whose outputs are not a function of their inputs: never evaluated while importing.
-_RANDOM_OPS = frozenset({"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike",
-                         "RandomUniform", "RandomUniformLike"})
-_DEFAULT_DOMAINS = ("", "ai.onnx")
-_NAMES_SHOWN = 3
-
-
-def _op_key(node: onnx.NodeProto) -> str:
-    return node.op_type if node.domain in _DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
-
-
-def _supported(node: onnx.NodeProto) -> bool:
-    return node.domain in _DEFAULT_DOMAINS and node.op_type in CONVERTERS
-
-
-def _foldable(node: onnx.NodeProto) -> bool:
-    """Whether the node's outputs depend on its inputs alone (no random numbers, no subgraph
-    that could read values of the enclosing graph), so it can be evaluated while importing."""
-    if node.op_type in _RANDOM_OPS:
-        return False
-    return not any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                   for a in node.attribute)
-
-
-def _reference_gap(node: onnx.NodeProto, opset: int) -> Optional[str]:
-    """None when onnx's reference evaluator implements the node's operator, else why not."""
-    if node.domain not in _DEFAULT_DOMAINS + ("ai.onnx.ml",):
-        return f"onnx's reference evaluator has no operators of domain {node.domain!r}"
-    if node.domain == "ai.onnx.ml":
-        return None
-    if node.op_type == "Dropout":   # reached only in training mode, which is random
-        return "Dropout in training mode is random"
-    try:
-        load_op("", node.op_type, opset)
-    except Exception:  # noqa: BLE001 - an operator the onnx package does not know
-        return f"onnx {onnx.__version__} has no reference implementation of it at opset {opset}"
-    return None
-
-
-class UnsupportedReport:
-    """The nodes the importer cannot handle, by operator: `runtime` (on the run-time path, no
-    converter) and `constant` (they only compute constants, but nothing can evaluate them),
-    each {operator: [node names]}; `reasons` says why for the constant ones."""
-
-    def __init__(self) -> None:
-        self.runtime: Dict[str, List[str]] = {}
-        self.constant: Dict[str, List[str]] = {}
-        self.reasons: Dict[str, str] = {}
-
-    def __bool__(self) -> bool:
-        return bool(self.runtime or self.constant)
-
-    def error(self) -> UnsupportedOpError:
-        ops = sorted(set(self.runtime) | set(self.constant))
-        nodes = sum(len(v) for v in self.runtime.values()) + \
-            sum(len(v) for v in self.constant.values())
-        lines = [f"the model uses {len(ops)} operator{_s(len(ops))} the ONNX frontend cannot "
-                 f"handle ({nodes} node{_s(nodes)}):"]
-        if self.runtime:
-            lines.append("on the run-time path (computed from the model's inputs, so each "
-                         "needs a converter):")
-            lines += _op_lines(self.runtime, {})
-        if self.constant:
-            lines.append("only computing constants, but they cannot be evaluated while "
-                         "importing:")
-            lines += _op_lines(self.constant, self.reasons)
-        lines.append("what to do: export the model without these operators (another opset, or "
-                     "their decomposition into supported ones), or make the values they compute "
-                     "constants (initializers); compiler.frontend.onnx_ops.CONVERTERS lists the "
-                     "supported operators")
-        return UnsupportedOpError("\n".join(lines))
-
-
-def _s(n: int) -> str:
-    return "" if n == 1 else "s"
-
-
-def _op_lines(ops: Dict[str, List[str]], reasons: Dict[str, str]) -> List[str]:
-    width = max(len(op) for op in ops)
-    out = []
-    for op, names in sorted(ops.items()):
-        shown = ", ".join(repr(n) for n in names[:_NAMES_SHOWN])
-        if len(names) > _NAMES_SHOWN:
-            shown += f", ... ({len(names) - _NAMES_SHOWN} more)"
-        why = f" ({reasons[op]})" if op in reasons else ""
-        out.append(f"  {op:<{width}}  {len(names)} node{_s(len(names))}: {shown}{why}")
-    return out
-
-
-def classify_unsupported(graph: onnx.GraphProto, opset: int) -> UnsupportedReport:
-    """The nodes the importer cannot handle. A value counts as known while importing when it
-    is an initializer, the output of Shape or Size (their input's shape is assumed static) or
-    of a node that only reads known values and can be evaluated; nodes of unsupported
-    operators that only read known values are evaluated by onnx's reference evaluator."""
-    report = UnsupportedReport()
-    known = {t.name for t in graph.initializer}
-    for i, node in enumerate(graph.node):
-        folds = _foldable(node) and all(n in known for n in node.input if n)
-        supported = _supported(node)
-        if folds or (supported and node.op_type in ("Shape", "Size")):
-            known.update(o for o in node.output if o)
-        if supported:
-            continue
-        key, name = _op_key(node), node.name or f"#{i} (unnamed)"
-        if not folds:
-            report.runtime.setdefault(key, []).append(name)
-            continue
-        why = _reference_gap(node, opset)
-        if why is not None:
-            report.constant.setdefault(key, []).append(name)
-            report.reasons[key] = why
-    return report
-
-
-def unsupported_ops(graph: onnx.GraphProto, opset: Optional[int] = None) -> Dict[str, List[str]]:
-    """{op description: [node names]} of the operators the importer cannot handle (those it
-    evaluates while importing are not listed)."""
-    opset = onnx.defs.onnx_opset_version() if opset is None else opset
-    report = classify_unsupported(graph, opset)
-    out = {k: list(v) for k, v in report.runtime.items()}
-    for k, v in report.constant.items():
-        out.setdefault(k, []).extend(v)
-    return out
-
-
-def check_supported(graph: onnx.GraphProto, opset: Optional[int] = None) -> None:
-    """UnsupportedOpError (listing every operator the importer cannot handle) unless it can
-    handle every node."""
-    report = classify_unsupported(graph, onnx.defs.onnx_opset_version() if opset is None
-                                  else opset)
-    if report:
-        raise report.error()
 
 
 def required_constants(model: ModelLike) -> List[str]:
@@ -449,12 +323,12 @@ class _Importer:
             ctx = NodeContext(self, node, index)
             if self.fold_symbolic(ctx):
                 continue
-            if _foldable(node) and all(self.is_known(n) for n in node.input if n):
+            if foldable(node) and all(self.is_known(n) for n in node.input if n):
                 self.fold(ctx)
                 continue
-            if not _supported(node):
+            if not supported(node):
                 report = UnsupportedReport()
-                report.runtime[_op_key(node)] = [ctx.name]
+                report.runtime[op_key(node)] = [ctx.name]
                 raise report.error()
             self.bind(ctx, self.run_converter(ctx))
 
@@ -497,7 +371,7 @@ class _Importer:
         from_weights = any(self.values[n].weight for n in node.input if n)
         first_error: Optional[CompilerError] = None
         results = None
-        if _supported(node):
+        if supported(node):
             self.folding = True
             try:
                 outs = self.run_converter(ctx)
@@ -526,7 +400,7 @@ class _Importer:
         one: Shape / Size of a tensor whose shape is symbolic, or a node reading such values
         and otherwise only values known now. True when it did."""
         node = ctx.node
-        if node.domain not in _DEFAULT_DOMAINS:
+        if node.domain not in DEFAULT_DOMAINS:
             return False
         names = [n for n in node.input if n]
         if node.op_type in ("Shape", "Size"):
@@ -566,7 +440,7 @@ class _Importer:
     def _reference(self, ctx: NodeContext, first_error: Optional[CompilerError]) -> list:
         """The node's outputs computed by onnx's reference evaluator on a one-node model."""
         node = ctx.node
-        gap = _reference_gap(node, self.opset)
+        gap = reference_gap(node, self.opset)
         try:
             if gap is not None:
                 raise NotImplementedError(gap)

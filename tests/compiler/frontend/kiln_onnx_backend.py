@@ -156,7 +156,7 @@ class KilnBackend(Backend):
 
     @classmethod
     def is_compatible(cls, model, device="CPU", **kwargs):
-        from compiler.frontend.onnx import unsupported_ops
+        from compiler.frontend.onnx_support import unsupported_ops
         return not unsupported_ops(model.graph)
 
     @classmethod

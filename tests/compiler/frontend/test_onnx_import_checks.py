@@ -14,7 +14,7 @@ from onnx_cases import check, interpret, rand
 
 from compiler.cli import main
 from compiler.frontend import ModelError, UnsupportedOpError, from_onnx
-from compiler.frontend.onnx import unsupported_ops
+from compiler.frontend.onnx_support import unsupported_ops
 from compiler.relax import expr as X
 
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
