@@ -133,12 +133,13 @@ test-tsan: $(addprefix build/tests_tsan/,$(TSAN_TESTS)) $(FIXTURES)
 # library blobs, device-module payloads (OpenCL/CUDA code and kernel tables), the ELF
 # checks made before dlopen (seeded with the fixture .so files), VM executables (loaded), and
 # VM bytecode that validates, run (vm_run, seeded with the vm seeds; its build stops a call
-# after MR_VM_MAX_STEPS instructions, so that loops in the bytecode end).
+# after MR_VM_MAX_STEPS instructions, so that loops in the bytecode end, and refuses one
+# allocation over MR_MAX_ALLOC_BYTES, so that a huge tensor is a clean error, not an OOM).
 # With clang: libFuzzer (coverage-guided) + ASan/UBSan; without it, tests/c/fuzz/driver.c
 # (random mutations of the seeds) with the C compiler's ASan/UBSan.
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := params blob elf graph vm vm_run devmod
-FUZZ_DEFS := -DMR_VM_MAX_STEPS=10000
+FUZZ_DEFS := -DMR_VM_MAX_STEPS=10000 -DMR_MAX_ALLOC_BYTES=67108864
 # clang counts only if it links libFuzzer (Debian: packages clang and libclang-rt-dev).
 ifneq ($(filter fuzz,$(MAKECMDGOALS)),)
 FUZZ_CLANG := $(shell mkdir -p build && printf 'int LLVMFuzzerTestOneInput(void){return 0;}' \

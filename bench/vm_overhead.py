@@ -1,17 +1,19 @@
 """The Relax VM from Python: per-call overhead of a trivial VM function, and model latency on
 the VM beside the graph executor, with Apache TVM's VM in the same run when it is installed.
 
-Kiln builds three programs with `compiler.relax.build` and exports them: `ident` (main(x)
+Kiln builds four programs with `compiler.relax.build` and exports them: `ident` (main(x)
 returns x after the entry checks: 3 instructions, no kernel), an MLP with a symbolic batch
-(784-128-10; run at n = 1 and 64) and a small CNN (conv + bn + relu + pool + dense, static
-shapes). Figures, each the median over 7 repeats of the mean time per call:
+(784-128-10; run at n = 1 and 64), a small CNN (conv + bn + relu + pool + dense, static
+shapes) and ResNet-18 at 224x224, batch 1 (bench/models.py's ONNX model through the frontend;
+static shapes: the VM gets the graph executor's kernels, so vm/graph is the VM's own cost).
+Figures, each the median over 7 repeats of the mean time per call:
 - Kiln's VM (microruntime.relax_vm, when the runtime has it): ident, MLP, CNN;
 - Kiln's graph executor (relay.build of the same models with static shapes): MLP, CNN;
 - TVM 0.27's relax.VirtualMachine (subprocess) running the SAME exported Kiln libraries.
 The last column is Kiln's VM time over the graph executor's (the cost of the symbolic batch and
 the VM); the header names the thread count (TVM_NUM_THREADS, all cores when unset).
 
-    python bench/vm_overhead.py [--tvm-python PATH] [--calls N]
+    python bench/vm_overhead.py [--tvm-python PATH] [--calls N] [--no-resnet18]
 """
 import argparse
 import json
@@ -66,7 +68,21 @@ def per_call_us(f, args, calls):
     return statistics.median(reps)
 
 
-def build_programs(workdir):
+def resnet18():
+    """(mod, params, input shape) of bench/models.py's ResNet-18 (ONNX, random weights)."""
+    import importlib.util
+
+    from compiler.frontend import from_onnx
+
+    spec = importlib.util.spec_from_file_location("bench_models", os.path.join(HERE, "models.py"))
+    bench_models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_models)
+    m = bench_models.resnet18()
+    mod, params = from_onnx(m.model, shape=m.input_shapes)
+    return mod, params, m.input_shapes["x"]
+
+
+def build_programs(workdir, with_resnet18=True):
     from compiler import relax
     from compiler.relax import script as R
     from compiler.relax.testing import models, vm_models
@@ -83,11 +99,14 @@ def build_programs(workdir):
     cnn = models.conv_bn_relu_pool_dense()
     progs["cnn"] = (relax.build(cnn.mod, "llvm", params=cnn.params),
                     [cnn.input_shapes[k] for k in cnn.input_names])
+    resnet = resnet18() if with_resnet18 else None
+    if resnet is not None:
+        progs["resnet18"] = (relax.build(resnet[0], "llvm", params=resnet[1]), [resnet[2]])
     paths = {}
     for name, (ex, _) in progs.items():
         paths[name] = os.path.join(workdir, f"{name}.so")
         ex.export_library(paths[name])
-    return progs, paths, mlp, cnn
+    return progs, paths, mlp, cnn, resnet
 
 
 def graph_latency(mod, params, shapes, calls):
@@ -106,14 +125,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tvm-python", default=None)
     ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--no-resnet18", action="store_true", help="leave ResNet-18 out (faster)")
     args = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="kiln_vm_bench_")
-    progs, paths, mlp, cnn = build_programs(workdir)
+    progs, paths, mlp, cnn, resnet = build_programs(workdir, not args.no_resnet18)
     cnn_shapes = [cnn.input_shapes[k] for k in cnn.input_names]
     cases = {"ident": (paths["ident"], [(4,)], args.calls),
              "mlp_n1": (paths["mlp"], [(1, 784)], max(args.calls // 10, 10)),
              "mlp_n64": (paths["mlp"], [(64, 784)], max(args.calls // 100, 5)),
              "cnn": (paths["cnn"], cnn_shapes, max(args.calls // 20, 10))}
+    if resnet is not None:
+        cases["resnet18"] = (paths["resnet18"], [resnet[2]], max(args.calls // 200, 5))
     rows = {}
     try:
         import microruntime
@@ -134,6 +156,9 @@ def main():
             static, mlp.params, {"x": (n, 784)}, cases[name][2])
     rows.setdefault("cnn", {})["kiln_graph"] = graph_latency(
         cnn.mod, cnn.params, dict(cnn.input_shapes), cases["cnn"][2])
+    if resnet is not None:
+        rows.setdefault("resnet18", {})["kiln_graph"] = graph_latency(
+            resnet[0], resnet[1], {"x": resnet[2]}, cases["resnet18"][2])
     del models
     tvm_python = find_tvm_python(args.tvm_python)
     if tvm_python:

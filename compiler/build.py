@@ -180,11 +180,6 @@ def _as_target_modules(inputs, args, target, name, binds) -> Dict[Target, IRModu
     return {tgt: _as_module(inputs, args, name, binds)}
 
 
-def _with_target(mod: IRModule, target: Target) -> IRModule:
-    return mod.with_functions({g: f.with_attr("target", target) if isinstance(f, PrimFunc)
-                               else f for g, f in mod.items()})
-
-
 def _host_target(target: Target, target_host) -> Target:
     """`target` ready to build: a device target gets its host (`target_host`, else its own
     `host`, else the default CPU target); a CPU target is its own host."""

@@ -10,10 +10,11 @@
   (0: on the IR as scheduled, before buffer flattening; 1: after flattening and simplification;
   2: after vectorize, unroll and storage rewrite; 3 or more: at the end). A pass is a function
   IRModule -> IRModule, an object with `__call__`, or a `prim_func_pass` / `module_pass`.
-- `disabled_pass`: TVM pass names; compiler/tir/pipeline.py maps them to Kiln's passes
-  (`TVM_PASS_NAMES`) and leaves those out; "winograd_conv2d" leaves out relay.build's Winograd
-  convolutions (compiler/relax/transform/winograd_conv2d.py). Names of passes Kiln does not
-  have (Relay's "AlterOpLayout", ...) are accepted and change nothing, as in TVM.
+- `disabled_pass`: TVM pass names; the graph pipeline (compiler/relax/pipeline.py) and the
+  loop pipeline (compiler/tir/pipeline.py) map them to Kiln's passes (`TVM_PASS_NAMES` in
+  each) and leave those out ("FuseOps": one kernel per operator; "winograd_conv2d": no
+  Winograd convolutions). Names of passes Kiln does not have are accepted and change
+  nothing, as in TVM.
 - `opt_level` (default 2) and `required_pass`: a user pass runs when it is not disabled and
   either its name is required or its opt_level is at most the context's. Kiln's own lowering
   passes are not gated by opt_level: TVM registers its TIR lowering passes at opt_level 0.
@@ -25,14 +26,16 @@
 """
 from __future__ import annotations
 
+import os
+import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .instrument import call_hook, check_instrument
 from .ir.errors import CompilerError
 from .ir.module import IRModule
-from .tir.function import PrimFunc
 
 
 class PassContextError(CompilerError):
@@ -235,24 +238,9 @@ class ModulePass:
         return out
 
 
-class PrimFuncPass(ModulePass):
-    """`fn(func, mod, ctx) -> func` applied to every PrimFunc of a module (None drops it)."""
-
-    def apply(self, mod: IRModule) -> IRModule:
-        ctx = PassContext.current()
-        out, changed = {}, False
-        for name, func in mod.items():
-            new = self.fn(func, mod, ctx) if isinstance(func, PrimFunc) else func
-            if new is not None and not isinstance(new, PrimFunc):
-                raise PassContextError(f"prim_func_pass {self.info.name!r} returned "
-                                       f"{type(new).__name__} for '{name}', not a PrimFunc")
-            changed |= new is not func
-            if new is not None:
-                out[name] = new
-        return mod.with_functions(out) if changed else mod
-
-
-def _make_pass(kind, method: str, pass_func, opt_level, name, required):
+def make_pass(kind, method: str, pass_func, opt_level, name, required):
+    """A pass of class `kind` (ModulePass or a subclass) from `pass_func` (a function, or a class
+    whose instances' `method` is the pass), as the pass decorators make it."""
     if isinstance(opt_level, bool) or not isinstance(opt_level, int):
         raise PassContextError(f"{kind.__name__} needs opt_level as an int, got {opt_level!r}")
 
@@ -276,11 +264,57 @@ def module_pass(pass_func=None, opt_level: Optional[int] = None, name: Optional[
                 required: Optional[Sequence[str]] = None):
     """A pass `pass_func(mod, ctx) -> mod`, as `tvm.transform.module_pass` (also a decorator,
     with or without arguments; on a class, its `transform_module` method)."""
-    return _make_pass(ModulePass, "transform_module", pass_func, opt_level, name, required)
+    return make_pass(ModulePass, "transform_module", pass_func, opt_level, name, required)
 
 
-def prim_func_pass(pass_func=None, opt_level: Optional[int] = None, name: Optional[str] = None,
-                   required: Optional[Sequence[str]] = None):
-    """A pass `pass_func(func, mod, ctx) -> func` run on every PrimFunc, as
-    `tvm.tir.transform.prim_func_pass` (a decorator too; on a class, `transform_function`)."""
-    return _make_pass(PrimFuncPass, "transform_function", pass_func, opt_level, name, required)
+# ---- the pass runner shared by the graph pipeline (relax/pipeline.py) and tir's ------------
+PassNames = Tuple[Tuple[str, ...], bool]
+
+
+def enabled_passes(passes: Sequence[Callable], names_of: Callable[[Callable], PassNames]
+                   ) -> List[Callable]:
+    """`passes` less those the current context disables. `names_of(p)` gives the TVM names of
+    pass `p` (as `disabled_pass` lists them) and whether Kiln can leave it out; disabling one
+    it cannot leave out is an error naming the pass."""
+    ctx = PassContext.current()
+    out = []
+    for p in passes:
+        names, optional = names_of(p)
+        disabled = [n for n in names if n in ctx.disabled_pass]
+        if not disabled:
+            out.append(p)
+        elif not optional:
+            raise PassContextError(
+                f"PassContext disables {disabled[0]!r}, but Kiln cannot compile without its "
+                f"pass {pass_name(p)} (what follows it needs its result); remove it from "
+                "disabled_pass")
+    return out
+
+
+def run_pass_list(mod: IRModule, passes: Sequence[Callable],
+                  verify: Optional[Callable[[IRModule], None]] = None) -> IRModule:
+    """Runs `passes` in order, each with the context's instruments around it.
+    COMPILER_DUMP_IR=1 prints the IR after each pass ("unchanged" when a pass returned its
+    input), COMPILER_TIME_PASSES=1 prints each pass's time. `verify` (a checker raising on a
+    broken module) runs after every pass with COMPILER_VERIFY=1, never with COMPILER_VERIFY=0,
+    else once on the result."""
+    dump = os.environ.get("COMPILER_DUMP_IR") == "1"
+    timing = os.environ.get("COMPILER_TIME_PASSES") == "1"
+    mode = os.environ.get("COMPILER_VERIFY")
+    each = verify if mode == "1" else None
+    for p in passes:
+        name = pass_name(p)
+        start = time.perf_counter()
+        new = p(mod) if isinstance(p, ModulePass) else run_instrumented(p, mod, p)
+        elapsed = time.perf_counter() - start
+        if timing:
+            print(f"[pass] {name}: {elapsed * 1e3:.2f} ms", file=sys.stderr)
+        if dump:
+            print(f"unchanged {name}" if new is mod else f"after {name}:\n{new}",
+                  file=sys.stderr)
+        if each is not None:
+            each(new)
+        mod = new
+    if verify is not None and mode not in ("0", "1") and passes:
+        verify(mod)
+    return mod

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from ..tir import expr as E
+from ..tir.const_fold import trunc_div
 from ..tir.functor import collect_vars
-from .const_fold import _trunc_div
 
 End = Union[int, E.PrimExpr, None]
 
@@ -128,7 +128,7 @@ def _div(a: End, k: int, dtype, floor: bool) -> End:
     if a is None:
         return None
     if isinstance(a, int):
-        return a // k if floor else _trunc_div(a, k)
+        return a // k if floor else trunc_div(a, k)
     return _build(E.FloorDiv if floor else E.Div, a, k, dtype)
 
 

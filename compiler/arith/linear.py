@@ -12,7 +12,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from ..ir.dtype import DType
 from ..tir import expr as E
-from .const_fold import const_of
+from ..tir.const_fold import const_of
 from .keys import KeyCache, order_key
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Dict, List, Optional
 
 from ..tir import expr as E
+from ..tir.const_fold import fold
 from ..tir.functor import collect_vars, substitute
-from .const_fold import fold
 from .linear import Linear, canonical, from_linear, is_linear_dtype, to_linear
 from .pattern import PAny, PConst, PVar, Rule, pdiv, peq, pmax, pmin, pmod, pne, pselect
 

@@ -5,16 +5,17 @@
 
 Outside any context, and for a kernel whose anchor (op + shapes + dtype + target) is not in
 the context, the operator library's default schedule is used. Inside `apply_history_best`, a
-kernel whose anchor has a successful record gets the fastest record's config: legalize asks
-`tuned_schedule(anchor, target)` for a schedule before taking its default.
+kernel whose anchor has a successful record gets the fastest record's config. An entered
+context occupies the kernel strategy's tuning seat (compiler/relax/strategy.py), which asks it
+`tuned_schedule(anchor, target)` before taking the library's default.
 """
 from __future__ import annotations
 
 import json
 import os
-import threading
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
+from ..relax.strategy import TuningSeat
 from ..target import Target
 from .record import Record, best_records, load_records
 from .task import Task, target_key
@@ -23,33 +24,41 @@ from .templates import fused_schedule, workload_of
 
 class DispatchContext:
     """A context that answers `query(target, workload) -> (task, config) | None`; entered
-    with `with`, innermost first. `applied` lists the task keys it answered."""
-
-    _local = threading.local()
+    with `with`, innermost first (it occupies the tuning seat meanwhile). `applied` lists the
+    task keys it answered."""
 
     def __init__(self):
         self.applied: List[str] = []
 
     @classmethod
-    def _stack(cls) -> list:
-        if not hasattr(cls._local, "stack"):
-            cls._local.stack = []
-        return cls._local.stack
-
-    @classmethod
     def current(cls) -> Optional["DispatchContext"]:
-        stack = cls._stack()
-        return stack[-1] if stack else None
+        seat = TuningSeat.current()
+        return seat if isinstance(seat, DispatchContext) else None
 
     def query(self, target, workload) -> Optional[Tuple[Task, object]]:
         return None
 
+    def tuned_schedule(self, anchor, target=None) -> Optional[Callable]:
+        """The schedule function (outs -> Schedule) of a fused kernel whose anchor operator
+        call is `anchor`, when this context has a config for it; else None. Only CPU targets
+        have templates."""
+        if target is not None and not Target(target).kind.is_host:
+            return None
+        workload = workload_of(anchor)
+        if workload is None:
+            return None
+        found = self.query(target, workload)
+        if found is None:
+            return None
+        task, cfg = found
+        return lambda outs: fused_schedule(task, cfg, outs)
+
     def __enter__(self):
-        self._stack().append(self)
+        TuningSeat.occupy(self)
         return self
 
     def __exit__(self, *exc):
-        self._stack().remove(self)
+        TuningSeat.vacate(self)
         return False
 
 
@@ -116,22 +125,10 @@ def apply_history_best(log) -> ApplyHistoryBest:
 
 
 def tuned_schedule(anchor, target=None) -> Optional[Callable]:
-    """The schedule function (outs -> Schedule) of a fused kernel whose anchor operator call
-    is `anchor`, when the current context has a config for it; else None (legalize then
-    uses the library's default). Only CPU targets have templates."""
+    """The current context's tuned schedule for `anchor` (DispatchContext.tuned_schedule), or
+    None outside any context."""
     ctx = DispatchContext.current()
-    if ctx is None:
-        return None
-    if target is not None and not Target(target).kind.is_host:
-        return None
-    workload = workload_of(anchor)
-    if workload is None:
-        return None
-    found = ctx.query(target, workload)
-    if found is None:
-        return None
-    task, cfg = found
-    return lambda outs: fused_schedule(task, cfg, outs)
+    return None if ctx is None else ctx.tuned_schedule(anchor, target)
 
 
 __all__ = ["ApplyConfig", "ApplyHistoryBest", "DispatchContext", "apply_history_best",

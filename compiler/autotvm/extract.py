@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Dict, List, Mapping, Optional
 
 from ..relax import expr as X
-from ..relax.transform.legalize import _anchor
-from ..relay.build_module import _as_module, optimize
+from ..relax.strategy import anchor_of
+from ..relay.build_module import optimize
 from ..target import Target
 from .task import Task, create
 from .templates import workload_of
@@ -34,7 +34,7 @@ def extract_from_program(mod, params: Optional[Mapping] = None, target="llvm") -
 
 def task_counts(mod, params: Optional[Mapping] = None, target="llvm") -> Dict[Task, int]:
     """{task: number of fused kernels (distinct primitive functions) with that anchor}."""
-    fused = optimize(_as_module(mod), params, Target(target) if target is not None else None)
+    fused = optimize(mod, params, Target(target) if target is not None else None)
     counts: Dict[Task, int] = {}
     for _, func in fused.items():
         if not (isinstance(func, X.Function) and func.attrs.get("Primitive")):
@@ -42,7 +42,7 @@ def task_counts(mod, params: Optional[Mapping] = None, target="llvm") -> Dict[Ta
         calls = _operator_calls(func)
         if not calls:
             continue
-        workload = workload_of(_anchor(calls))
+        workload = workload_of(anchor_of(calls))
         if workload is None:
             continue
         task = create(workload[0], workload[1:], target)

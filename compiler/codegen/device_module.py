@@ -9,7 +9,7 @@ metal.py) prints every kernel; the frame comes from codegen_templates/<dialect>/
 compiled to PTX with nvcc (compiler/contrib/nvcc.py) when nvcc is there; without it the module
 keeps the CUDA source (fmt "cu"), which exports but no runtime can load.
 
-A DeviceModule is a SerializedModule (compiler/runtime_module.py): kind "cuda" | "opencl" |
+A DeviceModule is a SerializedModule (serialized_module.py): kind "cuda" | "opencl" |
 "metal" and the payload of TVM's SaveToBytes (GPU contract §1):
 `str fmt; u64 nfuncs; nfuncs x {str key; str name; vec<DLDataType> arg_types;
 vec<str> launch_param_tags; vec<i32> arg_extra_tags}; str code`. It loads into the runtime
@@ -25,11 +25,11 @@ from typing import List, Optional, Sequence, Tuple
 from ..contrib import nvcc
 from ..ir.dtype import DType
 from ..ir.errors import BuildError, TargetError
-from ..runtime_module import SerializedModule
 from .c_family.cuda import CUDAPrinter
 from .c_family.device import GPUPrinter, typed_helpers
 from .c_family.metal import MetalPrinter
 from .c_family.opencl import OpenCLPrinter
+from .serialized_module import SerializedModule
 from .templates import render
 
 # target kind -> (module kind, printer, template, source format)

@@ -71,7 +71,7 @@ class Expr(Node):
 
     # ---- Python operators build elementwise calls -------------------------------------------
     def _binary(self, name: str, other: Any, reverse: bool = False) -> "Call":
-        other = _lift_operand(other, self)
+        other = lift_operand(other, self)
         a, b = (other, self) if reverse else (self, other)
         return Call(Op.get(name), (a, b))
 
@@ -117,7 +117,7 @@ class Expr(Node):
     __hash__ = Node.__hash__
 
 
-def _lift_operand(value: Any, like: Expr) -> Expr:
+def lift_operand(value: Any, like: Expr) -> Expr:
     """A Python number as a scalar constant of `like`'s dtype (float32 when unknown)."""
     if isinstance(value, Expr):
         return value

@@ -10,40 +10,32 @@ Relax VM executable plus its kernel library.
     vm = VirtualMachine(ex, microruntime.opencl())   # devices [opencl, cpu]: storage and
                                                      # weights on the GPU, shapes on the host
 
-The pipeline for the VM is this flat list; each pass is one file in compiler/relax/transform.
+The VM's passes are the graph pipeline's (compiler/relax/pipeline.py, shared with relay.build),
+then the VM back end's (compiler/relax/backend/vm: device copies, storage, shapes, bytecode).
 The exported library is laid out as TVM's: its `__tvm_ffi__library_bin` holds the executable
 (kind "relax.VMExecutable") as the root of the import tree, importing the kernels of the library
 itself ("_lib"). A GPU target ("opencl", "cuda"; with its host as `Target("opencl",
 host="llvm")`, `target_host=` or a dict {"opencl": ..., "llvm": ...}, as relay.build takes
 it) builds the kernels for the device and, on the host, the shape functions and the kernels with
-nothing to spread over GPU threads (legalize_vm_gpu.py, device_copies_vm.py).
+nothing to spread over GPU threads (transform/legalize_gpu.py, backend/vm/device_copies.py).
 """
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, Callable, List, Mapping, Optional, Sequence
 
-from ..build import build as build_kernels
 from ..build_jobs import collector_paced_for_builds
 from ..export import export_library as _export_library
 from ..ir.errors import IRError, TargetError
 from ..ir.module import IRModule
-from ..relay.build_module import split_targets
 from ..runtime_module import RuntimeModule, SerializedModule
-from ..target import Target
+from ..target import Target, split_targets
 from ..tir.function import PrimFunc
 from . import expr as X
-from .backend.vm_codegen import codegen
-from .transform import bind_params, eliminate_dead_code, fold_batch_norm, fold_constant
-from .transform.convert_layout_nchwc import convert_layout_nchwc
-from .transform.device_copies_vm import device_copies_vm
-from .transform.lambda_lift import lambda_lift
-from .transform.legalize import HOST_FALLBACK
-from .transform.legalize_vm import legalize_vm
-from .transform.lower_shapes_vm import HOST_FUNC, lower_shapes_vm
-from .transform.plan_memory_vm import plan_memory_vm
-from .transform.transpose_dense_weight import transpose_dense_weight
-from .transform.winograd_conv2d import winograd_conv2d
+from . import pipeline as graph_pipeline
+from .backend.kernel_library import compile_kernels
+from .backend.vm import vm_passes
+from .backend.vm.codegen import codegen
+from .transform.bind_params import bind_params
 from .vm_format import VMExecutableBytes
 
 KIND = "relax.VMExecutable"
@@ -52,21 +44,9 @@ Pass = Callable[[IRModule], IRModule]
 
 
 def default_pipeline(target=None) -> List[Pass]:
-    """The VM's graph-level passes after weights are bound, in order, for the kernels'
-    `target` (None: a CPU)."""
-    return [
-        lambda_lift,          # local functions -> module functions, closures
-        fold_constant,        # constant subgraphs computed now
-        fold_batch_norm,      # batch norms into scale/shift, then into weights
-        eliminate_dead_code,  # what folding left unused
-        partial(convert_layout_nchwc, target=target),  # CPU: conv regions in NCHW[x]c
-        partial(winograd_conv2d, target=target),  # CPU: 3x3 stride-1 convs by Winograd
-        transpose_dense_weight,  # dense with a constant weight -> matmul by W.T (contiguous N)
-        partial(legalize_vm, target=target),       # operators fused into kernels, R.call_tir
-        partial(device_copies_vm, target=target),  # GPU: host kernels' values copied across
-        plan_memory_vm,       # storage + alloc_tensor + kernel calls, reuse, kills
-        lower_shapes_vm,      # entry checks, shape heap, make_shape, shape functions
-    ]
+    """The VM's passes after weights are bound, in order, for the kernels' `target` (None: a
+    CPU): the graph pipeline, then the VM back end's."""
+    return graph_pipeline.graph_passes(target) + vm_passes(target)
 
 
 def lower_for_vm(mod, params: Optional[Mapping[str, Any]] = None,
@@ -77,9 +57,8 @@ def lower_for_vm(mod, params: Optional[Mapping[str, Any]] = None,
     mod = _as_module(mod)
     if params:
         mod = bind_params(mod, params)
-    for p in (default_pipeline(device) if pipeline is None else pipeline):
-        mod = p(mod)
-    return mod
+    passes = default_pipeline(device) if pipeline is None else list(pipeline)
+    return graph_pipeline.run(mod, passes)
 
 
 class Executable:
@@ -162,19 +141,7 @@ def build(mod, target="llvm", params: Optional[Mapping[str, Any]] = None,
 def _build(mod, params, pipeline, device: Target, host) -> Executable:
     lowered = lower_for_vm(mod, params, pipeline)
     funcs = {k: f for k, f in lowered.items() if isinstance(f, PrimFunc)}
-    exe = codegen(lowered)
-    if device.kind.is_host:
-        lib = build_kernels(IRModule(funcs), target=device, target_host=host)
-        return Executable(exe, lib, lowered)
-    host = Target(host) if host is not None else device.host or Target("llvm")
-    on_host = {k: f for k, f in funcs.items()
-               if f.attrs.get(HOST_FALLBACK) or f.attrs.get(HOST_FUNC)}
-    on_device = {k: f for k, f in funcs.items() if k not in on_host}
-    parts = {device: IRModule(on_device)}
-    if on_host:
-        parts[host] = IRModule(on_host)
-    lib = build_kernels(parts, target_host=host)
-    return Executable(exe, lib, lowered)
+    return Executable(codegen(lowered), compile_kernels(funcs, device, host), lowered)
 
 
 def _as_module(mod) -> IRModule:

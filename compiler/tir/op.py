@@ -5,11 +5,11 @@ The division functions take expressions or Python numbers; when both operands ar
 the result is folded to a constant, as TVM folds them."""
 from __future__ import annotations
 
-from ..arith.const_fold import fold
 from ..ir.dtype import as_dtype, int32
 from ..ir.errors import IRError
 from . import expr as E
 from .buffer import Buffer
+from .const_fold import fold
 from .intrinsics import INTRINSICS
 
 

@@ -17,13 +17,10 @@ instruments (compiler/instrument.py) run around every pass.
 """
 from __future__ import annotations
 
-import os
-import sys
-import time
 from typing import Callable, Dict, List, Sequence, Tuple
 
 from ..ir.module import IRModule
-from ..transform import ModulePass, PassContext, PassContextError, pass_name, run_instrumented
+from ..transform import PassContext, enabled_passes, run_pass_list
 from . import verifier
 from .transform.annotate_entry import annotate_entry
 from .transform.inject_double_buffer import inject_double_buffer
@@ -125,41 +122,12 @@ def _vectorize_pass(ctx: PassContext) -> Pass:
 
 def _enabled(ctx: PassContext, passes: List[Pass]) -> List[Pass]:
     """`passes` less those the context disables (by their TVM names)."""
-    out = []
-    for p in passes:
-        names, optional = TVM_PASS_NAMES.get(p, ((), True))
-        disabled = [n for n in names if n in ctx.disabled_pass]
-        if p is storage_rewrite and ctx.get("tir.disable_storage_rewrite", False):
-            disabled.append("tir.disable_storage_rewrite")
-        if not disabled:
-            out.append(p)
-        elif not optional:
-            raise PassContextError(
-                f"PassContext disables {disabled[0]!r}, but Kiln cannot lower without its pass "
-                f"{p.__name__} (the code generators need its result); remove it from "
-                "disabled_pass")
-    return out
+    if ctx.get("tir.disable_storage_rewrite", False):
+        passes = [p for p in passes if p is not storage_rewrite]
+    return enabled_passes(passes, lambda p: TVM_PASS_NAMES.get(p, ((), True)))
 
 
 def run_passes(mod: IRModule, passes: Sequence[Pass]) -> IRModule:
-    """Run `passes` in order through the one runner (dump, time, verify)."""
-    dump = os.environ.get("COMPILER_DUMP_IR") == "1"
-    timing = os.environ.get("COMPILER_TIME_PASSES") == "1"
-    mode = os.environ.get("COMPILER_VERIFY")
-    verify = verifier.verify if mode == "1" else None
-    for p in passes:
-        name = pass_name(p)
-        start = time.perf_counter()
-        new = p(mod) if isinstance(p, ModulePass) else run_instrumented(p, mod, p)
-        elapsed = time.perf_counter() - start
-        if timing:
-            print(f"[pass] {name}: {elapsed * 1e3:.2f} ms", file=sys.stderr)
-        if dump:
-            print(f"unchanged {name}" if new is mod else f"after {name}:\n{new}",
-                  file=sys.stderr)
-        if verify is not None:
-            verify(new)
-        mod = new
-    if mode not in ("0", "1") and passes:
-        verifier.verify(mod)
-    return mod
+    """Run `passes` in order through the one runner (compiler.transform.run_pass_list: dump,
+    time, instruments), the tir verifier checking the result."""
+    return run_pass_list(mod, passes, verifier.verify)

@@ -19,7 +19,7 @@ def _same(a, b) -> bool:
     return a is b or (isinstance(a, E.Var) and a is b)
 
 
-def _is_one(e) -> bool:
+def is_one(e) -> bool:
     return isinstance(simplify(e), E.IntImm) and int(simplify(e).value) == 1
 
 
@@ -31,9 +31,9 @@ def broadcast_shape(a_shape, b_shape, what: str = "broadcast") -> tuple:
     for k in range(n):
         da = a_shape[k - n + na] if k - n + na >= 0 else None
         db = b_shape[k - n + nb] if k - n + nb >= 0 else None
-        if da is None or (db is not None and _is_one(da)):
+        if da is None or (db is not None and is_one(da)):
             out.append(db)
-        elif db is None or _is_one(db) or _same(da, db):
+        elif db is None or is_one(db) or _same(da, db):
             out.append(da)
         else:
             raise IRError(f"{what}: shapes {[str(s) for s in a_shape]} and "
@@ -45,7 +45,7 @@ def broadcast_shape(a_shape, b_shape, what: str = "broadcast") -> tuple:
 def broadcast_index(t: te.Tensor, out_index) -> tuple:
     """The index into `t` of output element `out_index` (t broadcast to the output's shape)."""
     off = len(out_index) - t.ndim
-    return tuple(E.const(0, i.dtype) if _is_one(d) else i
+    return tuple(E.const(0, i.dtype) if is_one(d) else i
                  for d, i in zip(t.shape, out_index[off:]))
 
 

@@ -38,9 +38,16 @@ void mr_mutex_init_recursive(mr_mutex_t* m) {
   pthread_mutexattr_destroy(&attr);
 }
 
+/* A build may cap one allocation (the fuzz build does, so that sizes read from its inputs end
+ * in a clean out-of-memory error instead of exhausting the fuzzer's memory limit). */
+#ifndef MR_MAX_ALLOC_BYTES
+#define MR_MAX_ALLOC_BYTES 0
+#endif
+
 void* mr_aligned_alloc(size_t alignment, size_t nbytes) {
   void* p = NULL;
   if (nbytes == 0) nbytes = alignment;
+  if (MR_MAX_ALLOC_BYTES > 0 && nbytes > (size_t)MR_MAX_ALLOC_BYTES) return NULL;
   if (posix_memalign(&p, alignment, nbytes) != 0) return NULL;
   return p;
 }

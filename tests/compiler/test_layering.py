@@ -116,3 +116,43 @@ def test_loop_levels_import_no_graph_level(level):
     for name, deps in _imports(deferred=False).items():
         if name == level or name.startswith(level + "."):
             assert not any(d.startswith("compiler.relax") for d in deps), (name, deps)
+
+
+# Floors that must not import a floor above them: {floor: the packages it never imports}.
+DOWNWARD_ONLY = {
+    "compiler.relax": ("compiler.autotvm", "compiler.relay", "compiler.frontend"),
+    "compiler.codegen": ("compiler.runtime_module", "compiler.relax", "compiler.relay",
+                         "compiler.autotvm"),
+    "compiler.tir": ("compiler.runtime_module", "compiler.autotvm"),
+    "compiler.topi": ("compiler.autotvm", "compiler.relay", "compiler.runtime_module"),
+}
+
+
+@pytest.mark.parametrize("floor", sorted(DOWNWARD_ONLY))
+def test_floor_imports_nothing_above_it(floor):
+    above = DOWNWARD_ONLY[floor]
+    bad = {name: sorted(d for d in deps if any(d == a or d.startswith(a + ".") for a in above))
+           for name, deps in {**_imports(deferred=False), **_imports(deferred=True)}.items()
+           if name == floor or name.startswith(floor + ".")}
+    bad = {m: d for m, d in bad.items() if d}
+    assert not bad, f"{floor} imports a floor above it: {bad}"
+
+
+def _package(module: str) -> str:
+    path, is_pkg = MODULES[module]
+    return module if is_pkg else module.rsplit(".", 1)[0]
+
+
+def test_no_private_names_imported_across_packages():
+    """`from pkg.mod import _name` only within pkg: a private name is its package's business."""
+    bad = []
+    for name, (path, is_pkg) in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            for alias, target in zip(node.names, _resolve(name, is_pkg, node)):
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and target in MODULES and \
+                        _package(target) != _package(name):
+                    bad.append(f"{name} imports {alias.name} from {target}")
+    assert not bad, "\n".join(bad)

@@ -12,7 +12,8 @@ from compiler import te, tir
 from compiler.tir import expr as E
 from compiler.tir import pipeline
 from compiler.tir.functor import IRMutator, post_order_visit
-from compiler.transform import PassContext, PassContextError, module_pass, prim_func_pass
+from compiler.tir.transform import prim_func_pass
+from compiler.transform import PassContext, PassContextError, module_pass
 
 
 def _nodes(mod, cls):
@@ -164,7 +165,7 @@ def test_unknown_disabled_pass_names_change_nothing():
 def test_disabling_a_pass_kiln_needs_is_an_error(name):
     s, args = _scale()
     with PassContext(disabled_pass=[name]):
-        with pytest.raises(PassContextError, match=f"disables '{name}', but Kiln cannot lower "
+        with pytest.raises(PassContextError, match=f"disables '{name}', but Kiln cannot compile "
                                                    "without its pass"):
             compiler.build(s, args, target="c")
 

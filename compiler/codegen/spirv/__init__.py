@@ -21,8 +21,8 @@ import subprocess
 import tempfile
 from typing import Dict, List, Sequence
 
-from ...runtime_module import SerializedModule
 from ..device_module import FunctionInfo, dtype_triple
+from ..serialized_module import SerializedModule
 from .builder import listing
 from .codegen import kernel_spirv
 

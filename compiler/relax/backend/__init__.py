@@ -1,1 +1,3 @@
-"""Back ends of the graph level: graph executor JSON + params (graph_executor_codegen)."""
+"""Back ends of the graph level, after the one graph pipeline (compiler/relax/pipeline.py):
+graph/ (the graph executor: memory plan, graph JSON, params) and vm/ (the Relax VM: device
+copies, storage, shapes, bytecode). names.py: the kernel and input names both use."""

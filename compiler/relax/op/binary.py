@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import shape_util
-from ..expr import Call, Expr, _lift_operand
+from ..expr import Call, Expr, lift_operand
 from ..struct_info import StructInfo, TensorStructInfo
 from .registry import fail, fmt_shape, make_call, register, same_dtype, tensor_arg
 
@@ -57,9 +57,9 @@ for _n in COMPARISON + LOGICAL:
 
 def _operands(x1: Any, x2: Any):
     if not isinstance(x1, Expr) and isinstance(x2, Expr):
-        return _lift_operand(x1, x2), x2
+        return lift_operand(x1, x2), x2
     if isinstance(x1, Expr):
-        return x1, _lift_operand(x2, x1)
+        return x1, lift_operand(x2, x1)
     raise TypeError("at least one operand must be a graph-level expression")
 
 

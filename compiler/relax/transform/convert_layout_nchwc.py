@@ -32,8 +32,8 @@ from ...topi.utils import divisor_at_most
 from .. import expr as X
 from .. import op as R
 from ..functor import ExprMutator, post_order_visit
+from ..op_pattern import BROADCAST, ELEMWISE, pattern_of_op
 from ..struct_info import TensorStructInfo
-from .fuse_ops import BROADCAST, ELEMWISE, PATTERNS
 
 _POOLS = {"relax.nn.max_pool2d", "relax.nn.avg_pool2d"}
 _ADAPTIVE = {"relax.nn.adaptive_avg_pool2d", "relax.nn.adaptive_max_pool2d"}
@@ -101,7 +101,7 @@ class _Convert(ExprMutator):
                 made = self._conv2d(b.var, v)
             elif name in _POOLS or name in _ADAPTIVE:
                 made = self._pool(v)
-            elif PATTERNS.get(name) in (ELEMWISE, BROADCAST):
+            elif pattern_of_op(name) in (ELEMWISE, BROADCAST):
                 made = self._elementwise(v)
         if made is None:
             super().visit_var_binding_(b)

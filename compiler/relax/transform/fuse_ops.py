@@ -1,9 +1,12 @@
 """fuse_ops: operators become kernels; elementwise work joins the kernel that produces its input.
 
-before: a graph-level `main` in normal form (bindings of operator calls), constants folded.
-after:  every operator call of `main` is a call of a primitive function (attr "Primitive": 1,
-        added to the module as `fused_<ops>`, a long name shortened to a prefix and a hash of
-        it, backend/names.py) holding one or more operators, with these groups:
+before: graph-level functions in normal form (constants folded, local functions lifted); they
+        may call each other, hold If expressions, tuples, closures and symbolic dims.
+after:  every operator call with a fusion pattern, in every graph-level function and in every
+        branch of an If, is a call of a primitive function (attr "Primitive": 1, added to the
+        module as `fused_<ops>`, a long name shortened to a prefix and a hash of it,
+        backend/names.py) holding one or more operators, grouped inside one sequence of
+        bindings (an If is a boundary) as follows:
         - an elementwise or broadcast operator joins the group of the operator producing one of
           its inputs when that value has no other use, and the group is a chain of injective
           operators, or an output-fusable anchor (conv2d, dense, matmul, pooling) whose output
@@ -14,11 +17,14 @@ after:  every operator call of `main` is a call of a primitive function (attr "P
         - an injective operator (reshape, transpose, ...) joins a producing group of injective
           operators the same way; a reduction absorbs elementwise producers;
         - anything else (softmax, normalization, multi-output operators) is a group of its own;
-        - a group holds at most MAX_FUSE_DEPTH operators (TVM's max_fuse_depth): a longer chain
-          is cut into several kernels, so no kernel's expression nests deeper than the
-          compiler's recursive passes can walk.
+        - a group holds at most `max_depth` operators (MAX_FUSE_DEPTH, TVM's max_fuse_depth): a
+          longer chain is cut into several kernels, so no kernel's expression nests deeper than
+          the compiler's recursive passes can walk. `max_depth=1` (the pipeline's choice when a
+          PassContext disables "FuseOps") makes every operator a kernel of its own.
         Non-scalar constants become arguments of the call; scalars stay inside the function.
-        Variable aliases (`b = a`) are gone.
+        Variable aliases (`b = a`) are gone; a computed result of a sequence (an If branch's
+        `x * 2`) is bound first, so that it is fused too. Calls of other functions, closures,
+        builtins and match_casts stay as they are.
 """
 from __future__ import annotations
 
@@ -28,41 +34,22 @@ from typing import Dict, List, Optional
 from ...ir.module import IRModule
 from .. import expr as X
 from ..backend.names import short_kernel_name
-from ..functor import post_order_visit
+from ..functor import ExprMutator, post_order_visit
+from ..op_pattern import (
+    BROADCAST,
+    COMM_REDUCE,
+    ELEMWISE,
+    INJECTIVE,
+    OUT_ELEMWISE_FUSABLE,
+    op_pattern,
+)
 from ..struct_info import TensorStructInfo
 from .eliminate_dead_code import use_counts
-
-# Operator patterns, ordered as TVM's OpPatternKind: a group's pattern is its strongest member.
-ELEMWISE, BROADCAST, INJECTIVE, COMM_REDUCE, OUT_ELEMWISE_FUSABLE, OPAQUE = 0, 1, 2, 3, 4, 8
-
-_ELEMWISE = """abs ceil cos erf exp floor isnan log logical_not negative round rsqrt sigmoid sign
-sin sqrt square tan tanh astype clip nn.relu nn.leakyrelu nn.gelu nn.gelu_tanh nn.silu"""
-_BROADCAST = """add subtract multiply divide power maximum minimum floor_divide floor_mod mod
-equal not_equal greater greater_equal less less_equal logical_and logical_or logical_xor where
-nn.prelu"""
-_INJECTIVE = """reshape flatten permute_dims expand_dims squeeze broadcast_to concat strided_slice
-take nn.pad image.resize2d zeros_like ones_like full_like layout_transform"""
-_REDUCE = "sum mean max min prod argmax argmin variance std"
-_ANCHOR = """nn.conv2d nn.conv2d_transpose nn.dense matmul nn.max_pool2d nn.avg_pool2d
-nn.adaptive_avg_pool2d nn.adaptive_max_pool2d nn.contrib_conv2d_winograd_without_weight_transform
-nn.conv3d nn.max_pool3d nn.avg_pool3d nn.adaptive_avg_pool3d nn.adaptive_max_pool3d"""
 
 # Operators that are not computations for a kernel (calls, closures, shapes): never grouped.
 NOT_KERNELS = {"relax.call_tir", "relax.call_dps_packed", "relax.shape_of",
                "relax.call_builtin_with_ctx", "relax.vm.kill_object", "relax.null_value",
                "relax.make_closure", "relax.invoke_closure"}
-
-PATTERNS: Dict[str, int] = {}
-for _names, _kind in ((_ELEMWISE, ELEMWISE), (_BROADCAST, BROADCAST), (_INJECTIVE, INJECTIVE),
-                      (_REDUCE, COMM_REDUCE), (_ANCHOR, OUT_ELEMWISE_FUSABLE)):
-    PATTERNS.update({"relax." + n: _kind for n in _names.split()})
-
-
-def op_pattern(call: X.Call) -> int:
-    """The fusion pattern of an operator call; tuple-valued results are opaque."""
-    if not isinstance(call.op, X.Op) or not isinstance(call.struct_info, TensorStructInfo):
-        return OPAQUE
-    return PATTERNS.get(call.op.name, OPAQUE)
 
 
 @dataclass
@@ -158,8 +145,9 @@ def _region(uses: List[int], users: Dict[int, List[int]], elementwise: Dict[int,
 
 
 class _Fuser:
-    def __init__(self, func: X.Function):
+    def __init__(self, func: X.Function, max_depth: int = MAX_FUSE_DEPTH):
         self.func = func
+        self.max_depth = max_depth
         self.counts = use_counts(func)
         self.alias: Dict[int, X.Expr] = {}
         self.group_of: Dict[int, _Group] = {}
@@ -178,7 +166,7 @@ class _Fuser:
         if root not in self.diamond_group:
             g = self.group_of.get(root)
             ok = g is not None and id(g.out) == root and pattern in (ELEMWISE, BROADCAST) and (
-                len(g.bindings) + self.diamond_size[root] <= MAX_FUSE_DEPTH) and (
+                len(g.bindings) + self.diamond_size[root] <= self.max_depth) and (
                 g.pattern <= INJECTIVE
                 or (g.pattern == OUT_ELEMWISE_FUSABLE and _shape(var) == _shape(g.out)))
             self.diamond_group[root] = g if ok else None
@@ -194,7 +182,7 @@ class _Fuser:
             return None
         g = self.group_of.get(id(arg))
         if g is None or g.out is not arg or self.counts.get(id(arg), 0) != 1 \
-                or len(g.bindings) >= MAX_FUSE_DEPTH:
+                or len(g.bindings) >= self.max_depth:
             return None
         if pattern in (ELEMWISE, BROADCAST):
             if g.pattern <= INJECTIVE:
@@ -209,7 +197,7 @@ class _Fuser:
         return None
 
     def groups(self) -> List[object]:
-        """The bindings of main in order, operator calls grouped."""
+        """The bindings of the function in order, operator calls grouped."""
         items: List[object] = []
         for block in self.func.body.blocks:
             for b in block.bindings:
@@ -286,38 +274,80 @@ def _primitive(g: _Group) -> tuple:
     return func, args
 
 
-def fuse_ops(mod: IRModule, func_name: str = "main") -> IRModule:
-    """`mod` with the operator calls of `func_name` grouped into primitive functions."""
-    func = mod[func_name]
-    fuser = _Fuser(func)
-    functions = dict(mod.functions)
-    bindings: List[X.Binding] = []
-    names: Dict[str, int] = {}
-    for item in fuser.groups():
-        if not isinstance(item, _Group):
-            b = item
-            value = _resolve_all(b.value, fuser)
-            bindings.append(b if value is b.value else type(b)(b.var, value, *(
-                (b.struct_info,) if isinstance(b, X.MatchCast) else ())))
-            continue
-        prim, args = _primitive(item)
+class _Kernels:
+    """The primitive functions made so far, added to `functions` under fresh names."""
+
+    def __init__(self, functions: Dict[str, object], max_depth: int):
+        self.functions = functions
+        self.max_depth = max_depth
+        self.names: Dict[str, int] = {}
+
+    def add(self, g: _Group) -> tuple:
+        """(GlobalVar of the group's new primitive function, the arguments to call it with)."""
+        prim, args = _primitive(g)
         base = short_kernel_name(
-            "fused_" + "_".join(_op_short(b.value.op.name) for b in item.bindings))
-        n = names.get(base, 0)
-        names[base] = n + 1
+            "fused_" + "_".join(_op_short(b.value.op.name) for b in g.bindings))
+        n = self.names.get(base, 0)
         name = base if n == 0 else f"{base}{n}"
-        while name in functions:
+        while name in self.functions:
             n += 1
             name = f"{base}{n}"
+        self.names[base] = n + 1
         gv = X.GlobalVar(name)
         X.set_struct_info(gv, prim.struct_info)
-        functions[name] = prim
-        bindings.append(X.VarBinding(item.out, X.Call(gv, tuple(args))))
-    body = fuser.resolve(func.body.body)
-    body = _resolve_all(body, fuser)
-    new = X.Function(func.params, X.SeqExpr((X.DataflowBlock(tuple(bindings)),), body),
-                     func.ret_struct_info, func.is_pure, func.attrs)
-    functions[func_name] = new
+        self.functions[name] = prim
+        return gv, args
+
+
+class _Rename(ExprMutator):
+    def __init__(self, remap):
+        super().__init__()
+        self.var_remap.update(remap)
+
+
+def _fuse_seq(seq: X.SeqExpr, kernels: _Kernels) -> X.SeqExpr:
+    """`seq` with its operator calls grouped (and each If branch's, recursively)."""
+    dataflow = bool(seq.blocks) and all(isinstance(b, X.DataflowBlock) for b in seq.blocks)
+    if not X.is_leaf(seq.body):
+        ret = X.Var("ret", seq.body.struct_info)
+        seq = X.SeqExpr(seq.blocks + (X.BindingBlock((X.VarBinding(ret, seq.body),)),), ret)
+    fuser = _Fuser(X.Function((), seq), kernels.max_depth)
+    items = fuser.groups()
+    rename = _Rename({k: fuser.resolve(v) for k, v in fuser.alias.items()})
+    bindings: List[X.Binding] = []
+    for item in items:
+        if isinstance(item, _Group):
+            gv, args = kernels.add(item)
+            bindings.append(X.VarBinding(item.out, X.Call(gv, tuple(args))))
+            continue
+        b = item
+        value = _resolve_all(b.value, fuser)
+        if isinstance(value, X.If):
+            value = rename.visit_expr(value)
+            value = X.If(value.cond, _fuse_seq(value.true_branch, kernels),
+                         _fuse_seq(value.false_branch, kernels))
+        if value is b.value:
+            bindings.append(b)
+        elif isinstance(b, X.MatchCast):
+            bindings.append(X.MatchCast(b.var, value, b.struct_info))
+        else:
+            bindings.append(X.VarBinding(b.var, value))
+    body = _resolve_all(fuser.resolve(seq.body), fuser)
+    if not bindings:
+        return X.SeqExpr((), body)
+    block = X.DataflowBlock if dataflow else X.BindingBlock
+    return X.SeqExpr((block(tuple(bindings)),), body)
+
+
+def fuse_ops(mod: IRModule, max_depth: int = MAX_FUSE_DEPTH) -> IRModule:
+    """`mod` with the operator calls of every graph-level function grouped into primitive
+    functions of at most `max_depth` operators."""
+    functions = dict(mod.functions)
+    kernels = _Kernels(functions, max_depth)
+    for name, func in mod.items():
+        if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
+            functions[name] = X.Function(func.params, _fuse_seq(func.body, kernels),
+                                         func.ret_struct_info, func.is_pure, func.attrs)
     return mod.with_functions(functions)
 
 

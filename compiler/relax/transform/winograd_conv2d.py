@@ -15,8 +15,9 @@ after:  a float32 conv2d of that form with a constant 3x3 weight, stride 1, dila
         model's output can take beside ONNX Runtime's (ResNet-18's error from a float64 run
         was 4.6x ONNX Runtime's with it); topi.nn.conv2d_winograd_NCHWc still builds it for
         a caller that chooses it. The transformed weight is (a / 3)^2 = 1.8x the size of the
-        original. For a GPU target, for a bare-metal one (whose flash holds the weights), and
-        where PassContext disables "winograd_conv2d", nothing changes.
+        original. For a GPU target and for a bare-metal one (whose flash holds the weights),
+        nothing changes (compiler/relax/pipeline.py leaves the pass out where PassContext
+        disables "winograd_conv2d").
 """
 from __future__ import annotations
 
@@ -24,7 +25,6 @@ from ...ir.module import IRModule
 from ...target import Target
 from ...target.triple import is_bare_metal
 from ...topi.nn.winograd import winograd_weight_transform
-from ...transform import PassContext
 from .. import expr as X
 from .. import op as R
 from ..functor import ExprMutator
@@ -87,8 +87,7 @@ def _is_bare_metal(target) -> bool:
 def winograd_conv2d(mod: IRModule, target=None) -> IRModule:
     """`mod` with its eligible blocked 3x3 convolutions made Winograd ones for the CPU
     `target` (None: this host); unchanged for a GPU target."""
-    if _is_gpu(target) or _is_bare_metal(target) or \
-            not PassContext.current().pass_enabled("winograd_conv2d"):
+    if _is_gpu(target) or _is_bare_metal(target):
         return mod
     functions = {}
     for name, func in mod.items():

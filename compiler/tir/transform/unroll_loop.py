@@ -8,9 +8,9 @@ select on the unrolled index keeps one branch), so the copies are no larger than
 """
 from __future__ import annotations
 
-from ...arith.const_fold import fold
 from ...ir.module import IRModule
 from .. import expr as E
+from ..const_fold import fold
 from ..function import PrimFunc
 from ..functor import IRMutator
 from ..stmt import For, ForKind, seq

@@ -11,7 +11,7 @@ from ...target import Target
 from ...te.tensor import ComputeOp
 from .. import tag
 from ..utils import as_outputs, find_anchor, get_const_tuple
-from ..x86.anchored import _inline_epilogue, anchor_producers
+from ..x86.anchored import anchor_producers, inline_epilogue
 from ..x86.injective import inline_injective_producers
 
 # Threads per block when the current target does not say (TVM's OpenCL/Metal default).
@@ -111,7 +111,7 @@ def schedule_anchored(outs, is_anchor: Callable[[str], bool], tile: Callable):
             bind_flat(s, o)
         return s
     for o in outs:
-        _inline_epilogue(s, o.op, anchor, outputs)
+        inline_epilogue(s, o.op, anchor, outputs)
     anchor_producers(s, anchor, outputs, keep_pad=False)
     main = anchor if id(anchor) in outputs else outs[0].op
     tile(s, anchor, main)

@@ -5,7 +5,7 @@ from ... import te
 from ...ir.dtype import as_dtype
 from ...ir.errors import IRError
 from ...tir import expr as E
-from ..broadcast import _is_one
+from ..broadcast import is_one
 from ..utils import get_const_tuple
 
 
@@ -22,9 +22,9 @@ def batch_matmul(tensor_a, tensor_b, oshape=None, out_dtype=None, transpose_a=Fa
     ka, kb = get_const_tuple((K, K2))
     if isinstance(ka, int) and isinstance(kb, int) and ka != kb:
         raise IRError(f"batch_matmul: the reduction sizes differ ({ka} vs {kb})")
-    if _is_one(ba):
+    if is_one(ba):
         batch = bb
-    elif _is_one(bb):
+    elif is_one(bb):
         batch = ba
     else:
         x, y = get_const_tuple((ba, bb))
@@ -37,8 +37,8 @@ def batch_matmul(tensor_a, tensor_b, oshape=None, out_dtype=None, transpose_a=Fa
         return v if v.dtype == out_dtype else v.astype(out_dtype)
 
     def f(b, i, j):
-        b_a = E.const(0) if _is_one(ba) else b
-        b_b = E.const(0) if _is_one(bb) else b
+        b_a = E.const(0) if is_one(ba) else b
+        b_b = E.const(0) if is_one(bb) else b
         va = tensor_a[b_a, k, i] if transpose_a else tensor_a[b_a, i, k]
         vb = tensor_b[b_b, j, k] if transpose_b else tensor_b[b_b, k, j]
         return te.sum(cast(va) * cast(vb), axis=k)

@@ -17,7 +17,7 @@ from ..utils import as_outputs, find_anchor
 from .injective import inline_injective_producers, schedule_injective_from_existing
 
 
-def _inline_epilogue(s, out_op, anchor, outputs):
+def inline_epilogue(s, out_op, anchor, outputs):
     """Inline the injective non-output stages between the output and the anchor."""
     todo, seen = [out_op], set()
     while todo:
@@ -74,7 +74,7 @@ def schedule_anchored(outs, is_anchor: Callable[[str], bool],
             schedule_injective_from_existing(s, o)
         return s
     for o in outs:
-        _inline_epilogue(s, o.op, anchor, outputs)
+        inline_epilogue(s, o.op, anchor, outputs)
     for pad in anchor_producers(s, anchor, outputs, keep_pad):
         if pad_schedule is not None:
             pad_schedule(s, pad)

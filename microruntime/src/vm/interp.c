@@ -344,6 +344,10 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
                           (long long)f->num_args, (int)nargs);
   if (vm->depth >= MR_VM_MAX_DEPTH)
     return mr_vm_error("calls nest deeper than %d frames (in '%s')", MR_VM_MAX_DEPTH, f->name);
+  if (vm->live_regs + nregs > MR_VM_MAX_LIVE_REGISTERS)
+    return mr_vm_error("the frames of this call would hold more than %d registers (calling '%s' "
+                       "with %lld registers at depth %d)", MR_VM_MAX_LIVE_REGISTERS, f->name,
+                       (long long)nregs, vm->depth);
   if (nregs > MR_VM_LOCAL_REGS && !(regs = (TVMFFIAny*)malloc((size_t)nregs * sizeof(TVMFFIAny))))
     return mr_error_oom("registers");
   memset(regs, 0, (size_t)nregs * sizeof(TVMFFIAny));
@@ -354,6 +358,7 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
   if (vm->depth == 0) g_steps = 0;
 #endif
   ++vm->depth;
+  vm->live_regs += nregs;
   for (i = 0; i < nargs; ++i)
     if (mr_any_copy(&args[i], &regs[i]) != 0) goto done;
   for (;;) {
@@ -450,6 +455,7 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
   }
 done:
   --vm->depth;
+  vm->live_regs -= nregs;
   mr_vm_error_keep(&kept, status != 0);
   for (i = 0; i < nregs; ++i) mr_any_clear(&regs[i]);
   mr_vm_error_restore(&kept);

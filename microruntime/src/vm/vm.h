@@ -16,6 +16,9 @@
 #define MR_VM_MAX_CONSTANTS (1 << 24)
 #define MR_VM_MAX_CALL_ARGS 4096
 #define MR_VM_MAX_DEPTH 256
+/* Registers the frames of one call stack may hold together (16 MiB of values): deep
+ * recursion through functions with large register files is an error, not gigabytes. */
+#define MR_VM_MAX_LIVE_REGISTERS (1 << 20)
 #define MR_VM_MAX_DEVICES 8
 #define MR_VM_POOL_PAGE 4096
 
@@ -98,6 +101,7 @@ typedef struct mr_vm {
   TVMFFIAny* consts; /* the constants on devices[0] (owned) */
   TVMFFIAny* func_pool; /* per function: Function (packed) or closure (bytecode), owned */
   int depth;
+  int64_t live_regs; /* registers of the frames now running */
   TVMFFIObject* instrument; /* Function or NULL */
   /* set_input / invoke_stateful / get_output, and save_function: per bytecode function */
   TVMFFIObject** inputs;  /* Array of the inputs set, per function, or NULL */

@@ -22,7 +22,7 @@ from compiler.frontend import from_onnx
 from compiler.frontend.onnx import required_constants
 from compiler.ir.module import IRModule
 from compiler.relax import expr as X
-from compiler.relax.backend.graph_executor_codegen import codegen
+from compiler.relax.backend.graph.codegen import codegen
 from compiler.relax.transform import (
     bind_params,
     eliminate_dead_code,

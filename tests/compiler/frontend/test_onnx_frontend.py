@@ -16,7 +16,7 @@ from compiler.frontend.onnx import required_constants
 from compiler.frontend.testing import onnx_models
 from compiler.ir.errors import CompilerError, IRError
 from compiler.relax import expr as X
-from compiler.relax.backend.graph_executor_codegen import codegen
+from compiler.relax.backend.graph.codegen import codegen
 
 
 def _ops(mod):

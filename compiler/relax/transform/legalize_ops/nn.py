@@ -81,7 +81,7 @@ def _matmul_nd(call, x, y, out_dtype):
     def batch_index(t, batch):
         own = t.ndim - 2
         lead = batch[len(batch) - own:]
-        return tuple(0 if _is_one(t.shape[n]) else lead[n] for n in range(own))
+        return tuple(0 if is_one(t.shape[n]) else lead[n] for n in range(own))
 
     def f(*idx):
         batch, i, j = idx[:-2], idx[-2], idx[-1]
@@ -93,7 +93,7 @@ def _matmul_nd(call, x, y, out_dtype):
     return te.compute(out_shape, f, name="T_matmul", tag="matmul_nd")
 
 
-def _is_one(d):
+def is_one(d):
     return getattr(d, "value", d) == 1
 
 

@@ -13,7 +13,7 @@ from compiler.ir.module import IRModule
 from compiler.relax import BlockBuilder, Var
 from compiler.relax import expr as X
 from compiler.relax import op as R
-from compiler.relax.backend.graph_executor_codegen import codegen
+from compiler.relax.backend.graph.codegen import codegen
 from compiler.relax.struct_info import TensorStructInfo
 from compiler.relax.testing import models
 from compiler.relax.transform import (

@@ -1,5 +1,5 @@
 """plan_memory: slots are shared only between values whose lifetimes don't overlap."""
-from compiler.relax.transform.plan_memory import Step, plan_memory
+from compiler.relax.backend.graph.plan_memory import Step, plan_memory
 
 
 def _live_ranges(steps, outputs):

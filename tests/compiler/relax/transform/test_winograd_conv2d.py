@@ -69,13 +69,23 @@ def test_graph_executor(target):
     np.testing.assert_allclose(gm.get_output(0).numpy(), want, **TOL)
 
 
-def test_gpu_and_bare_metal_targets_and_disabled_pass_change_nothing():
+def test_gpu_and_bare_metal_targets_change_nothing():
     m = _model()
     mod = _blocked(m)
     assert winograd_conv2d(mod, "opencl") is mod
     assert winograd_conv2d(mod, "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m7") is mod
-    with PassContext(disabled_pass=["winograd_conv2d"]):
-        assert winograd_conv2d(mod, "llvm") is mod
+
+
+def _winograd_kernels(mod):
+    return [k for k in mod.functions if "winograd" in k]
+
+
+@pytest.mark.parametrize("name", ["winograd_conv2d", "AlterOpLayout"])
+def test_disabled_pass_leaves_winograd_out(name):
+    m = _model()
+    assert _winograd_kernels(relay.optimize(m.mod, m.params, "llvm"))
+    with PassContext(disabled_pass=[name]):
+        assert not _winograd_kernels(relay.optimize(m.mod, m.params, "llvm"))
 
 
 def test_weight_that_does_not_match():

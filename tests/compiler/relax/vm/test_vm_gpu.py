@@ -16,10 +16,10 @@ import microruntime
 from compiler import relax
 from compiler.ir.errors import TargetError
 from compiler.relax import expr as X
+from compiler.relax.backend.kernel_library import HOST_FUNC
 from compiler.relax.functor import ExprVisitor
 from compiler.relax.testing import models, vm_models
 from compiler.relax.transform.legalize import HOST_FALLBACK
-from compiler.relax.transform.lower_shapes_vm import HOST_FUNC
 from compiler.relax.vm_build import lower_for_vm
 from compiler.target import Target
 from compiler.tir.function import PrimFunc

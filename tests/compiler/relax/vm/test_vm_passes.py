@@ -7,11 +7,11 @@ from compiler import relax, tir
 from compiler.ir.errors import CompilerError
 from compiler.relax import op
 from compiler.relax import script as R
+from compiler.relax.backend.vm.plan_memory import storage_bytes
 from compiler.relax.expr import Call, Function
 from compiler.relax.functor import post_order_visit
 from compiler.relax.testing import vm_models
 from compiler.relax.transform.lambda_lift import lambda_lift
-from compiler.relax.transform.plan_memory_vm import storage_bytes
 from compiler.relax.vm_build import lower_for_vm
 from compiler.relax.vm_format import VMExecutableBytes
 

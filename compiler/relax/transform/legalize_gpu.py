@@ -1,9 +1,9 @@
-"""The kernels of a GPU build of the VM (used by legalize_vm): a fused group's tensor
-expressions scheduled by the GPU schedule of its anchor operator (topi.cuda) under the target;
+"""The kernels of a GPU build (used by legalize): a fused group's tensor expressions
+scheduled by the GPU schedule of its anchor operator (topi.cuda) under the target;
 when that schedule needs static extents and the group's shapes are symbolic, a GPU fallback
 (one thread per output element, the reduction serial in a register). A kernel that leaves a
 store on no GPU thread (a 0-d result) is scheduled for the CPU instead and gets attr
-HOST_FALLBACK: it runs on the host, as in `legalize`.
+HOST_FALLBACK ("kiln.host_fallback"): the executors run it on the host.
 """
 from __future__ import annotations
 
@@ -14,10 +14,36 @@ from ...ir.errors import CompilerError, IRError
 from ...lower import lower
 from ...target import Target
 from ...te.tensor import ComputeOp
+from ...tir.functor import IRVisitor
+from ...tir.stmt import ForKind
 from ...topi import tag
 from ...topi.cuda.common import bind_flat, schedule_anchored, thread_per_output
 from .. import expr as X
-from .legalize import HOST_FALLBACK, _anchor, _runs_on_threads, _schedule_of
+from ..strategy import anchor_of, schedule_of
+
+# attr of a kernel of a GPU build that runs on the host CPU instead (see `runs_on_threads`)
+HOST_FALLBACK = "kiln.host_fallback"
+
+
+def runs_on_threads(func) -> bool:
+    """Whether every store of `func` is inside a loop bound to a GPU launch axis."""
+    outside = []
+
+    class V(IRVisitor):
+        depth = 0
+
+        def visit_For(self, loop):
+            bound = loop.kind == ForKind.THREAD_BINDING
+            V.depth += bound
+            self.generic_visit(loop)
+            V.depth -= bound
+
+        def visit_BufferStore(self, st):
+            if V.depth == 0:
+                outside.append(st)
+
+    V().visit(func.body)
+    return not outside
 
 
 def anchored_fallback_schedule(outs):
@@ -63,15 +89,16 @@ def lower_gpu_kernel(calls: List[X.Call], inputs, outs, name: str, target: Targe
                      symbolic: bool):
     """The lowered PrimFunc `name` computing `outs` from `inputs` (the group's operator calls
     `calls`) for the GPU `target`; see the module docstring."""
-    tuned = _schedule_of(_anchor(calls), target)
+    tuned = schedule_of(anchor_of(calls), target)
     fallbacks = [anchored_fallback_schedule, flat_fallback_schedule] if symbolic else []
     with target:
         func = _first_lowered([tuned] + fallbacks, inputs, outs, name)
-    if _runs_on_threads(func):
+    if runs_on_threads(func):
         return func
     # nothing to spread over GPU threads (a 0-d result): the kernel runs on the host
-    host = [_schedule_of(_anchor(calls))] + ([topi.generic.default_schedule] if symbolic else [])
+    host = [schedule_of(anchor_of(calls))] + ([topi.generic.default_schedule] if symbolic else [])
     return _first_lowered(host, inputs, outs, name).with_attr(HOST_FALLBACK, True)
 
 
-__all__ = ["anchored_fallback_schedule", "flat_fallback_schedule", "lower_gpu_kernel"]
+__all__ = ["HOST_FALLBACK", "anchored_fallback_schedule", "flat_fallback_schedule",
+           "lower_gpu_kernel", "runs_on_threads"]

@@ -1,6 +1,6 @@
 """The VM back end: lowered graph-level functions → Relax VM bytecode, through ExecBuilder only.
 
-Input: a module after the VM passes (lambda_lift, legalize_vm, plan_memory_vm,
+Input: a module after the graph pipeline and the VM passes (device_copies_vm, plan_memory_vm,
 lower_shapes_vm): every binding is a call of a kernel or shape function (a PrimFunc, by name),
 of a runtime builtin (`ExternFunc`, or `call_builtin_with_ctx` which passes the VM first), of
 another graph-level function, a closure operation, a kill, a tuple, a tuple item, an If, or an
@@ -23,13 +23,13 @@ from typing import Dict, List
 
 from microruntime.dtype import DataType
 
-from ...ir.errors import InternalError, UnsupportedOpError
-from ...ir.module import IRModule
-from ...tir.function import PrimFunc
-from .. import expr as X
-from ..exec_builder import ExecBuilder, VMFuncKind
-from ..struct_info import TupleStructInfo
-from ..vm_format import VALUE_MAX, ArgKind, split_arg
+from ....ir.errors import InternalError, UnsupportedOpError
+from ....ir.module import IRModule
+from ....tir.function import PrimFunc
+from ... import expr as X
+from ...exec_builder import ExecBuilder, VMFuncKind
+from ...struct_info import TupleStructInfo
+from ...vm_format import VALUE_MAX, ArgKind, split_arg
 
 
 def _is_void(s) -> bool:

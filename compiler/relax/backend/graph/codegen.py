@@ -31,13 +31,13 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ...ir.dtype import as_dtype
-from ...ir.errors import IRError
-from .. import expr as X
-from ..shape_util import bind_shapes_message
-from ..struct_info import TensorStructInfo, TupleStructInfo
-from ..transform.plan_memory import MemoryPlan, Step, plan_memory
-from .names import check_input_name, short_kernel_name
+from ....ir.dtype import as_dtype
+from ....ir.errors import IRError
+from ... import expr as X
+from ...shape_util import bind_shapes_message
+from ...struct_info import TensorStructInfo, TupleStructInfo
+from ..names import check_input_name, short_kernel_name
+from .plan_memory import MemoryPlan, Step, plan_memory
 
 Entry = Tuple[int, int]   # (node id, output index)
 _CPU = 1                  # DLPack's kDLCPU

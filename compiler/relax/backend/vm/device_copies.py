@@ -1,6 +1,6 @@
 """device_copies_vm: in a GPU build of the VM, every tensor is where its reader runs.
 
-before: `legalize_vm(mod, target)` ran for a GPU target: kernels run on the device, except
+before: `legalize(mod, target=...)` ran for a GPU target: kernels run on the device, except
         those with attr HOST_FALLBACK (no store on a GPU thread: a 0-d result), which run on
         the host CPU.
 after:  a value lives on the device (parameters, constants, device kernels' results, results
@@ -19,14 +19,14 @@ from typing import Dict, List, Set, Tuple
 
 from microruntime.abi import DeviceType
 
-from ...ir.module import IRModule
-from ...target import Target
-from ...tir.function import PrimFunc
-from .. import expr as X
-from ..functor import ExprMutator
-from ..op import vm as vm_op
-from .legalize import HOST_FALLBACK
-from .plan_memory_vm import _uses
+from ....ir.module import IRModule
+from ....target import Target
+from ....tir.function import PrimFunc
+from ... import expr as X
+from ...functor import ExprMutator
+from ...op import vm as vm_op
+from ...transform.legalize_gpu import HOST_FALLBACK
+from .plan_memory import uses_of
 
 _HOST = int(DeviceType.CPU)
 
@@ -65,7 +65,7 @@ class _Seq:
 
     def on_device(self, e: X.Expr) -> X.Expr:
         """`e` with every host variable it reads replaced by its device copy."""
-        remap = {id(v): self.on(v, self.p.device_type) for v in _uses(e)
+        remap = {id(v): self.on(v, self.p.device_type) for v in uses_of(e)
                  if id(v) in self.p.host}
         return _Rename(remap).visit_expr(e) if remap else e
 

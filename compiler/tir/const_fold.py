@@ -12,7 +12,7 @@ from typing import Callable, Dict, Optional
 import numpy as np
 
 from ..ir.dtype import DType
-from ..tir import expr as E
+from . import expr as E
 
 
 def wrap_int(dtype: DType, value: int) -> int:
@@ -45,13 +45,13 @@ def const_of(dtype: DType, value) -> E.PrimExpr:
     return E.IntImm(dtype, wrap_int(dtype, int(value)))
 
 
-def _trunc_div(a: int, b: int) -> int:
+def trunc_div(a: int, b: int) -> int:
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
 
 
-def _trunc_mod(a: int, b: int) -> int:
-    return a - b * _trunc_div(a, b)
+def trunc_mod(a: int, b: int) -> int:
+    return a - b * trunc_div(a, b)
 
 
 def _float_div(a: float, b: float) -> Optional[float]:
@@ -63,8 +63,8 @@ _ARITH: Dict[type, tuple] = {
     E.Add: (lambda a, b: a + b, lambda a, b: a + b),
     E.Sub: (lambda a, b: a - b, lambda a, b: a - b),
     E.Mul: (lambda a, b: a * b, lambda a, b: a * b),
-    E.Div: (lambda a, b: None if b == 0 else _trunc_div(a, b), _float_div),
-    E.Mod: (lambda a, b: None if b == 0 else _trunc_mod(a, b),
+    E.Div: (lambda a, b: None if b == 0 else trunc_div(a, b), _float_div),
+    E.Mod: (lambda a, b: None if b == 0 else trunc_mod(a, b),
             lambda a, b: None if b == 0 else math.fmod(a, b)),
     E.FloorDiv: (lambda a, b: None if b == 0 else a // b,
                  lambda a, b: None if b == 0 else math.floor(a / b)),

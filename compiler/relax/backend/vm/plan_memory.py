@@ -1,7 +1,8 @@
 """plan_memory_vm: kernel calls in destination-passing style over planned storage, values killed
 after their last use (the VM's memory plan, per function, symbolic sizes included).
 
-before: `legalize_vm` ran: kernels are `v = R.call_tir(k, (args...), out_sinfo)`.
+before: the graph pipeline ran (compiler/relax/pipeline.py): kernels are
+        `v = R.call_tir(k, (args...), out_sinfo)`.
 after:  each such binding is
             s = call_builtin_with_ctx("vm.builtin.alloc_storage",
                                       (R.shape([nbytes]), 0, "uint8", "global"))   (when new)
@@ -25,15 +26,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set
 
-from ...arith import Analyzer
-from ...ir.dtype import as_dtype
-from ...ir.module import IRModule
-from .. import expr as X
-from .. import shape_util
-from ..functor import ExprVisitor
-from ..op import vm as vm_op
-from ..struct_info import ObjectStructInfo, TensorStructInfo, TupleStructInfo
-from .legalize import HOST_FALLBACK
+from ....arith import Analyzer
+from ....ir.dtype import as_dtype
+from ....ir.module import IRModule
+from ... import expr as X
+from ... import shape_util
+from ...functor import ExprVisitor
+from ...op import vm as vm_op
+from ...struct_info import ObjectStructInfo, TensorStructInfo, TupleStructInfo
+from ...transform.legalize_gpu import HOST_FALLBACK
 
 HOST_INDEX = -1  # alloc_storage's device index of the host (the VM's last device)
 
@@ -61,7 +62,8 @@ class _Uses(ExprVisitor):
     visit_dataflow_var_ = visit_var_
 
 
-def _uses(e) -> List[X.Var]:
+def uses_of(e) -> List[X.Var]:
+    """The variables an expression (or binding) reads."""
     u = _Uses()
     if isinstance(e, X.Binding):
         u.visit_expr(e.value)
@@ -86,21 +88,21 @@ class _Token:
 
 def _plan_seq(seq: X.SeqExpr, host_kernels: Set[str]) -> X.SeqExpr:
     bindings = [b for block in seq.blocks for b in block.bindings]
-    body_uses = {id(v) for v in _uses(seq.body)}
+    body_uses = {id(v) for v in uses_of(seq.body)}
     last: Dict[int, int] = {}
     kernel_only: Dict[int, bool] = {}
     for i, b in enumerate(bindings):
         if _is_call_tir(b.value):
-            used = [v for a in b.value.args[1].fields for v in _uses(a)]
+            used = [v for a in b.value.args[1].fields for v in uses_of(a)]
             direct = {id(a) for a in b.value.args[1].fields if isinstance(a, X.Var)}
             for v in used:
                 if id(v) not in direct:
                     kernel_only[id(v)] = False
-            rest = _uses(X.Tuple(b.value.args[2:])) if len(b.value.args) > 2 else []
+            rest = uses_of(X.Tuple(b.value.args[2:])) if len(b.value.args) > 2 else []
             for v in rest:
                 kernel_only[id(v)] = False
         else:
-            used = _uses(b)
+            used = uses_of(b)
             for v in used:
                 kernel_only[id(v)] = False
         for v in used:
@@ -156,7 +158,7 @@ def _plan_seq(seq: X.SeqExpr, host_kernels: Set[str]) -> X.SeqExpr:
             for t in outs_at[i]:
                 t.last_use = max(t.last_use, last.get(id(b.var), i), i)
         else:
-            for v in _uses(b):
+            for v in uses_of(b):
                 t = token_of.get(id(v))
                 if t is not None:
                     t.last_use = max(t.last_use, i)
@@ -242,4 +244,4 @@ def plan_memory_vm(mod: IRModule) -> IRModule:
     return mod.with_functions(functions)
 
 
-__all__ = ["plan_memory_vm", "storage_bytes"]
+__all__ = ["plan_memory_vm", "storage_bytes", "uses_of"]

@@ -23,18 +23,18 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Set, Tuple
 
-from ... import tir
-from ...ir.errors import IRError
-from ...ir.module import IRModule
-from ...ir.structural_equal import structural_equal
-from ...lower import lower
-from ...tir import expr as E
-from ...tir.functor import collect_vars, substitute
-from .. import expr as X
-from ..functor import ExprMutator, ExprVisitor
-from ..op import vm as vm_op
-from ..printer import Printer
-from ..struct_info import (
+from .... import tir
+from ....ir.errors import IRError
+from ....ir.module import IRModule
+from ....ir.structural_equal import structural_equal
+from ....lower import lower
+from ....tir import expr as E
+from ....tir.functor import collect_vars, substitute
+from ... import expr as X
+from ...functor import ExprMutator, ExprVisitor
+from ...op import vm as vm_op
+from ...printer import Printer
+from ...struct_info import (
     FuncStructInfo,
     PrimStructInfo,
     ShapeStructInfo,
@@ -42,9 +42,7 @@ from ..struct_info import (
     TensorStructInfo,
     TupleStructInfo,
 )
-
-# attr of the shape functions: they read and write the shape heap, so run on the host CPU
-HOST_FUNC = "tir.is_host_func"
+from ..kernel_library import HOST_FUNC
 
 # match_shape / make_shape codes
 ASSERT_IMM, STORE, NO_OP, ASSERT_HEAP = 0, 1, 2, 3
