@@ -3,13 +3,9 @@
 Loads compiled libraries and calls their functions through the TVM-FFI C ABI; needs only numpy
 and cffi (never the compiler).
 """
-# The graph executor's loader (GraphExecutorFactory modules) is registered on import, so
-# load_module("model.so") works without importing it first.
-from . import (
-    graph_executor,  # noqa: E402  (after the modules it uses)
-    nd,
-    relax_vm,  # registers the relax.VMExecutable loader and vm.builtin.*
-)
+from . import graph_executor, nd, relax_vm
+from ._loader import lib as _lib
+from .base import check_call as _check_call
 from .base import register_error
 from .device import (
     Device,
@@ -29,8 +25,8 @@ from .device import (
 from .dtype import DataType, DataTypeCode
 from .module import Module, enabled, load_module, load_static_library, num_threads, system_lib
 from .ndarray import NDArray, from_dlpack
-from .object import Array, Object, ObjectGeneric, ShapeTuple, String
-from .object_generic import const, convert, convert_to_object
+from .object import Object, ObjectGeneric, ShapeTuple, String
+from .object_generic import Array, const, convert, convert_to_object
 from .packed_func import (
     PackedFunc,
     get_global_func,
@@ -42,6 +38,15 @@ from .params import load_param_dict, save_param_dict
 from .profiling import BenchmarkResult, Report
 
 tensor = nd.array
+
+# The runtime's optional parts, each registered by its own call (the C core names none of them),
+# so that load_module("model.so") finds the loaders of every kind of module a library holds:
+# the graph executor (GraphExecutorFactory, with TVM's globals and packed functions), the Relax
+# VM (relax.VMExecutable, vm.builtin.*) and the GPU backends (their device APIs and the device
+# module kinds cuda, opencl, vulkan).
+_check_call(_lib.mr_graph_executor_register())
+_check_call(_lib.mr_vm_register_extras())
+_check_call(_lib.mr_gpu_register())
 
 __version__ = "0.1.0"
 

@@ -16,6 +16,18 @@ as well when KILN_TRACEBACK=1.
 import argparse
 import os
 import sys
+import traceback
+import zipfile
+import zlib
+
+import numpy as np
+
+from .device import cpu
+from .graph_executor import GraphModule, print_manifest, read_manifest
+from .library_file import holds_kind, read_library_bytes
+from .module import load_module, num_threads
+from .ndarray import array
+from .relax_vm import VirtualMachine, read_functions
 
 RUN_EPILOG = """\
 examples:
@@ -100,8 +112,6 @@ def _parser():
 
 # ---- manifest -------------------------------------------------------------------------------
 def _manifest(args, stage):
-    from .graph_executor import print_manifest
-
     if not os.path.isfile(args.model):
         raise _UserError(f"no such model file: {args.model}")
     stage.name = "reading the manifest"
@@ -112,8 +122,6 @@ def _manifest(args, stage):
 
 
 def _print_vm_functions(path):
-    from .relax_vm import read_functions
-
     funcs = read_functions(path)
     lines = [f"model: {path}", "  a Relax VM executable (shapes may be symbolic; run its "
              "function main with `python -m microruntime run`)"]
@@ -125,8 +133,6 @@ def _print_vm_functions(path):
 
 # ---- inputs ---------------------------------------------------------------------------------
 def _random_inputs(spec, seed):
-    import numpy as np
-
     rng = np.random.default_rng(seed)
     out = {}
     for i in spec:
@@ -142,11 +148,6 @@ def _random_inputs(spec, seed):
 
 def _read_npz(path):
     """The arrays of the .npz file `path` by name, or a _UserError saying why not."""
-    import zipfile
-    import zlib
-
-    import numpy as np
-
     if not os.path.isfile(path):
         raise _UserError(f"no such inputs file: {path}")
     expected = "--inputs takes a .npz file (numpy.savez) with one array per input, by name"
@@ -197,16 +198,9 @@ def _fmt(a):
 
 
 # ---- the two kinds of model -----------------------------------------------------------------
-_VM_KIND = b"relax.VMExecutable"
-
-
 def _is_vm_library(path):
     """Whether the library's blob holds a Relax VM executable (its kind, as the blob writes it)."""
-    import struct
-
-    from .graph_executor import read_library_bytes
-
-    return struct.pack("<Q", len(_VM_KIND)) + _VM_KIND in read_library_bytes(path)
+    return holds_kind(read_library_bytes(path), "relax.VMExecutable")
 
 
 def _flat_outputs(value):
@@ -219,9 +213,6 @@ class _GraphModel:
     """A graph executor model: inputs by the names and shapes of its manifest."""
 
     def __init__(self, args, stage):
-        from . import cpu, load_module
-        from .graph_executor import GraphModule, read_manifest
-
         stage.name = "reading the manifest"
         spec = read_manifest(args.model)["inputs"]
         if args.input_shape:
@@ -254,9 +245,6 @@ class _VMModel:
     FUNC = "main"
 
     def __init__(self, args, stage):
-        from . import cpu, load_module, nd
-        from .relax_vm import VirtualMachine, read_functions
-
         stage.name = "reading the function table"
         funcs = {name: (num_args, params) for name, num_args, params in
                  read_functions(args.model)}
@@ -293,7 +281,7 @@ class _VMModel:
         stage.name = "loading the model"
         self.dev = cpu()
         self.vm = VirtualMachine(load_module(args.model), self.dev)
-        self.args = [nd.array(self.inputs[n]) for n in names]
+        self.args = [array(self.inputs[n]) for n in names]
 
     def run(self):
         return _flat_outputs(self.vm[self.FUNC](*self.args))
@@ -326,8 +314,6 @@ def _check_run_args(args):
 
 
 def _print_outputs(outputs, print_top):
-    import numpy as np
-
     for k, o in enumerate(outputs):
         line = f"output {k}: {_fmt(o)}"
         if o.size and o.dtype.kind in "fiub":
@@ -346,8 +332,6 @@ def _print_outputs(outputs, print_top):
 
 
 def _save_outputs(path, outputs):
-    import numpy as np
-
     try:
         with open(path, "wb") as f:  # a file object: numpy.savez adds no ".npz" to the name
             np.savez(f, **{f"output_{k}": o for k, o in enumerate(outputs)})
@@ -388,8 +372,6 @@ def _run(args, stage):
             stage.name = "writing the trace"
             _save_trace(args.trace, report)
     if args.benchmark:
-        from . import num_threads
-
         stage.name = "benchmarking"
         r = model.benchmark(args.repeat, args.number)
         print(f"latency ({args.repeat} x {args.number} runs, {num_threads()} threads): "
@@ -400,8 +382,6 @@ def _run(args, stage):
 def _internal_error(err, stage):
     """Reports an unexpected failure in one line (and its traceback with KILN_TRACEBACK=1)."""
     if os.environ.get("KILN_TRACEBACK", "") not in ("", "0"):
-        import traceback
-
         traceback.print_exception(type(err), err, err.__traceback__)
         hint = ""
     else:

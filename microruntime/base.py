@@ -9,6 +9,7 @@ import builtins
 import threading
 
 from ._loader import ffi, lib
+from .abi import OBJECT_HEADER_BYTES
 
 _ERROR_CLASSES = {}
 _tls = threading.local()
@@ -91,6 +92,12 @@ def _decode(data, size):
     return ffi.unpack(data, size).decode("utf-8", "replace")
 
 
+def error_object_parts(err):
+    """(kind, message) of an Error object (`err` borrowed)."""
+    cell = ffi.cast("TVMFFIErrorCell*", ffi.cast("char*", err) + OBJECT_HEADER_BYTES)
+    return _decode(cell.kind.data, cell.kind.size), _decode(cell.message.data, cell.message.size)
+
+
 def raised_error():
     """Moves the error a callee recorded with TVMFFIErrorSetRaised* out; None if there is none."""
     out = ffi.new("TVMFFIObjectHandle*")
@@ -100,12 +107,10 @@ def raised_error():
     if err == ffi.NULL:
         return None
     try:
-        cell = ffi.cast("TVMFFIErrorCell*", ffi.cast("char*", err) + 24)
-        kind = _decode(cell.kind.data, cell.kind.size) or "RuntimeError"
-        message = _decode(cell.message.data, cell.message.size)
+        kind, message = error_object_parts(err)
     finally:
         lib.mr_object_release(ffi.cast("TVMFFIObject*", err))
-    return make_error(kind, message, serial)
+    return make_error(kind or "RuntimeError", message, serial)
 
 
 def last_error(from_call=False):

@@ -135,8 +135,10 @@ int mr_time_evaluator(TVMFFIObject* func, DLDevice dev, int number, int repeat,
                       int cooldown_interval_ms, int repeats_to_cooldown,
                       TVMFFIObject* preproc, TVMFFIObject** out_timer);
 
+/* The runtime's optional parts, each registered by its own call (microruntime/__init__.py). */
 int mr_graph_executor_register(void);
 int mr_vm_register_extras(void);
+int mr_gpu_register(void);
 
 /* Defined in the preamble below: the PyCapsule destructor for DLPack capsules, and the
    fast call path of PackedFunc (see microruntime/fastcall.py). */
@@ -145,7 +147,7 @@ void* mr_py_fastcall_method_def(void);
 int mr_py_fastcall_init(uintptr_t ndarray_type, uintptr_t addr_descr, uintptr_t faddr_descr,
                         uintptr_t slow_call, uintptr_t take_result, uintptr_t raise_error);
 
-/* Python callables as C Functions (see microruntime/callback.py). */
+/* Python callables as C Functions (see microruntime/convert.py). */
 extern "Python" int _mr_py_safe_call(void* handle, const TVMFFIAny* args, int32_t num_args,
                                      TVMFFIAny* result);
 extern "Python" void _mr_py_func_deleter(void* self);
@@ -156,6 +158,7 @@ with open(os.path.join(ROOT, "microruntime", "py_fastcall.c")) as _f:
 
 PREAMBLE = r"""
 #include "microruntime/microruntime.h"
+#include "microruntime/gpu.h"
 #include "microruntime/graph_executor.h"
 #include "microruntime/vm.h"
 

@@ -1,19 +1,34 @@
-"""Python values <-> TVMFFIAny (the 16-byte value of the TVM-FFI ABI).
+"""Python values <-> TVMFFIAny (the 16-byte value of the TVM-FFI ABI), and Python callables as
+C Functions.
 
 `fill_any` writes a Python value into an argument slot as a borrowed view (objects it had to
 create are appended to `temps`, which the caller keeps alive until the call returned);
 `take_any` converts an owned result and leaves the slot None; `borrow_any` converts a borrowed
 argument (a Python callback's), taking its own reference to objects.
+
+A Python callable becomes a Function object whose safe_call is the cffi trampoline
+`_mr_py_safe_call` and whose `self` is an `ffi.new_handle` of the callable; the Function's
+deleter drops that handle. A Python exception inside the callable becomes an error recorded
+with TVMFFIErrorSetRaisedFromCStr(kind=class name, message) and status -1, never a crash.
 """
+import contextlib
+import threading
+
 import numpy as np
 
 from ._loader import ffi, lib
 from .abi import TYPE_NAMES, TypeIndex
-from .base import check_call, make_error
+from .base import (
+    check_call,
+    error_object_parts,
+    exc_kind_and_message,
+    make_error,
+    remember_python_error,
+)
 from .device import Device
 from .dtype import DataType
 from .ndarray import NDArray, NDArrayView, numpy_argument
-from .object import WRAPPERS, Object, ObjectGeneric, ShapeTuple
+from .object import WRAPPERS, Object, ObjectGeneric, ShapeTuple, bytes_of
 
 T = TypeIndex
 NONE, INT, BOOL, FLOAT, OPAQUE_PTR = T.NONE, T.INT, T.BOOL, T.FLOAT, T.OPAQUE_PTR
@@ -25,13 +40,11 @@ SHAPE, TENSOR, ARRAY, MAP, MODULE = T.SHAPE, T.TENSOR, T.ARRAY, T.MAP, T.MODULE
 _new_obj_out = ffi.new
 
 
-
 def type_index_name(type_index):
     """What a type index stands for, for messages (as the C runtime names it)."""
     if type_index in TYPE_NAMES:
         return TYPE_NAMES[type_index]
     return "object" if type_index >= T.DYN_OBJECT_BEGIN else "unknown type"
-
 
 
 def _created(status, out, temps):
@@ -121,11 +134,8 @@ def fill_any(slot, value, temps):
         words[0] = OPAQUE_PTR
         slot.v_ptr = value
     elif callable(value):
-        from .callback import convert_func
-
-        func = convert_func(value)
-        temps.append(func)
-        fill_any(slot, func, temps)
+        words[0] = FUNCTION
+        slot.v_obj = _function_object(value, temps)
     else:
         raise TypeError(f"cannot pass a value of type {type(value).__name__} to a "
                         "runtime function")
@@ -146,16 +156,11 @@ def set_owned_any(slot, value):
     slot[0] = value_slot[0]
 
 
-def _bytes_view(obj):
-    view = lib.mr_bytes_view(obj)
-    return ffi.unpack(view.data, view.size)
-
-
 def wrap_object(type_index, obj):
     """The Python value for an owned object reference `obj` (the reference moves into it)."""
     if type_index == STR or type_index == BYTES:
         try:
-            data = _bytes_view(obj)
+            data = bytes_of(obj)
         finally:
             lib.mr_object_release(obj)
         return data.decode("utf-8", "replace") if type_index == STR else data
@@ -174,10 +179,7 @@ def wrap_object(type_index, obj):
             lib.mr_object_release(obj)
     if type_index == ERROR:
         try:
-            cell = ffi.cast("TVMFFIErrorCell*", ffi.cast("char*", obj) + 24)
-            kind = ffi.unpack(cell.kind.data, cell.kind.size).decode("utf-8", "replace")
-            msg = ffi.unpack(cell.message.data, cell.message.size).decode("utf-8", "replace")
-            return make_error(kind, msg)
+            return make_error(*error_object_parts(obj))
         finally:
             lib.mr_object_release(obj)
     return WRAPPERS.get(type_index, Object)(obj)
@@ -248,8 +250,76 @@ def borrow_any(slot):
     return _any_to_py(slot, False)
 
 
-def convert_callable(value):
-    """A PackedFunc for a PackedFunc or a Python callable."""
-    from .callback import convert_func
 
-    return convert_func(value)
+# ---- Python callables as C Functions ---------------------------------------------------------
+# address of the handle -> the handle (keeps the callable alive while C holds the Function)
+_HANDLES = {}
+_HANDLES_LOCK = threading.Lock()
+
+
+def _clear_result(result, owned):
+    """Leaves `result` None, first releasing the object it owns when `owned`."""
+    if owned and result.type_index >= OBJECT:
+        lib.mr_object_release(result.v_obj)
+    words = ffi.cast("int64_t*", result)
+    words[0] = words[1] = 0
+
+
+@ffi.def_extern()
+def _mr_py_safe_call(handle, args, num_args, result):
+    owned = False  # whether `result` holds a value set_owned_any wrote
+    try:
+        func = ffi.from_handle(handle)
+        py_args = [borrow_any(args + i) for i in range(num_args)]
+        try:
+            ret = func(*py_args)
+            if ret is not None:
+                set_owned_any(result, ret)
+                owned = True
+        finally:
+            for arg in py_args:  # DLTensor* arguments are lent for the call only
+                if isinstance(arg, NDArrayView):
+                    arg.release()
+        return 0
+    except BaseException as exc:  # every exception must stop here: C is above us
+        try:
+            _clear_result(result, owned)
+            kind, message = exc_kind_and_message(exc)
+        except BaseException:
+            exc, kind, message = None, b"RuntimeError", b"error in a Python callback"
+        lib.TVMFFIErrorSetRaisedFromCStr(kind, message)
+        if exc is not None:
+            with contextlib.suppress(BaseException):
+                remember_python_error(exc)  # tied to the error just recorded
+        return -1
+
+
+@ffi.def_extern()
+def _mr_py_func_deleter(self):
+    handles = _HANDLES
+    if handles is not None:  # None during interpreter shutdown
+        with _HANDLES_LOCK:
+            handles.pop(int(ffi.cast("uintptr_t", self)), None)
+
+
+def function_from_callable(pyfunc):
+    """A new C Function (an owned TVMFFIObject*) that calls the Python callable `pyfunc`."""
+    if not callable(pyfunc):
+        raise TypeError(f"expected a callable, got {type(pyfunc).__name__}")
+    handle = ffi.new_handle(pyfunc)
+    key = int(ffi.cast("uintptr_t", handle))
+    with _HANDLES_LOCK:
+        _HANDLES[key] = handle
+    out = ffi.new("TVMFFIObjectHandle*")
+    status = lib.TVMFFIFunctionCreate(handle, lib._mr_py_safe_call, lib._mr_py_func_deleter, out)
+    if status != 0:
+        with _HANDLES_LOCK:
+            _HANDLES.pop(key, None)
+        check_call(status)
+    return ffi.cast("TVMFFIObject*", out[0])
+
+
+def _function_object(pyfunc, temps):
+    handle = function_from_callable(pyfunc)
+    temps.append(Object(handle))
+    return handle

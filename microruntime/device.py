@@ -2,8 +2,9 @@
 import json
 
 from ._loader import ffi, lib
-from .abi import DEVICE_NAMES, DeviceType
+from .abi import DEVICE_NAMES, DeviceType, TypeIndex
 from .base import check_call
+from .object import bytes_of
 
 # DLDeviceType values under the names TVM's Python API uses.
 kDLCPU, kDLCUDA, kDLCUDAHost, kDLOpenCL = (DeviceType.CPU, DeviceType.CUDA,
@@ -69,15 +70,13 @@ class Device:
         return True
 
     def _get_attr(self, attr):
-        from .convert import take_any
-
         if not self._has_backend():
             return None
         out = ffi.new("TVMFFIAny*")
         if lib.mr_device_get_attr(self._c[0], attr, out) != 0:
             lib.mr_error_clear()
             return None
-        return take_any(out)
+        return _attr_value(out)
 
     @property
     def exist(self):
@@ -140,6 +139,22 @@ class Device:
 
     def __reduce__(self):
         return (Device, (self.device_type, self.device_id))
+
+
+def _attr_value(slot):
+    """The device attribute a backend wrote into `slot` (owned): an int (or bool), a str, or
+    None when the device has no such property; another kind of object is released, as None."""
+    t = slot.type_index
+    if t == TypeIndex.INT:
+        return int(slot.v_int64)
+    if t == TypeIndex.BOOL:
+        return slot.v_int64 != 0
+    if t >= TypeIndex.OBJECT:
+        try:
+            return bytes_of(slot.v_obj).decode("utf-8", "replace") if t == TypeIndex.STR else None
+        finally:
+            lib.mr_object_release(slot.v_obj)
+    return None
 
 
 def _stream_ptr(stream):

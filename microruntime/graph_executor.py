@@ -7,7 +7,7 @@
     y = gmod.get_output(0).numpy()
 
 `create(graph_json, libmod, device)` runs graph JSON over a kernel library directly.
-`read_manifest(path)` reads a model's manifest from the file without loading it (also
+`read_manifest(path)` reads a model's manifest from the file without loading its kernels (also
 `python -m microruntime manifest model.so`).
 
 Threads: each call of a GraphModule is atomic, but a set_input/run/get_output sequence is not,
@@ -22,9 +22,10 @@ import threading
 
 import numpy as np
 
-from ._loader import lib as _lib
-from .base import check_call, register_error
+from .abi import DEVICE_NAMES
+from .base import register_error
 from .device import Device
+from .library_file import load_module_of_kind
 from .module import num_threads
 from .ndarray import NDArray, array
 from .packed_func import get_global_func
@@ -34,9 +35,6 @@ from .profiling import Count, Duration, Percent, Report, time_evaluator
 @register_error
 class GraphExecutorError(RuntimeError):
     """A mistake in a graph, its inputs or its manifest (kind "GraphExecutorError")."""
-
-
-check_call(_lib.mr_graph_executor_register())
 
 
 def get_device(libmod, device):
@@ -235,7 +233,7 @@ class GraphModule:
         nodes, attrs, row_ptr = graph["nodes"], graph["attrs"], graph["node_row_ptr"]
         shapes, dtypes = attrs["shape"][1], attrs["dltype"][1]
         dev = self.get_output(0).device
-        dev_name = f"{_DEVICE_NAMES.get(dev.device_type, 'dev')}{dev.device_id}"
+        dev_name = f"{DEVICE_NAMES.get(dev.device_type, 'dev')}{dev.device_id}"
         calls, total = [], sum(seconds) * 1e6
         for nid, node in enumerate(nodes):
             if node["op"] != "tvm_op" or node["attrs"]["func_name"] == "__nop":
@@ -256,99 +254,17 @@ class GraphModule:
                       {"Number of threads": Count(num_threads()), "Executor": "Graph"})
 
 
-_DEVICE_NAMES = {1: "cpu", 2: "cuda", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm"}
-
-
-# ---- the manifest, read from the file ------------------------------------------------------
-_KIND = b"GraphExecutorFactory"
-
-
-def _read_str(data, pos):
-    (n,) = struct.unpack_from("<Q", data, pos)
-    if n > len(data) - pos - 8:
-        raise ValueError("truncated")
-    return data[pos + 8:pos + 8 + n], pos + 8 + n
-
-
-def _skip_payload_to_manifest(payload):
-    """The manifest string of a GraphExecutorFactory payload, or None."""
-    _, pos = _read_str(payload, 0)
-    (count,) = struct.unpack_from("<Q", payload, pos)
-    (count2,) = struct.unpack_from("<Q", payload, pos + 8)
-    if count != count2:
-        raise ValueError("param counts differ")
-    pos += 16
-    for _ in range(count):
-        _, pos = _read_str(payload, pos)
-    for _ in range(count):
-        (ndim,) = struct.unpack_from("<i", payload, pos + 24)
-        pos += 32 + 8 * ndim
-        (nbytes,) = struct.unpack_from("<q", payload, pos)
-        pos += 8 + nbytes
-    _, pos = _read_str(payload, pos)
-    if pos > len(payload):
-        raise ValueError("truncated")
-    if pos == len(payload):
-        return None
-    manifest, pos = _read_str(payload, pos)
-    if pos != len(payload):
-        raise ValueError("trailing bytes")
-    return manifest
-
-
-def read_library_bytes(path):
-    """The bytes of a library file in which its blob can be found: the file itself (.so, .a,
-    .o), or for a .tar each member, the blob array of a C source member (devc.c) decoded."""
-    import re
-    import tarfile
-
-    if not path.endswith(".tar"):
-        with open(path, "rb") as f:
-            return f.read()
-    parts = []
-    try:
-        with tarfile.open(path) as tar:
-            for m in tar.getmembers():
-                if not m.isfile():
-                    continue
-                data = tar.extractfile(m).read()
-                if m.name.endswith(".c"):
-                    array = re.search(rb"library_bin\[\d+\]\s*=\s*\{([^}]*)\}", data)
-                    data = _c_array_bytes(array.group(1)) if array else b""
-                parts.append(data)
-    except (tarfile.TarError, EOFError) as err:
-        raise ValueError(f"{path}: not a readable tar file ({err})") from None
-    return b"".join(parts)
-
-
-def _c_array_bytes(body):
-    """The bytes of a C array initializer such as `0x4b, 0x0a, 7`."""
-    items = body.replace(b",", b" ").split()
-    if all(len(t) == 4 and t[:2] in (b"0x", b"0X") for t in items):
-        return bytes.fromhex(b"".join(t[2:] for t in items).decode("ascii"))
-    return bytes(int(t, 0) for t in items)
-
-
+# ---- the manifest, read from the file -------------------------------------------------------
 def read_manifest(path):
     """The manifest (a dict) of the model exported at `path` (.so, .a, .o or .tar), read from
-    the file's library blob without loading or running anything. ValueError when the file holds
-    no GraphExecutorFactory, or one without a manifest."""
-    data = read_library_bytes(path)
-    marker = struct.pack("<Q", len(_KIND)) + _KIND
-    start, found = 0, False
-    while (at := data.find(marker, start)) >= 0:
-        start = at + 1
-        try:
-            payload, _ = _read_str(data, at + len(marker))
-            manifest = _skip_payload_to_manifest(payload)
-        except (ValueError, struct.error):
-            continue
-        found = True
-        if manifest is not None:
-            return json.loads(manifest.decode("utf-8"))
-    if found:
+    the file's library blob without loading its kernels or running anything: the runtime's
+    GraphExecutorFactory loader makes the factory from its payload (checking it whole) and
+    gives its manifest. ValueError when the file holds no GraphExecutorFactory, or one without
+    a manifest."""
+    manifest = load_module_of_kind(path, "GraphExecutorFactory")["get_manifest"]()
+    if manifest is None:
         raise ValueError(f"{path}: the model has no manifest (it was not exported by Kiln)")
-    raise ValueError(f"{path}: no GraphExecutorFactory module in this file")
+    return json.loads(manifest)
 
 
 def print_manifest(path, file=None):

@@ -6,13 +6,18 @@ wraps one of these (compiler/runtime_module.py) and adds the host code, its sour
 export of the whole import tree into one library.
 """
 import os
+import re
 import shutil
+import tempfile
 
 from ._loader import ffi, lib
+from .abi import TypeIndex
 from .base import c_str, check_call, last_error
-from .device import Device
+from .device import DEVICE_TYPE_OF_NAME, Device
+from .linker import export_static, link_shared
 from .object import WRAPPERS, Object
 from .packed_func import PackedFunc, get_global_func
+from .profiling import time_evaluator
 
 # Kinds of module that hold device code (their loaders are the runtime's GPU backends).
 _DEVICE_MODULE_KINDS = ("opencl", "cuda", "vulkan")
@@ -132,8 +137,6 @@ class Module(Object):
         del fcompile, addons, workspace_dir, kwargs
         file_name = os.fspath(file_name)
         if self._keep is not None and "static_path" in self._keep:
-            from .linker import export_static
-
             return export_static(self._keep["static_path"], file_name)
         if self._path is not None:
             if not file_name.endswith((".so", ".dll", ".dylib")):
@@ -149,8 +152,6 @@ class Module(Object):
                        limit_zero_time_iterations=100, cooldown_interval_ms=0,
                        repeats_to_cooldown=1, cache_flush_bytes=0, f_preproc=""):
         """A callable that times `func_name` and returns a BenchmarkResult (TVM semantics)."""
-        from .profiling import time_evaluator
-
         func = self.get_function(func_name, query_imports=True)
         preproc = None
         if f_preproc:
@@ -169,7 +170,7 @@ class Module(Object):
         return f"Module({self.type_key}, {self._handle})"
 
 
-WRAPPERS[73] = Module
+WRAPPERS[TypeIndex.MODULE] = Module
 
 
 def _load_shared(path):
@@ -184,8 +185,6 @@ def _load_linked(path):
     """Links an object file or a tar of them into a shared library in a temporary folder and
     loads it. A failure names the user's file (`model.tar`, or `model.tar:lib0.o` for one of
     its members), not the temporary library."""
-    from .linker import link_shared
-
     try:
         tmpdir, so_path = link_shared(path)
         mod = _load_shared(so_path)
@@ -201,9 +200,6 @@ def _load_linked(path):
 def _naming_user_file(err, path):
     """`err` with the temporary files of `_load_linked` replaced by `path` in its message (the
     same exception class), or None when it names none of them."""
-    import re
-    import tempfile
-
     so_name = os.path.basename(path).rsplit(".", 1)[0] + ".so"
     temp = re.compile(re.escape(os.path.join(tempfile.gettempdir(), "microruntime_")) +
                       r"[^/\s'\"]*/([^\s'\":,]+)")
@@ -258,8 +254,6 @@ def load_static_library(path, func_names):
 def enabled(target):
     """Whether the runtime can run code for `target` ("llvm", "cuda", "opencl -device=.."):
     for a GPU, whether its driver loads and has a device."""
-    from .device import DEVICE_TYPE_OF_NAME
-
     name = str(target).split()[0] if str(target).strip() else ""
     if name in ("cpu", "llvm", "c", "stackvm"):
         return True

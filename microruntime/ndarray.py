@@ -3,6 +3,7 @@ import numpy as np
 
 from . import dlpack
 from ._loader import ffi, lib
+from .abi import OBJECT_HEADER_BYTES, DeviceType, TypeIndex
 from .base import check_call
 from .device import Device, cpu
 from .dtype import DataType
@@ -19,7 +20,7 @@ class NDArray(Object):
     def __init__(self, handle, keep=None):
         Object.__init__(self, handle)
         self._addr = int(ffi.cast("uintptr_t", handle))
-        self._dl = ffi.cast("DLTensor*", ffi.cast("char*", handle) + 24)
+        self._dl = ffi.cast("DLTensor*", ffi.cast("char*", handle) + OBJECT_HEADER_BYTES)
         self._keep = keep
 
     # ---- properties ------------------------------------------------------------------
@@ -65,7 +66,8 @@ class NDArray(Object):
 
     def numpy(self):
         """A numpy copy of the array (strided CPU views are copied through a zero-copy view)."""
-        if self.strides is not None and self.device.device_type == 1 and not _is_compact(self):
+        if (self.strides is not None and self.device.device_type == DeviceType.CPU
+                and not _is_compact(self)):
             return np.array(np.from_dlpack(self), copy=True)
         out = np.empty(self._numpy_shape(), dtype=self.dtype.numpy_dtype())
         if out.nbytes:
@@ -169,7 +171,7 @@ class NDArrayView(NDArray):
         self._keep = None
 
 
-WRAPPERS[70] = NDArray
+WRAPPERS[TypeIndex.TENSOR] = NDArray
 
 
 def _check_same(src, dst):

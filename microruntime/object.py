@@ -1,7 +1,7 @@
 """Object: a Python owner of one strong reference to a C object (TVMFFIObject*).
 
 Also the value classes that mirror TVM's containers: String (a str), ShapeTuple (a tuple of
-ints), Array (a read-only sequence view of an Array object) and ObjectGeneric.
+ints) and ObjectGeneric; Array, a view of an Array object, is in object_generic.py.
 """
 import sys
 
@@ -73,42 +73,7 @@ class ShapeTuple(tuple):
         return f"ShapeTuple({list(self)})"
 
 
-class Array(Object):
-    """A read-only view of an Array object (what `convert_to_object(list)` gives)."""
-
-    __slots__ = ()
-
-    def _cell(self):
-        return lib.mr_array_view(self._handle)
-
-    def __len__(self):
-        return int(self._cell().size)
-
-    def __getitem__(self, index):
-        from .convert import borrow_any
-
-        size = len(self)
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(size))]
-        if index < 0:
-            index += size
-        if not 0 <= index < size:
-            raise IndexError(f"Array index {index} out of range for size {size}")
-        items = ffi.cast("TVMFFIAny*", self._cell().data)
-        return borrow_any(items + index)
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
-    def __eq__(self, other):
-        if isinstance(other, (list, tuple, Array)):
-            return list(self) == list(other)
-        return NotImplemented
-
-    __hash__ = Object.__hash__
-
-    def __repr__(self):
-        return f"Array({list(self)!r})"
-
-
-WRAPPERS[71] = Array
+def bytes_of(handle):
+    """The bytes a Str or Bytes object holds (a copy; `handle` is borrowed)."""
+    view = lib.mr_bytes_view(handle)
+    return ffi.unpack(view.data, view.size)

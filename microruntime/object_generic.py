@@ -1,11 +1,49 @@
-"""convert / convert_to_object / const: Python values as runtime objects."""
+"""convert / convert_to_object / const: Python values as runtime objects, and Array, the
+read-only view of an Array object that `convert_to_object(list)` gives."""
 import numpy as np
 
-from .callback import convert_func
-from .convert import fill_any
+from ._loader import ffi, lib
+from .convert import borrow_any, fill_any
 from .dtype import DataType
 from .ndarray import array
-from .object import WRAPPERS, Object, ObjectGeneric, ShapeTuple, String
+from .object import Object, ObjectGeneric, ShapeTuple, String
+from .packed_func import convert_func
+
+
+class Array(Object):
+    """A read-only view of an Array object (what `convert_to_object(list)` gives)."""
+
+    __slots__ = ()
+
+    def _cell(self):
+        return lib.mr_array_view(self._handle)
+
+    def __len__(self):
+        return int(self._cell().size)
+
+    def __getitem__(self, index):
+        size = len(self)
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(size))]
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError(f"Array index {index} out of range for size {size}")
+        items = ffi.cast("TVMFFIAny*", self._cell().data)
+        return borrow_any(items + index)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other):
+        if isinstance(other, (list, tuple, Array)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = Object.__hash__
+
+    def __repr__(self):
+        return f"Array({list(self)!r})"
 
 
 def convert_to_object(value):
@@ -36,13 +74,11 @@ def convert(value):
 
 
 def _array(items):
-    from ._loader import ffi, lib
-
     temps = []
     slot = ffi.new("TVMFFIAny*")
     fill_any(slot, list(items), temps)
     lib.mr_object_retain(slot.v_obj)
-    return WRAPPERS[71](slot.v_obj)
+    return Array(slot.v_obj)
 
 
 def const(value, dtype=None):

@@ -1,4 +1,5 @@
-"""PackedFunc: a callable runtime Function object, and the global function registry.
+"""PackedFunc: a callable runtime Function object (also one made of a Python callable:
+`convert_func`), and the global function registry.
 
 Calls go through the C fast path (py_fastcall.c, installed by fastcall.py on CPython) for
 NDArray/int/float/None arguments: arguments are written into a TVMFFIAny array on the C stack
@@ -8,8 +9,9 @@ in `temps` until the call returned; numpy copies are written back), results by `
 """
 from . import fastcall
 from ._loader import ffi, lib
+from .abi import TypeIndex
 from .base import c_str, check_call, last_error
-from .convert import fill_any, take_any
+from .convert import fill_any, function_from_callable, take_any, wrap_object
 from .ndarray import NDArray, _WriteBack
 from .object import WRAPPERS, Object
 
@@ -45,7 +47,7 @@ class PackedFunc(Object):
         if _call(self._handle, buf, n, result) != 0:
             raise last_error(True)
         _finish(temps)
-        return None if result.type_index == 0 else take_any(result)
+        return None if result.type_index == TypeIndex.NONE else take_any(result)
 
     __call__ = _call_python
 
@@ -53,8 +55,16 @@ class PackedFunc(Object):
         return f"<microruntime.PackedFunc at {self._handle}>"
 
 
-WRAPPERS[68] = PackedFunc
+WRAPPERS[TypeIndex.FUNCTION] = PackedFunc
 fastcall.install(PackedFunc, NDArray)
+
+
+def convert_func(pyfunc):
+    """A PackedFunc for a PackedFunc (itself) or a Python callable (a C Function calling it)."""
+    if isinstance(pyfunc, PackedFunc):
+        return pyfunc
+    return PackedFunc(function_from_callable(pyfunc))
+
 
 
 def register_func(func_name, f=None, override=False):
@@ -69,8 +79,6 @@ def register_func(func_name, f=None, override=False):
         raise TypeError(f"function name must be a str, not {type(func_name).__name__}")
 
     def register(myf):
-        from .callback import convert_func
-
         func = convert_func(myf)
         check_call(lib.mr_registry_set(c_str(func_name), func._handle, 1 if override else 0))
         return myf
@@ -95,11 +103,9 @@ def get_global_func(name, allow_missing=False):
 
 def list_global_func_names():
     """The names of every registered global function."""
-    from .convert import wrap_object
-
     out = ffi.new("TVMFFIObject**")
     check_call(lib.mr_registry_list(out))
-    return wrap_object(71, out[0])
+    return wrap_object(TypeIndex.ARRAY, out[0])
 
 
 def remove_global_func(name):

@@ -1,5 +1,6 @@
 """save_param_dict / load_param_dict: TVM's parameter-dict binary format (done in C)."""
 from ._loader import ffi, lib
+from .abi import TypeIndex
 from .base import check_call, last_error
 from .convert import wrap_object
 from .ndarray import NDArray, array
@@ -39,6 +40,6 @@ def load_param_dict(param_bytes):
         if isinstance(err, ValueError):
             raise err
         raise ValueError(str(err)) from err
-    keys = wrap_object(71, names[0])
-    values = wrap_object(71, tensors[0])
+    keys = wrap_object(TypeIndex.ARRAY, names[0])
+    values = wrap_object(TypeIndex.ARRAY, tensors[0])
     return dict(zip(keys, values))

@@ -6,6 +6,8 @@ import numpy as np
 
 from ._loader import ffi, lib
 from .base import check_call
+from .device import device
+from .packed_func import PackedFunc, convert_func
 
 
 class BenchmarkResult:
@@ -39,24 +41,18 @@ def time_evaluator(func, dev, number=10, repeat=1, min_repeat_ms=0,
                    repeats_to_cooldown=1, cache_flush_bytes=0, f_preproc=None):
     """A callable timing PackedFunc `func`: 1 warm-up call, then per repeat `f_preproc` (a
     PackedFunc, optional) and `number` timed calls; returns a BenchmarkResult."""
-    from .convert import convert_callable
-
     if cache_flush_bytes:
         raise ValueError("cache_flush_bytes is not supported by the microruntime")
     if number < 1 or repeat < 1:
         raise ValueError(f"number ({number}) and repeat ({repeat}) must be at least 1")
-    from .device import device
-
     dev = device(dev)
-    func = convert_callable(func)
-    preproc = convert_callable(f_preproc) if f_preproc is not None else None
+    func = convert_func(func)
+    preproc = convert_func(f_preproc) if f_preproc is not None else None
     out = ffi.new("TVMFFIObject**")
     check_call(lib.mr_time_evaluator(
         func._handle, dev._c[0], number, repeat, min_repeat_ms, limit_zero_time_iterations,
         cooldown_interval_ms, repeats_to_cooldown,
         preproc._handle if preproc is not None else ffi.NULL, out))
-    from .packed_func import PackedFunc
-
     timer = PackedFunc(out[0])
     fmt = "@" + "d" * repeat
 

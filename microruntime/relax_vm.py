@@ -15,21 +15,16 @@ from numbers import Number
 
 import numpy as np
 
-from ._loader import lib as _lib
-from .base import check_call
-from .convert import convert_callable
+from .abi import DEVICE_NAMES, DeviceType
 from .device import Device, cpu
+from .library_file import payloads, read_library_bytes
 from .module import Module, num_threads
 from .ndarray import NDArray, array
 from .object import Object
-from .packed_func import get_global_func
+from .packed_func import convert_func, get_global_func
 from .profiling import Count, Duration, Percent, Report
 
-check_call(_lib.mr_vm_register_extras())
-
 __all__ = ["Executable", "VMInstrumentReturnKind", "VirtualMachine", "read_functions"]
-
-_DEVICE_NAMES = {1: "cpu", 2: "cuda", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm"}
 
 
 class VMInstrumentReturnKind(IntEnum):
@@ -107,7 +102,7 @@ class VirtualMachine:
         for d in devs:
             if not isinstance(d, Device):
                 raise TypeError("dev is expected to be Device or List[Device]")
-        if devs[-1].device_type != 1:
+        if devs[-1].device_type != DeviceType.CPU:
             devs.append(cpu())  # the host: shape computations run there
         default = VirtualMachine.POOLED_ALLOCATOR
         if memory_cfg is None:
@@ -122,7 +117,8 @@ class VirtualMachine:
         elif not isinstance(memory_cfg, dict):
             raise TypeError("memory_cfg is expected be string or dictionary, "
                             f"but received {type(memory_cfg)}")
-        kinds = {"naive": 1, "pooled": 2}
+        kinds = {"naive": VirtualMachine.NAIVE_ALLOCATOR,
+                 "pooled": VirtualMachine.POOLED_ALLOCATOR}
         init_args = []
         for d in devs:
             kind = memory_cfg.get(d, default)
@@ -203,7 +199,7 @@ class VirtualMachine:
     def set_instrument(self, instrument):
         """Calls instrument(func, func_symbol, before_run, ret_value, *args) around every Call
         instruction; returning VMInstrumentReturnKind.SKIP_RUN before a call skips it."""
-        self._set_instrument(convert_callable(instrument) if instrument is not None else None)
+        self._set_instrument(convert_func(instrument) if instrument is not None else None)
 
     # ---- timing and profiling ------------------------------------------------------------
     def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0,
@@ -220,7 +216,7 @@ class VirtualMachine:
         Argument Shapes)."""
         rows = self.module["profile"](func_name, *[self._convert(a) for a in args])
         dev = self.devices[0]
-        dev_name = f"{_DEVICE_NAMES.get(dev.device_type, 'dev')}{dev.device_id}"
+        dev_name = f"{DEVICE_NAMES.get(dev.device_type, 'dev')}{dev.device_id}"
         total = sum(r[1] for r in rows) / 1e3
         calls = []
         for name, ns, shapes in rows:
@@ -235,8 +231,9 @@ class VirtualMachine:
 
 
 # ---- the function table, read from the file ------------------------------------------------
-_KIND = b"relax.VMExecutable"
+_KIND = "relax.VMExecutable"
 _MAGICS = (0xD225DE2F4214151E, 0xD225DE2F4214151D)
+_VM_FUNC = 1  # a function's kind in the table: a bytecode function (0: packed, 2: TIR)
 
 
 def _function_table(payload):
@@ -270,7 +267,7 @@ def _function_table(payload):
         for _ in range(nparams):
             p, pos = string(pos)
             params.append(p)
-        if kind == 1:
+        if kind == _VM_FUNC:
             funcs.append((name, num_args, params))
     return funcs
 
@@ -279,19 +276,9 @@ def read_functions(path):
     """[(name, number of arguments, [param names])] of the VM functions of the Relax VM
     executable exported at `path` (.so, .a, .o or .tar), read from the file's library blob
     without loading it. ValueError when the file holds no Relax VM executable."""
-    from .graph_executor import read_library_bytes
-
-    data = read_library_bytes(path)
-    marker = struct.pack("<Q", len(_KIND)) + _KIND
-    start = 0
-    while (at := data.find(marker, start)) >= 0:
-        start = at + 1
-        pos = at + len(marker)
+    for payload in payloads(read_library_bytes(path), _KIND):
         try:
-            (n,) = struct.unpack_from("<Q", data, pos)
-            if n > len(data) - pos - 8:
-                continue
-            return _function_table(data[pos + 8:pos + 8 + n])
+            return _function_table(payload)
         except (ValueError, struct.error, UnicodeDecodeError):
             continue
     raise ValueError(f"{path}: no Relax VM executable in this file")

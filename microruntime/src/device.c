@@ -1,6 +1,6 @@
-/* The device API table: CPU built in, other backends registered at run time (or,
- * in builds with dynamic loading, the GPU backends of src/device/), the mr_device_*
- * wrappers, and the thread-local current stream per device. */
+/* The device API table: CPU built in, other backends registered at run time (the GPU
+ * backends of src/device/ by mr_gpu_register), the mr_device_* wrappers, and the
+ * thread-local current stream per device. */
 #include <string.h>
 
 #include "internal.h"
@@ -31,7 +31,7 @@ int mr_device_api_register(int32_t device_type, const mr_device_api_t* api) {
   return 0;
 }
 
-/* The backend of a device type, or NULL; a registered one comes first. */
+/* The backend of a device type, or NULL. */
 static const mr_device_api_t* find_api(int32_t device_type) {
   const mr_device_api_t* api = NULL;
   if (device_type == kDLCPU) return mr_device_cpu_api();
@@ -40,9 +40,6 @@ static const mr_device_api_t* find_api(int32_t device_type) {
     api = g_apis[device_type];
     mr_mutex_unlock(&g_device_mutex);
   }
-#ifndef MR_NO_DLOPEN
-  if (!api) api = mr_device_gpu_api(device_type);
-#endif
   return api;
 }
 

@@ -109,14 +109,6 @@ mr_ws_region_t* mr_workspace_region(void);
 const mr_device_api_t* mr_device_cpu_api(void);
 const char* mr_device_type_name(int32_t device_type);
 
-/* ---- device/gpu_backends.c: the GPU backends, in builds with dynamic loading ----
- * The core reaches them only through these two hooks, and only when MR_NO_DLOPEN is not
- * defined, so the dlopen-free library references none of src/device/. */
-#ifndef MR_NO_DLOPEN
-/* The backend of a GPU device type (CUDA, OpenCL), or NULL. */
-const mr_device_api_t* mr_device_gpu_api(int32_t device_type);
-#endif
-
 /* ---- ndarray.c ---- */
 /* Elements of a shape, or -1 on overflow / negative dims (records no error). */
 int mr_shape_numel(int32_t ndim, const int64_t* shape, uint64_t* out_numel);
@@ -152,6 +144,10 @@ int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup,
  * "_lib" entries stand for `lib`; *out_root is module 0. */
 int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t size,
                         const char* origin, TVMFFIObject** out_root);
+
+/* ---- module_loader.c ---- */
+/* The loader registered for `kind`, or NULL. */
+mr_module_loader_t mr_module_loader_find(const char* kind);
 
 /* Library-module symbol lookup honouring the prefix (prefixed name first). */
 void* mr_module_library_symbol(TVMFFIObject* module, const char* symbol);
@@ -189,10 +185,8 @@ typedef struct {
 } mr_builtin_t;
 /* The built-in global functions. */
 const mr_builtin_t* mr_builtins(size_t* out_count);
-#ifndef MR_NO_DLOPEN
-/* Those of the GPU backends (device/gpu_backends.c): the module loaders of kinds "opencl"
- * and "cuda", __tvm_set_device, ffi.ModuleInspectSource. */
-const mr_builtin_t* mr_device_gpu_builtins(size_t* out_count);
-#endif
+/* Registers each function of `table` as a global function (replacing one of the same name;
+ * none may have the name of one of the runtime's own, which go in at the first use). */
+int mr_registry_set_table(const mr_builtin_t* table, size_t count);
 
 #endif /* MR_INTERNAL_H_ */

@@ -1,7 +1,7 @@
 /* Module objects (type 73): library modules (symbol lookup), loader-made
- * modules (a get_function callback), imports, the function cache, module
- * loaders by kind, and the environment services kernels call
- * (TVMFFIEnvModLookupFromImports, TVMFFIHandleInitOnce). */
+ * modules (a get_function callback), imports, the function cache, and the
+ * environment services kernels call (TVMFFIEnvModLookupFromImports,
+ * TVMFFIHandleInitOnce). Loaders by kind: module_loader.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,51 +258,6 @@ TVMFFIObject* mr_module_import_at(TVMFFIObject* module, int64_t index) {
   TVMFFIObject* im = m ? import_ref(m, index) : NULL;
   mr_object_release(im); /* borrowed: the module holds its imports for its lifetime */
   return im;
-}
-
-/* ---- loaders by kind ---- */
-static mr_symtab_t g_loaders = MR_SYMTAB_INIT(MR_MAX_MODULE_LOADERS, "module loaders");
-
-int mr_module_loader_register(const char* kind, mr_module_loader_t loader) {
-  void* p;
-  if (!kind || !loader || strlen(kind) >= MR_MAX_MODULE_KIND)
-    return mr_value_error("loader kind or function invalid");
-  memcpy(&p, &loader, sizeof(p));
-  return mr_symtab_set(&g_loaders, kind, p);
-}
-
-int mr_module_load_from_bytes(const char* kind, const char* data, size_t size,
-                              TVMFFIObject** out_module) {
-  mr_module_loader_t loader;
-  void* p = mr_symtab_get(&g_loaders, kind);
-  char name[MR_MAX_NAME + 32];
-  TVMFFIObject *f = NULL, *bytes = NULL;
-  TVMFFIAny arg, result;
-  int status;
-  if (p) {
-    memcpy(&loader, &p, sizeof(p));
-    return loader(data, size, out_module);
-  }
-  /* A loader may also be a global function, as in TVM. */
-  snprintf(name, sizeof(name), "ffi.Module.load_from_bytes.%s", kind);
-  if (mr_registry_get(name, &f) != 0)
-    return mr_error_setf(kMrErrorRuntime,
-                         "no loader registered for module kind '%s' (nor a global '%s')",
-                         kind, name);
-  memset(&result, 0, sizeof(result));
-  status = mr_bytes_create(data, size, &bytes);
-  if (status == 0) {
-    mr_any_set_object(&arg, bytes);
-    status = mr_function_call(f, &arg, 1, &result);
-  }
-  if (status == 0 && result.type_index != kTVMFFIModule) {
-    status = mr_error_setf(kMrErrorType, "loader '%s' did not return a Module", name);
-    mr_any_clear(&result);
-  }
-  if (status == 0) *out_module = result.v_obj;
-  mr_object_release(bytes);
-  mr_object_release(f);
-  return status;
 }
 
 /* ---- services for generated code ---- */

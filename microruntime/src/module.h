@@ -33,7 +33,9 @@ static inline mr_module_obj_t* mr_module_cast(TVMFFIObject* obj) {
   return (obj && obj->type_index == kTVMFFIModule) ? (mr_module_obj_t*)obj : NULL;
 }
 
-/* Decodes a module of `kind` from a payload with the registered loader. */
+/* ---- module_loader.c ---- */
+/* Decodes a module of `kind` from a payload with the loader of the table (else with a global
+ * function ffi.Module.load_from_bytes.<kind> registered by other means). */
 int mr_module_load_from_bytes(const char* kind, const char* data, size_t size,
                               TVMFFIObject** out_module);
 

@@ -148,26 +148,25 @@ int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out
   return 0;
 }
 
-static void register_table(const mr_builtin_t* table, size_t n) {
+int mr_registry_set_table(const mr_builtin_t* table, size_t count) {
   size_t i;
-  for (i = 0; i < n; ++i) {
+  int status = 0;
+  for (i = 0; status == 0 && i < count; ++i) {
     TVMFFIObject* f;
-    if (mr_function_create_closure(NULL, table[i].call, NULL, &f) != 0) continue;
-    (void)registry_set(table[i].name, strlen(table[i].name), f, 1);
-    mr_object_release(f);
+    status = mr_function_create_closure(NULL, table[i].call, NULL, &f);
+    if (status == 0) {
+      status = registry_set(table[i].name, strlen(table[i].name), f, 1);
+      mr_object_release(f);
+    }
   }
+  return status;
 }
 
-/* The built-ins (builtins.c, and the GPU side's in builds with dynamic loading) go in
- * once, before the first use of the registry. */
+/* The runtime's own (builtins.c) go in once, before the first use of the registry. */
 static void register_builtins(void) {
   size_t n;
   const mr_builtin_t* table = mr_builtins(&n);
-  register_table(table, n);
-#ifndef MR_NO_DLOPEN
-  table = mr_device_gpu_builtins(&n);
-  register_table(table, n);
-#endif
+  (void)mr_registry_set_table(table, n);
 }
 
 void mr_registry_ensure_builtins(void) { mr_once(&g_builtins_once, register_builtins); }

@@ -1,12 +1,14 @@
 /* The OpenCL backend in C: device attributes, tensors on the device (round trips, device
  * to device copies, views at a byte offset), streams, and a device module loaded from a
  * payload written here byte by byte, whose kernel is called with tensors, device pointers
- * and launch extents. Skips (passes) at run time without an OpenCL device. Also: loading
- * never needs the driver (bad payloads fail at load), and CUDA without libcuda.so.1. */
+ * and launch extents. Skips (passes) at run time without an OpenCL device. Also: nothing of
+ * the GPU backends is reachable before mr_gpu_register, loading never needs the driver (bad
+ * payloads fail at load), and CUDA without libcuda.so.1. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "microruntime/gpu.h"
 #include "module.h"
 
 static const char k_vadd[] =
@@ -202,9 +204,36 @@ static void test_build_error(DLDevice dev) {
   mr_object_release(mod);
 }
 
+/* Nothing of the GPU backends is reachable before mr_gpu_register: the core names none. */
+static void test_registration(void) {
+  DLDevice dev = {kDLOpenCL, 0};
+  TVMFFIObject *mod = NULL, *f = NULL;
+  TVMFFIAny exist;
+  buf_t b;
+  vadd_payload(&b, "vadd", k_vadd);
+  CHECK(mr_device_api_get(kDLOpenCL) == NULL && strstr(mr_last_error(), "opencl"));
+  CHECK_OK(mr_device_get_attr(dev, kMrDevExist, &exist));
+  CHECK(exist.v_int64 == 0);
+  CHECK_FAIL(mr_module_load_from_bytes("opencl", (const char*)b.data, b.size, &mod),
+             "no loader registered for module kind 'opencl'");
+  CHECK_FAIL(mr_registry_get("__tvm_set_device", &f), "is not registered");
+  CHECK_OK(mr_gpu_register());
+  CHECK_OK(mr_gpu_register()); /* again: the same registrations */
+  CHECK(mr_device_api_get(kDLOpenCL) != NULL && mr_device_api_get(kDLCUDA) != NULL &&
+        mr_device_api_get(kDLVulkan) != NULL);
+  CHECK_OK(mr_registry_get("__tvm_set_device", &f));
+  mr_object_release(f);
+  CHECK_OK(mr_registry_get("ffi.Module.load_from_bytes.vulkan", &f));
+  mr_object_release(f);
+  CHECK_OK(mr_module_load_from_bytes("opencl", (const char*)b.data, b.size, &mod));
+  CHECK(mod && strcmp(mr_module_type_key(mod), "opencl") == 0);
+  mr_object_release(mod);
+}
+
 int main(void) {
   DLDevice dev = {kDLOpenCL, 0};
   TVMFFIAny exist;
+  test_registration();
   test_bad_payloads();
   test_cuda_without_driver();
   CHECK_OK(mr_device_get_attr(dev, kMrDevExist, &exist));

@@ -312,6 +312,23 @@ static int load_factory(const unsigned char* data, size_t n, TVMFFIObject* lib,
   return status;
 }
 
+/* get_manifest of factory `f` gives k_manifest. */
+static void check_manifest_function(TVMFFIObject* f) {
+  TVMFFIObject* get = NULL;
+  TVMFFIAny result;
+  const TVMFFIByteArray* text;
+  memset(&result, 0, sizeof(result));
+  CHECK_OK(mr_module_get_function(f, "get_manifest", 0, &get));
+  CHECK(get != NULL);
+  if (!get) return;
+  CHECK_OK(mr_function_call(get, NULL, 0, &result));
+  text = result.type_index == kTVMFFIStr ? mr_bytes_view(result.v_obj) : NULL;
+  CHECK(text && text->size == strlen(k_manifest) &&
+        memcmp(text->data, k_manifest, text->size) == 0);
+  mr_any_clear(&result);
+  mr_object_release(get);
+}
+
 static void test_factory(TVMFFIObject* lib) {
   DLDevice cpu = {kDLCPU, 0};
   TVMFFIObject *t, *params, *f = NULL, *ex = NULL;
@@ -333,9 +350,11 @@ static void test_factory(TVMFFIObject* lib) {
   check_output(ex, 1.0f);
   mr_object_release(ex);
   mr_object_release(f);
-  /* Without a lib, the kernels cannot resolve. */
+  /* Without a lib, the kernels cannot resolve; the manifest needs none. */
   CHECK_OK(load_factory(buf, n, NULL, &f));
   CHECK_FAIL(mr_graph_executor_create(f, cpu, &ex), "no kernel library is imported");
+  CHECK_FAIL(mr_module_get_function(f, "get_graph_json", 0, &ex), "no kernel library");
+  check_manifest_function(f);
   mr_object_release(f);
   /* Every truncation fails cleanly; so does a trailing byte after the manifest. */
   for (k = 0; k < n; ++k)

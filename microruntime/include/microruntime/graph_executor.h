@@ -32,14 +32,16 @@
 extern "C" {
 #endif
 
-/* Registers the module loader for "GraphExecutorFactory" payloads, TVM's globals
- * tvm.graph_executor.create, tvm.graph_executor_factory.create and
- * ffi.Module.load_from_bytes.GraphExecutorFactory, and the executor functions beyond set_input,
- * run, get_output and the like: get_input_info, share_params, get_node_output,
- * debug_get_output, run_individual and get_graph_json. Idempotent. mr_graph_model_open
- * registers only the loader and load_from_bytes, so that a static program that only opens
- * a model, sets inputs, runs and reads outputs links none of the rest; call this (or
- * mr_graph_executor_from_json, which does) for the full set. */
+/* Registers the module loader for "GraphExecutorFactory" payloads (also TVM's global
+ * ffi.Module.load_from_bytes.GraphExecutorFactory). Idempotent; mr_graph_model_open calls it,
+ * and a static program that only opens a model, sets inputs, runs and reads outputs needs
+ * nothing more, so it links none of the rest. */
+MR_DLL int mr_graph_register(void);
+/* mr_graph_register() plus TVM's globals tvm.graph_executor.create and
+ * tvm.graph_executor_factory.create, and the executor functions beyond set_input, run,
+ * get_output and the like: get_input_info, share_params, get_node_output, debug_get_output,
+ * run_individual and get_graph_json. Idempotent; call this (or mr_graph_executor_from_json,
+ * which does) for the full set. */
 MR_DLL int mr_graph_executor_register(void);
 
 /* Opens a model: the shared library at `path` (dlopen), or with path NULL or "" the system

@@ -192,7 +192,11 @@ MR_DLL int mr_module_create(const char* type_key, void* self,
                             TVMFFIObject** out_module);
 
 /* Kinds of module other than libraries ("GraphExecutorFactory", device code, ...)
- * are created from a payload by a loader registered under their kind. */
+ * are created from a payload by a loader registered under their kind: the one table the
+ * library blob's loader reads. The same call makes the loader TVM's global function
+ * ffi.Module.load_from_bytes.<kind>; registering the same loader again does nothing, another
+ * one replaces it. The runtime's own register theirs through mr_graph_register
+ * (graph_executor.h), mr_vm_register (vm.h) and mr_gpu_register (gpu.h). */
 typedef int (*mr_module_loader_t)(const char* data, size_t size, TVMFFIObject** out_module);
 MR_DLL int mr_module_loader_register(const char* kind, mr_module_loader_t loader);
 

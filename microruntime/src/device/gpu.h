@@ -1,7 +1,7 @@
 /* What the GPU backends (src/device/) share: the device-module payload (TVM's
  * SaveToBytes layout), the interface a backend gives device modules (build the
- * code for one device, launch a kernel), the thread's current device per type, and
- * the hooks through which the core finds the backends. These files are compiled
+ * code for one device, launch a kernel) and the thread's current device per type.
+ * mr_gpu_register (microruntime/gpu.h) makes them reachable. These files are compiled
  * only into builds with dynamic loading: the drivers are found with dlopen. */
 #ifndef MR_DEVICE_GPU_H_
 #define MR_DEVICE_GPU_H_
@@ -110,7 +110,5 @@ int mr_gpu_driver_once(mr_mutex_t* mutex, int* state, void (*load)(void));
 
 /* ---- the thread's current device (gpu_backends.c) ---- */
 int32_t mr_gpu_current_device(int32_t device_type);
-
-/* The hooks through which the core finds these files are declared in internal.h. */
 
 #endif /* MR_DEVICE_GPU_H_ */

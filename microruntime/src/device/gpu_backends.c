@@ -1,25 +1,18 @@
-/* How the core finds the GPU backends (the two hooks of internal.h), the thread's
- * current device per device type, and the GPU side's global functions: the device
- * module loaders (kinds "opencl", "cuda", "vulkan"), __tvm_set_device (which generated host
- * code calls before launching kernels) and ffi.ModuleInspectSource.
+/* The GPU backends' registration (mr_gpu_register, microruntime/gpu.h): their device APIs,
+ * the device module loaders (kinds "opencl", "cuda", "vulkan"), __tvm_set_device (which
+ * generated host code calls before launching kernels) and ffi.ModuleInspectSource; and the
+ * thread's current device per device type.
  *
- * Why hooks called from the core, rather than constructors or weak symbols: an object
- * file in a static library is linked only when something references it, so a
- * constructor here would never run in an app linked against libmicroruntime.a, and a
- * weak reference does not pull the object in either. device.c and registry.c call the
- * hooks only when MR_NO_DLOPEN is undefined, so the dlopen-free library, which
- * leaves src/device/ out, references nothing here. */
+ * Why an explicit call, rather than constructors or weak symbols: an object file in a static
+ * library is linked only when something references it, so a constructor here would never
+ * run in an app linked against libmicroruntime.a, and a weak reference does not pull the
+ * object in either. The core references nothing here, so the dlopen-free library, which
+ * leaves src/device/ out, links without it. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "microruntime/gpu.h"
 #include "gpu.h"
-
-const mr_device_api_t* mr_device_gpu_api(int32_t device_type) {
-  if (device_type == kDLOpenCL) return mr_device_opencl_api();
-  if (device_type == kDLCUDA) return mr_device_cuda_api();
-  if (device_type == kDLVulkan) return mr_device_vulkan_api();
-  return NULL;
-}
 
 const char* mr_gpu_driver_name(const char* env, const char* fallback) {
   const char* name = getenv(env);
@@ -69,32 +62,16 @@ static int set_device(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* r
 }
 
 /* ---- loaders ---- */
-static int load_from_bytes(const mr_gpu_backend_t* be, const TVMFFIAny* args, int32_t n,
-                           TVMFFIAny* result) {
-  const char* data;
-  size_t size;
-  TVMFFIObject* mod;
-  if (n != 1 || mr_any_get_str(&args[0], &data, &size) != 0)
-    return mr_error_setf(kMrErrorType, "ffi.Module.load_from_bytes.%s takes one bytes argument",
-                         be->kind);
-  if (mr_gpu_module_load(be, data, size, &mod) != 0) return -1;
-  mr_any_set_object(result, mod);
-  return 0;
+static int load_opencl(const char* data, size_t size, TVMFFIObject** out_module) {
+  return mr_gpu_module_load(&mr_gpu_opencl_backend, data, size, out_module);
 }
 
-static int load_opencl(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
-  (void)self;
-  return load_from_bytes(&mr_gpu_opencl_backend, args, n, result);
+static int load_cuda(const char* data, size_t size, TVMFFIObject** out_module) {
+  return mr_gpu_module_load(&mr_gpu_cuda_backend, data, size, out_module);
 }
 
-static int load_vulkan(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
-  (void)self;
-  return load_from_bytes(&mr_gpu_vulkan_backend, args, n, result);
-}
-
-static int load_cuda(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
-  (void)self;
-  return load_from_bytes(&mr_gpu_cuda_backend, args, n, result);
+static int load_vulkan(const char* data, size_t size, TVMFFIObject** out_module) {
+  return mr_gpu_module_load(&mr_gpu_vulkan_backend, data, size, out_module);
 }
 
 /* ffi.ModuleInspectSource(module, fmt): the code a device module holds. */
@@ -115,15 +92,28 @@ static int inspect_source(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAn
   return 0;
 }
 
-static const mr_builtin_t k_gpu_builtins[] = {
-    {"ffi.Module.load_from_bytes.opencl", load_opencl},
-    {"ffi.Module.load_from_bytes.cuda", load_cuda},
-    {"ffi.Module.load_from_bytes.vulkan", load_vulkan},
+static const mr_builtin_t k_globals[] = {
     {"__tvm_set_device", set_device},
     {"ffi.ModuleInspectSource", inspect_source},
 };
 
-const mr_builtin_t* mr_device_gpu_builtins(size_t* out_count) {
-  *out_count = sizeof(k_gpu_builtins) / sizeof(k_gpu_builtins[0]);
-  return k_gpu_builtins;
+static const struct {
+  const mr_gpu_backend_t* backend;
+  mr_module_loader_t load;
+  const mr_device_api_t* (*api)(void);
+} k_backends[] = {
+    {&mr_gpu_opencl_backend, load_opencl, mr_device_opencl_api},
+    {&mr_gpu_cuda_backend, load_cuda, mr_device_cuda_api},
+    {&mr_gpu_vulkan_backend, load_vulkan, mr_device_vulkan_api},
+};
+
+int mr_gpu_register(void) {
+  size_t i;
+  int status = mr_registry_set_table(k_globals, sizeof(k_globals) / sizeof(k_globals[0]));
+  for (i = 0; status == 0 && i < sizeof(k_backends) / sizeof(k_backends[0]); ++i) {
+    const mr_gpu_backend_t* be = k_backends[i].backend;
+    status = mr_device_api_register(be->device_type, k_backends[i].api());
+    if (status == 0) status = mr_module_loader_register(be->kind, k_backends[i].load);
+  }
+  return status;
 }

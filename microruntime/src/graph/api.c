@@ -1,49 +1,20 @@
-/* The graph executor's C API for apps (graph_executor.h), and its core registration:
- * the "GraphExecutorFactory" module loader and load_from_bytes (the rest of TVM's
- * global functions and packed functions: extras.c). */
+/* The graph executor's C API for apps (graph_executor.h), and its registration: the
+ * "GraphExecutorFactory" module loader (the rest of TVM's global functions and packed
+ * functions: extras.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "executor.h"
 
-/* ffi.Module.load_from_bytes.GraphExecutorFactory(payload) */
-static int g_load(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
-  const char* data;
-  size_t size;
-  TVMFFIObject* m;
-  (void)self;
-  if (n != 1 || mr_any_get_str(&a[0], &data, &size) != 0)
-    return mr_graph_bad_arg("load_from_bytes.GraphExecutorFactory", 0, "bytes", n ? a : NULL);
-  if (mr_graph_factory_load(data, size, &m) != 0) return -1;
-  mr_any_set_object(out, m);
-  return 0;
-}
-
-static int g_core_status;
-static mr_once_t g_core_once = MR_ONCE_INIT;
-
-static void register_core(void) {
-  TVMFFIObject* f;
-  int status = mr_module_loader_register("GraphExecutorFactory", mr_graph_factory_load);
-  if (status == 0 && (status = mr_function_create_closure(NULL, g_load, NULL, &f)) == 0) {
-    status = mr_registry_set("ffi.Module.load_from_bytes.GraphExecutorFactory", f, 1);
-    mr_object_release(f);
-  }
-  g_core_status = status;
-}
-
-int mr_graph_register_core(void) {
-  mr_once(&g_core_once, register_core);
-  if (g_core_status != 0)
-    return mr_error_setf(kMrErrorRuntime, "the graph executor could not be registered");
-  return 0;
+int mr_graph_register(void) {
+  return mr_module_loader_register("GraphExecutorFactory", mr_graph_factory_load);
 }
 
 /* ---- the C API for apps ---- */
 int mr_graph_model_open(const char* path, TVMFFIObject** out_model) {
   TVMFFIObject* m;
   const char* kind;
-  if (mr_graph_register_core() != 0) return -1;
+  if (mr_graph_register() != 0) return -1;
   if ((path && *path ? mr_module_load(path, &m) : mr_module_system_lib("", &m)) != 0) return -1;
   kind = mr_module_type_key(m);
   if (strcmp(kind, "GraphExecutorFactory") != 0) {

@@ -92,8 +92,6 @@ int mr_graph_read_params(const char* func, const TVMFFIAny* a, int32_t n, int i,
 void mr_graph_set_entry_data(mr_graph_executor_t* ex, uint32_t eid, void* data,
                              TVMFFIObject* ext);
 int mr_graph_run_op(mr_graph_executor_t* ex, const mr_graph_op_t* op);
-/* Registers the module loader and load_from_bytes (api.c), not the extras. */
-int mr_graph_register_core(void);
 /* The packed function `name` of the executor module (NULL when there is none). */
 int mr_graph_executor_function(mr_graph_executor_t* ex, const char* name, TVMFFIObject** out);
 

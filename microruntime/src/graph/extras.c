@@ -270,35 +270,18 @@ static int g_factory_create(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny
   return status;
 }
 
-static int g_register_status;
-static mr_once_t g_register_once = MR_ONCE_INIT;
-
-static void register_all(void) {
-  static const struct {
-    const char* name;
-    TVMFFISafeCallType fn;
-  } k_globals[] = {
-      {"tvm.graph_executor.create", g_create},
-      {"tvm.graph_executor_factory.create", g_factory_create},
-  };
-  size_t i;
-  int status = mr_graph_register_core();
-  for (i = 0; status == 0 && i < sizeof(k_globals) / sizeof(k_globals[0]); ++i) {
-    TVMFFIObject* f;
-    status = mr_function_create_closure(NULL, k_globals[i].fn, NULL, &f);
-    if (status == 0) {
-      status = mr_registry_set(k_globals[i].name, f, 1);
-      mr_object_release(f);
-    }
-  }
-  if (status == 0) mr_atomic_store_int(&mr_graph_extra_methods, k_extra_methods);
-  g_register_status = status;
-}
+static const mr_builtin_t k_globals[] = {
+    {"tvm.graph_executor.create", g_create},
+    {"tvm.graph_executor_factory.create", g_factory_create},
+};
 
 int mr_graph_executor_register(void) {
-  mr_once(&g_register_once, register_all);
-  if (g_register_status != 0)
-    return mr_error_setf(kMrErrorRuntime, "the graph executor could not be registered");
+  /* The methods go in last: once they are set, everything is registered. */
+  if (mr_atomic_load_int(&mr_graph_extra_methods)) return 0;
+  if (mr_graph_register() != 0 ||
+      mr_registry_set_table(k_globals, sizeof(k_globals) / sizeof(k_globals[0])) != 0)
+    return -1;
+  mr_atomic_store_int(&mr_graph_extra_methods, k_extra_methods);
   return 0;
 }
 

@@ -448,38 +448,11 @@ int mr_vm_executable_load(const void* data, size_t size, TVMFFIObject** out_exec
   return exec_load((const char*)data, size, out_executable);
 }
 
-/* ffi.Module.load_from_bytes.relax.VMExecutable(bytes) */
-static int g_load(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
-  const char* data;
-  size_t size;
-  TVMFFIObject* m;
-  (void)self;
-  if (n != 1 || mr_any_get_str(&a[0], &data, &size) != 0)
-    return mr_error_setf(kMrErrorType, "load_from_bytes.relax.VMExecutable takes the bytes of "
-                         "an executable");
-  if (exec_load(data, size, &m) != 0) return -1;
-  mr_any_set_object(out, m);
-  return 0;
-}
-
-static int g_status;
-static mr_once_t g_once = MR_ONCE_INIT;
-
-static void register_all(void) {
-  TVMFFIObject* f;
-  int status = mr_module_loader_register("relax.VMExecutable", exec_load);
-  if (status == 0 && (status = mr_function_create_closure(NULL, g_load, NULL, &f)) == 0) {
-    status = mr_registry_set("ffi.Module.load_from_bytes.relax.VMExecutable", f, 1);
-    mr_object_release(f);
-  }
-  if (status == 0) status = mr_vm_register_builtins();
-  g_status = status;
-}
-
 int mr_vm_register(void) {
-  mr_once(&g_once, register_all);
-  if (g_status != 0) return mr_error_setf(kMrErrorRuntime, "the Relax VM could not be registered");
-  return 0;
+  /* The loader goes in last: once it is in the table, everything is registered. */
+  if (mr_module_loader_find("relax.VMExecutable") == exec_load) return 0;
+  if (mr_vm_register_builtins() != 0) return -1;
+  return mr_module_loader_register("relax.VMExecutable", exec_load);
 }
 
 int mr_vm_executable_open(const char* path, TVMFFIObject** out_executable) {
