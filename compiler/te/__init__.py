@@ -33,7 +33,7 @@ from .reduction import comm_reducer, max, min, sum  # noqa: F401
 from .scan import ScanOp, scan  # noqa: F401
 from .schedule import Schedule, create_schedule  # noqa: F401
 from .stage import Stage  # noqa: F401
-from .tag import TagScope, tag_scope  # noqa: F401
+from .tag import NestedTagError, TagScope, tag_scope  # noqa: F401
 from .tensor import (  # noqa: F401
     ComputeOp,
     ExternOp,

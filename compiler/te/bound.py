@@ -6,11 +6,17 @@ fixed to their current value and every other loop ranges fully; an output or arg
 covers its whole shape. Derived axes (split, fuse) follow from the roots (`pass_down`).
 
 GPU memory scopes (as TVM): a stage's region is shared by the threads that share its storage,
-so the enclosing loops bound to thread axes of a wider rank than its scope are relaxed, not
-fixed: a "shared" stage attached under threadIdx/vthread loops covers what the whole block
-reads there, a "global" one what the whole grid reads; "local" stays per thread. A stage left
-in the default scope and attached under thread-bound loops is stored "local" (under a
+so the loops bound to thread axes of a wider rank than its scope are relaxed, not fixed: a
+"shared" stage attached under threadIdx/vthread loops covers what the whole block reads there,
+a "global" one what the whole grid reads; "local" stays per thread; "warp" memory is shared by
+the threads of threadIdx.x only. A loop bound to a thread axis the scope does not relax stands
+for its thread index wherever it is: a consumer's loop bound to the same launch axis as a loop
+enclosing the stage reads at that loop's index (thread_scope.py merges the two loops). A stage
+left in the default scope and attached under thread-bound loops is stored "local" (under a
 threadIdx/vthread loop) or "shared" (under blockIdx loops only): `storage_scope`.
+
+A read region that provably covers the whole tensor is the tensor's shape (as TVM: a read past
+the ends does not widen the region beyond the tensor, which a hard index would otherwise do).
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from ..arith import can_prove, covered_ranges, relax, simplify
 from ..arith.keys import KeyCache
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
+from ..tir.functor import substitute
 from .iter_relation import pass_down, pass_up_ranges
 from .stage import Stage
 from .tensor import tensor_loads
@@ -34,8 +41,9 @@ class Bounds:
 
 
 # Rank of a storage scope and of a thread tag: a thread-bound loop is relaxed for a stage whose
-# scope rank is at most the tag's rank (threads of that level share the storage).
-_SCOPE_RANK = {"global": 0, "shared": 1, "warp": 1, "local": 2}
+# scope rank is at most the tag's rank (threads of that level share the storage); warp memory
+# is shared by the lanes of threadIdx.x alone.
+_SCOPE_RANK = {"global": 0, "shared": 1, "warp": 2, "local": 3}
 
 
 def thread_rank(tag: str) -> int:
@@ -71,24 +79,51 @@ def storage_scope(stage: Stage) -> str:
     return "local" if any(thread_rank(t) == 1 for t in tags) else "shared"
 
 
+def shared_across(stage: Stage, tag: str) -> bool:
+    """Whether the threads of launch axis `tag` share `stage`'s storage (so a loop bound to it
+    is relaxed in `stage`'s region)."""
+    scope = storage_scope(stage).split(".")[0]
+    if scope == "warp" and tag == "threadIdx.x":
+        return True
+    return _SCOPE_RANK.get(scope, 3) <= thread_rank(tag)
+
+
 def fixed_vars(stage: Stage) -> List[E.Var]:
     """Loop variables of the loops that enclose `stage`'s attach point, less the thread-bound
     loops its storage scope is shared across."""
-    rank = _SCOPE_RANK.get(storage_scope(stage).split(".")[0], 2)
     out: List[E.Var] = []
     for iv, st in _enclosing(stage):
         tag = _thread_tag(iv, st)
-        if tag is not None and rank <= thread_rank(tag):
+        if tag is not None and shared_across(stage, tag):
             continue
         out.append(iv.var)
     return out
 
 
+def _thread_points(stage: Stage, thread_leaves: Dict[E.Var, str]) -> Dict[E.Var, E.Var]:
+    """Loop variables bound to a launch axis (threadIdx/blockIdx) that `stage`'s scope does not
+    relax, and that a loop enclosing `stage` is bound to as well -> that enclosing loop's
+    variable (the outermost one of the tag: nested loops of one tag are merged into it)."""
+    outer: Dict[str, E.Var] = {}
+    for iv, st in reversed(_enclosing(stage)):
+        tag = _thread_tag(iv, st)
+        if tag and tag.startswith(("threadIdx", "blockIdx")) and not shared_across(stage, tag):
+            outer.setdefault(tag, iv.var)
+    return {v: outer[tag] for v, tag in thread_leaves.items() if tag in outer}
+
+
 def infer_bounds(sch, bodies: Dict[Stage, tuple], full: Set[Stage]) -> Bounds:
     """`bodies`: each computed stage's expressions after inlining; `full`: stages that must
-    cover their whole shape (arguments and outputs)."""
+    cover their whole shape (arguments and outputs). Thread axes that leaves are bound to get
+    the range of their (widest) loop."""
     b = Bounds()
     computed = [s for s in sch.stages if s in bodies]
+    thread_leaves: Dict[E.Var, str] = {}
+    for st in computed:
+        for iv in st.leaf_iter_vars:
+            tag = _thread_tag(iv, st)
+            if tag:
+                thread_leaves[iv.var] = tag
     for stage in reversed(computed):
         reads = [(c, ld) for c in computed for body in bodies[c] for ld in tensor_loads(body)
                  if sch.stage_map.get(ld.tensor.op) is stage]
@@ -96,22 +131,34 @@ def infer_bounds(sch, bodies: Dict[Stage, tuple], full: Set[Stage]) -> Bounds:
         if stage in full or not reads:
             ranges = [iv.dom for iv in roots]
         else:
-            ranges = _needed(stage, roots, reads, b)
+            ranges = _needed(stage, roots, reads, b, thread_leaves)
         for iv, r in zip(roots, ranges):
             b.dom[iv] = r
         for iv in stage.op.reduce_axis:
             b.dom[iv] = iv.dom
-        pass_down(stage.relations, b.dom)
+        bound = {iv for iv in stage.leaf_iter_vars if _thread_tag(iv, stage)}
+        pass_down(stage.relations, b.dom, bound)
         for iv in stage.leaf_iter_vars:
             ext = b.dom[iv].extent
             b.loop_ranges[iv.var] = (E.const(0), simplify(ext - 1))
+        for iv in bound:
+            _bind_thread(b, stage.iter_attrs[iv].thread, b.dom[iv])
     return b
 
 
-def _needed(stage: Stage, roots, reads, b: Bounds) -> List[E.Range]:
+def _bind_thread(b: Bounds, thread: E.IterVar, r: E.Range) -> None:
+    old = b.dom.get(thread)
+    if old is None or can_prove(old.extent < r.extent):
+        b.dom[thread] = r
+
+
+def _needed(stage: Stage, roots, reads, b: Bounds, thread_leaves) -> List[E.Range]:
     fixed = fixed_vars(stage)
     fixed_ids = {id(v) for v in fixed}
-    relaxable = {v: r for v, r in b.loop_ranges.items() if id(v) not in fixed_ids}
+    points = _thread_points(stage, thread_leaves)
+    points = {v: p for v, p in points.items() if id(v) not in fixed_ids}
+    relaxable = {v: r for v, r in b.loop_ranges.items()
+                 if id(v) not in fixed_ids and v not in points}
     lo: List[Optional[E.PrimExpr]] = [None] * len(roots)
     hi: List[Optional[E.PrimExpr]] = [None] * len(roots)
     unknown = [False] * len(roots)
@@ -124,16 +171,20 @@ def _needed(stage: Stage, roots, reads, b: Bounds) -> List[E.Range]:
             continue
         seen.add(k)
         if consumer not in root_ranges_cache:
-            root_ranges_cache[consumer] = _consumer_root_ranges(consumer, fixed_ids, b)
+            root_ranges_cache[consumer] = _consumer_root_ranges(consumer, fixed_ids, points, b)
         var_ranges = root_ranges_cache[consumer]
         for d, reg in enumerate(covered_ranges(load.indices, var_ranges)):
-            bounds = None if reg is None else relax(reg.min, relaxable), \
-                None if reg is None else relax(simplify(reg.min + reg.extent - 1), relaxable)
-            if reg is None or bounds[0] is None or bounds[1] is None:
+            if reg is None:
                 unknown[d] = True
                 continue
-            lo[d] = bounds[0][0] if lo[d] is None else _pick(E.Min, lo[d], bounds[0][0])
-            hi[d] = bounds[1][1] if hi[d] is None else _pick(E.Max, hi[d], bounds[1][1])
+            first = relax(substitute(reg.min, points), relaxable)
+            last = relax(substitute(simplify(reg.min + reg.extent - 1), points), relaxable)
+            if first is None or last is None:
+                unknown[d] = True
+                continue
+            first, last = _within_shape(first[0], last[1], roots[d].dom)
+            lo[d] = first if lo[d] is None else _pick(E.Min, lo[d], first)
+            hi[d] = last if hi[d] is None else _pick(E.Max, hi[d], last)
     out = []
     for d, iv in enumerate(roots):
         if unknown[d] or lo[d] is None:
@@ -141,6 +192,15 @@ def _needed(stage: Stage, roots, reads, b: Bounds) -> List[E.Range]:
         else:
             out.append(E.Range(lo[d], simplify(hi[d] - lo[d] + 1)))
     return out
+
+
+def _within_shape(first, last, dom: E.Range):
+    """The read region [first, last], or the tensor's whole dimension when the region provably
+    covers it (TVM's rule: both ends are replaced together, or neither)."""
+    end = simplify(dom.min + dom.extent - 1)
+    if can_prove(first <= dom.min) and can_prove(end <= last):
+        return dom.min, end
+    return first, last
 
 
 def _pick(op, a, b):
@@ -151,12 +211,16 @@ def _pick(op, a, b):
     return simplify(op(a, b))
 
 
-def _consumer_root_ranges(consumer: Stage, fixed_ids, b: Bounds) -> Dict[E.Var, E.Range]:
+def _consumer_root_ranges(consumer: Stage, fixed_ids, points, b: Bounds) -> Dict[E.Var, E.Range]:
     """Ranges of the consumer's root axis variables (what its body's indices are written in)."""
     leaf = {}
     for iv in consumer.leaf_iter_vars:
-        leaf[iv] = E.Range(iv.var, E.const(1)) if id(iv.var) in fixed_ids \
-            else E.Range(E.const(0), b.dom[iv].extent)
+        if id(iv.var) in fixed_ids:
+            leaf[iv] = E.Range(iv.var, E.const(1))
+        elif iv.var in points:
+            leaf[iv] = E.Range(points[iv.var], E.const(1))
+        else:
+            leaf[iv] = E.Range(E.const(0), b.dom[iv].extent)
     rng = pass_up_ranges(consumer.relations, b.dom, leaf)
     out = {}
     for iv in list(consumer.op.axis) + list(consumer.op.reduce_axis):

@@ -13,6 +13,11 @@ the scan ("scan_update"), so they run at each step of the scan's time loop.
 
 Lowering works on a copy in which these attachments are resolved (`resolve_attachments`):
 every stage then is "root", "inline" or "scope" at a loop of a stage.
+
+An attach axis split or fused after compute_at is moved to the loop it became, as TVM's
+normalize (`legalize_attach_points`): to the inner part of a split, to the fused loop when it
+was the inner operand of a fuse. (Fused as the outer operand, it is no loop any more: lowering
+names the stage and the axis.)
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from typing import Dict, List, Optional
 
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
+from .iter_relation import Fuse, Split
 from .stage import Stage
 from .tensor import Tensor
 
@@ -269,11 +275,30 @@ def attach_spec(st: Stage) -> Stage:
     return spec
 
 
+def legalize_attach_points(sch) -> None:
+    """Move each compute_at (of stages and groups) whose axis was split or fused afterwards to
+    the loop that axis became: the inner part of a split, the loop of a fuse whose inner operand
+    it was (repeatedly, through later splits and fuses)."""
+    for st in list(sch.stages) + list(getattr(sch, "groups", [])):
+        if st.attach_type != "scope" or st.attach_ivar in st.attach_stage.leaf_iter_vars:
+            continue
+        axis, moved = st.attach_ivar, True
+        while moved:
+            moved = False
+            for r in st.attach_stage.relations:
+                if isinstance(r, Split) and r.parent is axis:
+                    axis, moved = r.inner, True
+                elif isinstance(r, Fuse) and r.inner is axis:
+                    axis, moved = r.fused, True
+        st.attach_ivar = axis
+
+
 def resolve_attachments(sch):
     """A copy of `sch` in which every stage's attachment is explicit: members at the root of a
     group take the group's attachment, and a scan's update (and body) is computed at the
-    scan's time loop."""
+    scan's time loop. Attach axes split or fused after compute_at are legalized first."""
     out = sch.copy()
+    legalize_attach_points(out)
     for st in out.stages:
         spec = attach_spec(st)
         kind, parent, axis = spec.attach_type, spec.attach_stage, spec.attach_ivar

@@ -12,9 +12,9 @@ depends on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Union
+from typing import Dict, List, Optional, Set, Union
 
-from ..arith import covered_ranges, simplify
+from ..arith import can_prove, covered_ranges, simplify
 from ..tir import expr as E
 
 
@@ -57,7 +57,14 @@ def _as_dtype(e: E.PrimExpr, dtype) -> E.PrimExpr:
 
 
 def _ceildiv(a, b):
+    if _divides(b, a):  # exact: the factor divides the extent
+        return simplify(E.binary(E.FloorDiv, a, b))
     return simplify(E.FloorDiv(simplify(a + b - 1), b))
+
+
+def _divides(b, a) -> bool:
+    """Whether `b` provably divides `a`."""
+    return can_prove(E.binary(E.EQ, E.binary(E.FloorMod, a, b), 0))
 
 
 def _fits(ext: E.PrimExpr, factor: E.PrimExpr) -> bool:
@@ -66,21 +73,50 @@ def _fits(ext: E.PrimExpr, factor: E.PrimExpr) -> bool:
         and ext.value <= factor.value
 
 
-def pass_down(relations: List[Relation], dom: Dict[E.IterVar, E.Range]) -> None:
-    """Fill `dom` for derived axes from the ranges of their parents (in relation order)."""
+def _derives_thread(relations: List[Relation], bound: Set[E.IterVar]) -> Set[E.IterVar]:
+    """The axes from which at least one leaf bound to a thread derives (the bound leaves
+    included)."""
+    out = set(bound)
+    for r in reversed(relations):
+        if isinstance(r, Split) and (r.outer in out or r.inner in out):
+            out.add(r.parent)
+        elif isinstance(r, Fuse) and r.fused in out:
+            out.update((r.outer, r.inner))
+        elif isinstance(r, Rebase) and r.rebased in out:
+            out.add(r.parent)
+    return out
+
+
+def pass_down(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
+              thread_bound: Optional[Set[E.IterVar]] = None) -> None:
+    """Fill `dom` for derived axes from the ranges of their parents (in relation order).
+
+    A split's part of extent `factor` (or `nparts`) is its parent's extent instead when that
+    is provably smaller (split(8, factor=32): one outer iteration of 8; split(8, nparts=32):
+    8 outer iterations of 1), as TVM's bound inference, which passes `thread_bound` (the
+    leaves bound to thread axes): a part from which a thread-bound leaf derives keeps its
+    extent, the number of threads launched. Without `thread_bound` (schedule primitives that
+    need extents before scheduling ends) only a constant factor at least a constant extent is
+    clamped. The other part's extent is exact when the factor divides the extent."""
     zero = E.const(0)
+    threads = None if thread_bound is None else _derives_thread(relations, thread_bound)
+
+    def clamp(part, ext, amount):
+        if threads is None or part in threads or E.is_const_int(ext, 0):
+            return amount
+        return ext if can_prove(ext < amount) else amount
+
     for r in relations:
         if isinstance(r, Split):
             ext = dom[r.parent].extent
-            if r.factor is not None and _fits(ext, r.factor):
-                # factor >= extent: one outer iteration, the inner loop is clamped (as TVM)
+            if r.factor is not None and threads is None and _fits(ext, r.factor):
                 dom[r.outer] = E.Range(zero, E.const(1, ext.dtype))
                 dom[r.inner] = E.Range(zero, ext)
             elif r.factor is not None:
                 dom[r.outer] = E.Range(zero, _ceildiv(ext, r.factor))
-                dom[r.inner] = E.Range(zero, r.factor)
+                dom[r.inner] = E.Range(zero, clamp(r.inner, ext, r.factor))
             else:
-                dom[r.outer] = E.Range(zero, r.nparts)
+                dom[r.outer] = E.Range(zero, clamp(r.outer, ext, r.nparts))
                 dom[r.inner] = E.Range(zero, _ceildiv(ext, r.nparts))
         elif isinstance(r, Fuse):
             dt = r.fused.var.dtype
@@ -135,17 +171,38 @@ def pass_up_ranges(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
         elif isinstance(r, Rebase):
             rng[r.parent] = rng[r.rebased]
         elif isinstance(r, Fuse):
-            f = rng[r.fused]
-            if not E.is_const_int(f.extent, 1):
-                rng[r.outer] = E.Range(E.const(0), dom[r.outer].extent)
-                rng[r.inner] = E.Range(E.const(0), dom[r.inner].extent)
-            else:
-                ext = _as_dtype(dom[r.inner].extent, f.min.dtype)
-                rng[r.outer] = E.Range(_as_dtype(simplify(E.FloorDiv(f.min, ext)),
-                                                 r.outer.var.dtype), E.const(1))
-                rng[r.inner] = E.Range(_as_dtype(simplify(E.FloorMod(f.min, ext)),
-                                                 r.inner.var.dtype), E.const(1))
+            rng[r.outer], rng[r.inner] = _fuse_up(r, dom, rng[r.fused])
     return rng
+
+
+def _fuse_up(r: Fuse, dom: Dict[E.IterVar, E.Range], f: E.Range):
+    """Ranges of a fuse's outer and inner axes when the fused axis covers `f`, as TVM's
+    message passing: a point gives points; a run of `E` values starting at a multiple of `E`
+    that divides the inner extent stays in one row (outer 1, inner `E`); a run of whole rows
+    covers them (inner full); otherwise the rows the run touches, each whole."""
+    full_outer = E.Range(E.const(0), dom[r.outer].extent)
+    full_inner = E.Range(E.const(0), dom[r.inner].extent)
+    if _is_full(f, dom[r.fused]):
+        return full_outer, full_inner
+    dt = f.min.dtype
+    ie = _as_dtype(dom[r.inner].extent, dt)
+    ext = _as_dtype(f.extent, dt)
+
+    def out(e, iv):
+        return _as_dtype(simplify(e), iv.var.dtype)
+
+    one = E.const(1, r.outer.var.dtype)
+    row = out(E.FloorDiv(f.min, ie), r.outer)
+    if E.is_const_int(f.extent, 1):
+        return E.Range(row, one), E.Range(out(E.FloorMod(f.min, ie), r.inner),
+                                          E.const(1, r.inner.var.dtype))
+    if _divides(ext, ie) and _divides(ext, f.min):
+        return E.Range(row, one), E.Range(out(E.FloorMod(f.min, ie), r.inner),
+                                          _as_dtype(f.extent, r.inner.var.dtype))
+    if _divides(ie, ext) and _divides(ie, f.min):
+        return E.Range(row, out(E.FloorDiv(ext, ie), r.outer)), full_inner
+    last = E.FloorDiv(f.min + ext - 1, ie)
+    return E.Range(row, out(last - E.FloorDiv(f.min, ie) + 1, r.outer)), full_inner
 
 
 def _is_full(r: E.Range, full: E.Range) -> bool:

@@ -56,8 +56,13 @@ def reduce_axis(dom, name: str = "rv") -> E.IterVar:
     return E.IterVar(rng, E.Var(name, rng.extent.dtype), E.IterKind.REDUCE)
 
 
-def thread_axis(tag: str = "", name: str = "", dom=None) -> E.IterVar:
-    """A GPU thread axis ("blockIdx.x", "threadIdx.y", "vthread", ...) for `Stage.bind`."""
+def thread_axis(tag="", name: str = "", dom=None) -> E.IterVar:
+    """A GPU thread axis ("blockIdx.x", "threadIdx.y", "vthread", ...) for `Stage.bind`.
+    TVM's argument order `thread_axis(dom, tag, name)` works too: `thread_axis((0, 32),
+    "threadIdx.x")`. Bound to a loop, the axis runs over that loop's range (the range given
+    here is its range elsewhere, as TVM's)."""
+    if not isinstance(tag, str):  # TVM's positional order: (dom, tag, name)
+        tag, name, dom = name, dom if isinstance(dom, str) else "", tag
     if isinstance(dom, str) and not tag:
         tag, dom = dom, None
     if not tag:
@@ -67,26 +72,37 @@ def thread_axis(tag: str = "", name: str = "", dom=None) -> E.IterVar:
 
 
 def _arg_names(fcompute: Callable, ndim: int) -> list:
+    """The index names fcompute declares, as TVM's te.compute reads them: named parameters,
+    then `i0, i1, ...` for the dimensions a `*indices` parameter takes. Fewer named parameters
+    than dimensions (and no `*indices`) declare that many leading dimensions."""
     try:
         params = list(inspect.signature(fcompute).parameters.values())
     except (TypeError, ValueError):
         params = []
-    if params and all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params):
-        if len(params) != ndim:
-            raise IRError(f"compute: fcompute takes {len(params)} indices but the shape has "
-                          f"{ndim} dimensions")
-        return [p.name for p in params]
-    return [f"i{k}" for k in range(ndim)] if ndim != 1 else ["i"]
+    named = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+    if len(named) > ndim:
+        raise IRError(f"compute: fcompute takes {len(named)} indices but the shape has "
+                      f"{ndim} dimensions")
+    if varargs or not named:
+        rest = ndim - len(named)
+        return named + ([f"i{k}" for k in range(rest)] if rest != 1 or named else ["i"])
+    return named
 
 
 def compute(shape, fcompute: Callable, name: str = "compute", tag: str = "",
             attrs: Optional[Dict[str, Any]] = None):
     """A tensor whose element at index `i...` is `fcompute(i...)`. If fcompute returns a tuple
     the operation has several outputs (a list of Tensors is returned). `tag` defaults to the
-    tag of the enclosing `te.tag_scope`."""
+    tag of the enclosing `te.tag_scope`.
+
+    fcompute takes one index per dimension, by name or as `*indices`; as TVM's, one taking
+    fewer named indices (and no `*indices`) computes only that many leading dimensions of
+    `shape` (`compute((4, 5), lambda i: A[i, 0])` has shape (4,))."""
     tag = scoped_tag(tag, f"compute {name}")
     shape = _shape(shape)
     names = _arg_names(fcompute, len(shape))
+    shape = shape[:len(names)]
     axis = tuple(E.IterVar(E.Range(E.make_const(s.dtype, 0), s), E.Var(n, s.dtype))
                  for n, s in zip(names, shape))
     body = fcompute(*[iv.var for iv in axis])

@@ -1,6 +1,8 @@
 """A Schedule: the stages of every operation reachable from the outputs, in producer-before-
 consumer order, plus the primitives that add stages (cache_read, cache_write, rfactor) and
-groups of stages (create_group; compiler/te/group.py)."""
+groups of stages (create_group; compiler/te/group.py). TVM's functions over a schedule live
+here too, so `te.schedule.InferBound(s)` and `te.schedule.AutoInlineInjective(s)` read as TVM's.
+"""
 from __future__ import annotations
 
 import copy
@@ -9,12 +11,14 @@ from typing import Dict, List, Sequence, Union
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.functor import IRMutator
+from .auto_inline import auto_inline_broadcast, auto_inline_elemwise, auto_inline_injective
 from .cache_write import cache_write_relayout
-from .group import GroupStage, copy_groups, create_group
+from .group import GroupStage, copy_groups, create_group, legalize_attach_points
 from .iter_relation import Rebase
 from .operation import compute
 from .rfactor import rfactor
 from .scan import setup_scans
+from .schedule_ops import infer_schedule_bounds
 from .stage import Stage
 from .tensor import ComputeOp, Operation, Tensor, TensorLoad
 
@@ -90,7 +94,8 @@ class Schedule:
         """The normalized schedule, as TVM's: a copy in which every root axis that is still a
         loop (not split, fused or bound to a thread) is replaced by a rebased axis over
         [0, extent), so every loop starts at 0 (a reduce_axis((2, 10)) loop runs over 0..7 and
-        its uses read k + 2). This schedule is left unchanged. Lowering already builds every loop
+        its uses read k + 2), and a compute_at axis split or fused since is moved to the loop it
+        became (group.py). This schedule is left unchanged. Lowering already builds every loop
         from 0 this way, so both lower to the same loops."""
         out = self.copy()
         rebased: Dict[E.IterVar, E.IterVar] = {}
@@ -108,6 +113,7 @@ class Schedule:
                 st.all_iter_vars.append(new)
                 st.leaf_iter_vars[st.leaf_iter_vars.index(iv)] = new
                 rebased[iv] = new
+        legalize_attach_points(out)
         for st in out.stages + out.groups:
             if st.attach_type == "scope" and st.attach_ivar in rebased:
                 st.attach_ivar = rebased[st.attach_ivar]
@@ -201,3 +207,15 @@ def create_schedule(ops) -> Schedule:
     """A schedule for the given output operation(s) (or tensors) and everything they read."""
     ops = ops if isinstance(ops, (list, tuple)) else [ops]
     return Schedule([o.op if isinstance(o, Tensor) else o for o in ops])
+
+
+# ---- TVM's schedule functions (`te.schedule.InferBound(s)`, ...) -------------------------------
+def InferBound(sch: Schedule) -> Dict[E.IterVar, E.Range]:
+    """The Range of every axis of every computed stage and of every thread axis bound, keyed by
+    IterVar: what lowering allocates and loops over (compiler/te/bound.py)."""
+    return infer_schedule_bounds(sch)
+
+
+AutoInlineElemWise = auto_inline_elemwise
+AutoInlineBroadcast = auto_inline_broadcast
+AutoInlineInjective = auto_inline_injective

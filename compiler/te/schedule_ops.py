@@ -73,7 +73,9 @@ class _Lowering:
             raise ScheduleError(f"tensor '{t.name}' has no storage (internal ordering issue)")
         return self.storage[key]
 
-    def run(self, name: str) -> PrimFunc:
+    def infer(self) -> Dict[Stage, tuple]:
+        """Check the attachments and infer the bounds (`self.bounds`); the computed stages and
+        their bodies after inlining."""
         sch = self.sch
         self.bodies = bodies = inline_bodies(sch)
         for st in sch.stages:
@@ -98,6 +100,10 @@ class _Lowering:
                 if (st in self.arg_stages and st.attach_type != "scope") or st.is_output
                 or st in extern_inputs or isinstance(st.op, ExternOp)} | scan_full_stages(sch)
         self.bounds = infer_bounds(sch, computed, full)
+        return computed
+
+    def run(self, name: str) -> PrimFunc:
+        computed = self.infer()
         self.attached: Dict[Tuple[int, int], List[Stage]] = {}
         for st in computed:
             if st.attach_type == "scope":
@@ -123,9 +129,9 @@ class _Lowering:
         attached = [st for st in computed if st.attach_type == "scope"]
         for st in attached:
             if st.attach_ivar not in st.attach_stage.leaf_iter_vars:
-                raise ScheduleError(f"{_where(st)}: the axis was split or fused after "
-                                    "compute_at; compute it at one of the axes that split/fuse "
-                                    "returned")
+                raise ScheduleError(f"{_where(st)}: the axis was fused after compute_at as "
+                                    "the outer operand of the fuse, so no loop is left at it; "
+                                    "compute it at the fused axis (or one split from it)")
         readers: Dict[Stage, List[Stage]] = {}
         for c in computed:
             tensors = c.op.input_tensors if isinstance(c.op, ExternOp) else \
@@ -243,6 +249,15 @@ def _runs_inside(stage: Stage, parent: Stage, axis: E.IterVar) -> bool:
 def _vars(e):
 
     return collect_vars(e)
+
+
+def infer_schedule_bounds(sch) -> Dict[E.IterVar, E.Range]:
+    """The Range of every axis of every computed stage of `sch` (roots, split and fused parts,
+    reduction axes) and of every thread axis a loop is bound to, as lowering infers them when
+    no tensor is an argument but the outputs (TVM's `InferBound`)."""
+    low = _Lowering(resolve_attachments(sch), [], None)
+    low.infer()
+    return dict(low.bounds.dom)
 
 
 def schedule_to_primfunc(sch, args: Sequence, name: str = "main",

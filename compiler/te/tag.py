@@ -8,8 +8,9 @@
         return te.compute(x.shape, lambda *i: te.max(x(*i), 0.0))
 
 `te.compute` and `te.extern` take the tag of the current scope when they are given none; giving
-a tag inside a scope, or opening a scope inside another, is an error (TVM does not nest them
-either). A scope that tagged nothing warns when it closes.
+a tag inside a scope, or opening a scope inside another, is a `NestedTagError` (TVM does not nest
+them either, and raises a ValueError: this error is one too). A scope that tagged nothing warns
+when it closes.
 """
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ from typing import Optional
 from ..ir.errors import IRError
 
 _CURRENT = threading.local()
+
+
+class NestedTagError(IRError, ValueError):
+    """A tag scope opened inside another, or a tag given inside a scope."""
 
 
 class TagScope:
@@ -41,8 +46,9 @@ class TagScope:
     def __enter__(self) -> "TagScope":
         outer = getattr(_CURRENT, "scope", None)
         if outer is not None:
-            raise IRError(f"tag_scope('{self.tag}') opened inside tag_scope('{outer.tag}'); "
-                          "tag scopes do not nest, close the outer one first")
+            raise NestedTagError(f"tag_scope('{self.tag}') opened inside "
+                                 f"tag_scope('{outer.tag}'); tag scopes do not nest, close the "
+                                 "outer one first")
         _CURRENT.scope = self
         return self
 
@@ -71,6 +77,6 @@ def scoped_tag(tag: str, what: str) -> str:
     if scope is None:
         return tag
     if tag:
-        raise IRError(f"{what}: tag='{tag}' given inside tag_scope('{scope.tag}'); give the tag "
-                      "one way only")
+        raise NestedTagError(f"{what}: tag='{tag}' given inside tag_scope('{scope.tag}'); give "
+                             "the tag one way only")
     return scope.tag

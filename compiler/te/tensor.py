@@ -39,6 +39,9 @@ class TensorLoad(E.PrimExpr):
 class Tensor:
     """Output `value_index` of `op`, of `shape` and `dtype`."""
 
+    # `expr + tensor` is a whole-tensor operation: the expression's operators defer to ours
+    takes_expr_operators = True
+
     __slots__ = ("op", "value_index", "shape", "dtype", "name")
 
     def __init__(self, op: "Operation", value_index: int, shape, dtype: DType, name: str):
@@ -75,6 +78,89 @@ class Tensor:
             and other.value_index == self.value_index
 
 
+# ---- arithmetic on whole tensors (TVM's operator overloading with topi loaded) --------------
+# `A + 1`, `1 - A`, `A * B`, `A / k`: a new te.compute. With a scalar (a number, an expression,
+# an element `B[0, 0]`) it is element-wise, tag "elemwise"; two tensors broadcast as numpy,
+# tag "broadcast". The names are topi's (T_add, T_subtract, T_multiply, T_divide).
+_TENSOR_OPS = {"add": E.Add, "subtract": E.Sub, "multiply": E.Mul, "divide": E.Div}
+
+
+def _broadcast_shape(name: str, a, b) -> tuple:
+    out = []
+    for k in range(max(len(a), len(b))):
+        da = a[len(a) - 1 - k] if k < len(a) else None
+        db = b[len(b) - 1 - k] if k < len(b) else None
+        if da is None or E.is_const_int(da, 1):
+            out.append(db if db is not None else da)
+        elif db is None or E.is_const_int(db, 1) or _same_extent(da, db):
+            out.append(da)
+        else:
+            raise IRError(f"T_{name}: shapes {[str(s) for s in a]} and {[str(s) for s in b]} do "
+                          f"not broadcast (dimension -{k + 1}: {da} vs {db})")
+    return tuple(reversed(out))
+
+
+def _same_extent(a, b) -> bool:
+    if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):
+        return a.value == b.value
+    return a is b
+
+
+def _broadcast_read(t: "Tensor", index) -> TensorLoad:
+    off = len(index) - t.ndim
+    return t(*[E.const(0, i.dtype) if E.is_const_int(d, 1) else i
+               for d, i in zip(t.shape, index[off:])])
+
+
+def _tensor_op(name: str, lhs, rhs) -> "Tensor":
+    fn = _TENSOR_OPS[name]
+    lt, rt = isinstance(lhs, Tensor), isinstance(rhs, Tensor)
+    if lt and rt:
+        shape = _broadcast_shape(name, lhs.shape, rhs.shape)
+        tag = "broadcast"
+
+        def body(idx):
+            return E.binary(fn, _broadcast_read(lhs, idx), _broadcast_read(rhs, idx))
+    else:
+        t = lhs if lt else rhs
+        other = rhs if lt else lhs
+        if isinstance(other, TensorSlice):
+            other = other.asobject()
+        shape, tag = t.shape, "elemwise"
+
+        def body(idx):
+            return E.binary(fn, t(*idx), other) if lt else E.binary(fn, other, t(*idx))
+    axis = tuple(E.IterVar(E.Range(E.make_const(d.dtype, 0), d), E.Var(f"ax{k}", d.dtype))
+                 for k, d in enumerate(shape))
+    value = body([iv.var for iv in axis])
+    return ComputeOp(f"T_{name}", tag, None, axis, (value,)).output(0)
+
+
+def _tensor_method(name: str, reflected: bool):
+    def method(self, other):
+        if not isinstance(other, (Tensor, TensorSlice)):
+            try:
+                other = E.convert(other)
+            except IRError:
+                return NotImplemented
+        return _tensor_op(name, other, self) if reflected else _tensor_op(name, self, other)
+
+    return method
+
+
+for _op, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                   ("truediv", "divide")):
+    setattr(Tensor, f"__{_op}__", _tensor_method(_name, False))
+    setattr(Tensor, f"__r{_op}__", _tensor_method(_name, True))
+
+
+def _tensor_neg(self) -> "Tensor":
+    return _tensor_op("multiply", self, -1)
+
+
+Tensor.__neg__ = _tensor_neg
+
+
 class TensorSlice:
     """`T[i]` of a tensor with more dimensions: indexing it again adds indices (`T[i][j]`);
     used as a value it is the element `T(*indices)` (an error until every dimension has its
@@ -106,10 +192,17 @@ class TensorSlice:
 
 def _delegate_to_element(name):
     def method(self, *args):
+        if args and isinstance(args[0], Tensor):  # an element and a whole tensor
+            return getattr(args[0], _REFLECTED.get(name, name))(self)
         return getattr(self.asobject(), name)(*args)
 
     method.__name__ = name
     return method
+
+
+_REFLECTED = {"__add__": "__radd__", "__radd__": "__add__", "__sub__": "__rsub__",
+              "__rsub__": "__sub__", "__mul__": "__rmul__", "__rmul__": "__mul__",
+              "__truediv__": "__rtruediv__", "__rtruediv__": "__truediv__"}
 
 
 # A slice in an expression stands for its element (`A[i] * 2` with A one-dimensional is a

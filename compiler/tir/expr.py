@@ -21,48 +21,54 @@ from ..ir.errors import IRError
 from ..ir.node import Node
 
 
+def _defers(o) -> bool:
+    """Whether `o` takes the arithmetic operators over from an expression (te.Tensor does)."""
+    return getattr(type(o), "takes_expr_operators", False)
+
+
 class PrimExpr(Node):
     """A scalar (or vector) expression with a `dtype`."""
 
     __slots__ = ()
     dtype: DType
 
-    # Python operators build IR. Both operands are converted with `convert`.
+    # Python operators build IR. Both operands are converted with `convert`; an operand that
+    # builds a whole-tensor operation (a te.Tensor: `n + A`) handles the operator itself.
     def __add__(self, o):
-        return binary(Add, self, o)
+        return NotImplemented if _defers(o) else binary(Add, self, o)
 
     def __radd__(self, o):
-        return binary(Add, o, self)
+        return NotImplemented if _defers(o) else binary(Add, o, self)
 
     def __sub__(self, o):
-        return binary(Sub, self, o)
+        return NotImplemented if _defers(o) else binary(Sub, self, o)
 
     def __rsub__(self, o):
-        return binary(Sub, o, self)
+        return NotImplemented if _defers(o) else binary(Sub, o, self)
 
     def __mul__(self, o):
-        return binary(Mul, self, o)
+        return NotImplemented if _defers(o) else binary(Mul, self, o)
 
     def __rmul__(self, o):
-        return binary(Mul, o, self)
+        return NotImplemented if _defers(o) else binary(Mul, o, self)
 
     def __truediv__(self, o):
-        return binary(Div, self, o)
+        return NotImplemented if _defers(o) else binary(Div, self, o)
 
     def __rtruediv__(self, o):
-        return binary(Div, o, self)
+        return NotImplemented if _defers(o) else binary(Div, o, self)
 
     def __floordiv__(self, o):
-        return binary(FloorDiv, self, o)
+        return NotImplemented if _defers(o) else binary(FloorDiv, self, o)
 
     def __rfloordiv__(self, o):
-        return binary(FloorDiv, o, self)
+        return NotImplemented if _defers(o) else binary(FloorDiv, o, self)
 
     def __mod__(self, o):
-        return binary(FloorMod, self, o)
+        return NotImplemented if _defers(o) else binary(FloorMod, self, o)
 
     def __rmod__(self, o):
-        return binary(FloorMod, o, self)
+        return NotImplemented if _defers(o) else binary(FloorMod, o, self)
 
     def __neg__(self):
         return binary(Sub, make_const(self.dtype, 0), self)
@@ -404,6 +410,16 @@ class IterVar(Node):
     kind: str = IterKind.DATA_PAR
     thread_tag: str = ""
 
+    # TVM's IterVarType values (`iter_type`); the last four are the annotations a schedule
+    # gives a loop (Kiln keeps those on the stage, as TVM does).
+    DataPar, ThreadIndex, CommReduce, Ordered, Opaque = 0, 1, 2, 3, 4
+    Unrolled, Vectorized, Parallelized, Tensorized = 5, 6, 7, 8
+
+    @property
+    def iter_type(self) -> int:
+        """TVM's IterVarType of this axis: DataPar, ThreadIndex, CommReduce, Ordered or Opaque."""
+        return _ITER_TYPES[self.kind]
+
     @property
     def name(self) -> str:
         return self.var.name
@@ -411,6 +427,11 @@ class IterVar(Node):
     # An IterVar used in an expression stands for its variable.
     def _as_expr(self) -> Var:
         return self.var
+
+
+_ITER_TYPES = {IterKind.DATA_PAR: IterVar.DataPar, IterKind.THREAD: IterVar.ThreadIndex,
+               IterKind.REDUCE: IterVar.CommReduce, IterKind.ORDERED: IterVar.Ordered,
+               IterKind.OPAQUE: IterVar.Opaque}
 
 
 @dataclass(frozen=True, eq=False, slots=True)

@@ -43,10 +43,15 @@ def test_producer_at_a_loop_inside_its_consumers_loop():
         lower(s, [A, C])
 
 
-def test_attach_axis_split_after_compute_at():
-    A, P, M, C, s = _pipeline()
+def test_attach_axis_fused_as_the_outer_operand_after_compute_at():
+    # split or fused as the inner operand, the attach point moves to the new loop; fused as the
+    # outer operand it has no loop left
+    A = te.placeholder((4, 8), name="A")
+    M = te.compute((4, 8), lambda i, j: A[i, j] + 1.0, name="M")
+    C = te.compute((4, 8), lambda i, j: M[i, j] * 3.0, name="C")
+    s = te.create_schedule(C.op)
     s[M].compute_at(s[C], C.op.axis[0])
-    s[C].split(C.op.axis[0], factor=4)
+    s[C].fuse(*C.op.axis)
     with pytest.raises(ScheduleError, match=r"stage 'M' at axis 'i' of stage 'C': the axis was "
-                                            r"split or fused after compute_at"):
+                                            r"fused after compute_at as the outer operand"):
         lower(s, [A, C])
