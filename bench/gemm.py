@@ -13,6 +13,10 @@ medians, the ratio Kiln / numpy, and the spread of the
 ratio over the repeats (max / min of per-repeat ratios) as a noise figure. Also: the compile
 time of each target and the FMA instructions (`vfmadd*`) in the llvm assembly.
 
+The measuring process runs without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (a workplace may
+set them to pin OpenBLAS to a slower kernel), and the table names the BLAS numpy used and its
+kernel as threadpoolctl reports them (pip install threadpoolctl; "unknown" without it).
+
     python bench/gemm.py [--sizes 512 1024 2048] [--repeat 9] [--targets llvm c] [--gap 0.2]
                          [--warmup 1] [--gflop 4]
 """
@@ -40,6 +44,17 @@ def schedule(n):
 def fma_count(asm: str) -> int:
     """FMA instructions (vfmadd*, x86) in assembly text."""
     return len(re.findall(r"^\s*vfmadd\w*\s", asm, re.MULTILINE))
+
+
+def blas_kernel() -> str:
+    """numpy's BLAS and the kernel it runs (e.g. "openblas 0.3.27 SkylakeX"), by threadpoolctl."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "unknown (threadpoolctl not installed)"
+    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    return ", ".join(f"{i.get('internal_api')} {i.get('version')} {i.get('architecture', '')}"
+                     .strip() for i in blas) or "none found"
 
 
 def measure(target, n, repeat, gap=0.2, warmup=1, gflop=4.0):
@@ -84,7 +99,7 @@ def measure(target, n, repeat, gap=0.2, warmup=1, gflop=4.0):
     return {"compile_s": compile_s, "gflops": flops / float(np.median(kiln)) / 1e9,
             "numpy_gflops": flops / float(np.median(ref)) / 1e9,
             "ratio": float(np.median(ratios)), "spread": max(ratios) / min(ratios),
-            "fma": fma_count(asm)}
+            "fma": fma_count(asm), "blas": blas_kernel()}
 
 
 def main():
@@ -115,6 +130,8 @@ def main():
                        OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                        MKL_NUM_THREADS=str(threads),
                        PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+            for pinned in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+                env.pop(pinned, None)
             for target in opts.targets:
                 out = subprocess.run([sys.executable, __file__, "--child", target, "--sizes",
                                       str(n), "--repeat", str(opts.repeat),
@@ -128,7 +145,7 @@ def main():
                 r = json.loads(out.stdout.strip().splitlines()[-1])
                 print(f"{n:>5} {threads:>7} {target:>6} {r['gflops']:>10.1f} "
                       f"{r['numpy_gflops']:>10.1f} {r['ratio']:>6.2f} {r['spread']:>6.2f} "
-                      f"{r['compile_s']:>9.2f} {r['fma']:>4}", flush=True)
+                      f"{r['compile_s']:>9.2f} {r['fma']:>4}   numpy: {r['blas']}", flush=True)
 
 
 if __name__ == "__main__":

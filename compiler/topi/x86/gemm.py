@@ -340,17 +340,27 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def _dividing_block(n, ncb: int, nr: int) -> int:
+    """The widest block of whole tiles, at most ncb, that divides n when n is a whole number of
+    tiles (so no block ends inside the output and no tile has a bounds check: N = 384 with
+    ncb = 256 would put a guard in every tile and leave the vector loop scalar, 30x slower);
+    else ncb."""
+    if not isinstance(n, int) or n % nr or n <= ncb:
+        return ncb
+    tiles = n // nr
+    return nr * max(d for d in range(1, ncb // nr + 1) if tiles % d == 0)
+
+
 def parallel_block(m, n, k, batch: int, mcb: int, ncb: int, nr: int) -> int:
     """The columns of a parallel block: ncb, halved (in whole tiles) until a GEMM of at least
-    GEMM_PARALLEL_MIN_MACS has GEMM_MIN_BLOCKS blocks or a block is one tile wide. Rows are
-    left alone: a row block that is not a multiple of the tile leaves a guard in every tile
-    (measured 25% slower on one thread)."""
-    if not all(isinstance(v, int) for v in (m, n, k)) or m * n * k * batch < \
+    GEMM_PARALLEL_MIN_MACS has GEMM_MIN_BLOCKS blocks or a block is one tile wide, then
+    narrowed to divide N (`_dividing_block`). Rows are left alone: a row block that is not a
+    multiple of the tile leaves a guard in every tile (measured 25% slower on one thread)."""
+    if all(isinstance(v, int) for v in (m, n, k)) and m * n * k * batch >= \
             GEMM_PARALLEL_MIN_MACS:
-        return ncb
-    while _ceil(m, mcb) * _ceil(n, ncb) * batch < GEMM_MIN_BLOCKS and ncb > nr:
-        ncb = max(nr, ncb // 2 // nr * nr)
-    return ncb
+        while _ceil(m, mcb) * _ceil(n, ncb) * batch < GEMM_MIN_BLOCKS and ncb > nr:
+            ncb = max(nr, ncb // 2 // nr * nr)
+    return _dividing_block(n, ncb, nr)
 
 
 def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = None,

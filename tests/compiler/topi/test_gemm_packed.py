@@ -218,3 +218,35 @@ def test_small_gemms_still_get_several_parallel_blocks():
     assert parallel_block(8, 16, 8, 1, 96, 256, 16) == 256          # too little work
     assert parallel_block(512, 512, 512, 1, 96, 256, 16) == 256      # enough blocks already
     assert parallel_block(64, 16, 4096, 1, 96, 256, 16) == 16        # one tile wide at most
+
+
+@pytest.mark.parametrize("n,nr,want", [(384, 32, 192), (192, 32, 96), (320, 32, 160),
+                                       (448, 32, 224), (768, 32, 256), (384, 16, 192),
+                                       (1000, 32, 256), (100, 32, 64)])
+def test_parallel_block_divides_n(n, nr, want):
+    """A column block that does not divide N would leave a guard in every tile (N = 384 in
+    blocks of 256 ran 30x slower); whole-tile widths get the widest dividing block (after
+    halving for parallel blocks: 196 x 192 has too few blocks of 256 columns)."""
+    assert topi.x86.gemm.parallel_block(196, n, 1536, 1, 96, 256, nr) == want
+
+
+class _Guards(IRVisitor):
+    count = 0
+
+    def visit_IfThenElse(self, st: IfThenElse):
+        _Guards.count += 1
+        self.generic_visit(st)
+
+
+def test_matmul_with_n_off_the_power_of_two_path_has_no_guards(run, rng):
+    m, k, n = 64, 24, 384
+    A, B = te.placeholder((m, k), name="A"), te.placeholder((k, n), name="B")
+    C = topi.nn.matmul(A, B)
+    s = topi.x86.schedule_matmul([C])
+    _Guards.count = 0
+    _Guards().visit(compiler.lower(s, [A, B, C], name="f")["f"].body)
+    assert _Guards.count == 0
+    a, b = rng.standard_normal((m, k)).astype("float32"), \
+        rng.standard_normal((k, n)).astype("float32")
+    (got,) = run(topi.x86.schedule_matmul([C]), [A, B], [C], [a, b])
+    np.testing.assert_allclose(got, a @ b, **TOL)
