@@ -1,6 +1,42 @@
 """Fixtures shared by the compiler and runtime tests."""
 import pytest
 
+
+def _find_cycle(graph, known):
+    """One cycle of `graph` ({node: nodes it points to}) through nodes in `known`, as the list
+    of its nodes with the first repeated at the end, or None."""
+    state = {}
+
+    def visit(node, stack):
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if dep not in known:
+                continue
+            if state.get(dep) == 1:
+                return stack[stack.index(dep):] + [dep]
+            if dep not in state:
+                found = visit(dep, stack)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node, [])
+            if found:
+                return found
+    return None
+
+
+@pytest.fixture
+def find_cycle():
+    """`find_cycle(graph, known)`: one cycle of an import graph among the `known` modules
+    (the layering tests of the compiler and of the runtime package)."""
+    return _find_cycle
+
 # The GPU APIs that run for real on this project's CI machines (PoCL, lavapipe): a model test
 # taking `gpu_api` runs once on each, skipped with the reason where the driver or device is
 # missing.

@@ -25,6 +25,7 @@ from ..frontend.onnx import load_model
 from ..ir.errors import InternalError
 from ..relax.vm_build import build as relax_build
 from ..relay import build_from_plan, plan
+from ..relay.build_module import control_flow
 from ..target import Target
 from .common import CliError, Stage, one_line, parse_shape
 
@@ -207,9 +208,11 @@ def _compile_model(args, tuning) -> str:
     shapes, symbolic = _input_shapes(proto.graph, args.input_shape)
     mod, params = from_onnx(proto, shape=shapes or None, dtype=args.dtype)
     t_import = time.perf_counter()
-    if symbolic:
+    flow = control_flow(mod)
+    if symbolic or flow:
+        why = f"symbolic dims in {', '.join(symbolic)}" if symbolic else flow
         with tuning:
-            return _compile_for_vm(args, mod, params, target, symbolic, progress, t0,
+            return _compile_for_vm(args, mod, params, target, symbolic, why, progress, t0,
                                    t_import)
 
     progress("optimizing: folding weights and batch norms, fusing operators into kernels")
@@ -255,8 +258,8 @@ def _compile_model(args, tuning) -> str:
     return "\n".join(lines)
 
 
-def _compile_for_vm(args, mod, params, target, symbolic, progress, t0, t_import) -> str:
-    progress(f"symbolic dims in {', '.join(symbolic)}: building for the Relax VM")
+def _compile_for_vm(args, mod, params, target, symbolic, why, progress, t0, t_import) -> str:
+    progress(f"{why}: building for the Relax VM")
     ex = relax_build(mod, target, params=params)
     t_build = time.perf_counter()
     progress(f"writing {args.output}")
@@ -269,7 +272,8 @@ def _compile_for_vm(args, mod, params, target, symbolic, progress, t0, t_import)
     lines = [
         f"compiled {args.model} -> {args.output} (Relax VM)",
         f"  target:   {target}",
-        f"  inputs:   {', '.join(symbolic)} (symbolic dims checked at each call)",
+        f"  inputs:   {', '.join(symbolic)} (symbolic dims checked at each call)" if symbolic
+        else f"  why VM:   {why}",
         f"  program:  {len(funcs)} VM functions ({', '.join(funcs)}), {len(kernels)} kernels, "
         f"{len(ex.exec_bytes.instr_offset)} instructions",
         f"  weights:  {len(params)} params, "

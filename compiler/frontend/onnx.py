@@ -29,6 +29,11 @@ can handle every node: if not, UnsupportedOpError lists each operator it cannot 
 with its node count, the ones on the run-time path apart from those that only compute
 constants.
 
+Control flow (onnx_ops/control_flow.py): an If on a condition known while importing becomes
+the branch taken; an If on a run-time condition becomes a graph-level If, and a Loop a call of a
+module-level function (one per Loop) that calls itself once per iteration. `main` then has
+plain bindings (no dataflow block) and only the Relax VM runs the module (compiler.relax.build).
+
 A model that is not valid ONNX is refused (ModelError): a tensor written by two nodes (or by a
 node and an input or initializer), two initializers of one name, a default-domain opset newer
 than the onnx package knows.
@@ -54,6 +59,7 @@ from ..tir import expr as E
 from .errors import ModelError, UnsupportedOpError
 from .onnx_ops import CONVERTERS, NodeContext, Value, dtype_of_elem_type, symbolic
 from .onnx_support import (
+    CONTROL_FLOW_OPS,
     DEFAULT_DOMAINS,
     UnsupportedReport,
     check_supported,
@@ -219,6 +225,8 @@ class _Importer:
         self._dtype = dtype
         self.opset_imports = list(proto.opset_import)
         self.folding = False    # while a node is evaluated at import: weights read as constants
+        self.functions: List[tuple] = []    # (name, Function) of loops, added after main
+        self.function_names = {"main"}
 
     # ---- inputs and initializers --------------------------------------------------------------
     def _dim(self, d: Any, where: str):
@@ -278,7 +286,10 @@ class _Importer:
             var = X.Var(vi.name, TensorStructInfo(self._input_shape(vi), self._input_dtype(vi)))
             self.inputs.append(var)
             self.values[vi.name] = Value(vi.name, expr=var)
-        for t in self.graph.initializer:
+        self.add_initializers(self.graph.initializer)
+
+    def add_initializers(self, initializers) -> None:
+        for t in initializers:
             try:
                 data = numpy_helper.to_array(t)
             except Exception as e:  # noqa: BLE001 - a malformed TensorProto
@@ -318,8 +329,8 @@ class _Importer:
         return value.expr
 
     # ---- nodes --------------------------------------------------------------------------------
-    def convert(self) -> None:
-        for index, node in enumerate(self.graph.node):
+    def convert(self, nodes) -> None:
+        for index, node in enumerate(nodes):
             ctx = NodeContext(self, node, index)
             if self.fold_symbolic(ctx):
                 continue
@@ -519,19 +530,67 @@ class _Importer:
             return expr
         return self.emit(expr)
 
+    # ---- subgraphs (If branches, Loop bodies) -------------------------------------------------
+    def subgraph(self, graph: onnx.GraphProto,
+                 inputs: Optional[Mapping[str, X.Expr]] = None) -> X.SeqExpr:
+        """A subgraph converted into a sequence of bindings of its own, its outputs (a tuple
+        when several) as the result; `inputs` gives the values of its inputs (a loop body's).
+        Its nodes may read the values of the enclosing graphs; the values it defines are not
+        seen outside it."""
+        outer_bb, outer_values = self.bb, dict(self.values)
+        self.bb = BlockBuilder()
+        self.bb.begin_function(None, [], {})
+        try:
+            for name, expr in (inputs or {}).items():
+                self.values[name] = Value(name, expr=expr)
+            outs = self.inline(graph)
+            result = outs[0] if len(outs) == 1 else X.Tuple(tuple(outs))
+            func = self.bb.emit_func_output(result)
+        finally:
+            self.bb, self.values = outer_bb, outer_values
+        return func.body
+
+    def inline(self, graph: onnx.GraphProto) -> List[X.Expr]:
+        """The outputs of a subgraph whose nodes are converted where the importer is now (a
+        branch taken whatever the inputs: an If on a condition known while importing)."""
+        self.add_initializers(graph.initializer)
+        self.convert(graph.node)
+        return [self.output(o.name) for o in graph.output]
+
+    def add_function(self, base: str) -> X.GlobalVar:
+        """A fresh module-level name (`base`, or with a suffix) for a function the converter
+        will build (a loop); `define` adds it."""
+        name, i = base, 0
+        while name in self.function_names:
+            i += 1
+            name = f"{base}{i}"
+        self.function_names.add(name)
+        return X.GlobalVar(name)
+
+    def define(self, gv: X.GlobalVar, func: X.Function) -> None:
+        self.functions.append((gv.name_hint, func))
+
     # ---- the module ---------------------------------------------------------------------------
     def build(self) -> IRModule:
         bb = self.bb
         bb.begin_function("main", None, {"global_symbol": "main"})
-        bb.begin_dataflow_block()
-        self.convert()
+        # control flow cannot sit in a dataflow block: a model with it gets plain bindings
+        dataflow = not any(n.op_type in CONTROL_FLOW_OPS for n in self.graph.node)
+        if dataflow:
+            bb.begin_dataflow_block()
+        self.convert(self.graph.node)
         outs = [self.output(o.name) for o in self.graph.output]
         result = outs[0] if len(outs) == 1 else X.Tuple(tuple(outs))
-        out = bb.emit_output(result, "output")
-        bb.end_block()
+        if dataflow:
+            out = bb.emit_output(result, "output")
+            bb.end_block()
+        else:
+            out = bb.emit(result, "output")
         params = self.inputs + self.weights
         bb.set_function_attr("num_input", len(self.inputs))
         bb.emit_func_output(out, params)
+        for name, func in self.functions:
+            bb.add_func(func, name)
         return bb.get()
 
 

@@ -5,7 +5,8 @@ evaluated while importing: its inputs are all known (initializers, and what is c
 them alone) and nothing random or a subgraph is involved; operators without a converter are
 then evaluated by onnx's reference evaluator. `check_supported` raises one
 UnsupportedOpError that lists every operator the importer cannot handle, once, with its node
-count, those on the run-time path apart from those that only compute constants.
+count, those on the run-time path apart from those that only compute constants. The nodes of
+a supported operator's subgraphs (the branches of If) are checked as well.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from .onnx_ops import CONVERTERS
 RANDOM_OPS = frozenset({"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike",
                          "RandomUniform", "RandomUniformLike"})
 DEFAULT_DOMAINS = ("", "ai.onnx")
+# Operators whose subgraphs run (or not) as the data says: a model with one needs the VM.
+CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan"})
 _NAMES_SHOWN = 3
 
 
@@ -112,13 +115,25 @@ def classify_unsupported(graph: onnx.GraphProto, opset: int) -> UnsupportedRepor
     of a node that only reads known values and can be evaluated; nodes of unsupported
     operators that only read known values are evaluated by onnx's reference evaluator."""
     report = UnsupportedReport()
-    known = {t.name for t in graph.initializer}
+    _classify(graph, opset, set(), report)
+    return report
+
+
+def _classify(graph: onnx.GraphProto, opset: int, known: set,
+              report: UnsupportedReport) -> None:
+    """Adds the nodes of `graph` and of its subgraphs (the branches of If, whose nodes may
+    read the values `known` of the enclosing graphs) that the importer cannot handle."""
+    known = set(known) | {t.name for t in graph.initializer}
     for i, node in enumerate(graph.node):
         folds = foldable(node) and all(n in known for n in node.input if n)
         handled = supported(node)
         if folds or (handled and node.op_type in ("Shape", "Size")):
             known.update(o for o in node.output if o)
         if handled:
+            for a in node.attribute:
+                for sub in ([a.g] if a.type == onnx.AttributeProto.GRAPH else
+                            list(a.graphs) if a.type == onnx.AttributeProto.GRAPHS else []):
+                    _classify(sub, opset, known, report)
             continue
         key, name = op_key(node), node.name or f"#{i} (unnamed)"
         if not folds:
@@ -128,7 +143,6 @@ def classify_unsupported(graph: onnx.GraphProto, opset: int) -> UnsupportedRepor
         if why is not None:
             report.constant.setdefault(key, []).append(name)
             report.reasons[key] = why
-    return report
 
 
 def unsupported_ops(graph: onnx.GraphProto, opset: Optional[int] = None) -> Dict[str, List[str]]:

@@ -128,9 +128,9 @@ class ExecBuilder:
         elif isinstance(value, (float, np.floating)):
             value = float(value)
         elif isinstance(value, np.ndarray):
-            value = np.ascontiguousarray(value)
+            value = np.require(value, requirements="C")
         elif hasattr(value, "numpy") and hasattr(value, "shape"):
-            value = np.ascontiguousarray(value.numpy())
+            value = np.require(value.numpy(), requirements="C")
         else:
             raise VMFormatError(
                 f"cannot make a VM constant of {type(const).__name__}: use a numpy array or "

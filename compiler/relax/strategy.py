@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 from .. import topi
 from ..target import Target
 from . import expr as X
-from .op_pattern import COMM_REDUCE, INJECTIVE, op_pattern
+from .op.pattern import COMM_REDUCE, INJECTIVE, op_pattern
 
 # The schedule of a kernel, by its anchor operator (the others are fused around it): the name
 # of the schedule in the target's schedule module (topi.x86 or topi.cuda).

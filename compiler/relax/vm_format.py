@@ -178,7 +178,7 @@ class _Reader:
 
 
 def _tensor_record(arr: np.ndarray, w: _Writer):
-    arr = np.ascontiguousarray(arr)
+    arr = np.require(arr, requirements="C")
     dt = DataType(arr.dtype)
     w.u64(TENSOR_MAGIC)
     w.u64(0)

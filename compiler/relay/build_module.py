@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Mapping, Optional
 from microruntime.abi import DeviceType
 
 from ..build_jobs import collector_paced_for_builds
-from ..ir.errors import IRError
+from ..ir.errors import IRError, UnsupportedOpError
 from ..ir.module import IRModule
 from ..relax import expr as X
 from ..relax import pipeline
@@ -42,12 +42,34 @@ def plan(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
     (None: a CPU) picks the kernels' schedules (topi.cuda for a GPU target)."""
     device, _ = split_targets(target)
     mod = optimize(mod, params, device)
+    flow = control_flow(mod)
+    if flow is not None:
+        raise UnsupportedOpError(
+            f"the graph executor runs one sequence of kernels, but this model has {flow}; "
+            "build it for the Relax VM: ex = compiler.relax.build(mod, target, params=params), "
+            "then microruntime.relax_vm.VirtualMachine(ex, dev) (or `python -m compiler "
+            "compile`, which does so for such a model)")
     unbound = bind_shapes_message(mod["main"].params)
     if unbound:
         raise IRError(unbound)
     mod = pipeline.run(mod, pipeline.kernel_passes(device, progress))
     graph = codegen(mod["main"], kernel_devices(mod, device))
     return mod, graph
+
+
+def control_flow(mod: IRModule) -> Optional[str]:
+    """What of `mod` only the Relax VM runs, in words ("an If in 'main'", "function 'f'"),
+    or None: an If (a run-time condition: one known while compiling is folded), or a
+    graph-level function other than `main` (a loop body, a called function)."""
+    for name, func in mod.items():
+        if isinstance(func, X.Function) and not func.attrs.get("Primitive") and name != "main":
+            return f"a graph-level function '{name}' besides 'main' (a loop or a call)"
+    main = mod["main"]
+    for block in main.body.blocks:
+        for b in block.bindings:
+            if isinstance(b.value, X.If):
+                return "an If on a run-time condition in 'main'"
+    return None
 
 
 def kernel_devices(mod: IRModule, device) -> Optional[Dict[str, int]]:
@@ -89,4 +111,5 @@ def _as_module(mod) -> IRModule:
     return mod
 
 
-__all__ = ["build", "build_from_plan", "optimize", "plan", "split_targets", "GraphPlan"]
+__all__ = ["build", "build_from_plan", "control_flow", "optimize", "plan", "split_targets",
+           "GraphPlan"]

@@ -13,10 +13,16 @@ from .utils import simplify
 
 
 def _same(a, b) -> bool:
+    """Whether two dims are provably equal (symbolic ones too: `h // 2` and `h // 2`)."""
     a, b = simplify(a), simplify(b)
     if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):
         return a.value == b.value
-    return a is b or (isinstance(a, E.Var) and a is b)
+    if a is b:
+        return True
+    if a.dtype != b.dtype:
+        return False
+    diff = simplify(a - b)
+    return isinstance(diff, E.IntImm) and diff.value == 0
 
 
 def is_one(e) -> bool:

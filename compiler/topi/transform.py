@@ -1,7 +1,8 @@
 """Index-mapping operators (tag INJECTIVE): reshape, transpose, concatenate, split, squeeze,
 expand_dims, strided_slice, take, where (BROADCAST), and layout helpers.
 
-Shapes are static here except where noted (reshape and transpose take symbolic sizes).
+Shapes are static here except where noted (reshape, transpose and strided_slice take symbolic
+sizes).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ..ir.errors import IRError
 from ..tir import expr as E
 from . import tag
 from .broadcast import broadcast_index, broadcast_shape
-from .utils import get_const_int, get_const_tuple, normalize_axes, normalize_axis
+from .utils import get_const_int, get_const_tuple, normalize_axes, normalize_axis, simplify
 
 
 def _flat_index(idx, shape):
@@ -71,23 +72,27 @@ def transpose(a, axes=None):
 
 
 def concatenate(a_tuple: Sequence, axis: int = 0):
-    """The tensors joined along `axis` (all other dimensions equal)."""
+    """The tensors joined along `axis` (all other dimensions equal); their sizes along it may
+    be symbolic."""
     tensors = list(a_tuple)
     if not tensors:
         raise IRError("concatenate: no tensors given")
     axis = normalize_axis(axis, tensors[0].ndim, "concatenate")
-    sizes = [get_const_int(t.shape[axis], "concatenate size") for t in tensors]
+    sizes = [get_const_tuple([t.shape[axis]])[0] for t in tensors]
     for t in tensors[1:]:
         if t.ndim != tensors[0].ndim:
             raise IRError("concatenate: the tensors have different numbers of dimensions")
-    offsets = [sum(sizes[:k]) for k in range(len(sizes))]
+    offsets = [0]
+    for size in sizes:
+        total = offsets[-1] + size
+        offsets.append(total if isinstance(total, int) else simplify(total))
     shape = list(tensors[0].shape)
-    shape[axis] = E.const(sum(sizes))
+    shape[axis] = E.const(offsets[-1]) if isinstance(offsets[-1], int) else offsets[-1]
 
     def f(*i):
         def load(k):
             idx = list(i)
-            idx[axis] = i[axis] - offsets[k] if offsets[k] else i[axis]
+            idx[axis] = i[axis] - offsets[k] if not _is_zero(offsets[k]) else i[axis]
             return tensors[k](*idx)
 
         def pick(lo, hi):
@@ -101,6 +106,10 @@ def concatenate(a_tuple: Sequence, axis: int = 0):
         return pick(0, len(tensors))
 
     return te.compute(tuple(shape), f, name="T_concat", tag=tag.INJECTIVE)
+
+
+def _is_zero(v) -> bool:
+    return isinstance(v, int) and v == 0
 
 
 def split(ary, indices_or_sections, axis: int = 0) -> List:
@@ -162,10 +171,35 @@ def expand_dims(a, axis: int, num_newaxis: int = 1):
                       name="T_expand_dims", tag=tag.INJECTIVE)
 
 
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _symbolic_slice(dim, b: int, e: int, s: int):
+    """(first index, step, length) of range(dim)[b:e:s] for a symbolic `dim`, numpy's rules:
+    negative bounds count from the end, out-of-range ones are clamped."""
+    dim = E.cast("int64", dim) if dim.dtype != "int64" else dim
+    zero = E.const(0, "int64")
+
+    def bound(v: int, lowest, highest):
+        if v >= 0:
+            return E.binary(E.Min, E.const(v, "int64"), highest) if v < 2 ** 31 else highest
+        return E.binary(E.Max, dim + v, lowest) if v > -2 ** 31 else lowest
+
+    if s > 0:
+        lo, hi = bound(b, zero, dim), bound(e, zero, dim)
+        n = (E.binary(E.Max, hi - lo, zero) + (s - 1)) // s
+    else:
+        last, before = dim - 1, E.const(-1, "int64")
+        lo, hi = bound(b, before, last), bound(e, before, last)
+        n = (E.binary(E.Max, lo - hi, zero) + (-s - 1)) // -s
+    return simplify(lo), s, simplify(n)
+
+
 def strided_slice(a, begin, end, strides=None, axes=None, slice_mode="end"):
     """a[begin:end:strides] on the given axes (all leading axes when `axes` is None), with
     numpy's rules for negative and out-of-range bounds; slice_mode "size" reads `end` as
-    sizes (-1: to the end)."""
+    sizes (-1: to the end). A sliced dim may be symbolic (its bounds and strides are ints):
+    the first index and the length are then expressions of it."""
     shape = get_const_tuple(a.shape)
     axes = list(range(len(begin))) if axes is None else \
         [normalize_axis(int(x), a.ndim, "strided_slice") for x in axes]
@@ -180,21 +214,26 @@ def strided_slice(a, begin, end, strides=None, axes=None, slice_mode="end"):
     out_shape = list(a.shape)
     for ax, b, e, s in zip(axes, begin, end, strides):
         dim = shape[ax]
-        if not isinstance(dim, int):
-            raise IRError("strided_slice: sliced dimensions must be static")
         b, e, s = int(b), int(e), int(s)
         if slice_mode == "size":
-            e = dim if e < 0 else b + e
+            if not isinstance(dim, int) and e < 0:
+                e = _INT64_MAX
+            else:
+                e = dim if e < 0 else b + e
             s = 1
         if s == 0:
             raise IRError("strided_slice: a stride of 0")
+        if not isinstance(dim, int):
+            start[ax], step[ax], out_shape[ax] = _symbolic_slice(dim, b, e, s)
+            continue
         lo, hi, st = slice(b, e, s).indices(dim)
         n = max(0, (hi - lo + (st - (1 if st > 0 else -1))) // st)
         start[ax], step[ax], out_shape[ax] = lo, st, E.const(n)
 
     def f(*i):
-        return a(*[i[k] * step[k] + start[k] if (step[k] != 1 or start[k]) else i[k]
-                   for k in range(a.ndim)])
+        return a(*[i[k] * step[k] + start[k]
+                    if (step[k] != 1 or not E.is_const_int(E.convert(start[k]), 0)) else i[k]
+                    for k in range(a.ndim)])
 
     return te.compute(tuple(out_shape), f, name="T_strided_slice", tag=tag.INJECTIVE)
 

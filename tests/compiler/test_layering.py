@@ -54,42 +54,14 @@ def _imports(deferred: bool):
     return graph
 
 
-def _cycle(graph):
-    """One import cycle among compiler modules, or None."""
-    state = {}
-
-    def visit(node, stack):
-        state[node] = 1
-        stack.append(node)
-        for dep in sorted(graph.get(node, ())):
-            if dep not in MODULES:
-                continue
-            if state.get(dep) == 1:
-                return stack[stack.index(dep):] + [dep]
-            if dep not in state:
-                found = visit(dep, stack)
-                if found:
-                    return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state:
-            found = visit(node, [])
-            if found:
-                return found
-    return None
-
-
 def _without_parent_edges(graph):
     """Edges from a package's __init__ to its own submodules are how packages re-export; a
     submodule importing its parent package's names is the cycle we look for."""
     return {m: {d for d in deps if not d.startswith(m + ".")} for m, deps in graph.items()}
 
 
-def test_no_import_cycles():
-    cycle = _cycle(_without_parent_edges(_imports(deferred=False)))
+def test_no_import_cycles(find_cycle):
+    cycle = find_cycle(_without_parent_edges(_imports(deferred=False)), MODULES)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 

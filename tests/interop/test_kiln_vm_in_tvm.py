@@ -1,5 +1,6 @@
 """Kiln's Relax VM executables run in Apache TVM 0.27: programs built with
-`compiler.relax.build` (symbolic batch, If on a run-time value, nested tuples, closures and calls)
+`compiler.relax.build` (symbolic batch, If on a run-time value, nested tuples, closures and calls;
+from ONNX: a CNN with a symbolic batch, attention with a symbolic sequence, a run-time If)
 are exported as one library and run by `tvm.relax.VirtualMachine` in a subprocess
 (tvm_run_kiln_vm.py), their outputs compared with numpy (rtol = atol = 1e-4); a bad input is
 rejected with TVM's error carrying Kiln's error context (the parameter's name)."""
@@ -26,6 +27,36 @@ def _case(tmp_path, name, lib, args, expected=None, error=None):
     np.savez(path, **data)
     return {"name": name, "lib": lib, "data": path, "num_args": len(args),
             "num_outputs": len(outs), "error": error}
+
+
+def _dynamic_onnx_cases(tmp_path, ort, from_onnx):
+    """A CNN with a symbolic batch, self-attention with a symbolic sequence length and an If
+    on a run-time condition, from ONNX (compiler/frontend/testing/dynamic_models.py), each
+    built once and run at several sizes (and down both branches), ONNX Runtime's outputs the
+    expected values."""
+    from compiler import relax
+    from compiler.frontend.testing import dynamic_models as dm
+
+    rng = np.random.default_rng(11)
+    a = np.abs(rng.standard_normal((4, 3))).astype("float32") + 0.1
+    models = {
+        "cnn_batch_n": (dm.cnn(["N", 3, 8, 8]),
+                        [rng.standard_normal((n, 3, 8, 8)).astype("float32") for n in (1, 3)]),
+        "attention_seq_s": (dm.attention(2), [rng.standard_normal((1, s, dm.HIDDEN))
+                                              .astype("float32") for s in (1, 5, 17)]),
+        "runtime_if": (dm.runtime_if(), [a, -a]),
+    }
+    cases = []
+    for name, (model, xs) in models.items():
+        mod, params = from_onnx(model)
+        lib = str(tmp_path / f"{name}.so")
+        relax.build(mod, "llvm", params=params).export_library(lib)
+        sess = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"])
+        for i, x in enumerate(xs):
+            want = sess.run(None, {"x": x})
+            cases.append(_case(tmp_path, f"{name}_{i}", lib, [x], want[0]))
+    return cases
 
 
 def test_kiln_vm_programs_run_in_tvm(tmp_path):
@@ -73,6 +104,7 @@ def test_kiln_vm_programs_run_in_tvm(tmp_path):
         x = np.random.default_rng(n).standard_normal((n, 32)).astype("float32")
         want, = sess.run(None, {"x": x})
         cases.append(_case(tmp_path, f"onnx_mlp_n{n}", lib, [x], want))
+    cases += _dynamic_onnx_cases(tmp_path, ort, from_onnx)
     spec = tmp_path / "cases.json"
     spec.write_text(json.dumps(cases))
     import os

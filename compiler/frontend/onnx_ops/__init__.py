@@ -4,6 +4,7 @@ compute). A converter reads the node through its `NodeContext` (common.py)."""
 # the families register their converters when imported
 from . import (  # noqa: F401
     constant,
+    control_flow,
     einsum,
     elementwise,
     image,

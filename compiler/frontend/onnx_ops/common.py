@@ -200,11 +200,50 @@ class NodeContext:
     def attr(self, name: str, default: Any = None) -> Any:
         return self.attrs.get(name, default)
 
+    def graph_attr(self, name: str) -> onnx.GraphProto:
+        g = self.attrs.get(name)
+        if not isinstance(g, onnx.GraphProto):
+            raise self.error(f"attribute {name!r} must be a graph")
+        return g
+
     # ---- emitting -----------------------------------------------------------------------------
     def emit(self, expr: X.Expr) -> X.Expr:
         """Binds `expr` (folded when its arguments are known now); returns a variable or the
         constant."""
         return self._imp.emit(expr)
+
+    def match_cast(self, value: X.Expr, sinfo) -> X.Expr:
+        """Binds `value` checked at run time against `sinfo` (its new symbolic dims bound by
+        it)."""
+        return self._imp.bb.match_cast(value, sinfo)
+
+    def subgraph(self, graph: onnx.GraphProto, inputs=None) -> X.SeqExpr:
+        """A subgraph's nodes converted into bindings of their own (a branch of an If, a loop
+        body whose inputs are given by name in `inputs`); the result is its outputs (a tuple
+        when several)."""
+        return self._imp.subgraph(graph, inputs)
+
+    def add_function(self, base: str) -> X.GlobalVar:
+        """A GlobalVar of a fresh name for a module-level function; `define` adds the
+        function."""
+        return self._imp.add_function(base)
+
+    def define(self, gv: X.GlobalVar, func: X.Function) -> None:
+        self._imp.define(gv, func)
+
+    def outer_value(self, name: str):
+        """The importer's Value of `name` as the node sees it (None when nothing defines it)."""
+        return self._imp.values.get(name)
+
+    def outer_expr(self, name: str) -> X.Expr:
+        """The expression of value `name` (for a weight: the parameter of main, made when
+        first read)."""
+        value = self._imp.values[name]
+        return value.expr if value.expr is not None else self._imp.weight_var(value)
+
+    def inline(self, graph: onnx.GraphProto) -> list:
+        """A subgraph's outputs, its nodes converted here (a branch known to be taken)."""
+        return self._imp.inline(graph)
 
 
 def norm_axis(ctx: NodeContext, axis: int, ndim: int) -> int:

@@ -1,7 +1,7 @@
 """Values known while compiling: Constant, ConstantOfShape, Range, and Shape / Size of a tensor
 whose shape is static. Their results are constants, so the subgraphs they drive fold. (Shape
-and Size of a symbolic shape are shape values: symbolic.py; a ConstantOfShape of one is filled
-at run time.)"""
+and Size of a symbolic shape are shape values: symbolic.py; a ConstantOfShape of one, and a
+Range whose bounds are symbolic dims, are filled at run time.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -42,11 +42,29 @@ def _constant_of_shape(ctx):
 
 @converter("Range", const_inputs=(0, 1, 2))
 def _range(ctx):
+    if any(ctx.is_symbolic(i) for i in range(3)):   # a bound is a symbolic dim
+        return _symbolic_range(ctx)
     start, limit, delta = (np.asarray(ctx.const(i)) for i in range(3))
     if delta.item() == 0:
         raise ctx.error("delta must not be 0")
     out = np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype)
     return X.const(out, str(start.dtype))
+
+
+def _symbolic_range(ctx):
+    """Range(start, limit, delta) with a symbolic start or limit (e.g. Range(0, seq_len, 1)
+    of Shape(x)): filled at run time; delta must be known."""
+    if ctx.is_symbolic(2):
+        raise ctx.unsupported("a delta computed from a symbolic shape")
+    dtype = ctx.dtype(2)
+    if not dtype.startswith("int"):
+        raise ctx.unsupported(f"a {dtype} range with symbolic bounds (only integer ranges)")
+    start, limit = (ctx.dims(i)[0] if ctx.is_symbolic(i) else int(ctx.const(i).item())
+                    for i in range(2))
+    delta = int(np.asarray(ctx.const(2)).item())
+    if delta == 0:
+        raise ctx.error("delta must not be 0")
+    return R.arange(start, limit, delta, dtype=dtype)
 
 
 @converter("Shape")

@@ -10,6 +10,7 @@ from typing import Any
 from .. import shape_util
 from ..expr import Call, Expr, lift_operand
 from ..struct_info import StructInfo, TensorStructInfo
+from .pattern import BROADCAST
 from .registry import fail, fmt_shape, make_call, register, same_dtype, tensor_arg
 
 
@@ -50,9 +51,9 @@ COMPARISON = ("equal", "not_equal", "less", "less_equal", "greater", "greater_eq
 LOGICAL = ("logical_and", "logical_or", "logical_xor")
 
 for _n in ARITHMETIC:
-    register("relax." + _n, _infer(), ("x1", "x2"))
+    register("relax." + _n, _infer(), ("x1", "x2"), pattern=BROADCAST)
 for _n in COMPARISON + LOGICAL:
-    register("relax." + _n, _infer("bool"), ("x1", "x2"))
+    register("relax." + _n, _infer("bool"), ("x1", "x2"), pattern=BROADCAST)
 
 
 def _operands(x1: Any, x2: Any):

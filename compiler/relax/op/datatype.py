@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..expr import Call
 from ..struct_info import StructInfo, TensorStructInfo, as_dtype_str
+from .pattern import ELEMWISE
 from .registry import make_call, register, tensor_arg
 
 
@@ -11,7 +12,7 @@ def _infer_astype(call: Call) -> StructInfo:
     return TensorStructInfo(s.shape, call.attrs.dtype, s.ndim)
 
 
-register("relax.astype", _infer_astype, ("x",), {"dtype": "float32"})
+register("relax.astype", _infer_astype, ("x",), {"dtype": "float32"}, pattern=ELEMWISE)
 
 
 def astype(x, dtype) -> Call:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..expr import Call
 from ..struct_info import StructInfo, TensorStructInfo, as_dtype_str
 from .manipulate import as_shape_expr
+from .pattern import INJECTIVE
 from .registry import fail, make_call, register, tensor_arg
 
 METHODS = ("nearest_neighbor", "linear", "cubic")
@@ -49,7 +50,7 @@ register("relax.image.resize2d", _infer_resize2d, ("data", "size"),
          {"roi": (0.0, 0.0, 0.0, 0.0), "layout": "NCHW", "method": "linear",
           "coordinate_transformation_mode": "half_pixel", "rounding_method": "round",
           "cubic_alpha": -0.5, "cubic_exclude": 0, "extrapolation_value": 0.0,
-          "out_dtype": "void"})
+          "out_dtype": "void"}, pattern=INJECTIVE)
 
 
 def resize2d(data, size, roi=None, layout: str = "NCHW", method: str = "linear",

@@ -9,6 +9,7 @@ from ...tir import expr as E
 from .. import shape_util as su
 from ..expr import Call
 from ..struct_info import StructInfo, TensorStructInfo
+from .pattern import INJECTIVE
 from .registry import axes_of, axis_of, fail, make_call, register, tensor_arg
 
 
@@ -40,6 +41,10 @@ def _symbolic_len(n: E.PrimExpr, begin: int, end: int, stride: int) -> Optional[
     zero = E.const(0, "int64")
 
     def clamp(v: int):
+        if v >= 2 ** 31:    # INT64_MAX and the like: the end
+            return n
+        if v <= -2 ** 31:
+            return zero
         c = E.const(v, "int64")
         if v >= 0:
             return E.binary(E.Min, c, n)
@@ -77,9 +82,11 @@ def _infer_strided_slice(call: Call) -> StructInfo:
     return TensorStructInfo(tuple(out), x.dtype)
 
 
-register("relax.take", _infer_take, ("x", "indices"), {"axis": None, "mode": "fast"})
+register("relax.take", _infer_take, ("x", "indices"), {"axis": None, "mode": "fast"},
+         pattern=INJECTIVE)
 register("relax.strided_slice", _infer_strided_slice, ("x",),
-         {"axes": (), "begin": (), "end": (), "strides": None, "assume_inbound": False})
+         {"axes": (), "begin": (), "end": (), "strides": None, "assume_inbound": False},
+         pattern=INJECTIVE)
 
 
 def take(x, indices, axis=None, mode: str = "fast") -> Call:

@@ -8,6 +8,7 @@ from ...ir.errors import IRError, TypeInferenceError
 from ...topi.nn.layout import parse_layout, transform_shape
 from ..expr import Call
 from ..struct_info import StructInfo, TensorStructInfo
+from .pattern import INJECTIVE
 from .registry import fail, make_call, register, tensor_arg
 
 
@@ -30,7 +31,8 @@ def _infer(call: Call) -> StructInfo:
         raise fail(call, str(e)) from None
 
 
-register("relax.layout_transform", _infer, ("data",), {"src_layout": "", "dst_layout": ""})
+register("relax.layout_transform", _infer, ("data",), {"src_layout": "", "dst_layout": ""},
+         pattern=INJECTIVE)
 
 
 def layout_transform(data, src_layout: str, dst_layout: str) -> Call:

@@ -6,6 +6,7 @@ from ..expr import Call
 from ..struct_info import StructInfo, TensorStructInfo, as_dtype_str
 from .binary import add
 from .nn.linear import dense
+from .pattern import OUT_ELEMWISE_FUSABLE
 from .registry import fail, fmt_shape, make_call, register, same_dtype, tensor_arg
 
 
@@ -38,7 +39,8 @@ def _infer_matmul(call: Call) -> StructInfo:
     return TensorStructInfo(out, out_dtype)
 
 
-register("relax.matmul", _infer_matmul, ("x1", "x2"), {"out_dtype": "void"})
+register("relax.matmul", _infer_matmul, ("x1", "x2"), {"out_dtype": "void"},
+         pattern=OUT_ELEMWISE_FUSABLE)
 
 
 def matmul(x1, x2, out_dtype=None) -> Call:

@@ -7,6 +7,7 @@ from typing import List, Optional, Sequence
 from .. import shape_util as su
 from ..expr import Call, Expr, ShapeExpr, Tuple
 from ..struct_info import ShapeStructInfo, StructInfo, TensorStructInfo, TupleStructInfo, as_dim
+from .pattern import INJECTIVE
 from .registry import (
     axes_of,
     axis_of,
@@ -217,14 +218,14 @@ def _infer_broadcast_to(call: Call) -> StructInfo:
     return TensorStructInfo(shape.values, s.dtype)
 
 
-register("relax.reshape", _infer_reshape, ("x", "shape"))
-register("relax.flatten", _infer_flatten, ("x",))
-register("relax.permute_dims", _infer_permute, ("x",), {"axes": None})
-register("relax.concat", _infer_concat, ("tensors",), {"axis": 0})
+register("relax.reshape", _infer_reshape, ("x", "shape"), pattern=INJECTIVE)
+register("relax.flatten", _infer_flatten, ("x",), pattern=INJECTIVE)
+register("relax.permute_dims", _infer_permute, ("x",), {"axes": None}, pattern=INJECTIVE)
+register("relax.concat", _infer_concat, ("tensors",), {"axis": 0}, pattern=INJECTIVE)
 register("relax.split", _infer_split, ("x",), {"indices_or_sections": 1, "axis": 0})
-register("relax.squeeze", _infer_squeeze, ("x",), {"axis": None})
-register("relax.expand_dims", _infer_expand_dims, ("x",), {"axis": ()})
-register("relax.broadcast_to", _infer_broadcast_to, ("x", "shape"))
+register("relax.squeeze", _infer_squeeze, ("x",), {"axis": None}, pattern=INJECTIVE)
+register("relax.expand_dims", _infer_expand_dims, ("x",), {"axis": ()}, pattern=INJECTIVE)
+register("relax.broadcast_to", _infer_broadcast_to, ("x", "shape"), pattern=INJECTIVE)
 
 
 def as_shape_expr(shape) -> Expr:

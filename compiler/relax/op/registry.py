@@ -1,7 +1,8 @@
-"""How operator families register themselves: `register(name, infer, arg_names, attrs)` adds
-the Op with its inference function and attribute defaults; `make_call(name, args, **attrs)`
-builds a call, filling defaults and rejecting unknown attributes; the `tensor_arg` / `fail`
-helpers give inference functions messages that name the operator and the argument."""
+"""How operator families register themselves: `register(name, infer, arg_names, attrs,
+pattern=...)` adds the Op with its inference function, attribute defaults and fusion pattern;
+`make_call(name, args, **attrs)` builds a call, filling defaults and rejecting unknown
+attributes; the `tensor_arg` / `fail` helpers give inference functions messages that name
+the operator and the argument."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
@@ -11,12 +12,18 @@ from .. import shape_util
 from ..attrs import Attrs
 from ..expr import Call, Expr, Op
 from ..struct_info import ObjectStructInfo, StructInfo, TensorStructInfo
+from .pattern import ATTR
 
 
 def register(name: str, infer, arg_names: Sequence[str] = (),
-             attrs: Optional[Mapping[str, Any]] = None, purity: bool = True) -> Op:
+             attrs: Optional[Mapping[str, Any]] = None, purity: bool = True,
+             pattern: Optional[int] = None) -> Op:
+    """Registers operator `name`: its inference function, argument names, attribute defaults,
+    purity and fusion pattern (pattern.py; None: opaque, never fused with others)."""
     op = Op.register(name, infer, attrs, len(arg_names), purity)
     Op.register_attr(name, "arg_names", tuple(arg_names))
+    if pattern is not None:
+        Op.register_attr(name, ATTR, pattern)
     return op
 
 

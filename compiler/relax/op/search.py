@@ -7,6 +7,7 @@ from .. import shape_util as su
 from ..expr import Call
 from ..struct_info import StructInfo, TensorStructInfo
 from .binary import broadcast_sinfo
+from .pattern import BROADCAST, COMM_REDUCE
 from .registry import fail, make_call, register, same_dtype, tensor_arg
 from .statistical import reduce_sinfo
 
@@ -35,9 +36,9 @@ def _infer_where(call: Call) -> StructInfo:
     return TensorStructInfo(shape, dtype, ndim)
 
 
-register("relax.argmax", _infer_arg, ("x",), {"axis": None, "keepdims": False})
-register("relax.argmin", _infer_arg, ("x",), {"axis": None, "keepdims": False})
-register("relax.where", _infer_where, ("condition", "x1", "x2"))
+register("relax.argmax", _infer_arg, ("x",), {"axis": None, "keepdims": False}, pattern=COMM_REDUCE)
+register("relax.argmin", _infer_arg, ("x",), {"axis": None, "keepdims": False}, pattern=COMM_REDUCE)
+register("relax.where", _infer_where, ("condition", "x1", "x2"), pattern=BROADCAST)
 
 
 def argmax(x, axis=None, keepdims: bool = False) -> Call:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..expr import Call
 from ..struct_info import StructInfo, TensorStructInfo
+from .pattern import COMM_REDUCE
 from .registry import axes_of, float_dtype, make_call, register, tensor_arg
 
 
@@ -30,7 +31,8 @@ def _infer(float_only: bool):
 
 for _n, _f in (("sum", False), ("mean", True), ("max", False), ("min", False),
                ("prod", False), ("variance", True), ("std", True)):
-    register("relax." + _n, _infer(_f), ("x",), {"axis": None, "keepdims": False})
+    register("relax." + _n, _infer(_f), ("x",), {"axis": None, "keepdims": False},
+             pattern=COMM_REDUCE)
 
 
 def norm_axis(axis):

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..expr import Call, PrimValue
 from ..struct_info import PrimStructInfo, StructInfo, TensorStructInfo
+from .pattern import ELEMWISE
 from .registry import check_arity, fail, float_dtype, make_call, register, tensor_arg
 
 FLOAT_ONLY = ("exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "sin", "cos", "tan")
@@ -25,11 +26,11 @@ def infer_unary(float_only: bool = False, result_dtype=None):
 
 
 for _n in FLOAT_ONLY:
-    register("relax." + _n, infer_unary(True), ("x",))
+    register("relax." + _n, infer_unary(True), ("x",), pattern=ELEMWISE)
 for _n in ANY_DTYPE:
-    register("relax." + _n, infer_unary(), ("x",))
-register("relax.logical_not", infer_unary(result_dtype="bool"), ("x",))
-register("relax.isnan", infer_unary(result_dtype="bool"), ("x",))
+    register("relax." + _n, infer_unary(), ("x",), pattern=ELEMWISE)
+register("relax.logical_not", infer_unary(result_dtype="bool"), ("x",), pattern=ELEMWISE)
+register("relax.isnan", infer_unary(result_dtype="bool"), ("x",), pattern=ELEMWISE)
 
 
 def _infer_clip(call: Call) -> StructInfo:
@@ -41,7 +42,7 @@ def _infer_clip(call: Call) -> StructInfo:
     return infer_unary()(call)
 
 
-register("relax.clip", _infer_clip, ("x", "min", "max"))
+register("relax.clip", _infer_clip, ("x", "min", "max"), pattern=ELEMWISE)
 
 
 def _make(name):

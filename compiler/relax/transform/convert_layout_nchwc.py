@@ -32,7 +32,7 @@ from ...topi.utils import divisor_at_most
 from .. import expr as X
 from .. import op as R
 from ..functor import ExprMutator, post_order_visit
-from ..op_pattern import BROADCAST, ELEMWISE, pattern_of_op
+from ..op.pattern import BROADCAST, ELEMWISE, pattern_of_op
 from ..struct_info import TensorStructInfo
 
 _POOLS = {"relax.nn.max_pool2d", "relax.nn.avg_pool2d"}

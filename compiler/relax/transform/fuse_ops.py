@@ -35,7 +35,7 @@ from ...ir.module import IRModule
 from .. import expr as X
 from ..backend.names import short_kernel_name
 from ..functor import ExprMutator, post_order_visit
-from ..op_pattern import (
+from ..op.pattern import (
     BROADCAST,
     COMM_REDUCE,
     ELEMWISE,

@@ -4,8 +4,9 @@ their calls `R.call_tir` (TVM's LegalizeOps, for both executors).
 before: `fuse_ops` ran: graph-level functions call primitive functions (attr "Primitive"),
         in their bindings and in the branches of If expressions; dims may be symbolic.
 after:  each primitive function is replaced by a PrimFunc of the same name — its operators as
-        topi tensor expressions (legalize_ops.LEGALIZE), scheduled by the strategy of its
-        anchor operator for the target (compiler/relax/strategy.py), and lowered — and every
+        topi tensor expressions (each op's "FLegalize", legalize_ops), scheduled by the
+        strategy of its anchor operator for the target (compiler/relax/strategy.py), and
+        lowered — and every
         call of it is `R.call_tir(kernel, (args...), out_sinfo)`. A kernel's symbolic dims are
         those of its arguments' buffers (the PrimFunc reads them from the tensors it gets); a
         kernel whose shapes are symbolic and whose schedule needs static extents falls back to
@@ -28,12 +29,14 @@ from ...ir.module import IRModule
 from ...ir.structural_equal import structural_equal
 from ...lower import lower
 from ...target import Target
+from ...tir import expr as E
+from ...tir.functor import collect_vars
 from .. import expr as X
 from ..op.base import call_tir
 from ..strategy import TuningSeat, anchor_of, schedule_of
 from ..struct_info import TensorStructInfo, TupleStructInfo
 from .legalize_gpu import HOST_FALLBACK, lower_gpu_kernel
-from .legalize_ops import LEGALIZE
+from .legalize_ops import compute_of
 
 # Errors a schedule raises when it cannot handle a kernel's (symbolic) shapes.
 _SCHEDULE_ERRORS = (IRError, CompilerError, TypeError, ValueError)
@@ -58,21 +61,47 @@ def _te_value(e: X.Expr, env: Dict[int, object]):
     raise UnsupportedOpError(f"legalize: cannot pass {e!r} to a kernel")
 
 
-def _placeholder(p: X.Var, kernel: str) -> te.Tensor:
+def _placeholder(p: X.Var, kernel: str, dims: "_KernelDims") -> te.Tensor:
     s = p.struct_info
     if not (isinstance(s, TensorStructInfo) and s.shape is not None and s.dtype != "void"):
         raise UnsupportedOpError(
             f"kernel {kernel}: argument {p.name_hint!r} has struct info {s}; a kernel needs "
             "each tensor's rank and dtype (dims may be symbolic): match_cast the value to "
             "R.Tensor((n, ...), dtype) first")
-    return te.placeholder(tuple(s.shape), dtype=s.dtype, name=p.name_hint)
+    return te.placeholder(tuple(dims.of(d) for d in s.shape), dtype=s.dtype, name=p.name_hint)
+
+
+class _KernelDims:
+    """The dims of a kernel's arguments as the kernel sees them: an int or a variable as it
+    is, and so a computed dim whose variables are dims of some argument (the kernel reads them
+    from its buffers); a computed dim of variables no argument has (`h // 2` of a pooled
+    tensor, where `h` is no dim of any argument) becomes a variable of its own, one per
+    distinct expression, read from the buffer like the others."""
+
+    def __init__(self, params):
+        self.defined = {id(d) for p in params
+                        if isinstance(p.struct_info, TensorStructInfo)
+                        and p.struct_info.shape is not None
+                        for d in p.struct_info.shape if isinstance(d, E.Var)}
+        self.fresh: List[tuple] = []
+
+    def of(self, d):
+        if isinstance(d, (int, E.Var)) or all(id(v) in self.defined for v in collect_vars(d)):
+            return d
+        for expr, var in self.fresh:
+            if structural_equal(expr, d):
+                return var
+        var = E.Var(f"dim{len(self.fresh)}", d.dtype)
+        self.fresh.append((d, var))
+        return var
 
 
 def lower_primitive(func: X.Function, name: str, target: Optional[Target] = None):
     """The PrimFunc of a primitive function (lowered, named `name`; dims may be symbolic),
     scheduled for `target` (None: a CPU)."""
     env: Dict[int, object] = {}
-    inputs = [_placeholder(p, name) for p in func.params]
+    dims = _KernelDims(func.params)
+    inputs = [_placeholder(p, name, dims) for p in func.params]
     for p, t in zip(func.params, inputs):
         env[id(p)] = t
     calls: List[X.Call] = []
@@ -81,7 +110,7 @@ def lower_primitive(func: X.Function, name: str, target: Optional[Target] = None
             call = b.value
             if not (isinstance(call, X.Call) and isinstance(call.op, X.Op)):
                 raise UnsupportedOpError(f"legalize: {name} binds {call!r}, not an operator call")
-            fn = LEGALIZE.get(call.op.name)
+            fn = compute_of(call)
             if fn is None:
                 raise UnsupportedOpError(f"operator {call.op.name} has no kernel in the operator "
                                          f"library (in {name})")

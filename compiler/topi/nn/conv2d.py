@@ -2,16 +2,16 @@
 
 Every variant pads with nn.pad (a separate "injective,pad" stage, absent without padding) and
 reduces in one compute tagged with its name, whose output axes are (n, channel, y, x):
-schedules rely on that shape.
+schedules rely on that shape. The batch, height and width of the input may be symbolic (the
+output's then are expressions of them); the filter and the channel counts must be static.
 """
 from __future__ import annotations
 
 from ... import te
 from ...ir.dtype import as_dtype
 from ...ir.errors import IRError, UnsupportedOpError
-from ..utils import get_const_tuple
 from .pad import pad
-from .utils import conv_out_size, get_pad_tuple, pair
+from .utils import conv_out_size, data_shape, get_pad_tuple, pair
 
 
 def _acc(v, dtype):
@@ -24,13 +24,6 @@ def _padded(data, pt, pl, pb, pr):
     return pad(data, (0, 0, pt, pl), (0, 0, pb, pr), name="pad_temp")
 
 
-def _static(shape, what):
-    out = get_const_tuple(shape)
-    if not all(isinstance(s, int) for s in out):
-        raise IRError(f"{what}: needs static shapes, got {[str(s) for s in shape]}")
-    return out
-
-
 def group_conv2d_nchw(Input, Filter, stride, padding, dilation, groups, out_dtype=None,
                       name="group_conv2d_nchw", tag="group_conv2d_nchw"):
     """Input [N, C, H, W], Filter [F, C / groups, KH, KW] -> [N, F, OH, OW]; output channel f
@@ -38,8 +31,8 @@ def group_conv2d_nchw(Input, Filter, stride, padding, dilation, groups, out_dtyp
     if Input.ndim != 4 or Filter.ndim != 4:
         raise IRError(f"{name}: input and filter must be 4-d (NCHW and OIHW)")
     out_dtype = as_dtype(out_dtype or Input.dtype)
-    n, c, h, w = _static(Input.shape, name)
-    f, cg, kh, kw = _static(Filter.shape, name)
+    n, c, h, w = data_shape(Input, name, static_axes=(1,))
+    f, cg, kh, kw = data_shape(Filter, name, static_axes=(0, 1, 2, 3))
     if groups < 1 or c % groups or f % groups:
         raise IRError(f"{name}: groups={groups} must divide the input channels ({c}) and the "
                       f"output channels ({f})")
@@ -78,8 +71,8 @@ def depthwise_conv2d_nchw(Input, Filter, stride, padding, dilation, out_dtype=No
     if Input.ndim != 4 or Filter.ndim != 4:
         raise IRError("depthwise_conv2d_nchw: input and filter must be 4-d")
     out_dtype = as_dtype(out_dtype or Input.dtype)
-    n, c, h, w = _static(Input.shape, "depthwise_conv2d_nchw")
-    fc, m, kh, kw = _static(Filter.shape, "depthwise_conv2d_nchw")
+    n, c, h, w = data_shape(Input, "depthwise_conv2d_nchw", static_axes=(1,))
+    fc, m, kh, kw = data_shape(Filter, "depthwise_conv2d_nchw", static_axes=(0, 1, 2, 3))
     if fc != c:
         raise IRError(f"depthwise_conv2d_nchw: the filter is for {fc} channels but the input "
                       f"has {c}")

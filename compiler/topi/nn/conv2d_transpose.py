@@ -7,18 +7,19 @@ from ...ir.dtype import as_dtype
 from ...ir.errors import IRError
 from ...tir import expr as E
 from .. import tag as _tag
-from .conv2d import _acc, _static
-from .utils import get_pad_tuple, pair
+from .conv2d import _acc
+from .utils import data_shape, get_pad_tuple, pair
 
 
 def conv2d_transpose_nchw(Input, Filter, strides, padding, out_dtype=None, output_padding=(0, 0)):
     """Input [N, C, H, W], Filter [C, F, KH, KW] -> [N, F, OH, OW] with
-    OH = (H - 1) * stride - pad_top - pad_bottom + KH + output_padding (same for W)."""
+    OH = (H - 1) * stride - pad_top - pad_bottom + KH + output_padding (same for W). The batch
+    may be symbolic."""
     if Input.ndim != 4 or Filter.ndim != 4:
         raise IRError("conv2d_transpose_nchw: input and filter must be 4-d")
     out_dtype = as_dtype(out_dtype or Input.dtype)
-    n, c, h, w = _static(Input.shape, "conv2d_transpose_nchw")
-    fc, f, kh, kw = _static(Filter.shape, "conv2d_transpose_nchw")
+    n, c, h, w = data_shape(Input, "conv2d_transpose_nchw", static_axes=(1, 2, 3))
+    fc, f, kh, kw = data_shape(Filter, "conv2d_transpose_nchw", static_axes=(0, 1, 2, 3))
     if fc != c:
         raise IRError(f"conv2d_transpose_nchw: the filter [in, out, kh, kw] is for {fc} input "
                       f"channels but the input has {c}")

@@ -5,7 +5,7 @@ from ... import te
 from ...ir.errors import IRError
 from ...tir import expr as E
 from .. import tag as _tag
-from ..utils import get_const_int, normalize_axes, normalize_axis
+from ..utils import get_const_tuple, normalize_axes, normalize_axis, simplify
 from .pad import pad
 
 
@@ -34,11 +34,12 @@ def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=None, epsilon=1e
 
 def layer_norm(data, gamma, beta, axis, epsilon=1e-5):
     """(x - mean) / sqrt(var + eps) * gamma + beta, mean and var over `axis` (an int or a
-    list); gamma and beta have the shape of those axes (beta may be None)."""
+    list); gamma and beta have the shape of those axes (beta may be None). Any dim may be
+    symbolic."""
     axes = normalize_axes(axis, data.ndim, "layer_norm")
     count = 1
     for a in axes:
-        count *= get_const_int(data.shape[a], "layer_norm axis size")
+        count = count * get_const_tuple([data.shape[a]])[0]
     kept = [k for k in range(data.ndim) if k not in axes]
     reduced = tuple(data.shape[k] for k in kept)
 
@@ -58,7 +59,8 @@ def layer_norm(data, gamma, beta, axis, epsilon=1e-5):
     r1 = raxes()
     total = te.compute(reduced, lambda *i: te.sum(data(*full(i, r1)), axis=r1),
                        name="T_layer_norm_sum", tag=_tag.COMM_REDUCE)
-    inv = c(data.dtype, 1.0 / count)
+    inv = c(data.dtype, 1.0 / count) if isinstance(count, int) else \
+        c(data.dtype, 1.0) / simplify(count).astype(data.dtype)
     r2 = raxes()
 
     def sq(*i):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ...ir.errors import IRError
+from ..utils import get_const_tuple, simplify
 
 
 def get_pad_tuple(padding, kernel) -> tuple:
@@ -36,9 +37,25 @@ def pair(v, what: str) -> tuple:
     return v
 
 
-def conv_out_size(size: int, kernel: int, stride: int, pad_total: int, dilation: int) -> int:
+def conv_out_size(size, kernel: int, stride: int, pad_total: int, dilation: int):
+    """The output size of a window sliding over `size` (an int, or a symbolic dim: then an
+    expression, whose value a run time input must keep >= 1)."""
     out = (size + pad_total - (kernel - 1) * dilation - 1) // stride + 1
+    if not isinstance(out, int):
+        return simplify(out)
     if out < 1:
         raise IRError(f"the window (kernel {kernel}, dilation {dilation}) is larger than the "
                       f"padded input ({size} + {pad_total})")
     return out
+
+
+def data_shape(tensor, what: str, static_axes=()) -> tuple:
+    """`tensor`'s dims as ints where constant, symbolic dims as expressions; IRError when one
+    of `static_axes` (the dims the operator's loops or reductions need as numbers, such as a
+    kernel's size) is symbolic."""
+    shape = get_const_tuple(tensor.shape)
+    for a in static_axes:
+        if not isinstance(shape[a], int):
+            raise IRError(f"{what}: dim {a} of {tensor.name!r} is symbolic "
+                          f"({[str(s) for s in shape]}), but this operator needs it static")
+    return shape

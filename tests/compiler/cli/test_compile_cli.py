@@ -87,6 +87,40 @@ def test_symbolic_dims_build_for_the_vm(mlp_onnx, tmp_path, capsys):
         assert b"relax.VMExecutable" in f.read()
 
 
+def test_runtime_if_builds_for_the_vm_and_runs(tmp_path, capsys):
+    """A model with an If on a run-time condition (static shapes) goes to the VM too."""
+    from onnx import TensorProto, helper
+
+    import microruntime as mr
+    from microruntime.relax_vm import VirtualMachine
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+
+    def branch(op, name):
+        return helper.make_graph([helper.make_node(op, ["x"], [name])], name, [],
+                                 [helper.make_tensor_value_info(name, TensorProto.FLOAT, [2, 3])])
+
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+             helper.make_node("Constant", [], ["zero"], value=helper.make_tensor(
+                 "zero", TensorProto.FLOAT, [], [0.0])),
+             helper.make_node("Greater", ["s", "zero"], ["cond"]),
+             helper.make_node("If", ["cond"], ["y"], then_branch=branch("Relu", "t"),
+                              else_branch=branch("Neg", "e"))]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    path, out = str(tmp_path / "if.onnx"), str(tmp_path / "if.so")
+    onnx.save(model, path)
+    assert main(["compile", path, "-o", out, "--quiet"]) == 0
+    summary = capsys.readouterr().out
+    assert "(Relax VM)" in summary and "an If on a run-time condition" in summary
+    vm = VirtualMachine(mr.load_module(out), mr.cpu())
+    for sign in (1.0, -1.0):
+        a = sign * np.abs(np.random.default_rng(0).standard_normal((2, 3))).astype("float32")
+        want = np.maximum(a, 0) if a.sum() > 0 else -a
+        np.testing.assert_allclose(vm["main"](mr.nd.array(a)).numpy(), want, rtol=1e-6)
+
+
 def test_help_and_usage_errors_as_a_program():
     env = dict(os.environ, PYTHONPATH=ROOT)
     ok = subprocess.run([sys.executable, "-m", "compiler", "compile", "--help"], cwd=ROOT,

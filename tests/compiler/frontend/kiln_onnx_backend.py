@@ -7,7 +7,9 @@ distinct value of them).
 
 `compile_model(mod, params, target)` builds with `compiler.relay.build` and runs on
 `microruntime.graph_executor` when both exist; otherwise it runs the same graph-level passes
-and calls the kernels of the lowered `main` in order from Python (`run_lowered`).
+and calls the kernels of the lowered `main` in order from Python (`run_lowered`). A model with
+control flow left after importing (an If on a run-time condition) is built for the Relax VM
+instead (`compiler.relax.build`), which alone runs it.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from compiler.frontend.onnx import required_constants
 from compiler.ir.module import IRModule
 from compiler.relax import expr as X
 from compiler.relax.backend.graph.codegen import codegen
+from compiler.relax.functor import ExprVisitor
 from compiler.relax.transform import (
     bind_params,
     eliminate_dead_code,
@@ -81,6 +84,13 @@ class CompiledModel:
 
     def __init__(self, mod, params, target="llvm"):
         self.input_names = [p.name_hint for p in mod["main"].params]
+        self._vm = None
+        if has_control_flow(mod["main"]):
+            from compiler.relax import build as relax_build
+            from microruntime.relax_vm import VirtualMachine
+            self._vm = VirtualMachine(relax_build(mod, target=target, params=params), mr.cpu())
+            self._num_input = mod["main"].attrs.get("num_input", len(self.input_names))
+            return
         try:
             from compiler.relay.build_module import build as relay_build
             from microruntime import graph_executor
@@ -98,12 +108,28 @@ class CompiledModel:
             self.num_kernels = len(kernels)
 
     def run(self, inputs):
+        if self._vm is not None:
+            out = self._vm["main"](*[inputs[n] for n in self.input_names[:self._num_input]])
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            return [o.numpy() for o in outs]
         if self._lowered is not None:
             return run_lowered(self._lowered, self._lib, inputs)
         for name, value in inputs.items():
             self._gmod.set_input(name, value)
         self._gmod.run()
         return [self._gmod.get_output(i).numpy() for i in range(self._gmod.get_num_outputs())]
+
+
+def has_control_flow(func) -> bool:
+    """Whether a graph-level function holds an If."""
+    found = []
+
+    class Finder(ExprVisitor):
+        def visit_if_(self, e):
+            found.append(e)
+
+    Finder().visit_expr(func)
+    return bool(found)
 
 
 def compile_model(mod, params, target="llvm") -> CompiledModel:

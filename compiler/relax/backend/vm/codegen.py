@@ -39,8 +39,8 @@ def _is_void(s) -> bool:
 class _FunctionGen:
     """Instructions of one function, buffered so that jumps know their offsets."""
 
-    def __init__(self, eb: ExecBuilder, mod: IRModule, func: X.Function):
-        self.eb, self.mod, self.func = eb, mod, func
+    def __init__(self, eb: ExecBuilder, mod: IRModule, func: X.Function, name: str = ""):
+        self.eb, self.mod, self.func, self.name = eb, mod, func, name
         self.regs: Dict[int, int] = {}
         self.next_reg = len(func.params)
         self.code: List[tuple] = []
@@ -63,7 +63,9 @@ class _FunctionGen:
         return dst
 
     # ---- expressions -------------------------------------------------------------------
-    def expr(self, e: X.Expr, void: bool = False) -> int:
+    def expr(self, e: X.Expr, void: bool = False, tail: bool = False) -> int:
+        """The register (or constant/immediate argument) holding `e`'s value; `tail`: the value
+        is what the function returns (a call of the function itself then becomes a jump)."""
         eb = self.eb
         if isinstance(e, X.Var):
             reg = self.regs.get(id(e))
@@ -107,11 +109,13 @@ class _FunctionGen:
             self.call("vm.builtin.tuple_getitem", [t, eb.imm(e.index)], dst)
             return dst
         if isinstance(e, X.Call):
+            if tail and isinstance(e.op, X.GlobalVar) and e.op.name_hint == self.name:
+                return self.tail_call(e)
             return self.call_expr(e, void)
         if isinstance(e, X.If):
-            return self.if_expr(e)
+            return self.if_expr(e, tail)
         if isinstance(e, X.SeqExpr):
-            return self.seq(e)
+            return self.seq(e, tail)
         raise UnsupportedOpError(f"VM codegen: cannot emit {type(e).__name__} ({e!r})")
 
     def call_expr(self, e: X.Call, void: bool) -> int:
@@ -152,17 +156,33 @@ class _FunctionGen:
             self.call("vm.builtin.invoke_closure", [eb.vm_state(), self.expr(op)] + args, dst)
         return dst
 
-    def if_expr(self, e: X.If) -> int:
+    def tail_call(self, e: X.Call) -> int:
+        """A call of this function whose result it returns: the arguments become the
+        parameters (through fresh registers, as one may read another's parameter) and control
+        goes back to the first instruction, so a loop written as recursion (an ONNX Loop) runs
+        any number of iterations in one frame."""
+        args = [self.expr(a) for a in e.args]
+        temps = []
+        for a in args:
+            t = self.new_reg()
+            self.call("vm.builtin.copy", [a], t)
+            temps.append(t)
+        for i, t in enumerate(temps):
+            self.call("vm.builtin.copy", [t], self.eb.r(i))
+        self.code.append(("restart",))
+        return self.eb.void_register()
+
+    def if_expr(self, e: X.If, tail: bool = False) -> int:
         cond = self.expr(e.cond)
         cond_reg = self.new_reg()
         self.call("vm.builtin.read_if_cond", [cond], cond_reg)
         merge = self.new_reg()
         outer = self.code
         self.code = []
-        self.call("vm.builtin.copy", [self.expr(e.true_branch)], merge)
+        self.call("vm.builtin.copy", [self.expr(e.true_branch, tail=tail)], merge)
         true_code = self.code
         self.code = []
-        self.call("vm.builtin.copy", [self.expr(e.false_branch)], merge)
+        self.call("vm.builtin.copy", [self.expr(e.false_branch, tail=tail)], merge)
         false_code = self.code
         self.code = outer
         self.code.append(("if", cond_reg, len(true_code) + 2))
@@ -171,36 +191,54 @@ class _FunctionGen:
         self.code.extend(false_code)
         return merge
 
-    def seq(self, e: X.SeqExpr) -> int:
-        for block in e.blocks:
-            for b in block.bindings:
-                if isinstance(b, X.MatchCast):
-                    raise InternalError("VM codegen: match_cast left after lower_shapes_vm")
-                value = b.value
-                arg = self.expr(value, void=_is_void(b.var.struct_info))
-                if isinstance(value, (X.Var, X.Constant, X.ShapeExpr, X.PrimValue,
-                                      X.StringImm, X.DataTypeImm, X.GlobalVar)):
-                    dst = self.new_reg()
-                    self.call("vm.builtin.copy", [arg], dst)
-                    arg = dst
-                self.regs[id(b.var)] = arg
-        return self.expr(e.body)
+    def seq(self, e: X.SeqExpr, tail: bool = False) -> int:
+        bindings = [b for block in e.blocks for b in block.bindings]
+        last = _tail_binding(e) if tail else None
+        for b in bindings:
+            if isinstance(b, X.MatchCast):
+                raise InternalError("VM codegen: match_cast left after lower_shapes_vm")
+            value = b.value
+            arg = self.expr(value, void=_is_void(b.var.struct_info), tail=b is last)
+            if isinstance(value, (X.Var, X.Constant, X.ShapeExpr, X.PrimValue,
+                                  X.StringImm, X.DataTypeImm, X.GlobalVar)):
+                dst = self.new_reg()
+                self.call("vm.builtin.copy", [arg], dst)
+                arg = dst
+            self.regs[id(b.var)] = arg
+        return self.expr(e.body, tail=tail)
 
     def emit(self, name: str) -> None:
-        ret = self.ensure_reg(self.expr(self.func.body))
+        ret = self.ensure_reg(self.expr(self.func.body, tail=True))
         self.code.append(("ret", ret))
         eb = self.eb
         params = [p.name_hint for p in self.func.params]
         with eb.function(name, num_inputs=len(params), param_names=params):
-            for ins in self.code:
+            for pc, ins in enumerate(self.code):
                 if ins[0] == "call":
                     eb.emit_call(ins[1], ins[2], ins[3])
                 elif ins[0] == "if":
                     eb.emit_if(ins[1], ins[2])
                 elif ins[0] == "goto":
                     eb.emit_goto(ins[1])
+                elif ins[0] == "restart":
+                    eb.emit_goto(-pc)
                 else:
                     eb.emit_ret(ins[1])
+
+
+def _tail_binding(seq: X.SeqExpr):
+    """The binding of `seq` whose value the sequence returns, when only kills follow it (they
+    release registers a jump leaves behind anyway); else None."""
+    bindings = [b for block in seq.blocks for b in block.bindings]
+    for i in range(len(bindings) - 1, -1, -1):
+        b = bindings[i]
+        if b.var is seq.body:
+            return b
+        v = b.value
+        if not (isinstance(v, X.Call) and isinstance(v.op, X.Op)
+                and v.op.name == "relax.vm.kill_object"):
+            return None
+    return None
 
 
 def codegen(mod: IRModule, eb: ExecBuilder = None):
@@ -214,5 +252,5 @@ def codegen(mod: IRModule, eb: ExecBuilder = None):
         if isinstance(func, PrimFunc):
             eb.declare_function(name, VMFuncKind.PACKED_FUNC)
     for name, func in funcs:
-        _FunctionGen(eb, mod, func).emit(name)
+        _FunctionGen(eb, mod, func, name).emit(name)
     return eb.get()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...expr import Call
 from ...struct_info import StructInfo, TensorStructInfo
+from ..pattern import BROADCAST, ELEMWISE
 from ..registry import axis_of, fail, float_dtype, make_call, register, same_dtype, tensor_arg
 from ..unary import infer_unary
 
@@ -30,12 +31,12 @@ def _infer_prelu(call: Call) -> StructInfo:
     return TensorStructInfo(s.shape, s.dtype, s.ndim)
 
 
-register("relax.nn.relu", infer_unary(), ("data",))
-register("relax.nn.leakyrelu", infer_unary(True), ("data",), {"alpha": 0.01})
-register("relax.nn.prelu", _infer_prelu, ("data", "alpha"), {"axis": 1})
-register("relax.nn.gelu", infer_unary(True), ("data",))
-register("relax.nn.gelu_tanh", infer_unary(True), ("data",))
-register("relax.nn.silu", infer_unary(True), ("data",))
+register("relax.nn.relu", infer_unary(), ("data",), pattern=ELEMWISE)
+register("relax.nn.leakyrelu", infer_unary(True), ("data",), {"alpha": 0.01}, pattern=ELEMWISE)
+register("relax.nn.prelu", _infer_prelu, ("data", "alpha"), {"axis": 1}, pattern=BROADCAST)
+register("relax.nn.gelu", infer_unary(True), ("data",), pattern=ELEMWISE)
+register("relax.nn.gelu_tanh", infer_unary(True), ("data",), pattern=ELEMWISE)
+register("relax.nn.silu", infer_unary(True), ("data",), pattern=ELEMWISE)
 register("relax.nn.softmax", _infer_axis, ("data",), {"axis": -1})
 register("relax.nn.log_softmax", _infer_axis, ("data",), {"axis": -1})
 

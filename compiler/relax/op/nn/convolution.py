@@ -21,6 +21,7 @@ from ....ir.errors import IRError
 from ... import shape_util as su
 from ...expr import Call
 from ...struct_info import StructInfo, TensorStructInfo, as_dtype_str
+from ..pattern import OUT_ELEMWISE_FUSABLE
 from ..registry import fail, make_call, padding4, pair, register, same_dtype, tensor_arg
 
 
@@ -183,14 +184,16 @@ def _infer_conv2d_winograd(call: Call) -> StructInfo:
 _CONV_ATTRS = {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
                "data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW",
                "out_dtype": "void"}
-register("relax.nn.conv2d", _infer_conv2d, ("data", "weight"), _CONV_ATTRS)
+register("relax.nn.conv2d", _infer_conv2d, ("data", "weight"), _CONV_ATTRS,
+         pattern=OUT_ELEMWISE_FUSABLE)
 register("relax.nn.contrib_conv2d_winograd_without_weight_transform", _infer_conv2d_winograd,
          ("data", "weight"), {"tile_size": 2, "padding": (1, 1, 1, 1), "data_layout": "NCHW8c",
-                              "out_layout": "NCHW8c", "out_dtype": "void"})
+                              "out_layout": "NCHW8c", "out_dtype": "void"},
+         pattern=OUT_ELEMWISE_FUSABLE)
 register("relax.nn.conv2d_transpose", _infer_conv2d_transpose, ("data", "weight"),
          {"strides": (1, 1), "padding": (0, 0, 0, 0), "output_padding": (0, 0),
           "dilation": (1, 1), "groups": 1, "data_layout": "NCHW", "kernel_layout": "IOHW",
-          "out_layout": "NCHW", "out_dtype": "void"})
+          "out_layout": "NCHW", "out_dtype": "void"}, pattern=OUT_ELEMWISE_FUSABLE)
 
 
 def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups: int = 1,
@@ -283,7 +286,7 @@ def _infer_conv3d(call: Call) -> StructInfo:
 register("relax.nn.conv3d", _infer_conv3d, ("data", "weight"),
          {"strides": (1, 1, 1), "padding": (0,) * 6, "dilation": (1, 1, 1), "groups": 1,
           "data_layout": "NCDHW", "kernel_layout": "OIDHW", "out_layout": "NCDHW",
-          "out_dtype": "void"})
+          "out_dtype": "void"}, pattern=OUT_ELEMWISE_FUSABLE)
 
 
 def conv3d(data, weight, strides=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1),

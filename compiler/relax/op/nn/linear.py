@@ -4,6 +4,7 @@ from __future__ import annotations
 from ... import shape_util as su
 from ...expr import Call
 from ...struct_info import StructInfo, TensorStructInfo, as_dtype_str
+from ..pattern import OUT_ELEMWISE_FUSABLE
 from ..registry import fail, fmt_shape, make_call, register, same_dtype, tensor_arg
 
 
@@ -23,7 +24,8 @@ def _infer_dense(call: Call) -> StructInfo:
     return TensorStructInfo(data.shape[:-1] + (weight.shape[0],), out_dtype)
 
 
-register("relax.nn.dense", _infer_dense, ("data", "weight"), {"out_dtype": "void"})
+register("relax.nn.dense", _infer_dense, ("data", "weight"), {"out_dtype": "void"},
+         pattern=OUT_ELEMWISE_FUSABLE)
 
 
 def dense(data, weight, out_dtype=None) -> Call:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ... import shape_util as su
 from ...expr import Call
 from ...struct_info import StructInfo, TensorStructInfo
+from ..pattern import INJECTIVE
 from ..registry import fail, make_call, register, tensor_arg
 
 MODES = ("constant", "edge", "reflect")
@@ -36,7 +37,7 @@ def _infer_pad(call: Call) -> StructInfo:
 
 
 register("relax.nn.pad", _infer_pad, ("data",),
-         {"pad_width": (), "pad_mode": "constant", "pad_value": 0.0})
+         {"pad_width": (), "pad_mode": "constant", "pad_value": 0.0}, pattern=INJECTIVE)
 
 
 def pad(data, pad_width, pad_mode: str = "constant", pad_value: float = 0.0) -> Call:

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 
+from ....tir import expr as E
 from ... import shape_util as su
 from ...expr import Call
 from ...struct_info import StructInfo, TensorStructInfo, as_dtype_str
+from ..pattern import OUT_ELEMWISE_FUSABLE
 from ..registry import fail, make_call, padding4, pair, register, tensor_arg
 from .convolution import padding6
 
@@ -28,9 +30,13 @@ def pool_out(size, k: int, stride: int, dil: int, pad_before: int, pad_after: in
     if not ceil_mode:
         return su.add(su.floordiv(num, stride), 1)
     out = su.add(su.ceildiv(num, stride), 1)
-    if isinstance(out, int) and isinstance(size, int) and (out - 1) * stride >= size + pad_before:
-        out -= 1
-    return out
+    if isinstance(out, int) and isinstance(size, int):
+        if (out - 1) * stride >= size + pad_before:
+            out -= 1
+        return out
+    # a symbolic size: at most as many windows as start inside the input or its leading padding
+    starts = su.add(su.floordiv(su.add(size, pad_before - 1), stride), 1)
+    return su.norm(E.binary(E.Min, su.dim_expr(out), su.dim_expr(starts)))
 
 
 _BLOCKED = re.compile(r"^NCHW(\d+)c$")
@@ -103,11 +109,14 @@ def _infer_adaptive(call: Call) -> StructInfo:
 
 _POOL = {"pool_size": (1, 1), "strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1),
          "ceil_mode": False, "layout": "NCHW", "out_layout": "NCHW", "out_dtype": "void"}
-register("relax.nn.max_pool2d", _infer_pool, ("data",), _POOL)
-register("relax.nn.avg_pool2d", _infer_pool, ("data",), {**_POOL, "count_include_pad": False})
+register("relax.nn.max_pool2d", _infer_pool, ("data",), _POOL, pattern=OUT_ELEMWISE_FUSABLE)
+register("relax.nn.avg_pool2d", _infer_pool, ("data",), {**_POOL, "count_include_pad": False},
+         pattern=OUT_ELEMWISE_FUSABLE)
 _ADAPTIVE = {"output_size": None, "layout": "NCHW", "out_layout": "NCHW", "out_dtype": "void"}
-register("relax.nn.adaptive_avg_pool2d", _infer_adaptive, ("data",), _ADAPTIVE)
-register("relax.nn.adaptive_max_pool2d", _infer_adaptive, ("data",), _ADAPTIVE)
+register("relax.nn.adaptive_avg_pool2d", _infer_adaptive, ("data",), _ADAPTIVE,
+         pattern=OUT_ELEMWISE_FUSABLE)
+register("relax.nn.adaptive_max_pool2d", _infer_adaptive, ("data",), _ADAPTIVE,
+         pattern=OUT_ELEMWISE_FUSABLE)
 
 
 def _pool_attrs(pool_size, strides, padding, dilation, ceil_mode, layout, out_layout,
@@ -208,12 +217,15 @@ def _infer_adaptive3d(call: Call) -> StructInfo:
 _POOL3D = {"pool_size": (1, 1, 1), "strides": (1, 1, 1), "padding": (0,) * 6,
            "dilation": (1, 1, 1), "ceil_mode": False, "layout": "NCDHW", "out_layout": "NCDHW",
            "out_dtype": "void"}
-register("relax.nn.max_pool3d", _infer_pool3d, ("data",), _POOL3D)
-register("relax.nn.avg_pool3d", _infer_pool3d, ("data",), {**_POOL3D, "count_include_pad": False})
+register("relax.nn.max_pool3d", _infer_pool3d, ("data",), _POOL3D, pattern=OUT_ELEMWISE_FUSABLE)
+register("relax.nn.avg_pool3d", _infer_pool3d, ("data",), {**_POOL3D, "count_include_pad": False},
+         pattern=OUT_ELEMWISE_FUSABLE)
 _ADAPTIVE3D = {"output_size": None, "layout": "NCDHW", "out_layout": "NCDHW",
                "out_dtype": "void"}
-register("relax.nn.adaptive_avg_pool3d", _infer_adaptive3d, ("data",), _ADAPTIVE3D)
-register("relax.nn.adaptive_max_pool3d", _infer_adaptive3d, ("data",), _ADAPTIVE3D)
+register("relax.nn.adaptive_avg_pool3d", _infer_adaptive3d, ("data",), _ADAPTIVE3D,
+         pattern=OUT_ELEMWISE_FUSABLE)
+register("relax.nn.adaptive_max_pool3d", _infer_adaptive3d, ("data",), _ADAPTIVE3D,
+         pattern=OUT_ELEMWISE_FUSABLE)
 
 
 def _pool3d_attrs(pool_size, strides, padding, dilation, ceil_mode, layout, out_layout,

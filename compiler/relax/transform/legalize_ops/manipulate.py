@@ -1,5 +1,6 @@
 """Shape manipulation: reshape and its kin (computed from the inferred output shape),
-permute_dims, concat, split, strided_slice, take, pad, resize2d, broadcast_to, *_like."""
+permute_dims, concat, split, strided_slice, take, pad, resize2d, broadcast_to, *_like, and
+arange (whose bounds may be symbolic)."""
 from .... import te, topi
 from ....ir.errors import UnsupportedOpError
 from ....tir import expr as E
@@ -67,6 +68,20 @@ def _broadcast_to(call, a):
     return topi.broadcast_to(a[0], _out_shape(call))
 
 
+def _arange(call, a):
+    """start + i * step for i in [0, n): start (and the length) may be symbolic dims, filled
+    from the kernel's buffers."""
+    at = call.attrs
+    dtype = call.struct_info.dtype
+
+    def f(i):
+        if dtype.startswith(("float", "bfloat")):
+            return E.cast(dtype, at.start) + E.cast(dtype, i) * E.make_const(dtype, at.step)
+        return E.cast(dtype, E.convert(at.start) + E.cast("int64", i) * at.step)
+
+    return te.compute(_out_shape(call), f, name="T_arange", tag=topi.tag.INJECTIVE)
+
+
 def _full_like(value):
     def make(call, a):
         s: TensorStructInfo = call.struct_info
@@ -82,4 +97,5 @@ LEGALIZE = {
     "relax.nn.pad": _pad, "relax.image.resize2d": _resize2d,
     "relax.broadcast_to": _broadcast_to, "relax.zeros_like": _full_like(0),
     "relax.ones_like": _full_like(1), "relax.full_like": _full_like(None),
+    "relax.arange": _arange,
 }
