@@ -40,6 +40,7 @@ than the onnx package knows.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
@@ -334,6 +335,9 @@ class _Importer:
             ctx = NodeContext(self, node, index)
             if self.fold_symbolic(ctx):
                 continue
+            if node.op_type == "If" and node.input and self.is_known(node.input[0]):
+                self.take_branch(ctx)
+                continue
             if foldable(node) and all(self.is_known(n) for n in node.input if n):
                 self.fold(ctx)
                 continue
@@ -543,19 +547,35 @@ class _Importer:
         try:
             for name, expr in (inputs or {}).items():
                 self.values[name] = Value(name, expr=expr)
-            outs = self.inline(graph)
+            self.add_initializers(graph.initializer)
+            self.convert(graph.node)
+            outs = [self.output(o.name) for o in graph.output]
             result = outs[0] if len(outs) == 1 else X.Tuple(tuple(outs))
             func = self.bb.emit_func_output(result)
         finally:
             self.bb, self.values = outer_bb, outer_values
         return func.body
 
-    def inline(self, graph: onnx.GraphProto) -> List[X.Expr]:
-        """The outputs of a subgraph whose nodes are converted where the importer is now (a
-        branch taken whatever the inputs: an If on a condition known while importing)."""
+    def take_branch(self, ctx: NodeContext) -> None:
+        """An If whose condition is known while importing: the branch taken is converted here,
+        and the If's outputs are its outputs' values, so that what is known of them (constants,
+        symbolic dims of shapes) stays known to the nodes after the If."""
+        cond = np.asarray(self.known(ctx.node.input[0]))
+        if cond.size != 1:
+            raise ctx.error(f"the condition must have one element, got shape {cond.shape}")
+        graph = ctx.graph_attr("then_branch" if bool(cond.reshape(-1)[0]) else "else_branch")
+        if len(graph.output) != ctx.num_outputs:
+            raise ctx.error(f"the node has {ctx.num_outputs} outputs but its branch "
+                            f"{len(graph.output)}")
         self.add_initializers(graph.initializer)
         self.convert(graph.node)
-        return [self.output(o.name) for o in graph.output]
+        for name, out in zip(ctx.node.output, graph.output):
+            if name:
+                value = self.values.get(out.name)
+                if value is None:
+                    raise ModelError(f"{ctx.where}: the branch output {out.name!r} is not "
+                                     "computed by any node of it")
+                self.values[name] = dataclasses.replace(value, name=name)
 
     def add_function(self, base: str) -> X.GlobalVar:
         """A fresh module-level name (`base`, or with a suffix) for a function the converter

@@ -241,10 +241,6 @@ class NodeContext:
         value = self._imp.values[name]
         return value.expr if value.expr is not None else self._imp.weight_var(value)
 
-    def inline(self, graph: onnx.GraphProto) -> list:
-        """A subgraph's outputs, its nodes converted here (a branch known to be taken)."""
-        return self._imp.inline(graph)
-
 
 def norm_axis(ctx: NodeContext, axis: int, ndim: int) -> int:
     a = int(axis)

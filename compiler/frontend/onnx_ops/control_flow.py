@@ -1,15 +1,16 @@
 """Control flow: If and Loop. Their subgraphs may read any value of the enclosing graphs.
 
-If: with a condition known while importing, the branch taken is converted in place (so the
-model stays a plain graph, which the graph executor runs too); with a condition computed at
+If: with a condition known while importing, the importer converts the branch taken in place
+(Importer.take_branch; the model stays a plain graph, which the graph executor runs too, and
+what is known of the branch's outputs stays known); with a condition computed at
 run time, the node becomes a graph-level If whose branches are the converted subgraphs, which
 only the Relax VM runs (compiler.relax.build). When the two branches give tensors of the same
 rank but different dims, the result is cast to a shape with a fresh symbolic dim where they
 differ, so the operators after it still know its rank and dims.
 
 Loop: a module-level function that runs the body once and calls itself for the next
-iteration (the VM's call depth bounds the number of iterations: 256 frames); the run-time
-values and weights the body reads from the enclosing graphs are passed to it. A loop-carried
+iteration (the VM compiles that call as a jump, so any number of iterations runs in one
+frame); the run-time values and weights the body reads from the enclosing graphs are passed to it. A loop-carried
 value whose dims the body changes (a concatenation that grows) gets symbolic dims there. Scan
 outputs are not supported.
 """
@@ -37,11 +38,7 @@ def _if(ctx):
     if len(then_graph.output) != ctx.num_outputs:
         raise ctx.error(f"the node has {ctx.num_outputs} outputs but its branches "
                         f"{len(then_graph.output)}")
-    if ctx.is_known(0):
-        cond = np.asarray(ctx.const(0))
-        if cond.size != 1:
-            raise ctx.error(f"the condition must have one element, got shape {cond.shape}")
-        return ctx.inline(then_graph if bool(cond.reshape(-1)[0]) else else_graph)
+    # (a condition known while importing: the importer takes the branch, Importer.take_branch)
     cond = _scalar_condition(ctx)
     then_seq, else_seq = ctx.subgraph(then_graph), ctx.subgraph(else_graph)
     result = ctx.emit(X.If(cond, then_seq, else_seq))

@@ -202,6 +202,26 @@ def test_if_on_a_constant_condition_is_folded_for_the_graph_executor():
     np.testing.assert_allclose(gm.get_output(0).numpy(), -x, rtol=RTOL, atol=ATOL)
 
 
+def test_if_on_a_constant_condition_keeps_its_outputs_known():
+    """The branch taken computes a shape (a constant); Expand after the If needs it while
+    compiling, so what is known of the branch's outputs must stay known."""
+    then_graph = _branch([_const("t_shape", [4, 2, 3])], ["t_shape"])
+    else_graph = _branch([_const("e_shape", [1, 2, 3])], ["e_shape"])
+    cond = [helper.make_node("Constant", [], ["cond"], value=numpy_helper.from_array(
+        np.asarray(True), "cond"))]
+    expand = helper.make_node("Expand", ["x", "shape"], ["y"])
+    model = _if_model(cond, then_graph, else_graph, outputs=("shape",), after=(expand,),
+                      x_shape=(2, 3))
+    mod, params = from_onnx(model)
+    assert not _has_if(mod)
+    lib = relay.build(mod, target="llvm", params=params)
+    gm = microruntime.graph_executor.GraphModule(lib["default"](microruntime.cpu()))
+    x = _samples(2)[0]
+    gm.set_input("x", x)
+    gm.run()
+    np.testing.assert_allclose(gm.get_output(0).numpy(), np.broadcast_to(x, (4, 2, 3)))
+
+
 def test_if_on_a_runtime_condition_is_refused_by_the_graph_executor():
     then_graph = _branch([helper.make_node("Relu", ["x"], ["t_out"])], ["t_out"])
     else_graph = _branch([helper.make_node("Neg", ["x"], ["e_out"])], ["e_out"])
