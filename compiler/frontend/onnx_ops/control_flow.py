@@ -10,9 +10,9 @@ differ, so the operators after it still know its rank and dims.
 
 Loop: a module-level function that runs the body once and calls itself for the next
 iteration (the VM compiles that call as a jump, so any number of iterations runs in one
-frame); the run-time values and weights the body reads from the enclosing graphs are passed to it. A loop-carried
-value whose dims the body changes (a concatenation that grows) gets symbolic dims there. Scan
-outputs are not supported.
+frame); the run-time values and weights the body reads from the enclosing graphs are passed
+to it. A loop-carried value whose dims the body changes (a concatenation that grows) gets
+symbolic dims there. Scan outputs are not supported.
 """
 from __future__ import annotations
 
