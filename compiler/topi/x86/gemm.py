@@ -383,15 +383,26 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
         return s    # an empty output: nothing to compute, the loops as written are fine
     dmr, dnr = register_tile(None, str(anchor.output(0).dtype))
     lanes = max(1, dnr // GEMM_VECTORS)
+    # One row per batch ([L, 1, K] @ [K, N], as a sequence-first attention projection computes
+    # it): the leading axes are fused into the rows, so a tile holds mr of them, not one.
+    rows = m == 1 and len(shape) > 2 and all(isinstance(d, int) for d in shape)
+    if rows:
+        m = 1
+        for d in shape[:-1]:
+            m *= d
     mr = min(mr or dmr, m) if isinstance(m, int) else (mr or dmr)
     nr = _fit_cols(n, nr or dnr, lanes)
     acc, o = accumulator_stages(s, anchor, out_op)
     if out_op is not anchor:
         s[acc].set_scope("local")
-    *batch, i, j = o.op.axis
+    if rows:
+        *lead, j = o.op.axis
+        batch, i = [], o.fuse(*lead)
+    else:
+        *batch, i, j = o.op.axis
     k = get_const_tuple(tuple(r.dom.extent for r in anchor.reduce_axis))
     batches = 1
-    for d in shape[:-2]:
+    for d in (() if rows else shape[:-2]):
         batches *= d if isinstance(d, int) else 1 << 10
     mcb = max(1, mc // mr) * mr
     ncb = parallel_block(m, n, k[0] if len(k) == 1 else None, batches, mcb,
@@ -411,15 +422,24 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
         o.pragma(jt, "loop_partition", 1)
     a = s[acc]
     a.compute_at(o, it)
-    a = _sum_in_chunks(s, acc, k[0] if len(k) == 1 else None)
-    *a_outer, ai, aj = a.op.axis
+    a = _sum_in_chunks(s, acc, k[0] if len(k) == 1 else None, rows)
+    *a_outer, ai, aj = _tile_axes(a, a.op.axis, rows)
     a.reorder(*a_outer, *a.op.reduce_axis, ai, aj)
     a.unroll(ai)
     a.vectorize(aj)
     return s
 
 
-def _sum_in_chunks(s, acc, k):
+def _tile_axes(stage, axes, rows: bool):
+    """`axes` of a stage computed at a tile, the leading ones fused into one row axis when the
+    tile's rows are the leading axes (`tile_gemm`'s one-row-per-batch case)."""
+    axes = list(axes)
+    if not rows:
+        return axes
+    return [stage.fuse(*axes[:-1]), axes[-1]]
+
+
+def _sum_in_chunks(s, acc, k, rows: bool = False):
     """The stage that runs the tile's reduction loop: `acc`'s own, or where the reduction `k`
     is longer than GEMM_SUM_CHUNK, a local stage summing one chunk of it from zero, added to
     the tile's accumulators after each chunk (`acc` reduced over the chunks). A running sum
@@ -432,7 +452,8 @@ def _sum_in_chunks(s, acc, k):
     chunks, _ = a.split(a.op.reduce_axis[0], factor=chunk)
     part = s[s.rfactor(acc, chunks)]
     part.set_scope("local")
-    *a_outer, ai, aj, over = a.op.axis + a.op.reduce_axis
+    *a_outer, ai, aj = _tile_axes(a, a.op.axis, rows)
+    over = a.op.reduce_axis[0]
     a.reorder(*a_outer, over, ai, aj)
     a.unroll(ai)
     a.vectorize(aj)
