@@ -19,9 +19,8 @@ from ..ir.module import IRModule
 from ..relax import expr as X
 from ..relax import pipeline
 from ..relax.backend.graph.codegen import GraphPlan, codegen
-from ..relax.backend.kernel_library import compile_kernels
+from ..relax.backend.kernel_library import compile_kernels, runs_on_host
 from ..relax.shape_util import bind_shapes_message
-from ..relax.transform.legalize import HOST_FALLBACK
 from ..target import split_targets
 from ..tir.function import PrimFunc
 from .executor_factory import GraphExecutorFactoryModule
@@ -77,7 +76,7 @@ def kernel_devices(mod: IRModule, device) -> Optional[Dict[str, int]]:
     host-fallback kernels on the CPU); None for a CPU build."""
     if device is None or device.kind.is_host:
         return None
-    return {name: DeviceType.CPU if f.attrs.get(HOST_FALLBACK) else device.device_type
+    return {name: DeviceType.CPU if runs_on_host(f) else device.device_type
             for name, f in mod.items() if isinstance(f, PrimFunc)}
 
 

@@ -18,11 +18,13 @@ from .pad import pad
 from .utils import data_shape, get_pad_tuple, pair
 
 
-def _check(data, layout, what):
-    if layout != "NCHW":
-        raise UnsupportedOpError(f"{what}: layout {layout} is not supported; use NCHW")
-    if data.ndim != 4:
-        raise IRError(f"{what}: the input must be 4-d NCHW, got {data.ndim} dimensions")
+def _check(data, layout, what, expected="NCHW"):
+    """The input's dims, after checking it is in the `expected` layout (NCHW, NCDHW)."""
+    if layout != expected:
+        raise UnsupportedOpError(f"{what}: layout {layout} is not supported; use {expected}")
+    if data.ndim != len(expected):
+        raise IRError(f"{what}: the input must be {len(expected)}-d {expected}, got "
+                      f"{data.ndim} dimensions")
     return data_shape(data, what)
 
 
@@ -173,14 +175,6 @@ def global_pool(data, pool_type, layout="NCHW"):
 
 
 # ---- 3-d (NCDHW) ----------------------------------------------------------------------------
-def _check3d(data, layout, what):
-    if layout != "NCDHW":
-        raise UnsupportedOpError(f"{what}: layout {layout} is not supported; use NCDHW")
-    if data.ndim != 5:
-        raise IRError(f"{what}: the input must be 5-d NCDHW, got {data.ndim} dimensions")
-    return data_shape(data, what)
-
-
 def _triple(v, what):
     if isinstance(v, int):
         return (v,) * 3
@@ -195,7 +189,7 @@ def pool3d(data, kernel, stride, dilation, padding, pool_type, ceil_mode=False,
     """Max or average pooling of NCDHW data over windows of `kernel` (d, h, w), as pool2d.
     padding: int, (d, h, w) or (front, top, left, back, bottom, right). The batch and the
     spatial dims may be symbolic."""
-    n, c, *size = _check3d(data, layout, "pool3d")
+    n, c, *size = _check(data, layout, "pool3d", "NCDHW")
     if pool_type not in ("max", "avg"):
         raise IRError(f"pool3d: pool_type '{pool_type}' is not 'max' or 'avg'")
     ks, ss, ds = _triple(kernel, "kernel"), _triple(stride, "stride"), \
@@ -244,7 +238,7 @@ def adaptive_pool3d(data, output_size, pool_type, layout="NCDHW"):
     """Pooling of NCDHW data to a fixed output size (d, h, w): output position o of an axis
     of size S covers [floor(o S / O), ceil((o + 1) S / O)), as adaptive_pool (any dim of the
     input may be symbolic)."""
-    n, c, *size = _check3d(data, layout, "adaptive_pool3d")
+    n, c, *size = _check(data, layout, "adaptive_pool3d", "NCDHW")
     if pool_type not in ("max", "avg"):
         raise IRError(f"adaptive_pool3d: pool_type '{pool_type}' is not 'max' or 'avg'")
     out = _triple(output_size, "output_size") if output_size is not None else (1, 1, 1)

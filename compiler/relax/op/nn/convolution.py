@@ -45,6 +45,16 @@ def _operands(call: Call):
     return data, weight, out_dtype
 
 
+def _check_groups(call: Call, c, o, ci, g: int) -> None:
+    """Errors for a grouped convolution whose channel counts do not fit its `g` groups."""
+    if g < 1:
+        raise fail(call, f"groups must be >= 1, got {g}")
+    if isinstance(ci, int) and _static_mismatch(c, ci * g):
+        raise fail(call, f"data has {c} channels but weight expects {ci * g} (groups={g})")
+    if isinstance(o, int) and o % g:
+        raise fail(call, f"weight has {o} output channels, not divisible by groups={g}")
+
+
 def _static_mismatch(a, b) -> bool:
     return isinstance(a, int) and isinstance(b, int) and a != b
 
@@ -112,12 +122,7 @@ def _infer_conv2d(call: Call) -> StructInfo:
     n, c, h, w = data.shape
     o, ci, kh, kw = weight.shape
     g = a.groups
-    if g < 1:
-        raise fail(call, f"groups must be >= 1, got {g}")
-    if isinstance(ci, int) and _static_mismatch(c, ci * g):
-        raise fail(call, f"data has {c} channels but weight expects {ci * g} (groups={g})")
-    if isinstance(o, int) and o % g:
-        raise fail(call, f"weight has {o} output channels, not divisible by groups={g}")
+    _check_groups(call, c, o, ci, g)
     pt, pl, pb, pr = a.padding
     sh, sw = a.strides
     dh, dw = a.dilation
@@ -265,12 +270,7 @@ def _infer_conv3d(call: Call) -> StructInfo:
     n, c = data.shape[:2]
     o, ci = weight.shape[:2]
     g = a.groups
-    if g < 1:
-        raise fail(call, f"groups must be >= 1, got {g}")
-    if isinstance(ci, int) and _static_mismatch(c, ci * g):
-        raise fail(call, f"data has {c} channels but weight expects {ci * g} (groups={g})")
-    if isinstance(o, int) and o % g:
-        raise fail(call, f"weight has {o} output channels, not divisible by groups={g}")
+    _check_groups(call, c, o, ci, g)
     if min(a.strides) < 1 or min(a.dilation) < 1:
         raise fail(call, f"strides {a.strides} and dilation {a.dilation} must be positive")
     out = [_conv_out(size, k, s, d, a.padding[i] + a.padding[i + 3])

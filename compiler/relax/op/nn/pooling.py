@@ -120,11 +120,13 @@ register("relax.nn.adaptive_max_pool2d", _infer_adaptive, ("data",), _ADAPTIVE,
 
 
 def _pool_attrs(pool_size, strides, padding, dilation, ceil_mode, layout, out_layout,
-                out_dtype):
-    return dict(pool_size=pair(pool_size, 2, "pool_size"), strides=pair(strides, 2, "strides"),
-                padding=padding4(padding), dilation=pair(dilation, 2, "dilation"),
-                ceil_mode=bool(ceil_mode), layout=layout, out_layout=out_layout or layout,
-                out_dtype=as_dtype_str(out_dtype))
+                out_dtype, rank: int = 2):
+    """The attributes of a `rank`-d pooling call (2: NCHW, 3: NCDHW)."""
+    pads = padding4(padding) if rank == 2 else padding6(padding)
+    return dict(pool_size=pair(pool_size, rank, "pool_size"),
+                strides=pair(strides, rank, "strides"), padding=pads,
+                dilation=pair(dilation, rank, "dilation"), ceil_mode=bool(ceil_mode),
+                layout=layout, out_layout=out_layout or layout, out_dtype=as_dtype_str(out_dtype))
 
 
 def max_pool2d(data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0), dilation=(1, 1),
@@ -228,22 +230,14 @@ register("relax.nn.adaptive_max_pool3d", _infer_adaptive3d, ("data",), _ADAPTIVE
          pattern=OUT_ELEMWISE_FUSABLE)
 
 
-def _pool3d_attrs(pool_size, strides, padding, dilation, ceil_mode, layout, out_layout,
-                  out_dtype):
-    return dict(pool_size=pair(pool_size, 3, "pool_size"), strides=pair(strides, 3, "strides"),
-                padding=padding6(padding), dilation=pair(dilation, 3, "dilation"),
-                ceil_mode=bool(ceil_mode), layout=layout, out_layout=out_layout or layout,
-                out_dtype=as_dtype_str(out_dtype))
-
-
 def max_pool3d(data, pool_size=(1, 1, 1), strides=(1, 1, 1), padding=(0, 0, 0),
                dilation=(1, 1, 1), ceil_mode: bool = False, layout: str = "NCDHW",
                out_layout=None, out_dtype=None) -> Call:
     """Maximum over 3-D windows of NCDHW data; `padding` is (front, top, left, back, bottom,
     right) (an int or (d, h, w) is expanded)."""
     return make_call("relax.nn.max_pool3d", (data,),
-                     **_pool3d_attrs(pool_size, strides, padding, dilation, ceil_mode, layout,
-                                     out_layout, out_dtype))
+                     **_pool_attrs(pool_size, strides, padding, dilation, ceil_mode, layout,
+                                     out_layout, out_dtype, rank=3))
 
 
 def avg_pool3d(data, pool_size=(1, 1, 1), strides=(1, 1, 1), padding=(0, 0, 0),
@@ -251,8 +245,8 @@ def avg_pool3d(data, pool_size=(1, 1, 1), strides=(1, 1, 1), padding=(0, 0, 0),
                layout: str = "NCDHW", out_layout=None, out_dtype=None) -> Call:
     """Average over 3-D windows of NCDHW data (as avg_pool2d)."""
     return make_call("relax.nn.avg_pool3d", (data,), count_include_pad=bool(count_include_pad),
-                     **_pool3d_attrs(pool_size, strides, padding, dilation, ceil_mode, layout,
-                                     out_layout, out_dtype))
+                     **_pool_attrs(pool_size, strides, padding, dilation, ceil_mode, layout,
+                                     out_layout, out_dtype, rank=3))
 
 
 def _output_size3(output_size):
