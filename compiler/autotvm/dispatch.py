@@ -6,7 +6,7 @@
 Outside any context, and for a kernel whose anchor (op + shapes + dtype + target) is not in
 the context, the operator library's default schedule is used. Inside `apply_history_best`, a
 kernel whose anchor has a successful record gets the fastest record's config. An entered
-context occupies the kernel strategy's tuning seat (compiler/relax/strategy.py), which asks it
+context occupies the kernel strategy's tuning seat (compiler/relax/strategy), which asks it
 `tuned_schedule(anchor, target)` before taking the library's default.
 """
 from __future__ import annotations
@@ -15,11 +15,11 @@ import json
 import os
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
-from ..relax.strategy import TuningSeat
+from ..relax.strategy import TuningSeat, workload_of
 from ..target import Target
 from .record import Record, best_records, load_records
 from .task import Task, target_key
-from .templates import fused_schedule, workload_of
+from .templates import fused_schedule
 
 
 class DispatchContext:

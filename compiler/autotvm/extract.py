@@ -14,11 +14,10 @@ from __future__ import annotations
 from typing import Dict, List, Mapping, Optional
 
 from ..relax import expr as X
-from ..relax.strategy import anchor_of
+from ..relax.strategy import anchor_of, workload_of
 from ..relay.build_module import optimize
 from ..target import Target
 from .task import Task, create
-from .templates import workload_of
 
 
 def _operator_calls(func: X.Function) -> List[X.Call]:

@@ -14,7 +14,8 @@ makes two things:
   around it) with the anchor tuned: its producers inlined, the anchor a stage of its own with
   the tuned keywords, the epilogue (bias, activation, ...) an injective stage after it.
 
-A new topi template with keyword knobs plugs in with one row and one `ANCHOR_WORKLOADS` entry.
+A new topi template with keyword knobs plugs in with one row here and, on the operator's strategy
+(compiler/relax/strategy), the workload naming it.
 Rows: dense.x86 / matmul.x86 (topi.x86.tile_gemm), conv2d_NCHWc.x86 and
 depthwise_conv2d_NCHWc.x86 (topi.x86.schedule_conv2d_NCHWc, the blocked layout that
 convert_layout_nchwc gives a CPU build's convolutions), conv2d_winograd_NCHWc.x86
@@ -296,80 +297,6 @@ CONV2D_WINOGRAD_NCHWC = register_schedule_template(ScheduleTemplate(
     schedule_outs=conv_winograd.schedule_conv2d_winograd_NCHWc))
 
 
-# ---- graph-level anchors -> workloads -------------------------------------------------------
-
-def _static(arg, ndim: int) -> Optional[tuple]:
-    sinfo = getattr(arg, "struct_info", None)
-    shape = getattr(sinfo, "shape", None)
-    if shape is None or len(shape) != ndim or not all(isinstance(d, int) for d in shape):
-        return None
-    return tuple(int(d) for d in shape)
-
-
-def _gemm_workload(template: str):
-    def workload(call) -> Optional[tuple]:
-        a, b = (_static(x, 2) for x in call.args[:2])
-        if a is None or b is None or len(call.args) != 2:
-            return None
-        dtype = call.args[0].struct_info.dtype
-        out_dtype = getattr(call.attrs, "out_dtype", None)
-        out_dtype = dtype if out_dtype in (None, "", "void") else str(out_dtype)
-        return (template, a, b, str(dtype), out_dtype)
-    return workload
-
-
-def _ints(values) -> tuple:
-    return tuple(int(v) for v in values)
-
-
-def _conv2d_workload(call) -> Optional[tuple]:
-    """A conv2d in a blocked layout (NCHW[x]c data, 6-d weights: convert_layout_nchwc's)."""
-    at = call.attrs
-    if len(call.args) != 2 or not str(at.data_layout).startswith("NCHW") \
-            or at.data_layout == "NCHW":
-        return None
-    data, kernel = _static(call.args[0], 5), _static(call.args[1], 6)
-    if data is None or kernel is None:
-        return None
-    dtype = str(call.args[0].struct_info.dtype)
-    out_dtype = dtype if at.out_dtype in (None, "", "void") else str(at.out_dtype)
-    padding = _ints(at.padding)
-    if len(padding) in (1, 2):
-        padding = padding * (4 // len(padding))
-    template = "depthwise_conv2d_NCHWc.x86" if at.groups > 1 else "conv2d_NCHWc.x86"
-    return (template, data, kernel, _ints(at.strides), padding, _ints(at.dilation), dtype,
-            out_dtype)
-
-
-def _winograd_workload(call) -> Optional[tuple]:
-    """winograd_conv2d's operator (blocked data, a transformed 4-d weight)."""
-    at = call.attrs
-    data, weight = _static(call.args[0], 5), _static(call.args[1], 4)
-    if data is None or weight is None:
-        return None
-    dtype = str(call.args[0].struct_info.dtype)
-    out_dtype = dtype if at.out_dtype in (None, "", "void") else str(at.out_dtype)
-    return ("conv2d_winograd_NCHWc.x86", data, weight, int(at.tile_size), _ints(at.padding),
-            dtype, out_dtype)
-
-
-# graph-level operator name -> (anchor call -> workload (template, *args), or None when no
-# template takes that call); duck-typed on the call (op.name, args' struct_info, attrs)
-ANCHOR_WORKLOADS: Dict[str, Callable] = {
-    "relax.nn.dense": _gemm_workload("dense.x86"),
-    "relax.matmul": _gemm_workload("matmul.x86"),
-    "relax.nn.conv2d": _conv2d_workload,
-    "relax.nn.contrib_conv2d_winograd_without_weight_transform": _winograd_workload,
-}
-
-
-def workload_of(call) -> Optional[tuple]:
-    """The workload (template name, *args) that tunes the anchor operator `call`, or None."""
-    op = getattr(getattr(call, "op", None), "name", None)
-    make = ANCHOR_WORKLOADS.get(op)
-    return make(call) if make is not None else None
-
-
 # ---- a pure-TE template for the tuner's tests ---------------------------------------------
 
 TOY_CRASH_OFFSET = 1 << 30
@@ -405,7 +332,7 @@ def template_names() -> List[str]:
     return sorted(LIBRARY)
 
 
-__all__ = ["ANCHOR_WORKLOADS", "CONV2D_NCHWC", "CONV2D_WINOGRAD_NCHWC", "CONV_KEYWORDS", "DENSE",
+__all__ = ["CONV2D_NCHWC", "CONV2D_WINOGRAD_NCHWC", "CONV_KEYWORDS", "DENSE",
            "DEPTHWISE_CONV2D_NCHWC", "DEPTHWISE_KEYWORDS", "GEMM_KEYWORDS", "LIBRARY", "MATMUL",
            "ScheduleTemplate", "fused_schedule", "register_schedule_template", "scale_template",
-           "template_names", "WINOGRAD_KEYWORDS", "workload_of"]
+           "template_names", "WINOGRAD_KEYWORDS"]

@@ -4,9 +4,9 @@ their calls `R.call_tir` (TVM's LegalizeOps, for both executors).
 before: `fuse_ops` ran: graph-level functions call primitive functions (attr "Primitive"),
         in their bindings and in the branches of If expressions; dims may be symbolic.
 after:  each primitive function is replaced by a PrimFunc of the same name — its operators as
-        topi tensor expressions (each op's "FLegalize", legalize_ops), scheduled by the
-        strategy of its anchor operator for the target (compiler/relax/strategy.py), and
-        lowered — and every
+        topi tensor expressions (each call's compute from its operator's strategy for the
+        target, compiler/relax/strategy), scheduled by the strategy of its anchor operator,
+        and lowered — and every
         call of it is `R.call_tir(kernel, (args...), out_sinfo)`. A kernel's symbolic dims are
         those of its arguments' buffers (the PrimFunc reads them from the tensors it gets); a
         kernel whose shapes are symbolic and whose schedule needs static extents falls back to
@@ -33,10 +33,10 @@ from ...tir import expr as E
 from ...tir.functor import collect_vars
 from .. import expr as X
 from ..op.base import call_tir
-from ..strategy import TuningSeat, anchor_of, schedule_of
+from ..strategy import TuningSeat, anchor_of, schedule_of, strategy_of
 from ..struct_info import TensorStructInfo, TupleStructInfo
+from . import legalize_ops  # noqa: F401  (the operators' computes)
 from .legalize_gpu import HOST_FALLBACK, lower_gpu_kernel
-from .legalize_ops import compute_of
 
 # Errors a schedule raises when it cannot handle a kernel's (symbolic) shapes.
 _SCHEDULE_ERRORS = (IRError, CompilerError, TypeError, ValueError)
@@ -110,7 +110,7 @@ def lower_primitive(func: X.Function, name: str, target: Optional[Target] = None
             call = b.value
             if not (isinstance(call, X.Call) and isinstance(call.op, X.Op)):
                 raise UnsupportedOpError(f"legalize: {name} binds {call!r}, not an operator call")
-            fn = compute_of(call)
+            fn = strategy_of(call, target).compute
             if fn is None:
                 raise UnsupportedOpError(f"operator {call.op.name} has no kernel in the operator "
                                          f"library (in {name})")

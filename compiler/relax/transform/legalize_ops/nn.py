@@ -16,20 +16,6 @@ def _layout(call, data="NCHW", kernel=None):
                                  f"has no kernel; use {data}/{kernel}")
 
 
-def _conv2d(call, a):
-    at = call.attrs
-    if at.data_layout != "NCHW":
-        fn = topi.nn.depthwise_conv2d_NCHWc if at.groups > 1 else topi.nn.conv2d_NCHWc
-        return fn(a[0], a[1], list(at.strides), list(at.padding), list(at.dilation),
-                  _out_dtype(call))
-    _layout(call, "NCHW", "OIHW")
-    if at.groups == 1:
-        return topi.nn.conv2d_nchw(a[0], a[1], list(at.strides), list(at.padding),
-                                   list(at.dilation), _out_dtype(call))
-    return topi.nn.group_conv2d_nchw(a[0], a[1], list(at.strides), list(at.padding),
-                                     list(at.dilation), at.groups, _out_dtype(call))
-
-
 def _conv3d(call, a):
     at = call.attrs
     if at.data_layout != "NCDHW" or at.kernel_layout != "OIDHW":
@@ -161,7 +147,7 @@ def _lrn(call, a):
 
 
 LEGALIZE = {
-    "relax.nn.conv2d": _conv2d, "relax.nn.conv2d_transpose": _conv2d_transpose,
+    "relax.nn.conv2d_transpose": _conv2d_transpose,
     "relax.nn.contrib_conv2d_winograd_without_weight_transform": _conv2d_winograd,
     "relax.nn.dense": _dense, "relax.matmul": _matmul,
     "relax.nn.max_pool2d": _pool("max"), "relax.nn.avg_pool2d": _pool("avg"),
