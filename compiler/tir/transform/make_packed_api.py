@@ -41,8 +41,9 @@ After (the **packed form**, the input contract of every host codegen, see compil
 - `AssertStmt.message` parts: `str` literals, integer expressions (printed in decimal) and
   handle expressions that are C strings (`tir.dtype_name(code, bits, lanes)`). Messages read
   like TVM's: "Mismatched A.dtype on argument #0 when calling:\\n  `test_add(A, B, C)`,\\n
-  expected float32, but got int32". A failed assert raises an error of its kind through
-  `TVMFFIErrorSetRaisedFromCStrParts` and returns -1.
+  expected float32, but got int32", the signature a part of its own (one string per
+  function in the object, however many checks quote it). A failed assert raises an error of
+  its kind through `TVMFFIErrorSetRaisedFromCStrParts` and returns -1.
 """
 from __future__ import annotations
 
@@ -130,8 +131,8 @@ class _Packer:
         self.steps.append(lambda body: LetStmt(var, value, body))
 
     def check(self, cond: PrimExpr, kind: str, what: str, i: int, expected, got) -> None:
-        parts = [f"Mismatched {what} on argument #{i} when calling:\n  `{self.signature}`,\n"
-                 f"  expected "]
+        parts = [f"Mismatched {what} on argument #{i} when calling:\n  `", self.signature,
+                 "`,\n  expected "]
         parts += expected if isinstance(expected, list) else [expected]
         parts += [", but got "] + (got if isinstance(got, list) else [got])
         msg = tuple(p if isinstance(p, (str, PrimExpr)) else str(p) for p in parts)
@@ -155,7 +156,7 @@ class _Packer:
         n = len(f.params)
         self.steps.append(lambda body: AssertStmt(
             self.num_args.equal(n), "TypeError",
-            (f"Expected {n} arguments when calling:\n  `{self.signature}`,\n  but got ",
+            (f"Expected {n} arguments when calling:\n  `", self.signature, "`,\n  but got ",
              self.num_args), body))
         type_vars = []
         for i in range(n):
@@ -238,7 +239,8 @@ class _Packer:
         not_null = ~_call(boolean, "tir.handle_is_null", buf.data)
         cond = not_null if empty is None else (not_null | empty)
         self.steps.append(lambda body: AssertStmt(cond, "ValueError", (
-            f"{name}.data is NULL on argument #{i} when calling:\n  `{self.signature}`",), body))
+            f"{name}.data is NULL on argument #{i} when calling:\n  `", self.signature, "`"),
+            body))
 
     def _dtype(self, i: int, buf: Buffer, h: Var) -> None:
         dt = buf.dtype

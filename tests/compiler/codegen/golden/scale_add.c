@@ -145,8 +145,8 @@ KILN_EXPORT int32_t __tvm_ffi_scale_add(void* self_handle, const TVMFFIAny* args
   (void)result;
   if (!(num_args == 3)) {
     char kiln_msg[24];
-    const char* kiln_parts[2] = {"Expected 3 arguments when calling:\n  `scale_add(A, B, C)`,\n  but got ", kiln_i64_to_str(kiln_msg, (int64_t)(num_args))};
-    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 2);
+    const char* kiln_parts[4] = {"Expected 3 arguments when calling:\n  `", "scale_add(A, B, C)", "`,\n  but got ", kiln_i64_to_str(kiln_msg, (int64_t)(num_args))};
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 4);
     return -1;
   }
   int32_t A_type_index = args[0].type_index;
@@ -154,21 +154,21 @@ KILN_EXPORT int32_t __tvm_ffi_scale_add(void* self_handle, const TVMFFIAny* args
   int32_t C_type_index = args[2].type_index;
   if (!((A_type_index == 7) || (A_type_index == 70))) {
     char kiln_msg_1[24];
-    const char* kiln_parts[5] = {"Mismatched type on argument #0 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "Tensor", ", but got ", "type index ", kiln_i64_to_str(kiln_msg_1, (int64_t)(A_type_index))};
-    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 5);
+    const char* kiln_parts[7] = {"Mismatched type on argument #0 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "Tensor", ", but got ", "type index ", kiln_i64_to_str(kiln_msg_1, (int64_t)(A_type_index))};
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 7);
     return -1;
   }
   void* A_handle = ((void*)kiln_any_tensor(&args[0]));
   if (!(((int32_t)((DLTensor*)A_handle)->ndim) == 1)) {
     char kiln_msg_2[24];
-    const char* kiln_parts[4] = {"Mismatched A.ndim on argument #0 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "1", ", but got ", kiln_i64_to_str(kiln_msg_2, (int64_t)(((int32_t)((DLTensor*)A_handle)->ndim)))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched A.ndim on argument #0 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "1", ", but got ", kiln_i64_to_str(kiln_msg_2, (int64_t)(((int32_t)((DLTensor*)A_handle)->ndim)))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 6);
     return -1;
   }
   if (!(((((int32_t)((DLTensor*)A_handle)->dtype.code) == 2) && (((int32_t)((DLTensor*)A_handle)->dtype.bits) == 32)) && (((int32_t)((DLTensor*)A_handle)->dtype.lanes) == 1))) {
     char kiln_msg_3[32];
-    const char* kiln_parts[4] = {"Mismatched A.dtype on argument #0 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "float32", ", but got ", kiln_dtype_name(kiln_msg_3, ((int32_t)((DLTensor*)A_handle)->dtype.code), ((int32_t)((DLTensor*)A_handle)->dtype.bits), ((int32_t)((DLTensor*)A_handle)->dtype.lanes))};
-    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched A.dtype on argument #0 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "float32", ", but got ", kiln_dtype_name(kiln_msg_3, ((int32_t)((DLTensor*)A_handle)->dtype.code), ((int32_t)((DLTensor*)A_handle)->dtype.bits), ((int32_t)((DLTensor*)A_handle)->dtype.lanes))};
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 6);
     return -1;
   }
   int64_t* A_shape = (int64_t*)(((DLTensor*)A_handle)->shape);
@@ -177,147 +177,147 @@ KILN_EXPORT int32_t __tvm_ffi_scale_add(void* self_handle, const TVMFFIAny* args
   if (!(((A_strides == NULL) || (A_strides[0] == ((int64_t)1LL))) || (A_shape[0] == ((int64_t)1LL)))) {
     char kiln_msg_4[24];
     char kiln_msg_5[24];
-    const char* kiln_parts[5] = {"Mismatched A.strides[0] on argument #0 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "compact stride ", kiln_i64_to_str(kiln_msg_4, (int64_t)(((int64_t)1LL))), ", but got ", kiln_i64_to_str(kiln_msg_5, (int64_t)(A_strides[0]))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 5);
+    const char* kiln_parts[7] = {"Mismatched A.strides[0] on argument #0 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "compact stride ", kiln_i64_to_str(kiln_msg_4, (int64_t)(((int64_t)1LL))), ", but got ", kiln_i64_to_str(kiln_msg_5, (int64_t)(A_strides[0]))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 7);
     return -1;
   }
   if (!(((int64_t)((DLTensor*)A_handle)->byte_offset) == ((int64_t)0LL))) {
     char kiln_msg_6[24];
-    const char* kiln_parts[4] = {"Mismatched A.byte_offset on argument #0 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "0", ", but got ", kiln_i64_to_str(kiln_msg_6, (int64_t)(((int64_t)((DLTensor*)A_handle)->byte_offset)))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched A.byte_offset on argument #0 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "0", ", but got ", kiln_i64_to_str(kiln_msg_6, (int64_t)(((int64_t)((DLTensor*)A_handle)->byte_offset)))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 6);
     return -1;
   }
   if (!(((int32_t)((DLTensor*)A_handle)->device.device_type) == 1)) {
     char kiln_msg_7[24];
-    const char* kiln_parts[4] = {"Mismatched A.device_type on argument #0 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "cpu (1)", ", but got ", kiln_i64_to_str(kiln_msg_7, (int64_t)(((int32_t)((DLTensor*)A_handle)->device.device_type)))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched A.device_type on argument #0 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "cpu (1)", ", but got ", kiln_i64_to_str(kiln_msg_7, (int64_t)(((int32_t)((DLTensor*)A_handle)->device.device_type)))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 6);
     return -1;
   }
   int32_t dev_id = ((int32_t)((DLTensor*)A_handle)->device.device_id);
   float* restrict A = (float*)(((DLTensor*)A_handle)->data);
   if (!((!(A == NULL)) || (A_shape[0] == ((int64_t)0LL)))) {
-    const char* kiln_parts[1] = {"A.data is NULL on argument #0 when calling:\n  `scale_add(A, B, C)`"};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 1);
+    const char* kiln_parts[3] = {"A.data is NULL on argument #0 when calling:\n  `", "scale_add(A, B, C)", "`"};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 3);
     return -1;
   }
   if (!((B_type_index == 7) || (B_type_index == 70))) {
     char kiln_msg_8[24];
-    const char* kiln_parts[5] = {"Mismatched type on argument #1 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "Tensor", ", but got ", "type index ", kiln_i64_to_str(kiln_msg_8, (int64_t)(B_type_index))};
-    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 5);
+    const char* kiln_parts[7] = {"Mismatched type on argument #1 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "Tensor", ", but got ", "type index ", kiln_i64_to_str(kiln_msg_8, (int64_t)(B_type_index))};
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 7);
     return -1;
   }
   void* B_handle = ((void*)kiln_any_tensor(&args[1]));
   if (!(((int32_t)((DLTensor*)B_handle)->ndim) == 1)) {
     char kiln_msg_9[24];
-    const char* kiln_parts[4] = {"Mismatched B.ndim on argument #1 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "1", ", but got ", kiln_i64_to_str(kiln_msg_9, (int64_t)(((int32_t)((DLTensor*)B_handle)->ndim)))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched B.ndim on argument #1 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "1", ", but got ", kiln_i64_to_str(kiln_msg_9, (int64_t)(((int32_t)((DLTensor*)B_handle)->ndim)))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 6);
     return -1;
   }
   if (!(((((int32_t)((DLTensor*)B_handle)->dtype.code) == 2) && (((int32_t)((DLTensor*)B_handle)->dtype.bits) == 32)) && (((int32_t)((DLTensor*)B_handle)->dtype.lanes) == 1))) {
     char kiln_msg_10[32];
-    const char* kiln_parts[4] = {"Mismatched B.dtype on argument #1 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "float32", ", but got ", kiln_dtype_name(kiln_msg_10, ((int32_t)((DLTensor*)B_handle)->dtype.code), ((int32_t)((DLTensor*)B_handle)->dtype.bits), ((int32_t)((DLTensor*)B_handle)->dtype.lanes))};
-    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched B.dtype on argument #1 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "float32", ", but got ", kiln_dtype_name(kiln_msg_10, ((int32_t)((DLTensor*)B_handle)->dtype.code), ((int32_t)((DLTensor*)B_handle)->dtype.bits), ((int32_t)((DLTensor*)B_handle)->dtype.lanes))};
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 6);
     return -1;
   }
   int64_t* B_shape = (int64_t*)(((DLTensor*)B_handle)->shape);
   if (!(((int64_t)(n)) == B_shape[0])) {
     char kiln_msg_11[24];
     char kiln_msg_12[24];
-    const char* kiln_parts[5] = {"Mismatched B.shape[0] on argument #1 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "n = ", kiln_i64_to_str(kiln_msg_11, (int64_t)(n)), ", but got ", kiln_i64_to_str(kiln_msg_12, (int64_t)(B_shape[0]))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 5);
+    const char* kiln_parts[7] = {"Mismatched B.shape[0] on argument #1 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "n = ", kiln_i64_to_str(kiln_msg_11, (int64_t)(n)), ", but got ", kiln_i64_to_str(kiln_msg_12, (int64_t)(B_shape[0]))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 7);
     return -1;
   }
   int64_t* B_strides = (int64_t*)(((DLTensor*)B_handle)->strides);
   if (!(((B_strides == NULL) || (B_strides[0] == ((int64_t)1LL))) || (B_shape[0] == ((int64_t)1LL)))) {
     char kiln_msg_13[24];
     char kiln_msg_14[24];
-    const char* kiln_parts[5] = {"Mismatched B.strides[0] on argument #1 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "compact stride ", kiln_i64_to_str(kiln_msg_13, (int64_t)(((int64_t)1LL))), ", but got ", kiln_i64_to_str(kiln_msg_14, (int64_t)(B_strides[0]))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 5);
+    const char* kiln_parts[7] = {"Mismatched B.strides[0] on argument #1 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "compact stride ", kiln_i64_to_str(kiln_msg_13, (int64_t)(((int64_t)1LL))), ", but got ", kiln_i64_to_str(kiln_msg_14, (int64_t)(B_strides[0]))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 7);
     return -1;
   }
   if (!(((int64_t)((DLTensor*)B_handle)->byte_offset) == ((int64_t)0LL))) {
     char kiln_msg_15[24];
-    const char* kiln_parts[4] = {"Mismatched B.byte_offset on argument #1 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "0", ", but got ", kiln_i64_to_str(kiln_msg_15, (int64_t)(((int64_t)((DLTensor*)B_handle)->byte_offset)))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched B.byte_offset on argument #1 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "0", ", but got ", kiln_i64_to_str(kiln_msg_15, (int64_t)(((int64_t)((DLTensor*)B_handle)->byte_offset)))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 6);
     return -1;
   }
   if (!(((int32_t)((DLTensor*)B_handle)->device.device_type) == 1)) {
     char kiln_msg_16[24];
-    const char* kiln_parts[4] = {"Mismatched B.device_type on argument #1 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "cpu (1)", ", but got ", kiln_i64_to_str(kiln_msg_16, (int64_t)(((int32_t)((DLTensor*)B_handle)->device.device_type)))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched B.device_type on argument #1 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "cpu (1)", ", but got ", kiln_i64_to_str(kiln_msg_16, (int64_t)(((int32_t)((DLTensor*)B_handle)->device.device_type)))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 6);
     return -1;
   }
   if (!(((int32_t)((DLTensor*)B_handle)->device.device_id) == dev_id)) {
     char kiln_msg_17[24];
     char kiln_msg_18[24];
-    const char* kiln_parts[4] = {"Mismatched B.device_id on argument #1 when calling:\n  `scale_add(A, B, C)`,\n  expected ", kiln_i64_to_str(kiln_msg_17, (int64_t)(dev_id)), ", but got ", kiln_i64_to_str(kiln_msg_18, (int64_t)(((int32_t)((DLTensor*)B_handle)->device.device_id)))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched B.device_id on argument #1 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", kiln_i64_to_str(kiln_msg_17, (int64_t)(dev_id)), ", but got ", kiln_i64_to_str(kiln_msg_18, (int64_t)(((int32_t)((DLTensor*)B_handle)->device.device_id)))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 6);
     return -1;
   }
   float* restrict B = (float*)(((DLTensor*)B_handle)->data);
   if (!((!(B == NULL)) || (B_shape[0] == ((int64_t)0LL)))) {
-    const char* kiln_parts[1] = {"B.data is NULL on argument #1 when calling:\n  `scale_add(A, B, C)`"};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 1);
+    const char* kiln_parts[3] = {"B.data is NULL on argument #1 when calling:\n  `", "scale_add(A, B, C)", "`"};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 3);
     return -1;
   }
   if (!((C_type_index == 7) || (C_type_index == 70))) {
     char kiln_msg_19[24];
-    const char* kiln_parts[5] = {"Mismatched type on argument #2 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "Tensor", ", but got ", "type index ", kiln_i64_to_str(kiln_msg_19, (int64_t)(C_type_index))};
-    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 5);
+    const char* kiln_parts[7] = {"Mismatched type on argument #2 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "Tensor", ", but got ", "type index ", kiln_i64_to_str(kiln_msg_19, (int64_t)(C_type_index))};
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 7);
     return -1;
   }
   void* C_handle = ((void*)kiln_any_tensor(&args[2]));
   if (!(((int32_t)((DLTensor*)C_handle)->ndim) == 1)) {
     char kiln_msg_20[24];
-    const char* kiln_parts[4] = {"Mismatched C.ndim on argument #2 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "1", ", but got ", kiln_i64_to_str(kiln_msg_20, (int64_t)(((int32_t)((DLTensor*)C_handle)->ndim)))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched C.ndim on argument #2 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "1", ", but got ", kiln_i64_to_str(kiln_msg_20, (int64_t)(((int32_t)((DLTensor*)C_handle)->ndim)))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 6);
     return -1;
   }
   if (!(((((int32_t)((DLTensor*)C_handle)->dtype.code) == 2) && (((int32_t)((DLTensor*)C_handle)->dtype.bits) == 32)) && (((int32_t)((DLTensor*)C_handle)->dtype.lanes) == 1))) {
     char kiln_msg_21[32];
-    const char* kiln_parts[4] = {"Mismatched C.dtype on argument #2 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "float32", ", but got ", kiln_dtype_name(kiln_msg_21, ((int32_t)((DLTensor*)C_handle)->dtype.code), ((int32_t)((DLTensor*)C_handle)->dtype.bits), ((int32_t)((DLTensor*)C_handle)->dtype.lanes))};
-    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched C.dtype on argument #2 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "float32", ", but got ", kiln_dtype_name(kiln_msg_21, ((int32_t)((DLTensor*)C_handle)->dtype.code), ((int32_t)((DLTensor*)C_handle)->dtype.bits), ((int32_t)((DLTensor*)C_handle)->dtype.lanes))};
+    TVMFFIErrorSetRaisedFromCStrParts("TypeError", kiln_parts, 6);
     return -1;
   }
   int64_t* C_shape = (int64_t*)(((DLTensor*)C_handle)->shape);
   if (!(((int64_t)(n)) == C_shape[0])) {
     char kiln_msg_22[24];
     char kiln_msg_23[24];
-    const char* kiln_parts[5] = {"Mismatched C.shape[0] on argument #2 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "n = ", kiln_i64_to_str(kiln_msg_22, (int64_t)(n)), ", but got ", kiln_i64_to_str(kiln_msg_23, (int64_t)(C_shape[0]))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 5);
+    const char* kiln_parts[7] = {"Mismatched C.shape[0] on argument #2 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "n = ", kiln_i64_to_str(kiln_msg_22, (int64_t)(n)), ", but got ", kiln_i64_to_str(kiln_msg_23, (int64_t)(C_shape[0]))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 7);
     return -1;
   }
   int64_t* C_strides = (int64_t*)(((DLTensor*)C_handle)->strides);
   if (!(((C_strides == NULL) || (C_strides[0] == ((int64_t)1LL))) || (C_shape[0] == ((int64_t)1LL)))) {
     char kiln_msg_24[24];
     char kiln_msg_25[24];
-    const char* kiln_parts[5] = {"Mismatched C.strides[0] on argument #2 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "compact stride ", kiln_i64_to_str(kiln_msg_24, (int64_t)(((int64_t)1LL))), ", but got ", kiln_i64_to_str(kiln_msg_25, (int64_t)(C_strides[0]))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 5);
+    const char* kiln_parts[7] = {"Mismatched C.strides[0] on argument #2 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "compact stride ", kiln_i64_to_str(kiln_msg_24, (int64_t)(((int64_t)1LL))), ", but got ", kiln_i64_to_str(kiln_msg_25, (int64_t)(C_strides[0]))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 7);
     return -1;
   }
   if (!(((int64_t)((DLTensor*)C_handle)->byte_offset) == ((int64_t)0LL))) {
     char kiln_msg_26[24];
-    const char* kiln_parts[4] = {"Mismatched C.byte_offset on argument #2 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "0", ", but got ", kiln_i64_to_str(kiln_msg_26, (int64_t)(((int64_t)((DLTensor*)C_handle)->byte_offset)))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched C.byte_offset on argument #2 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "0", ", but got ", kiln_i64_to_str(kiln_msg_26, (int64_t)(((int64_t)((DLTensor*)C_handle)->byte_offset)))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 6);
     return -1;
   }
   if (!(((int32_t)((DLTensor*)C_handle)->device.device_type) == 1)) {
     char kiln_msg_27[24];
-    const char* kiln_parts[4] = {"Mismatched C.device_type on argument #2 when calling:\n  `scale_add(A, B, C)`,\n  expected ", "cpu (1)", ", but got ", kiln_i64_to_str(kiln_msg_27, (int64_t)(((int32_t)((DLTensor*)C_handle)->device.device_type)))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched C.device_type on argument #2 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", "cpu (1)", ", but got ", kiln_i64_to_str(kiln_msg_27, (int64_t)(((int32_t)((DLTensor*)C_handle)->device.device_type)))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 6);
     return -1;
   }
   if (!(((int32_t)((DLTensor*)C_handle)->device.device_id) == dev_id)) {
     char kiln_msg_28[24];
     char kiln_msg_29[24];
-    const char* kiln_parts[4] = {"Mismatched C.device_id on argument #2 when calling:\n  `scale_add(A, B, C)`,\n  expected ", kiln_i64_to_str(kiln_msg_28, (int64_t)(dev_id)), ", but got ", kiln_i64_to_str(kiln_msg_29, (int64_t)(((int32_t)((DLTensor*)C_handle)->device.device_id)))};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 4);
+    const char* kiln_parts[6] = {"Mismatched C.device_id on argument #2 when calling:\n  `", "scale_add(A, B, C)", "`,\n  expected ", kiln_i64_to_str(kiln_msg_28, (int64_t)(dev_id)), ", but got ", kiln_i64_to_str(kiln_msg_29, (int64_t)(((int32_t)((DLTensor*)C_handle)->device.device_id)))};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 6);
     return -1;
   }
   float* restrict C = (float*)(((DLTensor*)C_handle)->data);
   if (!((!(C == NULL)) || (C_shape[0] == ((int64_t)0LL)))) {
-    const char* kiln_parts[1] = {"C.data is NULL on argument #2 when calling:\n  `scale_add(A, B, C)`"};
-    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 1);
+    const char* kiln_parts[3] = {"C.data is NULL on argument #2 when calling:\n  `", "scale_add(A, B, C)", "`"};
+    TVMFFIErrorSetRaisedFromCStrParts("ValueError", kiln_parts, 3);
     return -1;
   }
   return scale_add_compute(n, C, A, B);
