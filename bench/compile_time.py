@@ -1,0 +1,75 @@
+"""Compile time of one ONNX model: Kiln (`python -m compiler compile model.onnx -o x.so`) beside
+Apache TVM's `relax.build` of the same file (its ONNX frontend, target llvm, then
+export_library), each in its own process, alternating, in the same run.
+
+    python bench/compile_time.py [model.onnx] [--repeat 3] [--tvm-python .venv-tvm/bin/python]
+
+The default model is the zoo's ResNet-18 (`make zoo ZOO_ONLY=resnet18` exports it). TVM runs
+with the Python that imports it (--tvm-python, $KILN_TVM_PYTHON, or .venv-tvm's, made by
+`make test-interop`); without one only Kiln is timed. Prints each run's wall time and the
+medians with their ratio (Kiln / TVM; below 1 is faster).
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from bench_common import find_tvm_python
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_MODEL = os.path.join(ROOT, "build", "zoo", "resnet18", "model.onnx")
+
+TVM_SCRIPT = """
+import sys, onnx
+from tvm import relax
+from tvm.relax.frontend.onnx import from_onnx
+mod = from_onnx(onnx.load(sys.argv[1]), keep_params_in_input=False)
+relax.build(mod, target="llvm").export_library(sys.argv[2])
+"""
+
+
+def timed(cmd) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{done.stderr[-2000:]}")
+    return seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model", nargs="?", default=DEFAULT_MODEL)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tvm-python", default=None)
+    args = ap.parse_args()
+    if not os.path.exists(args.model):
+        raise SystemExit(f"{args.model} not found: export it first (make zoo ZOO_ONLY=resnet18)")
+    venv_tvm = os.path.join(ROOT, ".venv-tvm", "bin", "python")
+    tvm_py = find_tvm_python(args.tvm_python or (venv_tvm if os.path.exists(venv_tvm) else None))
+    print(f"model: {args.model} ({os.path.getsize(args.model) / 2**20:.1f} MiB); "
+          f"{os.cpu_count()} CPUs; TVM: {tvm_py or 'not found (Kiln only)'}")
+    kiln, tvm = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.repeat):
+            kiln.append(timed([sys.executable, "-m", "compiler", "compile", args.model,
+                               "-o", os.path.join(tmp, "kiln.so")]))
+            line = f"run {r + 1}: Kiln {kiln[-1]:.2f} s"
+            if tvm_py:
+                tvm.append(timed([tvm_py, "-c", TVM_SCRIPT, args.model,
+                                  os.path.join(tmp, "tvm.so")]))
+                line += f", TVM relax.build {tvm[-1]:.2f} s"
+            print(line, flush=True)
+    k = statistics.median(kiln)
+    if tvm:
+        t = statistics.median(tvm)
+        print(f"median: Kiln {k:.2f} s, TVM {t:.2f} s; Kiln / TVM = {k / t:.2f}")
+    else:
+        print(f"median: Kiln {k:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
