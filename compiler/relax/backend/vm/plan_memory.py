@@ -10,7 +10,10 @@ after:  each such binding is
             _ = k(args..., v)
         (a tuple-valued out_sinfo allocates each output and binds `v = (o0, o1, ...)`).
         Storage is planned per sequence of bindings (a function body, an If branch): an output
-        takes a free storage that provably holds it (static sizes: the smallest that fits, else
+        takes a free storage that provably holds it — in an If branch, also one of the
+        enclosing sequences' storages that is free where the If is (its last tensor died
+        before it; the branch's temporaries live and die inside the branch, and the storage
+        is killed after the If, no sooner) (static sizes: the smallest that fits, else
         the largest free one, grown to fit; symbolic sizes: one whose size is provably at least
         the need) or a new one allocated where it is first used. A tensor's storage is free
         again after its last use only when every use is as a kernel argument (a tensor that is
@@ -24,7 +27,7 @@ after:  each such binding is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from ....arith import Analyzer
 from ....ir.dtype import as_dtype
@@ -86,7 +89,30 @@ class _Token:
     device: int = 0                    # alloc_storage's device index
 
 
-def _plan_seq(seq: X.SeqExpr, host_kernels: Set[str]) -> X.SeqExpr:
+def _take(free: List[_Token], need, device: int) -> Optional[_Token]:
+    """Removes from `free` and returns a storage on `device` for `need` bytes: the smallest
+    that provably holds it (static sizes first), else the largest static one, grown (its
+    allocation, emitted once planning is done, has the final size); None when none will do."""
+    mine = [t for t in free if t.device == device]
+    fits = [t for t in mine if _fits(t.size, need)]
+    tok = None
+    if fits:
+        ints = [t for t in fits if isinstance(t.size, int)]
+        tok = min(ints, key=lambda t: t.size) if ints else fits[0]
+    elif isinstance(need, int):
+        grow = [t for t in mine if isinstance(t.size, int)]
+        if grow:
+            tok = max(grow, key=lambda t: t.size)
+            tok.size = need
+    if tok is not None:
+        free.remove(tok)
+    return tok
+
+
+def _plan_seq(seq: X.SeqExpr, host_kernels: Set[str],
+              inherited: Sequence[_Token] = ()) -> Tuple[X.SeqExpr, Set[int]]:
+    """`seq` planned, and the ids of the `inherited` storages (free in the enclosing sequence
+    where `seq`, an If branch, runs; allocated and killed there) that it used."""
     bindings = [b for block in seq.blocks for b in block.bindings]
     body_uses = {id(v) for v in uses_of(seq.body)}
     last: Dict[int, int] = {}
@@ -111,9 +137,23 @@ def _plan_seq(seq: X.SeqExpr, host_kernels: Set[str]) -> X.SeqExpr:
     # ---- plan: a token per output tensor --------------------------------------------------
     tokens: List[_Token] = []
     token_of: Dict[int, _Token] = {}    # id(var) -> token, for single-output kernel results
-    free: List[_Token] = []
+    free: List[_Token] = list(inherited)
+    used_inherited: Set[int] = set()
     outs_at: Dict[int, List[_Token]] = {}
+    branches: Dict[int, X.If] = {}
     for i, b in enumerate(bindings):
+        if isinstance(b.value, X.If):
+            # the branches run here: they may take the storages free now (and grow them)
+            v = b.value
+            true_branch, t_used = _plan_seq(v.true_branch, host_kernels, free)
+            false_branch, f_used = _plan_seq(v.false_branch, host_kernels, free)
+            branches[i] = X.If(v.cond, true_branch, false_branch)
+            for t in free:
+                if id(t) in t_used | f_used:
+                    t.last_use = max(t.last_use, i)
+                    t.users.append(i)
+            used_inherited |= {id(t) for t in inherited} & (t_used | f_used)
+            continue
         if not _is_call_tir(b.value):
             continue
         out = b.value.sinfo_args[0]
@@ -124,23 +164,12 @@ def _plan_seq(seq: X.SeqExpr, host_kernels: Set[str]) -> X.SeqExpr:
         chosen = []
         for s in outs:
             need = _nbytes(s)
-            tok = None
-            if plannable:
-                mine = [t for t in free if t.device == device]
-                fits = [t for t in mine if _fits(t.size, need)]
-                if fits:
-                    ints = [t for t in fits if isinstance(t.size, int)]
-                    tok = min(ints, key=lambda t: t.size) if ints else fits[0]
-                elif isinstance(need, int):
-                    grow = [t for t in mine if isinstance(t.size, int)]
-                    if grow:
-                        tok = max(grow, key=lambda t: t.size)
-                        tok.size = need
-                if tok is not None:
-                    free.remove(tok)
+            tok = _take(free, need, device) if plannable else None
             if tok is None:
-                tok = _Token(need, i, device=device)
+                tok = _Token(need, i, device=device, var=X.Var("storage", ObjectStructInfo()))
                 tokens.append(tok)
+            elif id(tok) in {id(t) for t in inherited}:
+                used_inherited.add(id(tok))
             tok.users.append(i)
             chosen.append(tok)
         outs_at[i] = chosen
@@ -181,11 +210,11 @@ def _plan_seq(seq: X.SeqExpr, host_kernels: Set[str]) -> X.SeqExpr:
     for t in tokens:
         if id(t) not in escaping:
             storage_kills.setdefault(t.last_use, []).append(t)
+    allocated: Set[int] = {id(t) for t in inherited}
     for i, b in enumerate(bindings):
         v = b.value
-        if isinstance(v, X.If):
-            v = X.If(v.cond, _plan_seq(v.true_branch, host_kernels),
-                     _plan_seq(v.false_branch, host_kernels))
+        if i in branches:
+            v = branches[i]
             b = X.VarBinding(b.var, v) if isinstance(b, X.VarBinding) else b
         if not _is_call_tir(v):
             new.append(b)
@@ -194,8 +223,8 @@ def _plan_seq(seq: X.SeqExpr, host_kernels: Set[str]) -> X.SeqExpr:
             outs = list(out.fields) if isinstance(out, TupleStructInfo) else [out]
             tensors = []
             for k, (s, t) in enumerate(zip(outs, outs_at[i])):
-                if t.var is None:
-                    t.var = X.Var("storage", ObjectStructInfo())
+                if id(t) not in allocated:
+                    allocated.add(id(t))
                     new.append(X.VarBinding(t.var, vm_op.call_builtin_with_ctx(
                         "vm.builtin.alloc_storage",
                         (X.ShapeExpr((t.size,)), X.PrimValue(t.device), X.DataTypeImm("uint8"),
@@ -213,10 +242,9 @@ def _plan_seq(seq: X.SeqExpr, host_kernels: Set[str]) -> X.SeqExpr:
         for var in kills_after.get(i, ()):
             new.append(X.VarBinding(X.Var("_", vm_op.VOID), vm_op.kill_object(var)))
         for t in storage_kills.get(i, ()):
-            if t.var is not None:
-                new.append(X.VarBinding(X.Var("_", vm_op.VOID), vm_op.kill_object(t.var)))
+            new.append(X.VarBinding(X.Var("_", vm_op.VOID), vm_op.kill_object(t.var)))
     blocks = (X.BindingBlock(tuple(new)),) if new else ()
-    return X.SeqExpr(blocks, seq.body)
+    return X.SeqExpr(blocks, seq.body), used_inherited
 
 
 def storage_bytes(func: X.Function) -> list:
@@ -239,8 +267,9 @@ def plan_memory_vm(mod: IRModule) -> IRModule:
     host_kernels = {n for n, f in mod.items() if getattr(f, "attrs", {}).get(HOST_FALLBACK)}
     for name, func in mod.items():
         if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            functions[name] = X.Function(func.params, _plan_seq(func.body, host_kernels),
-                                         func.ret_struct_info, func.is_pure, func.attrs)
+            body, _ = _plan_seq(func.body, host_kernels)
+            functions[name] = X.Function(func.params, body, func.ret_struct_info,
+                                         func.is_pure, func.attrs)
     return mod.with_functions(functions)
 
 

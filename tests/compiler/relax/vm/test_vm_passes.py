@@ -1,8 +1,11 @@
 """The VM passes, each on a small module: what holds after lambda_lift, plan_memory_vm and
 lower_shapes_vm (IR checked by walking it), and the bytecode the VM back end emits."""
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
+import microruntime
 from compiler import relax, tir
 from compiler.ir.errors import CompilerError
 from compiler.relax import op
@@ -14,6 +17,7 @@ from compiler.relax.testing import vm_models
 from compiler.relax.transform.lambda_lift import lambda_lift
 from compiler.relax.vm_build import lower_for_vm
 from compiler.relax.vm_format import VMExecutableBytes
+from microruntime.relax_vm import VirtualMachine
 
 
 def _calls(func, name):
@@ -125,3 +129,43 @@ def test_export_writes_one_library(tmp_path):
     assert b"relax.VMExecutable" in data and b"fused_matmul" in data
     assert "Tensor([784, 16], float32)" in ex.stats()  # dense weights go transposed
     assert np.isfinite(prog.reference(*prog.args(n=2))).all()
+
+
+def _branch_after_a_chain():
+    """softmax x3, then If(sum > 0): softmax x3 of the chain's result, else the result - 1."""
+    x = relax.Var("x", R.Tensor((8, 16), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        c = bb.emit(op.nn.softmax(bb.emit(op.nn.softmax(bb.emit(op.nn.softmax(x))))))
+        cond = bb.emit(op.greater(op.sum(x), relax.const(0.0, "float32")))
+        y = bb.emit(relax.If(cond, op.nn.softmax(op.nn.softmax(op.nn.softmax(c))),
+                             op.subtract(c, relax.const(1.0, "float32"))))
+        bb.emit_func_output(y)
+    return bb.get()
+
+
+def _softmax_n(x, k):
+    for _ in range(k):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        x = e / e.sum(axis=-1, keepdims=True)
+    return x
+
+
+def test_if_branch_reuses_storage_freed_before_the_if():
+    """The branch's temporaries take the chain's dead storage instead of new allocations; the
+    storage is killed after the If (and the program still computes the right thing)."""
+    low = lower_for_vm(_branch_after_a_chain())
+    main = low["main"]
+    ifs = []
+    post_order_visit(main.body, lambda e: ifs.append(e) if isinstance(e, relax.If) else None)
+    assert len(ifs) == 1
+    in_branch = len(_calls(SimpleNamespace(body=ifs[0].true_branch), "vm.builtin.alloc_storage"))
+    # softmax x3 in the branch: two temporaries reuse the chain's storage, the result is new
+    assert in_branch == 1, in_branch
+    assert len(storage_bytes(main)) == 6    # 3 for the chain, the bool, each branch's result
+    vm = VirtualMachine(relax.build(_branch_after_a_chain(), "llvm"), microruntime.cpu())
+    for sign in (1.0, -1.0):
+        x = (np.abs(np.random.default_rng(5).standard_normal((8, 16))) * sign).astype("float32")
+        chain = _softmax_n(x, 3)
+        want = _softmax_n(chain, 3) if x.sum() > 0 else chain - 1
+        np.testing.assert_allclose(vm["main"](x).numpy(), want, rtol=1e-5, atol=1e-6)
