@@ -7,7 +7,7 @@ It runs offline, on a workstation, and produces libraries the microruntime loads
 `compiler.relax` is the graph level (as tvm.relax). `compiler.transform.PassContext` holds the
 options lower and build read (as tvm.transform).
 """
-from . import instrument, ir, relax, te, transform  # noqa: F401
+from . import instrument, ir, relax, runtime_globals, te, transform  # noqa: F401
 from .driver import build, lower  # noqa: F401
 from .ir.errors import (
     BuildError,

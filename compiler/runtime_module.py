@@ -160,7 +160,8 @@ class RuntimeModule(ObjectGeneric):
     def import_module(self, module):
         """Adds `module` (RuntimeModule, SerializedModule, or a microruntime.Module) to this
         module's imports; it is also imported into the loaded runtime module when it has one
-        here (a SerializedModule has one when its kind's loader is registered)."""
+        here (a SerializedModule has one when its kind's loader is registered; a static library
+        has none: it is only linked on export)."""
         import microruntime
 
         if not isinstance(module, (RuntimeModule, SerializedModule, microruntime.Module)):
@@ -168,7 +169,7 @@ class RuntimeModule(ObjectGeneric):
         if module is self or (isinstance(module, RuntimeModule) and self in module._tree()):
             raise ValueError("import_module would make an import cycle")
         runtime = module if isinstance(module, microruntime.Module) else module.runtime_module
-        if self._runtime is not None and runtime is not None:
+        if self._runtime is not None and runtime is not None and runtime.handle is not None:
             self._runtime.import_module(runtime)
         self._imports.append(module)
 

@@ -25,8 +25,8 @@ from .device import (
 from .dtype import DataType, DataTypeCode
 from .module import Module, enabled, load_module, load_static_library, num_threads, system_lib
 from .ndarray import NDArray, from_dlpack
-from .object import Object, ObjectGeneric, ShapeTuple, String
-from .object_generic import Array, const, convert, convert_to_object
+from .object import Object, ObjectGeneric, OpaqueValue, ShapeTuple, String
+from .object_generic import Array, Map, const, convert, convert_to_object
 from .packed_func import (
     PackedFunc,
     get_global_func,
@@ -51,8 +51,9 @@ _check_call(_lib.mr_gpu_register())
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "BenchmarkResult", "Report", "DataType", "DataTypeCode", "Device", "Module", "NDArray",
-    "Object", "ObjectGeneric", "PackedFunc", "ShapeTuple", "String", "cl", "const", "convert",
+    "Array", "BenchmarkResult", "Report", "DataType", "DataTypeCode", "Device", "Map", "Module",
+    "NDArray", "Object", "ObjectGeneric", "OpaqueValue", "PackedFunc", "ShapeTuple", "String",
+    "cl", "const", "convert",
     "convert_to_object", "cpu", "cuda", "device", "enabled", "ext_dev", "from_dlpack",
     "get_global_func", "gpu", "graph_executor", "list_global_func_names", "load_module",
     "load_param_dict",

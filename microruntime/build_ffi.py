@@ -81,6 +81,13 @@ int mr_shape_create(const int64_t* dims, size_t ndim, TVMFFIObject** out_shape);
 const TVMFFIShapeCell* mr_shape_view(const TVMFFIObject* shape);
 int mr_array_create(const TVMFFIAny* items, int64_t size, TVMFFIObject** out_array);
 const TVMFFISeqCell* mr_array_view(const TVMFFIObject* array);
+int mr_map_create(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t size,
+                  TVMFFIObject** out_map);
+const TVMFFIAny* mr_map_items(const TVMFFIObject* map, int64_t* out_size);
+int64_t mr_map_find(const TVMFFIObject* map, const TVMFFIAny* key);
+void* mr_opaque_handle(const TVMFFIObject* obj);
+int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index, void (*deleter)(void* handle),
+                             TVMFFIObjectHandle* out);
 
 size_t mr_dtype_bytes(DLDataType dtype);
 int mr_dtype_parse(const char* text, DLDataType* out_dtype);
@@ -151,6 +158,7 @@ int mr_py_fastcall_init(uintptr_t ndarray_type, uintptr_t addr_descr, uintptr_t 
 extern "Python" int _mr_py_safe_call(void* handle, const TVMFFIAny* args, int32_t num_args,
                                      TVMFFIAny* result);
 extern "Python" void _mr_py_func_deleter(void* self);
+extern "Python" void _mr_py_value_deleter(void* handle);
 """
 
 with open(os.path.join(ROOT, "microruntime", "py_fastcall.c")) as _f:

@@ -10,6 +10,10 @@ A Python callable becomes a Function object whose safe_call is the cffi trampoli
 `_mr_py_safe_call` and whose `self` is an `ffi.new_handle` of the callable; the Function's
 deleter drops that handle. A Python exception inside the callable becomes an error recorded
 with TVMFFIErrorSetRaisedFromCStr(kind=class name, message) and status -1, never a crash.
+
+An OpaqueValue (an IR node) becomes an OpaquePyObject holding a handle of it: one handle per
+Python object while any of its boxes lives, so that two boxes of one object are the same key
+of a Map; a box coming back to Python gives the object itself. A dict becomes a Map.
 """
 import contextlib
 import threading
@@ -28,7 +32,7 @@ from .base import (
 from .device import Device
 from .dtype import DataType
 from .ndarray import NDArray, NDArrayView, numpy_argument
-from .object import WRAPPERS, Object, ObjectGeneric, ShapeTuple, bytes_of
+from .object import WRAPPERS, Object, ObjectGeneric, OpaqueValue, ShapeTuple, bytes_of
 
 T = TypeIndex
 NONE, INT, BOOL, FLOAT, OPAQUE_PTR = T.NONE, T.INT, T.BOOL, T.FLOAT, T.OPAQUE_PTR
@@ -36,6 +40,7 @@ DATA_TYPE, DEVICE, DLTENSOR_PTR, RAW_STR = T.DATA_TYPE, T.DEVICE, T.DLTENSOR_PTR
 BYTE_ARRAY_PTR, SMALL_STR, SMALL_BYTES = T.BYTE_ARRAY_PTR, T.SMALL_STR, T.SMALL_BYTES
 OBJECT, STR, BYTES, ERROR, FUNCTION = T.OBJECT, T.STR, T.BYTES, T.ERROR, T.FUNCTION
 SHAPE, TENSOR, ARRAY, MAP, MODULE = T.SHAPE, T.TENSOR, T.ARRAY, T.MAP, T.MODULE
+OPAQUE_PY_OBJECT = T.OPAQUE_PY_OBJECT
 
 _new_obj_out = ffi.new
 
@@ -72,6 +77,17 @@ def _array_object(items, temps):
         fill_any(slots + i, item, temps)
     out = _new_obj_out("TVMFFIObject**")
     return _created(lib.mr_array_create(slots, n, out), out, temps)
+
+
+def _map_object(mapping, temps):
+    n = len(mapping)
+    keys = ffi.new("TVMFFIAny[]", max(n, 1))
+    values = ffi.new("TVMFFIAny[]", max(n, 1))
+    for i, (k, v) in enumerate(mapping.items()):
+        fill_any(keys + i, k, temps)
+        fill_any(values + i, v, temps)
+    out = _new_obj_out("TVMFFIObject**")
+    return _created(lib.mr_map_create(keys, values, n, out), out, temps)
 
 
 def fill_any(slot, value, temps):
@@ -130,6 +146,12 @@ def fill_any(slot, value, temps):
         obj = value.asobject()
         temps.append(obj)
         fill_any(slot, obj, temps)
+    elif isinstance(value, dict):
+        words[0] = MAP
+        slot.v_obj = _map_object(value, temps)
+    elif isinstance(value, OpaqueValue):
+        words[0] = OPAQUE_PY_OBJECT
+        slot.v_obj = _opaque_object(value, temps)
     elif isinstance(value, ffi.CData) and ffi.typeof(value).kind == "pointer":
         words[0] = OPAQUE_PTR
         slot.v_ptr = value
@@ -177,6 +199,11 @@ def wrap_object(type_index, obj):
             return [borrow_any(items + i) for i in range(cell.size)]
         finally:
             lib.mr_object_release(obj)
+    if type_index == OPAQUE_PY_OBJECT:
+        value = opaque_value(obj)
+        if value is not _FOREIGN:
+            lib.mr_object_release(obj)
+            return value
     if type_index == ERROR:
         try:
             return make_error(*error_object_parts(obj))
@@ -254,7 +281,7 @@ def borrow_any(slot):
 # ---- Python callables as C Functions ---------------------------------------------------------
 # address of the handle -> the handle (keeps the callable alive while C holds the Function)
 _HANDLES = {}
-_HANDLES_LOCK = threading.Lock()
+_HANDLES_LOCK = threading.RLock()  # re-entrant: a deleter may run while it is held
 
 
 def _clear_result(result, owned):
@@ -302,6 +329,25 @@ def _mr_py_func_deleter(self):
             handles.pop(int(ffi.cast("uintptr_t", self)), None)
 
 
+def _drop_box(address):
+    """One box of a value is gone; the last one drops the value's handle."""
+    with _HANDLES_LOCK:
+        key = _BOX_OWNER.get(address)
+        entry = _BOXES.get(key)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] == 0:
+            del _BOXES[key], _BOX_OWNER[address]
+
+
+@ffi.def_extern()
+def _mr_py_value_deleter(handle):
+    drop = _drop_box
+    if drop is not None:  # None during interpreter shutdown
+        drop(int(ffi.cast("uintptr_t", handle)))
+
+
 def function_from_callable(pyfunc):
     """A new C Function (an owned TVMFFIObject*) that calls the Python callable `pyfunc`."""
     if not callable(pyfunc):
@@ -321,5 +367,47 @@ def function_from_callable(pyfunc):
 
 def _function_object(pyfunc, temps):
     handle = function_from_callable(pyfunc)
+    temps.append(Object(handle))
+    return handle
+
+
+# ---- Python values as OpaquePyObjects ------------------------------------------------------
+# id(value) -> [its handle, number of live boxes]; the handle keeps the value (and its id) alive
+_BOXES = {}
+# address of a handle -> id(value), while a box of it lives
+_BOX_OWNER = {}
+_FOREIGN = object()  # what opaque_value says of a box another binding made
+
+
+def opaque_from_value(value):
+    """A new OpaquePyObject (an owned TVMFFIObject*) holding `value`."""
+    with _HANDLES_LOCK:
+        entry = _BOXES.get(id(value))
+        if entry is None:
+            entry = _BOXES[id(value)] = [ffi.new_handle(value), 0]
+            _BOX_OWNER[int(ffi.cast("uintptr_t", entry[0]))] = id(value)
+        entry[1] += 1
+        handle = entry[0]
+    out = ffi.new("TVMFFIObjectHandle*")
+    status = lib.TVMFFIObjectCreateOpaque(handle, OPAQUE_PY_OBJECT, lib._mr_py_value_deleter,
+                                          out)
+    if status != 0:
+        _drop_box(int(ffi.cast("uintptr_t", handle)))
+        check_call(status)
+    return ffi.cast("TVMFFIObject*", out[0])
+
+
+def opaque_value(obj):
+    """The Python value an OpaquePyObject `obj` (borrowed) holds; `_FOREIGN` when this binding
+    did not make it."""
+    handle = lib.mr_opaque_handle(obj)
+    with _HANDLES_LOCK:
+        key = _BOX_OWNER.get(int(ffi.cast("uintptr_t", handle)))
+        entry = _BOXES.get(key) if key is not None else None
+    return _FOREIGN if entry is None else ffi.from_handle(entry[0])
+
+
+def _opaque_object(value, temps):
+    handle = opaque_from_value(value)
     temps.append(Object(handle))
     return handle

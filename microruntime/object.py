@@ -1,7 +1,8 @@
 """Object: a Python owner of one strong reference to a C object (TVMFFIObject*).
 
 Also the value classes that mirror TVM's containers: String (a str), ShapeTuple (a tuple of
-ints) and ObjectGeneric; Array, a view of an Array object, is in object_generic.py.
+ints), ObjectGeneric and OpaqueValue; Array and Map, views of C containers, are in
+object_generic.py.
 """
 import sys
 
@@ -46,6 +47,14 @@ class Object:
 
     def __repr__(self):
         return f"<{type(self).__name__} type_index={self.type_index} at {self._handle}>"
+
+
+class OpaqueValue:
+    """Base of Python classes (the compiler's IR nodes) whose instances cross runtime functions
+    as themselves: each travels as an OpaquePyObject (type index 74) holding a reference to it,
+    and a Python callee or caller receives the very same object."""
+
+    __slots__ = ()
 
 
 class ObjectGeneric:

@@ -1,5 +1,5 @@
-"""What every IR level shares: DType, the node base, IRModule, printing, structural equality
-and the compiler's error classes. The loop IR is compiler.tir."""
+"""What every IR level shares: DType, the node base, IRModule, printing, structural equality,
+JSON save/load and the compiler's error classes. The loop IR is compiler.tir."""
 from .dtype import DType, as_dtype
 from .errors import (
     BuildError,
@@ -14,6 +14,7 @@ from .errors import (
 from .module import IRModule
 from .node import Node
 from .printer import register_printer, to_text
+from .serialization import load_json, save_json
 from .structural_equal import (
     ObjectPath,
     ObjectPathPair,

@@ -2,16 +2,20 @@
 
 Nodes are immutable values; identity matters (`same_as`), structure is compared with
 `compiler.ir.structural_equal`. `str(node)` prints it with the printer its IR level registered
-(`compiler.ir.printer.register_printer`).
+(`compiler.ir.printer.register_printer`). A node passed to a runtime function travels as itself
+(microruntime.OpaqueValue): a Python callback receives the same node, and one it returns comes
+back as that node.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from microruntime.object import OpaqueValue
+
 from .printer import to_text
 
 
-class Node:
+class Node(OpaqueValue):
     """Base of every IR node (expressions, statements, buffers, functions, modules)."""
 
     __slots__ = ()

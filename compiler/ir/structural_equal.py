@@ -6,7 +6,9 @@ function parameter, ...) maps to the variable defined at the same place in the o
 variable (used, never defined) equals only itself, unless `map_free_vars` lets free variables
 correspond by first use. Names never matter.
 
-The walker here knows tuples, dicts, floats, dataclass nodes and IRModule. Each IR level
+The walker here knows tuples, dicts, floats, dataclass nodes and IRModule; the runtime's Array,
+Map and String compare as the list, dict and str they hold, NDArrays by dtype, shape and
+contents. Each IR level
 registers what is special about its nodes (`register_node`): which fields define variables,
 which fields to skip (names), and custom comparison/hashing for variables, buffers and
 functions. `assert_structural_equal` names the first mismatch as an `ObjectPathPair`, e.g.
@@ -17,6 +19,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from typing import Any, Callable, Dict, Optional, Tuple
+
+import numpy as np
+
+from microruntime.ndarray import NDArray
+from microruntime.object import String
+from microruntime.object_generic import Array, Map
 
 from .dtype import DType
 from .module import IRModule
@@ -101,6 +109,20 @@ def register_node(cls: type, **rules) -> None:
     _RULES[cls] = NodeRules(**rules)
 
 
+def _plain(obj: Any) -> Any:
+    """A runtime Array as a list, a Map as a dict, a String as a str, an NDArray as a numpy
+    array; anything else as it is."""
+    if isinstance(obj, Array):
+        return list(obj)
+    if isinstance(obj, Map):
+        return dict(obj.items())
+    if isinstance(obj, String):
+        return str(obj)
+    if isinstance(obj, NDArray):
+        return obj.numpy()
+    return obj
+
+
 def _rules(obj: Any) -> Optional[NodeRules]:
     for cls in type(obj).__mro__:
         r = _RULES.get(cls)
@@ -138,6 +160,7 @@ class Equal:
             self.value(a, b, lp, rp)
 
     def value(self, a: Any, b: Any, lp, rp) -> None:
+        a, b = _plain(a), _plain(b)
         ra = _rules(a)
         if ra is not None and ra.canonical is not None:
             a = ra.canonical(a)
@@ -166,6 +189,9 @@ class Equal:
         elif isinstance(a, float):
             if not (a == b or (math.isnan(a) and math.isnan(b))):
                 self.fail(lp, rp, a, b, f"{a} vs {b}")
+        elif isinstance(a, np.ndarray):
+            if a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != b.tobytes():
+                self.fail(lp, rp, a, b, "arrays of different dtype, shape or contents")
         elif dataclasses.is_dataclass(a) and not isinstance(a, DType):
             self.node(a, b, lp, rp, ra)
         elif a != b:
@@ -259,6 +285,7 @@ class Hasher:
             self.number(v)
 
     def key(self, a: Any) -> Any:
+        a = _plain(a)
         r = _rules(a)
         if r is not None and r.canonical is not None:
             a = r.canonical(a)
@@ -275,6 +302,8 @@ class Hasher:
             return str(a)
         if isinstance(a, float) and math.isnan(a):
             return ("nan",)
+        if isinstance(a, np.ndarray):
+            return ("ndarray", str(a.dtype), a.shape, a.tobytes())
         if dataclasses.is_dataclass(a):
             defines = r.defines if r else ()
             skip = r.skip if r else ()

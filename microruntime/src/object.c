@@ -1,6 +1,6 @@
 /* Object reference counting (strong count low 32 bits, weak count high 32
  * bits, as in tvm-ffi) and the small value objects: Str 65, Bytes 66,
- * Shape 69, Array 71. */
+ * Shape 69, Array 71, OpaquePyObject 74 (Map 72 is in map.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,4 +287,41 @@ int mr_array_create(const TVMFFIAny* items, int64_t size, TVMFFIObject** out_arr
 const TVMFFISeqCell* mr_array_view(const TVMFFIObject* array) {
   if (!array || array->type_index != kTVMFFIArray) return NULL;
   return (const TVMFFISeqCell*)(array + 1);
+}
+
+/* ---- OpaquePyObject ---- */
+typedef struct {
+  TVMFFIObject header;
+  TVMFFIOpaqueObjectCell cell;
+  void (*handle_deleter)(void* handle);
+} mr_opaque_obj_t;
+
+static void opaque_deleter(void* self, int flags) {
+  mr_opaque_obj_t* obj = (mr_opaque_obj_t*)self;
+  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && obj->handle_deleter) {
+    obj->handle_deleter(obj->cell.handle);
+    obj->handle_deleter = NULL;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index, void (*deleter)(void* handle),
+                             TVMFFIObjectHandle* out) {
+  mr_opaque_obj_t* obj;
+  if (type_index != kTVMFFIOpaquePyObject)
+    return mr_value_error("opaque objects have type index %d (OpaquePyObject), not %d",
+                          (int)kTVMFFIOpaquePyObject, (int)type_index);
+  if (!out) return mr_value_error("opaque object output is NULL");
+  obj = (mr_opaque_obj_t*)mr_object_alloc(sizeof(*obj), type_index, opaque_deleter,
+                                          "an OpaquePyObject");
+  if (!obj) return -1;
+  obj->cell.handle = handle;
+  obj->handle_deleter = deleter;
+  *out = &obj->header;
+  return 0;
+}
+
+void* mr_opaque_handle(const TVMFFIObject* obj) {
+  if (!obj || obj->type_index != kTVMFFIOpaquePyObject) return NULL;
+  return ((const mr_opaque_obj_t*)obj)->cell.handle;
 }

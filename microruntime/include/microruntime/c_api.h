@@ -134,9 +134,18 @@ typedef struct {
   void (*data_deleter)(void*);
 } TVMFFISeqCell;
 
+/* What an opaque object (OpaquePyObject, 74) holds after its header. */
+typedef struct {
+  void* handle;
+} TVMFFIOpaqueObjectCell;
+
 /* ---- objects ------------------------------------------------------------ */
 MR_DLL int TVMFFIObjectIncRef(TVMFFIObjectHandle obj);
 MR_DLL int TVMFFIObjectDecRef(TVMFFIObjectHandle obj);
+/* A new opaque object holding `handle`; `deleter(handle)` runs when the last strong
+ * reference goes. Only type index kTVMFFIOpaquePyObject is accepted, as in TVM-FFI. */
+MR_DLL int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index,
+                                    void (*deleter)(void* handle), TVMFFIObjectHandle* out);
 
 /* ---- errors (thread-local "raised" slot) -------------------------------- */
 MR_DLL void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message);

@@ -73,6 +73,16 @@ MR_DLL const TVMFFIShapeCell* mr_shape_view(const TVMFFIObject* shape);
 /* Array (71) of Any: items are copied with a new reference each. */
 MR_DLL int mr_array_create(const TVMFFIAny* items, int64_t size, TVMFFIObject** out_array);
 MR_DLL const TVMFFISeqCell* mr_array_view(const TVMFFIObject* array);
+/* Map (72): pairs keys[i] -> values[i], copied with new references; a key given again
+ * keeps its first place and takes the later value. */
+MR_DLL int mr_map_create(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t size,
+                         TVMFFIObject** out_map);
+/* Borrowed view of a map's pairs: 2 * *out_size values, key then value; NULL if not a Map. */
+MR_DLL const TVMFFIAny* mr_map_items(const TVMFFIObject* map, int64_t* out_size);
+/* The index of the pair whose key is `key`, or -1. */
+MR_DLL int64_t mr_map_find(const TVMFFIObject* map, const TVMFFIAny* key);
+/* The handle an OpaquePyObject (74) holds; NULL for any other object. */
+MR_DLL void* mr_opaque_handle(const TVMFFIObject* obj);
 
 /* ---- data types ---------------------------------------------------------- */
 /* Bytes of one element (lanes included), rounded up to whole bytes. */
