@@ -26,7 +26,7 @@ MR_NODL_SRCS := $(filter-out $(MR_DL_SRCS),$(MR_SRCS))
 # In every library, but not part of the core that `make size` measures: benchmarking
 # (time_evaluator), DLPack exchange with other frameworks, and saving params (deployments
 # load them). A static link of a model that uses none of these leaves them out.
-MR_EXTRA_SRCS := $(addprefix microruntime/src/,timer.c tensor_dlpack.c params_save.c)
+MR_EXTRA_SRCS := $(addprefix microruntime/src/,timer.c tensor_dlpack.c params_save.c map.c)
 MR_CORE_SRCS := $(filter-out $(MR_EXTRA_SRCS) $(MR_GRAPH_SRCS) $(MR_VM_SRCS),$(MR_NODL_SRCS))
 # Likewise for the graph executor: TVM's global functions and the packed functions for
 # Python, debugging and profiling (see extras.c) stay out of a static app that only opens
@@ -37,7 +37,13 @@ MR_GRAPH_CORE_SRCS := $(filter-out $(MR_GRAPH_EXTRA_SRCS),$(MR_GRAPH_SRCS))
 # callers; an app that calls functions through the C API links none of them.
 MR_VM_EXTRA_SRCS := microruntime/src/vm/extras.c
 MR_VM_CORE_SRCS := $(filter-out $(MR_VM_EXTRA_SRCS),$(MR_VM_SRCS))
-CTESTS := $(patsubst tests/c/%.c,%,$(sort $(wildcard tests/c/test_*.c)))
+# The AOT runtime (src/aot/: kernel workspaces from the caller's arena, serial parallel loops,
+# errors): what a model compiled for the AOT executor links instead of the whole runtime. It
+# defines the same services, so it is a library of its own, in no other.
+MR_AOT_SRCS := $(sort $(wildcard microruntime/src/aot/*.c))
+# tests/c/test_aot_model.c runs a generated model: tests/compiler/relay/test_aot_c_app.py
+# builds it (not a `make ctest` test). The other test_aot_* tests link the AOT runtime only.
+CTESTS := $(filter-out test_aot_model,$(patsubst tests/c/%.c,%,$(sort $(wildcard tests/c/test_*.c))))
 # Hand-written ABI kernels that the module tests dlopen.
 FIXTURES := $(patsubst tests/c/fixtures/%.c,build/tests/fixtures/%.so,$(sort $(wildcard tests/c/fixtures/*.c)))
 # Only MR_DLL symbols leave the shared library.
@@ -50,7 +56,8 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 all: runtime
 
 # ---- the C runtime -----------------------------------------------------------
-runtime: build/libmicroruntime.a build/libmicroruntime_nodl.a build/libmicroruntime.so
+runtime: build/libmicroruntime.a build/libmicroruntime_nodl.a build/libmicroruntime.so \
+  build/libmicroruntime_aot.a
 
 build/obj/%.o: microruntime/src/%.c $(MR_HDRS)
 	@mkdir -p $(@D)
@@ -76,6 +83,12 @@ build/libmicroruntime.so: $(patsubst microruntime/src/%.c,build/obj/%.o,$(MR_SRC
 build/libmicroruntime_asan.a: $(patsubst microruntime/src/%.c,build/obj_asan/%.o,$(MR_SRCS))
 	@rm -f $@; ar rcs $@ $^
 
+build/libmicroruntime_aot.a: $(patsubst microruntime/src/%.c,build/obj_nodl/%.o,$(MR_AOT_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+build/libmicroruntime_aot_asan.a: $(patsubst microruntime/src/%.c,build/obj_asan/%.o,$(MR_AOT_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
 # ---- C tests -------------------------------------------------------------------
 # test_graph_arena refuses allocations after initialisation: the runtime's calls to the
 # allocator go through its wrappers.
@@ -89,6 +102,15 @@ build/tests/%: tests/c/%.c tests/c/check.h $(MR_HDRS) build/libmicroruntime.a
 build/tests_asan/%: tests/c/%.c tests/c/check.h $(MR_HDRS) build/libmicroruntime_asan.a
 	@mkdir -p $(@D)
 	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime_asan.a -o $@ -rdynamic -ldl -lpthread -lm $(TEST_LDFLAGS)
+
+# The AOT runtime's tests link it alone, with the allocator refusing every call.
+build/tests/test_aot_%: tests/c/test_aot_%.c tests/c/check.h $(MR_HDRS) build/libmicroruntime_aot.a
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) $(INC) -Itests/c $< build/libmicroruntime_aot.a -o $@ $(ALLOC_WRAP)
+
+build/tests_asan/test_aot_%: tests/c/test_aot_%.c tests/c/check.h $(MR_HDRS) build/libmicroruntime_aot_asan.a
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) -O1 -g $(SAN) $(INC) -Itests/c $< build/libmicroruntime_aot_asan.a -o $@ $(ALLOC_WRAP)
 
 build/tests/fixtures/%.so: tests/c/fixtures/%.c $(wildcard microruntime/include/microruntime/*.h)
 	@mkdir -p $(@D)
@@ -232,7 +254,7 @@ size:
 	@size -A build/size/core/*.o | awk '$$1 ~ /^\.text/ {c+=$$2} $$1 ~ /^\.rodata/ {r+=$$2} $$1 ~ /^\.eh_frame/ {e+=$$2} \
 	  END {printf "  of which: code %d, read-only data (messages) %d, unwind tables (.eh_frame) %d\n", c, r, e}'
 	@size -t build/size/extra/*.o | tail -1 | \
-	  awk '{printf "outside the core (time_evaluator, DLPack, params saving: %s): text %d bytes\n", "$(notdir $(MR_EXTRA_SRCS))", $$1}'
+	  awk '{printf "outside the core (time_evaluator, DLPack, params saving, Map objects: %s): text %d bytes\n", "$(notdir $(MR_EXTRA_SRCS))", $$1}'
 	@mkdir -p build/size/graph_extra
 	@for f in $(MR_GRAPH_CORE_SRCS); do $(CC) $(SIZE_FLAGS) -c $$f -o build/size/graph/$$(basename $$f .c).o || exit 1; done
 	@for f in $(MR_GRAPH_EXTRA_SRCS); do $(CC) $(SIZE_FLAGS) -c $$f -o build/size/graph_extra/$$(basename $$f .c).o || exit 1; done
@@ -249,6 +271,12 @@ size:
 	  size -t build/size/vm/*.o | tail -1 | awk -v core=$$core -v graph=$$graph '{printf "Relax VM (src/vm except extras.c: loader, validator, interpreter, builtins, allocators, C API): text %d bytes (%.1f KB); core + graph executor + VM: %d bytes (%.1f KB); goal <= 64 KB\n", $$1, $$1/1024, core + graph + $$1, (core + graph + $$1)/1024}'
 	@size -t build/size/vm_extra/*.o | tail -1 | \
 	  awk '{printf "Relax VM extras (%s: vm_initialization, set_input, invoke_stateful, get_output, save_function, set_instrument, profile, ...): text %d bytes\n", "$(notdir $(MR_VM_EXTRA_SRCS))", $$1}'
+	@mkdir -p build/size/aot
+	@for f in $(MR_AOT_SRCS); do $(CC) $(SIZE_FLAGS) -c $$f -o build/size/aot/$$(basename $$f .c).o || exit 1; done
+	@ar rcs build/size/libmicroruntime_aot.a build/size/aot/*.o
+	@strip --strip-unneeded build/size/libmicroruntime_aot.a
+	@size -t build/size/libmicroruntime_aot.a | tail -1 | \
+	  awk '{printf "AOT runtime (src/aot: kernel workspaces from the caller'"'"'s arena, errors, serial parallel launch; what a tvmgen_<name>_run model links beside its kernels, weights and run function): text %d bytes (%.1f KB); goal <= 8 KB\n", $$1, $$1/1024}'
 	@if command -v arm-none-eabi-gcc >/dev/null; then $(MAKE) -s size-thumb; else \
 	  echo "thumbv7em (Cortex-M4F): arm-none-eabi-gcc not installed (apt-get install gcc-arm-none-eabi)"; fi
 
@@ -267,6 +295,12 @@ size-thumb:
 	@arm-none-eabi-size -t build/size/thumb/libmicroruntime_thumb.a | tail -1 | \
 	  awk '{printf "thumbv7em (Cortex-M4F, -Os, bare metal, small config): core + graph executor: text %d, data %d, bss %d bytes (text %.1f KB)\n", $$1, $$2, $$3, $$1/1024}'
 	@echo "  for comparison: TFLite Micro framework about 16-20 KB (published); TVM CRT graph path 27 KB (x86-64)"
+	@mkdir -p build/size/thumb_aot
+	@for f in $(MR_AOT_SRCS); do arm-none-eabi-gcc $(THUMB_FLAGS) -c $$f -o build/size/thumb_aot/$$(basename $$f .c).o || exit 1; done
+	@arm-none-eabi-ar rcs build/size/thumb_aot/libmicroruntime_aot_thumb.a build/size/thumb_aot/*.o
+	@arm-none-eabi-strip --strip-unneeded build/size/thumb_aot/libmicroruntime_aot_thumb.a
+	@arm-none-eabi-size -t build/size/thumb_aot/libmicroruntime_aot_thumb.a | tail -1 | \
+	  awk '{printf "AOT runtime thumbv7em (Cortex-M4F, -Os, bare metal): text %d, data %d, bss %d bytes (text %.1f KB)\n", $$1, $$2, $$3, $$1/1024}'
 
 # Interop with Apache TVM 0.27 (large download; not part of `make test`).
 test-interop: venv

@@ -23,6 +23,7 @@ from ..codegen import host_codegen_available
 from ..frontend import from_onnx
 from ..frontend.onnx import load_model
 from ..ir.errors import InternalError
+from ..relax.backend.aot.build import build_aot
 from ..relax.vm_build import build as relax_build
 from ..relay import build_from_plan, plan
 from ..relay.build_module import control_flow
@@ -40,6 +41,8 @@ examples:
   python -m compiler compile model.onnx --input-shape x:1,3,224,224 -o model.so
   python -m compiler compile model.onnx --system-lib -o model.a      # for static linking
   python -m compiler compile model.onnx --target "c -mcpu=generic" -o model.so
+  python -m compiler compile model.onnx --executor aot --system-lib -o model.a
+      # one run function tvmgen_default_run + tvmgen_default.h beside model.a (apps/aot_deploy)
 
 A model whose inputs have named (symbolic) dims, such as a batch dim "N", is built for the
 Relax VM (one library that runs any size of those dims); give every such input's shape with
@@ -65,6 +68,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--system-lib", action="store_true",
                    help="build a system library: the model registers itself when linked into "
                         "a program, which then needs no dlopen (use with -o model.a)")
+    p.add_argument("--executor", choices=("graph", "aot"), default="graph",
+                   help="graph (the default): graph JSON run by the graph executor; aot: one "
+                        "generated C run function with the memory plan and weights built in, "
+                        "and its header tvmgen_default.h written beside the output")
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME:DIMS",
                    help="an input's shape, e.g. x:1,3,224,224; needed for inputs with named "
                         "(symbolic) dims, repeat it for several inputs")
@@ -209,6 +216,12 @@ def _compile_model(args, tuning) -> str:
     mod, params = from_onnx(proto, shape=shapes or None, dtype=args.dtype)
     t_import = time.perf_counter()
     flow = control_flow(mod)
+    executor = getattr(args, "executor", "graph")
+    if executor == "aot" and (symbolic or flow):
+        why = f"symbolic dims in {', '.join(symbolic)}" if symbolic else flow
+        raise CliError(f"--executor aot runs one sequence of kernels of static shapes, but the "
+                       f"model has {why}: give --input-shape for symbolic dims, or leave out "
+                       "--executor aot (such a model is built for the Relax VM)")
     if symbolic or flow:
         why = f"symbolic dims in {', '.join(symbolic)}" if symbolic else flow
         with tuning:
@@ -225,10 +238,15 @@ def _compile_model(args, tuning) -> str:
     t_plan = time.perf_counter()
 
     progress(f"generating code for {graph.num_kernels} kernels ({target})")
-    factory = build_from_plan(lowered, graph, target=target)
+    if executor == "aot":
+        factory = build_aot(lowered, graph, target,
+                            output_names=[o.name for o in proto.graph.output])
+    else:
+        factory = build_from_plan(lowered, graph, target=target)
     t_codegen = time.perf_counter()
     progress(f"writing {args.output}")
     factory.export_library(args.output)
+    header = factory.export_header(out_dir) if executor == "aot" else None
     t_end = time.perf_counter()
 
     g = json.loads(graph.graph_json)
@@ -251,6 +269,11 @@ def _compile_model(args, tuning) -> str:
         f"  weights:  {len(graph.params)} params, "
         f"{_fmt_bytes(sum(int(v.nbytes) for v in graph.params.values()))}",
         f"  file:     {_fmt_bytes(size)} ({size} bytes)",
+    ]
+    if header is not None:
+        lines.append(f"  executor: AOT: tvmgen_default_run, header {header}, workspace "
+                     f"{factory.plan.workspace_bytes} bytes (TVMGEN_DEFAULT_WORKSPACE_SIZE)")
+    lines += [
         f"  time:     {t_end - t0:.1f} s (import {t_import - t0:.1f}, plan "
         f"{t_plan - t_import:.1f}, code generation {t_codegen - t_plan:.1f}, export "
         f"{t_end - t_codegen:.1f})",

@@ -1,11 +1,15 @@
-"""`relay.build`: a whole model (a graph-level IRModule) → a graph executor factory module.
+"""`relay.build`: a whole model (a graph-level IRModule) → a graph executor factory module, or
+with `executor=Executor("aot")` an AOT executor factory module.
 
     lib = compiler.relay.build(mod, target="llvm", params=params)
     gmod = graph_executor.GraphModule(lib["default"](dev))   # or export_library("model.so")
+    lib = compiler.relay.build(mod, target="c", params=params, executor=Executor("aot"))
+    aot = aot_executor.AotModule(lib["default"](dev))      # or export_library("model.a")
 
 The graph-level passes are those of compiler/relax/pipeline.py (shared with `relax.build`);
 then the graph back end plans memory and writes the graph JSON
-(compiler/relax/backend/graph/codegen.py).
+(compiler/relax/backend/graph/codegen.py), from which the AOT back end
+(compiler/relax/backend/aot) generates its run function.
 """
 from __future__ import annotations
 
@@ -18,11 +22,13 @@ from ..ir.errors import IRError, UnsupportedOpError
 from ..ir.module import IRModule
 from ..relax import expr as X
 from ..relax import pipeline
+from ..relax.backend.aot.build import build_aot, cpu_target
 from ..relax.backend.graph.codegen import GraphPlan, codegen
 from ..relax.backend.kernel_library import compile_kernels, runs_on_host
 from ..relax.shape_util import bind_shapes_message
 from ..target import split_targets
 from ..tir.function import PrimFunc
+from .backend import Executor, Runtime, apply_runtime, as_executor
 from .executor_factory import GraphExecutorFactoryModule
 
 
@@ -34,17 +40,19 @@ def optimize(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
 
 
 def plan(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
-         progress: Optional[Callable[[int, int, str], None]] = None, target=None) -> tuple:
+         progress: Optional[Callable[[int, int, str], None]] = None, target=None,
+         executor: str = "graph") -> tuple:
     """The lowered module (kernels as PrimFuncs) and the graph plan (JSON, params, manifest,
     memory plan) of a model: what `build` compiles, for inspection and tests.
     `progress(k, total, name)` is called as each kernel is lowered (see `legalize`); `target`
-    (None: a CPU) picks the kernels' schedules (topi.cuda for a GPU target)."""
+    (None: a CPU) picks the kernels' schedules (topi.cuda for a GPU target); `executor` (the
+    name of the one the plan is for) words the error of a model with control flow."""
     device, _ = split_targets(target)
     mod = optimize(mod, params, device)
     flow = control_flow(mod)
     if flow is not None:
         raise UnsupportedOpError(
-            f"the graph executor runs one sequence of kernels, but this model has {flow}; "
+            f"the {executor} executor runs one sequence of kernels, but this model has {flow}; "
             "build it for the Relax VM: ex = compiler.relax.build(mod, target, params=params), "
             "then microruntime.relax_vm.VirtualMachine(ex, dev) (or `python -m compiler "
             "compile`, which does so for such a model)")
@@ -80,12 +88,24 @@ def kernel_devices(mod: IRModule, device) -> Optional[Dict[str, int]]:
             for name, f in mod.items() if isinstance(f, PrimFunc)}
 
 
-def build(ir_mod, target=None, target_host=None, params=None, mod_name: str = "default"):
+def build(ir_mod, target=None, target_host=None, params=None, mod_name: str = "default",
+          executor=None, runtime=None):
     """Compiles the model's `main` for the graph executor: a GraphExecutorFactoryModule holding
     the kernel library, the graph JSON and the params. `target` "opencl" (or "cuda", ...) with
     `target_host` "llvm" (or `{"opencl": ..., "llvm": ...}`) makes GPU kernels launched from
-    host code; the executor then runs on that device (`lib["default"](microruntime.opencl())`)."""
+    host code; the executor then runs on that device (`lib["default"](microruntime.opencl())`).
+    `executor=Executor("aot")` (CPU targets) gives an AOTExecutorFactoryModule instead: one
+    generated run function `tvmgen_<mod_name>_run`, its header and the weights as constant
+    data (compiler/relax/backend/aot). `runtime=Runtime("crt", {"system-lib": True})` adds
+    `--system-lib` to the target (a static library, `export_library("model.a")`)."""
+    executor = as_executor(executor)
+    if executor.name == "aot":
+        tgt = apply_runtime(cpu_target(target, target_host), runtime)
+        with collector_paced_for_builds():
+            lowered, graph = plan(ir_mod, params, target=tgt, executor="AOT")
+            return build_aot(lowered, graph, tgt, mod_name=mod_name)
     device, host = split_targets(target, target_host)
+    device = apply_runtime(device, runtime)
     with collector_paced_for_builds():
         return build_from_plan(*plan(ir_mod, params, target=device), target=device,
                                target_host=host, mod_name=mod_name)
@@ -111,4 +131,4 @@ def _as_module(mod) -> IRModule:
 
 
 __all__ = ["build", "build_from_plan", "control_flow", "optimize", "plan", "split_targets",
-           "GraphPlan"]
+           "Executor", "GraphPlan", "Runtime"]
