@@ -72,7 +72,8 @@ class _FirstOutput(nn.Module):
         return out[0] if not hasattr(out, "logits") else out.logits
 
 
-def _tokens(seq=32, vocab=1000, mask=True):
+def tokens(seq=32, mask=True, vocab=1000):
+    """Token ids (1, seq) of a fixed seed, and an attention mask of ones when `mask`."""
     ids = torch.randint(0, vocab, (1, seq), generator=torch.Generator().manual_seed(SEED))
     return (ids, torch.ones(1, seq, dtype=torch.int64)) if mask else (ids,)
 
@@ -82,7 +83,7 @@ def _text(build_net, mask=True, seq=32):
         import transformers
         net = build_net(transformers)
         names = ["input_ids", "attention_mask"] if mask else ["input_ids"]
-        return _FirstOutput(net, names), _tokens(seq, mask=mask), None
+        return _FirstOutput(net, names), tokens(seq, mask=mask), None
     return build
 
 
@@ -194,6 +195,9 @@ MODELS = {
     "lstm": _recurrent(nn.LSTM),
     "gru": _recurrent(nn.GRU),
 }
+
+# Text models exported with a symbolic sequence axis by `export.py --dynamic`.
+DYNAMIC = ("bert", "gpt2")
 
 # Models whose export needs the dynamo exporter (the TorchScript one fails on them).
 DYNAMO_FIRST = {"gpt2", "llama"}

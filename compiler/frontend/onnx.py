@@ -56,6 +56,7 @@ from ..relax import expr as X
 from ..relax.block_builder import BlockBuilder
 from ..relax.interpreter import evaluate
 from ..relax.struct_info import TensorStructInfo
+from ..relax.transform.fold_constant import symbolic_result
 from ..tir import expr as E
 from .errors import ModelError, UnsupportedOpError
 from .onnx_ops import CONVERTERS, NodeContext, Value, dtype_of_elem_type, symbolic
@@ -418,6 +419,8 @@ class _Importer:
         if node.domain not in DEFAULT_DOMAINS:
             return False
         names = [n for n in node.input if n]
+        if node.op_type in ("Shape", "Size") and self.values[names[0]].sym is not None:
+            return self._shape_of_symbolic(ctx, self.values[names[0]].sym)
         if node.op_type in ("Shape", "Size"):
             s = ctx.input(0).struct_info
             if not isinstance(s, TensorStructInfo) or s.shape is None or \
@@ -444,6 +447,19 @@ class _Importer:
                 self.values[name] = Value(name, sym=out)
             else:
                 self.values[name] = Value(name, expr=X.const(data, "int64"), known=data)
+        return True
+
+    def _shape_of_symbolic(self, ctx: NodeContext, sym: np.ndarray) -> bool:
+        """Shape / Size of a shape value with symbolic elements: its length is known now."""
+        if ctx.op_type == "Size":
+            data = np.asarray(sym.size, dtype="int64")
+        else:
+            dims = list(sym.shape)
+            start, end = int(ctx.attr("start", 0)), ctx.attr("end")
+            end = len(dims) if end is None else int(end)
+            data = np.asarray(dims[slice(*slice(start, end).indices(len(dims))[:2])], "int64")
+        name = ctx.node.output[0]
+        self.values[name] = Value(name, expr=X.const(data, "int64"), known=data)
         return True
 
     def _folded(self, ctx: NodeContext, outs: list, i: int) -> Optional[np.ndarray]:
@@ -507,7 +523,8 @@ class _Importer:
             args = tuple(self.leaf(a) for a in expr.args)
             if any(a is not b for a, b in zip(args, expr.args)):
                 expr = X.Call(expr.op, args, expr.attrs, expr.sinfo_args)
-            if args and all(_known(a) for a in args) and expr.op.name != "relax.shape_of":
+            if args and all(_known(a) for a in args) and expr.op.name != "relax.shape_of" \
+                    and not symbolic_result(expr):
                 try:
                     return _as_constant(evaluate(expr))
                 except CompilerError:

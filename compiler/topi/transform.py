@@ -174,20 +174,26 @@ def expand_dims(a, axis: int, num_newaxis: int = 1):
 _INT64_MAX = 2 ** 63 - 1
 
 
-def _symbolic_slice(dim, b: int, e: int, s: int):
-    """(first index, step, length) of range(dim)[b:e:s] for a symbolic `dim`, numpy's rules:
-    negative bounds count from the end, out-of-range ones are clamped."""
+def _symbolic_slice(dim, b, e, s: int, inbound: bool = False):
+    """(first index, step, length) of range(dim)[b:e:s] when `dim` or a bound is symbolic,
+    numpy's rules: negative int bounds count from the end, out-of-range ones are clamped; a
+    symbolic bound (stride positive) is non-negative, clamped to `dim` unless `inbound`."""
     dim = E.cast("int64", dim) if dim.dtype != "int64" else dim
     zero = E.const(0, "int64")
 
-    def bound(v: int, lowest, highest):
+    def bound(v, lowest, highest):
+        if isinstance(v, E.PrimExpr):
+            v = E.cast("int64", v) if v.dtype != "int64" else v
+            return v if inbound else E.binary(E.Min, v, highest)
+        if inbound and abs(v) < 2 ** 31:
+            return E.const(v, "int64") if v >= 0 else dim + v
         if v >= 0:
             return E.binary(E.Min, E.const(v, "int64"), highest) if v < 2 ** 31 else highest
         return E.binary(E.Max, dim + v, lowest) if v > -2 ** 31 else lowest
 
     if s > 0:
         lo, hi = bound(b, zero, dim), bound(e, zero, dim)
-        n = (E.binary(E.Max, hi - lo, zero) + (s - 1)) // s
+        n = ((hi - lo if inbound else E.binary(E.Max, hi - lo, zero)) + (s - 1)) // s
     else:
         last, before = dim - 1, E.const(-1, "int64")
         lo, hi = bound(b, before, last), bound(e, before, last)
@@ -195,11 +201,13 @@ def _symbolic_slice(dim, b: int, e: int, s: int):
     return simplify(lo), s, simplify(n)
 
 
-def strided_slice(a, begin, end, strides=None, axes=None, slice_mode="end"):
+def strided_slice(a, begin, end, strides=None, axes=None, slice_mode="end",
+                  assume_inbound=False):
     """a[begin:end:strides] on the given axes (all leading axes when `axes` is None), with
     numpy's rules for negative and out-of-range bounds; slice_mode "size" reads `end` as
-    sizes (-1: to the end). A sliced dim may be symbolic (its bounds and strides are ints):
-    the first index and the length are then expressions of it."""
+    sizes (-1: to the end). A sliced dim may be symbolic: the first index and the length are
+    then expressions of it. A bound may be symbolic too (an int64 expression, non-negative,
+    the stride positive): clamped to the dim, or with `assume_inbound` used as it is."""
     shape = get_const_tuple(a.shape)
     axes = list(range(len(begin))) if axes is None else \
         [normalize_axis(int(x), a.ndim, "strided_slice") for x in axes]
@@ -214,7 +222,13 @@ def strided_slice(a, begin, end, strides=None, axes=None, slice_mode="end"):
     out_shape = list(a.shape)
     for ax, b, e, s in zip(axes, begin, end, strides):
         dim = shape[ax]
-        b, e, s = int(b), int(e), int(s)
+        symbolic = isinstance(b, E.PrimExpr) or isinstance(e, E.PrimExpr)
+        b = b if isinstance(b, E.PrimExpr) else int(b)
+        e = e if isinstance(e, E.PrimExpr) else int(e)
+        s = int(s)
+        if symbolic and (s <= 0 or slice_mode == "size"):
+            raise IRError("strided_slice: a symbolic begin or end needs a positive stride and "
+                          "slice_mode 'end'")
         if slice_mode == "size":
             if not isinstance(dim, int) and e < 0:
                 e = _INT64_MAX
@@ -223,17 +237,31 @@ def strided_slice(a, begin, end, strides=None, axes=None, slice_mode="end"):
             s = 1
         if s == 0:
             raise IRError("strided_slice: a stride of 0")
-        if not isinstance(dim, int):
-            start[ax], step[ax], out_shape[ax] = _symbolic_slice(dim, b, e, s)
+        if not isinstance(dim, int) or symbolic:
+            dim = E.const(dim, "int64") if isinstance(dim, int) else dim
+            start[ax], step[ax], out_shape[ax] = _symbolic_slice(dim, b, e, s,
+                                                                 assume_inbound and s > 0)
             continue
         lo, hi, st = slice(b, e, s).indices(dim)
         n = max(0, (hi - lo + (st - (1 if st > 0 else -1))) // st)
         start[ax], step[ax], out_shape[ax] = lo, st, E.const(n)
 
+    # on a tensor with a symbolic dim, every index is int64 (its strides are)
+    wide = any(not isinstance(d, int) for d in shape)
+
+    def at(v, k):
+        """Input index of output index v on axis k, in v's type (int64 when `wide`)."""
+        if step[k] == 1 and E.is_const_int(E.convert(start[k]), 0):
+            return v
+        if wide and v.dtype != "int64":
+            v = E.cast("int64", v)
+        first = start[k]
+        first = E.cast(v.dtype, first) if isinstance(first, E.PrimExpr) else \
+            E.const(int(first), v.dtype)
+        return v * E.const(step[k], v.dtype) + first if step[k] != 1 else v + first
+
     def f(*i):
-        return a(*[i[k] * step[k] + start[k]
-                    if (step[k] != 1 or not E.is_const_int(E.convert(start[k]), 0)) else i[k]
-                    for k in range(a.ndim)])
+        return a(*[at(i[k], k) for k in range(a.ndim)])
 
     return te.compute(tuple(out_shape), f, name="T_strided_slice", tag=tag.INJECTIVE)
 
@@ -268,6 +296,10 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip"):
         def index():
             return scalar
 
+    # positions on a symbolic (int64) axis stay int64: its other index arithmetic is int64
+    width = "int64" if isinstance(n, E.PrimExpr) and not isinstance(n, E.IntImm) and \
+        str(n.dtype) == "int64" else "int32"
+
     def fix(j):
         if mode == "raise":
             # checked in the index's own width (int64 indices such as 2**40 are not truncated
@@ -275,8 +307,8 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip"):
             j = j if j.dtype in ("int32", "int64") else j.astype("int64")
             checked = E.Call(j.dtype, "tir.checked_index",
                              (j, E.cast(j.dtype, n), E.StringImm("take"), E.const(axis)))
-            return checked if j.dtype == "int32" else checked.astype("int32")
-        j = j if j.dtype == "int32" else j.astype("int32")
+            return checked if j.dtype == width else checked.astype(width)
+        j = j if j.dtype == width else j.astype(width)
         if mode == "clip":
             return E.Min(E.Max(j, E.const(0)), n - 1)
         if mode == "wrap":

@@ -1,6 +1,8 @@
 """Kiln's Relax VM executables run in Apache TVM 0.27: programs built with
 `compiler.relax.build` (symbolic batch, If on a run-time value, nested tuples, closures and calls;
-from ONNX: a CNN with a symbolic batch, attention with a symbolic sequence, a run-time If)
+from ONNX: a CNN with a symbolic batch, attention with a symbolic sequence, a run-time If, and
+what BERT's and GPT-2's exporters write for a symbolic sequence: positions sliced up to it
+with a run-time clamp, a causal mask from CumSum / GatherND / slices ending at Shape)
 are exported as one library and run by `tvm.relax.VirtualMachine` in a subprocess
 (tvm_run_kiln_vm.py), their outputs compared with numpy (rtol = atol = 1e-4); a bad input is
 rejected with TVM's error carrying Kiln's error context (the parameter's name)."""
@@ -30,10 +32,10 @@ def _case(tmp_path, name, lib, args, expected=None, error=None):
 
 
 def _dynamic_onnx_cases(tmp_path, ort, from_onnx):
-    """A CNN with a symbolic batch, self-attention with a symbolic sequence length and an If
-    on a run-time condition, from ONNX (compiler/frontend/testing/dynamic_models.py), each
-    built once and run at several sizes (and down both branches), ONNX Runtime's outputs the
-    expected values."""
+    """A CNN with a symbolic batch, self-attention with a symbolic sequence length, an If on a
+    run-time condition, BERT's position slice and GPT-2's causal mask, from ONNX
+    (compiler/frontend/testing/dynamic_models.py), each built once and run at several sizes
+    (and down both branches), ONNX Runtime's outputs the expected values."""
     from compiler import relax
     from compiler.frontend.testing import dynamic_models as dm
 
@@ -45,6 +47,10 @@ def _dynamic_onnx_cases(tmp_path, ort, from_onnx):
         "attention_seq_s": (dm.attention(2), [rng.standard_normal((1, s, dm.HIDDEN))
                                               .astype("float32") for s in (1, 5, 17)]),
         "runtime_if": (dm.runtime_if(), [a, -a]),
+        "position_slice": (dm.position_embeddings(8), [rng.standard_normal((1, s, dm.HIDDEN))
+                                                       .astype("float32") for s in (3, 8)]),
+        "causal_positions": (dm.causal_positions(), [rng.standard_normal((1, s, dm.HIDDEN))
+                                                     .astype("float32") for s in (1, 7)]),
     }
     cases = []
     for name, (model, xs) in models.items():

@@ -12,8 +12,10 @@ from onnx import helper, numpy_helper
 
 from ...ir.errors import UnsupportedOpError
 from ...relax import expr as X
+from ...relax import op as R
 from ...relax import shape_util as su
-from ...relax.struct_info import TensorStructInfo
+from ...relax.struct_info import ShapeStructInfo, TensorStructInfo
+from ...tir import expr as E
 from ..errors import ModelError
 
 CONVERTERS: Dict[str, Callable] = {}
@@ -122,7 +124,8 @@ class NodeContext:
             raise UnsupportedOpError(
                 f"{self.where}: input {i} ({self.node.input[i]!r}) holds dims of a symbolic "
                 f"shape ({dims}); they can be used as a shape (Reshape, Expand, "
-                "ConstantOfShape, Range, Slice), not as a run-time tensor; bind the dims when "
+                "ConstantOfShape, Range, Slice) and in elementwise arithmetic (Add, Mul, "
+                "Where, ...), not as this operator's input; bind the dims when "
                 f"importing: from_onnx(model, shape={self._imp.bind_example()})")
         if value.expr is None:
             return self._imp.weight_var(value)
@@ -155,6 +158,34 @@ class NodeContext:
 
     def is_symbolic(self, i: int) -> bool:
         return self.has(i) and self._value(i).sym is not None
+
+    def operand(self, i: int) -> Optional[X.Expr]:
+        """Input i as an expression; a shape value with symbolic elements (a dim read by
+        arithmetic on tensors) becomes an int64 tensor computed at run time."""
+        if not self.is_symbolic(i):
+            return self.input(i)
+        sym = self._value(i).sym
+        parts = [self._dim_tensor(d) for d in sym.reshape(-1)]
+        if sym.ndim == 0:
+            return parts[0]
+        return R.concat([R.reshape(self.emit(p), (1,)) for p in parts], 0)
+
+    def _dim_tensor(self, d) -> X.Expr:
+        """A 0-d int64 tensor holding dim `d`: the sum of `d` ones, a kernel that reads `d`
+        from its input's shape (a dim that is an expression is first bound to a dim of its
+        own by a match_cast)."""
+        if isinstance(d, int):
+            return const(d, "int64")
+        return R.sum(self.emit(R.ones((self.dim_var(d),), "int64")))
+
+    def dim_var(self, d, name: str = "dim"):
+        """`d` itself when an int or a variable, else a new variable bound to its value at run
+        time (a match_cast of the shape (d,)), which kernels read from the buffers they get."""
+        if isinstance(d, (int, E.Var)):
+            return d
+        n = E.Var(name, "int64")
+        self.match_cast(X.ShapeExpr((d,)), ShapeStructInfo((n,)))
+        return n
 
     def is_known(self, i: int) -> bool:
         if not self.has(i):
@@ -251,3 +282,35 @@ def norm_axis(ctx: NodeContext, axis: int, ndim: int) -> int:
 
 def const(value, dtype: str) -> X.Constant:
     return X.const(np.asarray(value, dtype=dtype), dtype)
+
+
+def agree(ctx: NodeContext, *xs):
+    """`xs` (operands broadcast together) with every two symbolic dims that meet on one axis
+    and cannot be told apart while compiling (`seq` and a slice's `min(seq, 128)`) made one:
+    the operand with the other dim is match_cast to the one kept (an input's named dim when
+    there is one), a check at run time, where ONNX Runtime also fails unless they are equal
+    (or one is 1)."""
+    shapes = [getattr(x.struct_info, "shape", None) for x in xs]
+    if any(s is None for s in shapes):
+        return list(xs)
+    rank = max(len(s) for s in shapes)
+    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+    named = {id(v) for v in ctx._imp.symbols.values()}
+    out = [list(s) for s in padded]
+    for k in range(rank):
+        dims = [s[k] for s in out if not (isinstance(s[k], int) and s[k] == 1)]
+        if len(dims) < 2 or any(isinstance(d, int) for d in dims) or \
+                all(su.equal(dims[0], d) for d in dims[1:]):
+            continue
+        keep = next((d for d in dims if id(d) in named), dims[0])
+        for s in out:
+            if not (isinstance(s[k], int) and s[k] == 1):
+                s[k] = keep
+    result = []
+    for x, old, new in zip(xs, padded, out):
+        if any(a is not b for a, b in zip(old, new)):
+            sinfo = x.struct_info
+            x = ctx.match_cast(ctx.emit(x), TensorStructInfo(tuple(new[rank - len(
+                sinfo.shape):]), sinfo.dtype))
+        result.append(x)
+    return result

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...relax import expr as X
 from ...relax import op as R
-from .common import _DTYPES, converter
+from .common import _DTYPES, agree, converter
 
 _BINARY = {"Add": R.add, "Sub": R.subtract, "Mul": R.multiply, "Div": R.divide,
            "Equal": R.equal, "Less": R.less, "Greater": R.greater,
@@ -29,9 +29,19 @@ def scalar(value, dtype: str) -> X.Constant:
     return X.const(np.asarray(value, dtype=dtype), dtype)
 
 
+def _operands(ctx, n):
+    """Inputs 0..n-1, shape values with symbolic elements as int64 tensors (of the type of an
+    integer operand beside them)."""
+    xs = [ctx.operand(i) for i in range(n)]
+    dtypes = [ctx.dtype(i) for i in range(n) if not ctx.is_symbolic(i)]
+    to = next((d for d in dtypes if d.startswith(("int", "uint"))), None)
+    return [R.astype(x, to) if ctx.is_symbolic(i) and to not in (None, "int64") else x
+            for i, x in enumerate(xs)]
+
+
 @converter(*_BINARY)
 def _binary(ctx):
-    return _BINARY[ctx.op_type](ctx.input(0), ctx.input(1))
+    return _BINARY[ctx.op_type](*agree(ctx, *_operands(ctx, 2)))
 
 
 @converter(*_UNARY)
@@ -105,6 +115,7 @@ def _variadic(ctx):
     xs = [x for x in ctx.inputs() if x is not None]
     if not xs:
         raise ctx.error("needs at least one input")
+    xs = agree(ctx, *xs)
     out = xs[0]
     for x in xs[1:]:
         out = fn(out, x)
@@ -115,7 +126,7 @@ def _variadic(ctx):
 
 @converter("Where")
 def _where(ctx):
-    return R.where(ctx.input(0), ctx.input(1), ctx.input(2))
+    return R.where(*agree(ctx, *_operands(ctx, 3)))
 
 
 @converter("LeakyRelu")

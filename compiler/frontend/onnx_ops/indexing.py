@@ -4,7 +4,9 @@ ScatterElements and ScatterND (indices known while compiling: the positions each
 writes are worked out now, the data is updated at run time with where / take; reductions
 add, mul, max and min apply the updates in order), OneHot, Trilu (a constant mask), CumSum (a
 log-step prefix sum of shifted copies) and TopK (each element's rank from pairwise
-comparisons, ties to the lower index). Shapes must be static."""
+comparisons, ties to the lower index). Shapes must be static, but for a GatherElements whose
+indices are one line along the axis, GatherND with one index component past dims of size 1
+and CumSum along a symbolic axis."""
 from __future__ import annotations
 
 from typing import List, Sequence
@@ -12,6 +14,7 @@ from typing import List, Sequence
 import numpy as np
 
 from ...relax import op as R
+from ...relax.struct_info import TensorStructInfo
 from .common import const, converter, norm_axis
 from .elementwise import scalar
 
@@ -66,8 +69,23 @@ def take_along_axis(ctx, x, shape, idx, idx_shape, axis):
     return R.take(flat_x, flat, 0)
 
 
+def _gather_line(ctx, x, shape, axis):
+    """GatherElements whose indices have size 1 on every other axis (a row of positions,
+    possibly of a symbolic length): x's first line along `axis`, taken at the indices."""
+    others = [d for d in range(len(shape)) if d != axis]
+    line = R.strided_slice(x, others, [0] * len(others), [1] * len(others)) if others else x
+    line = R.reshape(ctx.emit(line), (shape[axis],))
+    return R.take(ctx.emit(line), ctx.input(1), 0, mode="raise")
+
+
 @converter("GatherElements")
 def _gather_elements(ctx):
+    ishape0 = ctx.shape(1)
+    axis0 = norm_axis(ctx, ctx.attr("axis", 0), len(ishape0))
+    if len(ctx.shape(0)) == len(ishape0) and \
+            all(d == 1 for k, d in enumerate(ishape0) if k != axis0) and \
+            not all(isinstance(d, int) for d in ishape0 + ctx.shape(0)):
+        return _gather_line(ctx, ctx.input(0), ctx.shape(0), axis0)
     shape = ctx.static_shape(0, "GatherElements")
     ishape = ctx.static_shape(1, "GatherElements")
     if len(ishape) != len(shape):
@@ -80,8 +98,31 @@ def _gather_elements(ctx):
     return take_along_axis(ctx, ctx.input(0), shape, idx, ishape, axis)
 
 
+def _gather_nd_symbolic(ctx, shape, ishape):
+    """GatherND (batch_dims 0) on symbolic shapes where every index component but one
+    addresses a dim of size 1 (its index is 0 or -1, the one element): a take on the other
+    dim, by that component (counted from the end when negative, checked)."""
+    m = ishape[-1]
+    if not isinstance(m, int) or not 1 <= m <= len(shape) or int(ctx.attr("batch_dims", 0)):
+        raise ctx.unsupported(f"GatherND with indices of shape {ishape} (batch_dims="
+                              f"{ctx.attr('batch_dims', 0)}) on data of symbolic shape {shape}")
+    moving = [k for k in range(m) if not (isinstance(shape[k], int) and shape[k] == 1)]
+    if len(moving) != 1:
+        raise ctx.unsupported(f"GatherND on data of symbolic shape {shape} with {len(moving)} "
+                              "index components on dims other than 1 (one is supported)")
+    k = moving[0]
+    x = R.reshape(ctx.input(0), (shape[k],) + tuple(shape[m:]))
+    last = len(ishape) - 1
+    idx = R.strided_slice(ctx.input(1), [last], [k], [k + 1])
+    idx = R.reshape(ctx.emit(idx), tuple(ishape[:-1]))
+    return R.take(ctx.emit(x), ctx.emit(idx), 0, mode="raise")
+
+
 @converter("GatherND")
 def _gather_nd(ctx):
+    if not all(isinstance(d, int) for d in ctx.shape(0) + ctx.shape(1)) and \
+            not ctx.is_known(1):
+        return _gather_nd_symbolic(ctx, ctx.shape(0), ctx.shape(1))
     shape = ctx.static_shape(0, "GatherND")
     ishape = ctx.static_shape(1, "GatherND")
     b = int(ctx.attr("batch_dims", 0))
@@ -225,10 +266,37 @@ def _flip(x, axis, n):
     return R.strided_slice(x, [axis], [n - 1], [-(n + 1)], [-1])
 
 
+def _cumsum_symbolic(ctx, x, shape, axis, reverse, exclusive):
+    """CumSum along a symbolic axis of n elements: out[i] = sum of x[j] over the j that
+    precede i (or follow it: reverse; j = i counted unless exclusive), a (n, n) mask of
+    positions compared (arange(n)) and one reduction; O(n^2), exact for integers."""
+    n = ctx.dim_var(shape[axis], "cumsum_len")
+    if n is not shape[axis]:
+        shape = list(shape)
+        shape[axis] = n
+        x = ctx.match_cast(ctx.emit(x), TensorStructInfo(tuple(shape), ctx.dtype(0)))
+    last = len(shape) - 1
+    perm = [d for d in range(len(shape)) if d != axis] + [axis]
+    if axis != last:
+        x = R.permute_dims(x, perm)
+    pos = ctx.emit(R.arange(0, n, 1, "int64"))
+    i, j = R.reshape(pos, (n, 1)), R.reshape(pos, (1, n))
+    compare = {(0, 0): R.less_equal, (0, 1): R.less, (1, 0): R.greater_equal,
+               (1, 1): R.greater}[(int(bool(reverse)), int(bool(exclusive)))]
+    terms = R.where(compare(j, i), R.expand_dims(x, [last]), scalar(0, ctx.dtype(0)))
+    y = R.sum(terms, [last + 1])
+    if axis != last:
+        y = R.permute_dims(y, [int(k) for k in np.argsort(perm)])
+    return y
+
+
 @converter("CumSum", const_inputs=(1,))
 def _cumsum(ctx):
+    axis = norm_axis(ctx, ctx.ints(1, "axis")[0], ctx.ndim(0))
+    if not isinstance(ctx.shape(0)[axis], int):
+        return _cumsum_symbolic(ctx, ctx.input(0), ctx.shape(0), axis,
+                                int(ctx.attr("reverse", 0)), int(ctx.attr("exclusive", 0)))
     shape = list(ctx.static_shape(0, "CumSum"))
-    axis = norm_axis(ctx, ctx.ints(1, "axis")[0], len(shape))
     n, dt = shape[axis], ctx.dtype(0)
     y = ctx.input(0)
     reverse, exclusive = int(ctx.attr("reverse", 0)), int(ctx.attr("exclusive", 0))

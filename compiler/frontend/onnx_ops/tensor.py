@@ -1,13 +1,20 @@
 """Shape manipulation and indexing: Flatten, Reshape (0 and -1), Transpose, Concat, Split,
 Squeeze / Unsqueeze (axes as attribute or input), Slice, Gather, Pad (constant, and edge,
 reflect and wrap as slices of the input concatenated), Expand. Shapes, axes, starts and pads
-must be known while compiling."""
+must be known while compiling; a shape, and a Slice's starts and ends, may hold symbolic dims
+(from Shape of a symbolic input): such a bound is clamped to the dim at run time, and two
+symbolic dims that Expand (or an elementwise operator) meets on one axis are made one, checked
+at run time."""
 from __future__ import annotations
 
 import numpy as np
 
+from ...arith import Analyzer
 from ...relax import op as R
 from ...relax import shape_util as su
+from ...relax.struct_info import TensorStructInfo
+from ...tir import expr as E
+from ...tir.functor import collect_vars
 from .common import converter, norm_axis
 from .elementwise import scalar
 
@@ -123,7 +130,7 @@ def _slice(ctx):
         starts, ends = ctx.attr("starts"), ctx.attr("ends")
         axes, steps = ctx.attr("axes"), None
     else:
-        starts, ends = ctx.ints(1, "starts"), ctx.ints(2, "ends")
+        starts, ends = ctx.dims(1, "starts"), ctx.dims(2, "ends")
         axes, steps = ctx.ints(3, "axes"), ctx.ints(4, "steps")
     n = len(starts)
     axes = list(range(n)) if axes is None else [norm_axis(ctx, a, ndim) for a in axes]
@@ -131,20 +138,111 @@ def _slice(ctx):
     if not len(ends) == len(axes) == len(steps) == n:
         raise ctx.error(f"starts {starts}, ends {ends}, axes {axes} and steps {steps} must "
                         "have the same length")
-    begin, end = [], []
+    fixed, moving = ([], [], [], []), ([], [], [], [])
     for a, b, e, s in zip(axes, starts, ends, steps):
         if s == 0:
             raise ctx.error("steps must not be 0")
         d = shape[a]
-        b, e = int(b), int(e)
+        inbound = None
+        if not (isinstance(b, int) and isinstance(e, int)):
+            inbound = symbolic_bounds(ctx, d, b, e, s, shape)
+        elif not isinstance(d, int):
+            inbound = static_length_bounds(ctx, d, int(b), int(e), s)
+        if inbound is not None:
+            for part, v in zip(moving, (a, *inbound, s)):
+                part.append(v)
+            continue
         if isinstance(d, int):
             b, e, _ = slice(b, e, s).indices(d)
             if s < 0:       # -1 means "before index 0" here, not "the last index"
                 b = -(d + 1) if b < 0 else b
                 e = -(d + 1) if e < 0 else e
-        begin.append(b)
-        end.append(e)
-    return R.strided_slice(ctx.input(0), axes, begin, end, steps)
+        for part, v in zip(fixed, (a, b, e, s)):
+            part.append(v)
+    x = ctx.input(0)
+    if fixed[0] or not moving[0]:
+        x = R.strided_slice(x, *fixed)
+    if moving[0]:
+        x = R.strided_slice(ctx.emit(x), *moving, assume_inbound=True)
+    return x
+
+
+def _analyzer(*exprs):
+    """An Analyzer knowing that the model's dims in `exprs` are at least 1."""
+    ana = Analyzer()
+    for e in exprs:
+        if isinstance(e, E.PrimExpr):
+            for v in collect_vars(e):
+                ana.bind(v, (1, 2 ** 62))
+    return ana
+
+
+def _dim_vars(shape) -> set:
+    """The dims of `shape` that are variables: what a kernel reads from the tensor (a dim
+    that is an expression is read as a value of its own)."""
+    return {id(d) for d in shape if isinstance(d, E.Var)}
+
+
+def _clamped(ctx, d, b, e, s: int):
+    """(first index, length) of a slice b:e:s (s > 0) of dim `d`, bounds clamped by ONNX's
+    rules (a negative one counts from the end), simplified knowing that dims are >= 1."""
+    ana = _analyzer(d, b, e)
+    dim = su.dim_expr(d)
+    zero = E.const(0, "int64")
+
+    def clamp(v):
+        if isinstance(v, int):
+            if v >= 2 ** 31:
+                return dim
+            if v <= -2 ** 31:
+                return zero
+            if v >= 0:
+                return E.binary(E.Min, E.const(v, "int64"), dim)
+            return E.binary(E.Max, dim + v, zero)
+        if ana.can_prove(v >= 0):
+            return E.binary(E.Min, v, dim)
+        if ana.can_prove(v < 0):
+            return E.binary(E.Max, dim + v, zero)
+        raise ctx.unsupported(f"a slice bound ({su.dim_str(v)}) whose sign is known only at "
+                              "run time")
+
+    lo = su.norm(ana.simplify(clamp(b)))
+    hi = su.norm(ana.simplify(clamp(e)))
+    length = su.norm(ana.simplify((E.binary(E.Max, su.dim_expr(hi) - su.dim_expr(lo), zero)
+                                   + (s - 1)) // s))
+    return lo, length
+
+
+def static_length_bounds(ctx, d, b: int, e: int, s: int):
+    """(begin, end) for strided_slice with assume_inbound when a slice of a symbolic dim by
+    int bounds has a first index and a length that are ints (`x[:, 0:1]` of `seq` is one
+    element, as seq >= 1), else None."""
+    if s < 0:
+        return None
+    lo, length = _clamped(ctx, d, b, e, s)
+    if isinstance(lo, int) and isinstance(length, int) and length > 0:
+        return lo, lo + (length - 1) * s + 1
+    return None
+
+
+def symbolic_bounds(ctx, d, b, e, s: int, shape):
+    """(begin, end) of a slice of dim `d` whose bound `b` or `e` is symbolic, clamped by ONNX's
+    rules (a negative bound counts from the end) and given to strided_slice with
+    assume_inbound. The first index must be computable from the input's dims (its kernel reads
+    them from the tensor); a length that is not (a clamp `min(seq, 128)` of a static dim) is
+    computed at run time into a dim of its own, bound by a match_cast."""
+    if s < 0:
+        raise ctx.unsupported(f"a negative step ({s}) with a bound known only at run time "
+                              f"({su.dim_str(b)}:{su.dim_str(e)})")
+    lo, length = _clamped(ctx, d, b, e, s)
+    known = _dim_vars(shape)
+    if isinstance(lo, E.PrimExpr) and any(id(v) not in known for v in collect_vars(lo)):
+        raise ctx.unsupported(f"a slice starting at {su.dim_str(lo)}, computed from dims the "
+                              "sliced tensor does not have")
+    if isinstance(length, E.PrimExpr) and not isinstance(length, E.Var) and \
+            any(id(v) not in known for v in collect_vars(length)):
+        length = ctx.dim_var(length, "slice_len")
+    return lo, su.add(lo, su.add(su.mul(su.sub(length, 1), s), 1) if s > 1 else length)
 
 
 @converter("Gather")
@@ -263,4 +361,9 @@ def _expand(ctx):
     x = ctx.input(0)
     if len(ctx.shape(0)) < n:
         x = R.reshape(x, tuple(shape))
+    # two symbolic dims not known to be equal (`slice_len` to `seq`): one, checked at run time
+    same = [t if not isinstance(d, int) and not isinstance(t, int) and not su.equal(d, t)
+            else d for d, t in zip(shape, target)]
+    if any(a is not b for a, b in zip(same, shape)):
+        x = ctx.match_cast(ctx.emit(x), TensorStructInfo(tuple(same), ctx.dtype(0)))
     return R.broadcast_to(x, tuple(out))

@@ -6,7 +6,16 @@
 - `attention(heads, batch, causal)`: LayerNorm(x + self-attention(x)) on [batch, "S", 16],
   the head split and merge reshaping to shapes computed by Shape / Gather / Concat;
 - `if_model(...)` / `runtime_if()`: an If on a condition computed at run time, its branches
-  reading the enclosing graph's x.
+  reading the enclosing graph's x;
+- `position_embeddings(max_len)`: what BERT's exporter writes for x [1, "S", 16]: positions
+  sliced from a [1, max_len] buffer up to S (a Slice whose end is a symbolic dim, clamped to
+  max_len), token types gathered by them (GatherElements) and expanded to x's shape, both
+  embedded and added to x (S and the clamped length made one), and the types times S (a dim
+  used as a tensor) added;
+- `causal_positions()`: what GPT-2's dynamo export writes for its mask: positions Range(0, S)
+  concatenated with a shifted copy and sliced back by ends from Shape (S and S + 1), a CumSum
+  along S, GatherND by indices built from Range, a causal mask (and an equal-segment mask)
+  over softmax(x x^T) x.
 """
 from __future__ import annotations
 
@@ -155,5 +164,104 @@ def runtime_if(x_shape=("N", 3)):
     return if_model(sum_positive(), then_graph, else_graph, x_shape=x_shape)
 
 
-__all__ = ["HIDDEN", "attention", "branch", "cnn", "const", "if_model", "model", "out",
-           "runtime_if", "sum_positive", "weight"]
+def _seq_of(x="x", axis=1):
+    """Nodes computing S = Shape(x)[axis] as a scalar ("S") and as [S] ("S1")."""
+    return [helper.make_node("Shape", [x], ["shape_x"]),
+            const("axis_s", axis),
+            helper.make_node("Gather", ["shape_x", "axis_s"], ["S"], axis=0),
+            const("ax0_s", [0]),
+            helper.make_node("Unsqueeze", ["S", "ax0_s"], ["S1"])]
+
+
+def position_embeddings(max_len=8, types=3):
+    """x [1, S, 16] -> x + pos_emb[pos[:, :S]] + type_emb[t] + (t * S)[..., None] for token
+    types t = Expand(GatherElements(type_ids, pos[:, :S]), Shape(x)[:2]) (the target shape
+    computed as BERT's export does, reading Shape of that shape); beyond max_len ONNX Runtime
+    fails, as on BERT."""
+    rng = np.random.default_rng(21)
+    inits = [weight(rng, "pos_emb", (max_len, HIDDEN)), weight(rng, "type_emb", (types, HIDDEN)),
+             numpy_helper.from_array(np.arange(max_len, dtype=np.int64)[None], "pos_ids"),
+             numpy_helper.from_array(rng.integers(0, types, (1, max_len)).astype(np.int64),
+                                     "type_ids")]
+    nodes = _seq_of() + [
+        const("zero1", [0]), const("one1", [1]),
+        helper.make_node("Slice", ["pos_ids", "zero1", "S1", "one1", "one1"], ["pos"]),
+        helper.make_node("Gather", ["pos_emb", "pos"], ["pe"], axis=0),
+        helper.make_node("GatherElements", ["type_ids", "pos"], ["tt"], axis=1),
+        const("two1", [2]),
+        helper.make_node("Slice", ["shape_x", "zero1", "two1"], ["bs"]),
+        # BERT's Expand target: Where(bs == -1, 1, bs) over ConstantOfShape(Shape(bs))
+        helper.make_node("Shape", ["bs"], ["bs_len"]),
+        helper.make_node("ConstantOfShape", ["bs_len"], ["ones_i"],
+                         value=numpy_helper.from_array(np.ones(1, np.int64))),
+        const("minus1", -1),
+        helper.make_node("Mul", ["ones_i", "minus1"], ["neg"]),
+        helper.make_node("Equal", ["bs", "neg"], ["is_neg"]),
+        helper.make_node("Where", ["is_neg", "ones_i", "bs"], ["target"]),
+        helper.make_node("Expand", ["tt", "target"], ["tte"]),
+        helper.make_node("Gather", ["type_emb", "tte"], ["te"], axis=0),
+        helper.make_node("Add", ["x", "pe"], ["xp"]),
+        helper.make_node("Add", ["xp", "te"], ["xt"]),
+        helper.make_node("Mul", ["tte", "S"], ["scaled"]),
+        helper.make_node("Cast", ["scaled"], ["scaled_f"], to=TensorProto.FLOAT),
+        const("ax_last", [-1]),
+        helper.make_node("Unsqueeze", ["scaled_f", "ax_last"], ["shift"]),
+        helper.make_node("Add", ["xt", "shift"], ["y"]),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "S", HIDDEN])
+    return model(nodes, [x], [out("y")], inits)
+
+
+def causal_positions():
+    """x [1, S, 16] -> softmax(x x^T masked) x, the mask as GPT-2's dynamo export builds it:
+    pos = Range(0, S)[None]; cat = Concat(pos[:, :1] - 1, pos) [1, S + 1]; a = cat[:, :S] and
+    b = cat[:, 1:S + 1] (ends from Shape); seg = CumSum(b - a != 1); row and column positions
+    and segments gathered by GatherND with indices [0, i] built from Range; allowed where
+    col <= row and the segments are equal."""
+    int64 = TensorProto.INT64
+    nodes = _seq_of() + [
+        const("zero", 0), const("one", 1), const("zero1", [0]), const("one1", [1]),
+        const("minus1", [-1]), const("ax_last", -1),
+        helper.make_node("Range", ["zero", "S", "one"], ["ar"]),
+        helper.make_node("Unsqueeze", ["ar", "zero1"], ["pos"]),
+        helper.make_node("Slice", ["pos", "zero1", "one1", "one1", "one1"], ["first"]),
+        helper.make_node("Sub", ["first", "one"], ["before"]),
+        helper.make_node("Concat", ["before", "pos"], ["cat"], axis=-1),
+        helper.make_node("Slice", ["cat", "zero1", "S1", "minus1"], ["a"]),
+        helper.make_node("Add", ["one", "S"], ["S_plus1"]),
+        helper.make_node("Reshape", ["S_plus1", "minus1"], ["end_b"]),
+        helper.make_node("Slice", ["cat", "one1", "end_b", "minus1"], ["b"]),
+        helper.make_node("Sub", ["b", "a"], ["step"]),
+        helper.make_node("Equal", ["step", "one"], ["same"]),
+        helper.make_node("Not", ["same"], ["jump"]),
+        helper.make_node("Cast", ["jump"], ["jump_i"], to=int64),
+        helper.make_node("CumSum", ["jump_i", "ax_last"], ["seg"]),
+        # indices [0, i] for i < S: [S, 2]
+        const("ax1", [1]),
+        helper.make_node("Unsqueeze", ["ar", "ax1"], ["col_i"]),
+        helper.make_node("Shape", ["col_i"], ["col_shape"]),
+        const("zero11", np.zeros((1, 1), np.int64)),
+        helper.make_node("Expand", ["zero11", "col_shape"], ["zeros_i"]),
+        helper.make_node("Concat", ["zeros_i", "col_i"], ["idx"], axis=-1),
+        helper.make_node("GatherND", ["pos", "idx"], ["p"]),
+        helper.make_node("GatherND", ["seg", "idx"], ["sg"]),
+        helper.make_node("Unsqueeze", ["p", "zero1"], ["p_col"]),
+        helper.make_node("Unsqueeze", ["p", "ax1"], ["p_row"]),
+        helper.make_node("LessOrEqual", ["p_col", "p_row"], ["causal"]),
+        helper.make_node("Unsqueeze", ["sg", "zero1"], ["s_col"]),
+        helper.make_node("Unsqueeze", ["sg", "ax1"], ["s_row"]),
+        helper.make_node("Equal", ["s_col", "s_row"], ["segment"]),
+        helper.make_node("And", ["causal", "segment"], ["allowed"]),
+        helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["x", "xt"], ["scores"]),
+        const("ninf", -1e9, np.float32),
+        helper.make_node("Where", ["allowed", "scores", "ninf"], ["masked"]),
+        helper.make_node("Softmax", ["masked"], ["probs"], axis=-1),
+        helper.make_node("MatMul", ["probs", "x"], ["y"]),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "S", HIDDEN])
+    return model(nodes, [x], [out("y")])
+
+
+__all__ = ["HIDDEN", "attention", "branch", "causal_positions", "cnn", "const", "if_model",
+           "model", "out", "position_embeddings", "runtime_if", "sum_positive", "weight"]

@@ -1,6 +1,9 @@
 """Indexing: take (gather along an axis, numpy.take; negative indices count from the end) and
 strided_slice (numpy slicing semantics on the given axes: negative begin/end count from the
-end, out-of-range values are clamped, strides may be negative)."""
+end, out-of-range values are clamped, strides may be negative). A begin or end may be a
+symbolic dim (an int64 expression of the model's dims, taken as non-negative; the stride then
+positive): clamped to the dim at run time, or used as it is with `assume_inbound` (which
+applies to the axes whose dim or bounds are symbolic)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -33,24 +36,30 @@ def slice_len(dim: int, begin: int, end: int, stride: int) -> int:
     return len(range(dim)[begin:end:stride])
 
 
-def _symbolic_len(n: E.PrimExpr, begin: int, end: int, stride: int) -> Optional[object]:
-    """The slice length on a symbolic dim, for positive strides."""
+def _symbolic_len(n, begin, end, stride: int, inbound: bool = False) -> Optional[object]:
+    """The slice length on a dim `n` (int or symbolic) for a positive stride, when the dim or a
+    bound is symbolic (a symbolic bound is non-negative; `inbound`: the bounds are used as
+    they are)."""
     if stride < 0:
         return None
     n = su.dim_expr(n)
     zero = E.const(0, "int64")
 
-    def clamp(v: int):
+    def clamp(v):
+        if isinstance(v, E.PrimExpr):
+            return v if inbound else E.binary(E.Min, v, n)
         if v >= 2 ** 31:    # INT64_MAX and the like: the end
             return n
         if v <= -2 ** 31:
             return zero
         c = E.const(v, "int64")
         if v >= 0:
-            return E.binary(E.Min, c, n)
-        return E.binary(E.Max, n + c, zero)
+            return c if inbound else E.binary(E.Min, c, n)
+        return n + c if inbound else E.binary(E.Max, n + c, zero)
 
-    length = E.binary(E.Max, clamp(end) - clamp(begin), zero)
+    length = clamp(end) - clamp(begin)
+    if not inbound:
+        length = E.binary(E.Max, length, zero)
     return su.ceildiv(su.norm(length), stride)
 
 
@@ -72,10 +81,14 @@ def _infer_strided_slice(call: Call) -> StructInfo:
     out = list(x.shape)
     for ax, b, e, s in zip(axes, a.begin, a.end, strides):
         d = x.shape[ax]
-        if isinstance(d, int):
+        symbolic = isinstance(b, E.PrimExpr) or isinstance(e, E.PrimExpr)
+        if symbolic and s < 0:
+            raise fail(call, f"a symbolic begin or end ({b}, {e}) needs a positive stride, got "
+                             f"{s}")
+        if isinstance(d, int) and not symbolic:
             out[ax] = slice_len(d, b, e, s)
         else:
-            length = _symbolic_len(d, b, e, s)
+            length = _symbolic_len(d, b, e, s, bool(a.assume_inbound))
             if length is None:
                 return TensorStructInfo(None, x.dtype, x.ndim)
             out[ax] = length
@@ -96,10 +109,16 @@ def take(x, indices, axis=None, mode: str = "fast") -> Call:
                      mode=mode)
 
 
+def _bound(v):
+    return su.norm(v) if isinstance(v, E.PrimExpr) else int(v)
+
+
 def strided_slice(x, axes, begin, end, strides=None, assume_inbound: bool = False) -> Call:
     """x[begin:end:stride] on each of `axes` (numpy semantics; INT64_MAX / INT64_MIN mean the
-    ends)."""
+    ends). A begin or end may be a symbolic dim (non-negative, with a positive stride): it is
+    clamped to the dim, unless `assume_inbound` (0 <= begin <= end <= dim holds at run
+    time)."""
     return make_call("relax.strided_slice", (x,), axes=tuple(int(v) for v in axes),
-                     begin=tuple(int(v) for v in begin), end=tuple(int(v) for v in end),
+                     begin=tuple(_bound(v) for v in begin), end=tuple(_bound(v) for v in end),
                      strides=None if strides is None else tuple(int(v) for v in strides),
                      assume_inbound=bool(assume_inbound))

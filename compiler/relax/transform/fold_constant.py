@@ -1,9 +1,11 @@
 """fold_constant: operators whose arguments are all known are computed at compile time.
 
 before: any graph-level module.
-after:  no call of a pure operator has only constant arguments (its value, computed by the
-        reference interpreter, replaces it); a variable bound to a constant is replaced by the
-        constant at its uses and its binding dropped; `(a, b)[i]` is the field itself.
+after:  no call of a pure operator has only constant arguments and a result of static shape
+        (its value, computed by the reference interpreter, replaces it; a symbolic result
+        shape means the call reads symbolic dims, a slice's bound say, known at run time); a
+        variable bound to a constant is replaced by the constant at its uses and its binding
+        dropped; `(a, b)[i]` is the field itself.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from ...ir.module import IRModule
 from .. import expr as X
 from ..functor import ExprMutator
 from ..interpreter import evaluate
+from ..struct_info import TensorStructInfo, TupleStructInfo
 
 # Operators never folded: they call kernels, or their value is not a tensor of the graph.
 _KEEP = {"relax.call_tir", "relax.call_dps_packed", "relax.shape_of"}
@@ -27,6 +30,14 @@ def _known(e: X.Expr) -> bool:
     if isinstance(e, X.ShapeExpr):
         return all(isinstance(d, int) for d in e.values)
     return isinstance(e, (X.Constant, X.PrimValue, X.StringImm, X.DataTypeImm))
+
+
+def symbolic_result(e: X.Expr) -> bool:
+    """Whether `e`'s struct info holds a symbolic dim (its value depends on run-time dims)."""
+    s = e.struct_info
+    parts = s.fields if isinstance(s, TupleStructInfo) else (s,)
+    return any(isinstance(p, TensorStructInfo) and p.shape is not None and
+               not all(isinstance(d, int) for d in p.shape) for p in parts)
 
 
 def _as_expr(value) -> X.Expr:
@@ -48,7 +59,8 @@ class _Folder(ExprMutator):
         call = super().visit_call_(e)
         op = call.op
         if (isinstance(op, X.Op) and op.name not in _KEEP and op.get_attr("purity", True)
-                and call.args and all(_known(a) for a in call.args)):
+                and call.args and all(_known(a) for a in call.args)
+                and not symbolic_result(call)):
             return _as_expr(evaluate(call))
         return call
 

@@ -72,20 +72,20 @@ def _placeholder(p: X.Var, kernel: str, dims: "_KernelDims") -> te.Tensor:
 
 
 class _KernelDims:
-    """The dims of a kernel's arguments as the kernel sees them: an int or a variable as it
-    is, and so a computed dim whose variables are dims of some argument (the kernel reads them
-    from its buffers); a computed dim of variables no argument has (`h // 2` of a pooled
-    tensor, where `h` is no dim of any argument) becomes a variable of its own, one per
-    distinct expression, read from the buffer like the others."""
+    """The dims of a kernel's arguments as the kernel sees them, in argument order: an int or
+    a variable as it is, and so a computed dim whose variables are dims of an argument before
+    it (the kernel reads them from its buffers, in that order); any other computed dim (`h //
+    2` of a pooled tensor, where `h` is no dim of any argument, or `n + 1` before the argument
+    of dim `n`) becomes a variable of its own, one per distinct expression, read from the
+    buffer like the others."""
 
-    def __init__(self, params):
-        self.defined = {id(d) for p in params
-                        if isinstance(p.struct_info, TensorStructInfo)
-                        and p.struct_info.shape is not None
-                        for d in p.struct_info.shape if isinstance(d, E.Var)}
+    def __init__(self):
+        self.defined = set()
         self.fresh: List[tuple] = []
 
     def of(self, d):
+        if isinstance(d, E.Var):
+            self.defined.add(id(d))
         if isinstance(d, (int, E.Var)) or all(id(v) in self.defined for v in collect_vars(d)):
             return d
         for expr, var in self.fresh:
@@ -100,7 +100,7 @@ def lower_primitive(func: X.Function, name: str, target: Optional[Target] = None
     """The PrimFunc of a primitive function (lowered, named `name`; dims may be symbolic),
     scheduled for `target` (None: a CPU)."""
     env: Dict[int, object] = {}
-    dims = _KernelDims(func.params)
+    dims = _KernelDims()
     inputs = [_placeholder(p, name, dims) for p in func.params]
     for p, t in zip(func.params, inputs):
         env[id(p)] = t

@@ -1,10 +1,9 @@
 """Shape manipulation: reshape and its kin (computed from the inferred output shape),
-permute_dims, concat, split, strided_slice, take, pad, resize2d, broadcast_to, *_like, and
-arange (whose bounds may be symbolic)."""
+permute_dims, concat, split, strided_slice, take, pad, resize2d, broadcast_to, zeros / ones /
+full and *_like, and arange (whose bounds may be symbolic)."""
 from .... import te, topi
 from ....ir.errors import UnsupportedOpError
 from ....tir import expr as E
-from ...struct_info import TensorStructInfo
 
 
 def _out_shape(call):
@@ -34,7 +33,8 @@ def _split(call, a):
 def _strided_slice(call, a):
     at = call.attrs
     return topi.strided_slice(a[0], list(at.begin), list(at.end),
-                              None if at.strides is None else list(at.strides), list(at.axes))
+                              None if at.strides is None else list(at.strides), list(at.axes),
+                              assume_inbound=bool(at.assume_inbound))
 
 
 def _take(call, a):
@@ -82,11 +82,24 @@ def _arange(call, a):
     return te.compute(_out_shape(call), f, name="T_arange", tag=topi.tag.INJECTIVE)
 
 
-def _full_like(value):
+def _filled(shape, dtype, v):
+    value = E.cast(dtype, v) if isinstance(v, E.PrimExpr) else E.const(v, dtype)
+    return te.compute(shape, lambda *i: value, name="T_full", tag=topi.tag.ELEMWISE)
+
+
+def _full(value):
+    """zeros / ones / full (value None: the fill value is argument 1)."""
     def make(call, a):
-        s: TensorStructInfo = call.struct_info
-        v = value if value is not None else a[1]
-        return topi.full(_out_shape(call), s.dtype, v)
+        return _filled(_out_shape(call), call.struct_info.dtype, value if value is not None
+                       else a[1])
+    return make
+
+
+def _full_like(value):
+    """zeros_like / ones_like / full_like (value None: the fill value is argument 1)."""
+    def make(call, a):
+        return _filled(_out_shape(call), call.struct_info.dtype, value if value is not None
+                       else a[1])
     return make
 
 
@@ -97,5 +110,6 @@ LEGALIZE = {
     "relax.nn.pad": _pad, "relax.image.resize2d": _resize2d,
     "relax.broadcast_to": _broadcast_to, "relax.zeros_like": _full_like(0),
     "relax.ones_like": _full_like(1), "relax.full_like": _full_like(None),
-    "relax.arange": _arange,
+    "relax.arange": _arange, "relax.zeros": _full(0), "relax.ones": _full(1),
+    "relax.full": _full(None),
 }
