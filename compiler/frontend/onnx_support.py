@@ -16,11 +16,14 @@ import onnx
 from onnx.reference.ops import load_op
 
 from .errors import UnsupportedOpError
-from .onnx_ops import CONVERTERS
+from .onnx_ops import CONTRIB_OPS, CONVERTERS
 
 # Operators whose outputs are not a function of their inputs: never evaluated while importing.
 RANDOM_OPS = frozenset({"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike",
                          "RandomUniform", "RandomUniformLike"})
+# Operators kept in the graph even when their inputs are known: a dequantized weight stays an
+# integer tensor for the graph pass quantize_to_integer (fold_constant folds what it leaves).
+KEPT_OPS = frozenset({"DequantizeLinear"})
 DEFAULT_DOMAINS = ("", "ai.onnx")
 # Operators whose subgraphs run (or not) as the data says: a model with one needs the VM.
 CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan"})
@@ -32,13 +35,14 @@ def op_key(node: onnx.NodeProto) -> str:
 
 
 def supported(node: onnx.NodeProto) -> bool:
-    return node.domain in DEFAULT_DOMAINS and node.op_type in CONVERTERS
+    return node.op_type in CONVERTERS and (node.domain in DEFAULT_DOMAINS or (
+        node.domain == "com.microsoft" and node.op_type in CONTRIB_OPS))
 
 
 def foldable(node: onnx.NodeProto) -> bool:
     """Whether the node's outputs depend on its inputs alone (no random numbers, no subgraph
     that could read values of the enclosing graph), so it can be evaluated while importing."""
-    if node.op_type in RANDOM_OPS:
+    if node.op_type in RANDOM_OPS or node.op_type in KEPT_OPS:
         return False
     return not any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
                    for a in node.attribute)

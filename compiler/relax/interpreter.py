@@ -28,7 +28,7 @@ from ..tir import interpreter as tir_interpreter
 from ..tir.function import PrimFunc
 from ..tir.functor import collect_vars, substitute
 from . import expr as X
-from . import interpreter_nn  # noqa: F401 - registers the nn and image kernels
+from . import interpreter_nn, interpreter_qnn  # noqa: F401 - register the nn, image, qnn kernels
 from .interpreter_ops import KERNELS
 from .struct_info import (
     ObjectStructInfo,

@@ -25,6 +25,7 @@ from .transform.fold_constant import fold_constant
 from .transform.fuse_ops import fuse_ops
 from .transform.lambda_lift import lambda_lift
 from .transform.legalize import legalize
+from .transform.quantize_to_integer import quantize_to_integer
 from .transform.transpose_dense_weight import transpose_dense_weight
 from .transform.winograd_conv2d import winograd_conv2d
 from .well_formed import verify
@@ -36,6 +37,7 @@ Pass = Callable[[IRModule], IRModule]
 TVM_PASS_NAMES: Dict[str, PassNames] = {
     "bind_params": ((), False),
     "lambda_lift": (("LambdaLift",), False),
+    "quantize_to_integer": (("FakeQuantizationToInteger",), True),
     "fold_constant": (("FoldConstant",), True),
     "fold_batch_norm": (("SimplifyInference", "FoldScaleAxis"), True),
     "eliminate_dead_code": (("DeadCodeElimination",), True),
@@ -68,6 +70,7 @@ def optimize_passes(target: Optional[Target] = None,
     return _enabled([
         named(bind_params, params=dict(params or {})),  # weights become constants
         lambda_lift,             # local functions -> module functions, closures
+        quantize_to_integer,     # dequantize -> float op -> quantize on integers
         fold_constant,           # constant subgraphs computed now
         fold_batch_norm,         # batch norms into scale/shift, then into weights
         eliminate_dead_code,     # what folding left unused

@@ -10,11 +10,13 @@ from . import (  # noqa: F401
     image,
     indexing,
     nn,
+    quantize,
     recurrent,
     reduce,
     symbolic,
     tensor,
 )
 from .common import CONVERTERS, NodeContext, Value, dtype_of_elem_type
+from .quantize import CONTRIB_OPS
 
-__all__ = ["CONVERTERS", "NodeContext", "Value", "dtype_of_elem_type", "symbolic"]
+__all__ = ["CONTRIB_OPS", "CONVERTERS", "NodeContext", "Value", "dtype_of_elem_type", "symbolic"]

@@ -1,6 +1,6 @@
 """Graph-level operators (as tvm.relax.op): each family registers its operators (inference
 function, attributes) and gives their Python constructors."""
-from . import image, nn, vm
+from . import image, nn, qnn, vm
 from .base import call_dps_packed, call_tir, shape_of
 from .binary import (
     add,

@@ -14,7 +14,7 @@ from typing import Callable, List, Optional, Sequence
 
 from ..expr import Call
 from ..op.pattern import op_pattern
-from . import nn  # noqa: F401  (registers the operators' strategies)
+from . import nn, qnn  # noqa: F401  (register the operators' strategies)
 from .op_strategy import (
     COMPUTE_ATTR,
     STRATEGY_ATTR,

@@ -1,4 +1,5 @@
 """Neural-network operators (TVM's `topi.nn`)."""
+from . import qnn  # noqa: F401
 from .batch_matmul import batch_matmul  # noqa: F401
 from .conv2d import conv2d, conv2d_nchw, depthwise_conv2d_nchw, group_conv2d_nchw  # noqa: F401
 from .conv2d_nchwc import (  # noqa: F401

@@ -7,9 +7,9 @@ One file per operator family."""
 from ... import op as _op  # noqa: F401  (the operators exist before their attributes are set)
 from ...expr import Op
 from ...strategy.op_strategy import COMPUTE_ATTR as ATTR
-from . import elementwise, manipulate, nn, reduce
+from . import elementwise, manipulate, nn, qnn, reduce
 
-for _family in (elementwise, manipulate, nn, reduce):
+for _family in (elementwise, manipulate, nn, qnn, reduce):
     for _name, _fn in _family.LEGALIZE.items():
         Op.register_attr(_name, ATTR, _fn)
 

@@ -1,0 +1,170 @@
+"""Latency of int8 models (onnxruntime.quantization of the ONNX model builders' CNNs,
+compiler/frontend/testing/onnx_models.py, at opset 13: QDQ static per channel and QOperator,
+calibrated on fixed random inputs) compiled by Kiln (the graph executor), beside ONNX Runtime
+running the same int8 model with its default optimizations, and beside Kiln's float build of
+the float model, measured in the same run with 1 and 2 threads (MR_NUM_THREADS for Kiln,
+intra_op_num_threads for ONNX Runtime), each thread count in its own process.
+
+    python bench/int8.py [--repeat 10] [--target llvm] [--batches 1,8] [--threads 1,2]
+
+max|diff| is Kiln's int8 output against ONNX Runtime's with graph optimizations off (its
+reference semantics), in units of the last DequantizeLinear's scale.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+MODELS = ("lenet", "resnet_style", "mobilenet_style")
+KINDS = ("qdq", "qop")
+
+# Runs in a process per thread count; imports no compiler module.
+CHILD = r"""
+import json, sys, time
+import numpy as np
+import onnxruntime as ort
+import microruntime as mr
+from microruntime import graph_executor
+spec, threads = json.loads(sys.argv[1]), int(sys.argv[2])
+
+def kiln_ms(so, inputs, repeat, number):
+    gm = graph_executor.GraphModule(mr.load_module(so)["default"](mr.cpu()))
+    gm.set_input(**inputs)
+    return gm.benchmark(mr.cpu(), repeat=repeat, number=number).median * 1e3
+
+out = {}
+for key, item in spec.items():
+    inputs = {k: np.load(v) for k, v in item["inputs"].items()}
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(item["onnx"], opts, providers=["CPUExecutionProvider"])
+    sess.run(None, inputs)
+    times = []
+    for _ in range(item["repeat"]):
+        t = time.perf_counter()
+        for _ in range(item["number"]):
+            sess.run(None, inputs)
+        times.append((time.perf_counter() - t) / item["number"])
+    out[key] = {"kiln_ms": kiln_ms(item["so"], inputs, item["repeat"], item["number"]),
+                "float_ms": kiln_ms(item["float_so"], inputs, item["repeat"], item["number"]),
+                "ort_ms": float(np.median(times)) * 1e3}
+print(json.dumps(out))
+"""
+
+
+class _Calibration:
+    """Fixed random inputs of the float model (seeds 100..103)."""
+
+    def __init__(self, m):
+        self.feeds = iter([m.inputs(seed=100 + i) for i in range(4)])
+
+    def get_next(self):
+        return next(self.feeds, None)
+
+
+def _quantize(src: str, dst: str, m, kind: str) -> None:
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+    fmt = QuantFormat.QDQ if kind == "qdq" else QuantFormat.QOperator
+    quantize_static(src, dst, _Calibration(m), quant_format=fmt, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+
+
+def _reference_diff(path: str, so: str, inputs) -> float:
+    """max |Kiln - ONNX Runtime (optimizations off)| in steps of the output's scale."""
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from onnx import numpy_helper
+
+    import microruntime as mr
+    from microruntime import graph_executor
+    model = onnx.load(path)
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    last = [n for n in model.graph.node if n.op_type == "DequantizeLinear"][-1]
+    step = float(inits[last.input[1]])
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    want = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"]).run(
+        None, inputs)[0]
+    gm = graph_executor.GraphModule(mr.load_module(so)["default"](mr.cpu()))
+    gm.set_input(**inputs)
+    gm.run()
+    return float(np.abs(gm.get_output(0).numpy() - want).max()) / step
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--target", default="llvm")
+    ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--threads", default="1,2")
+    args = ap.parse_args()
+    import numpy as np
+    import onnx
+    import onnx.version_converter
+
+    from compiler import relay
+    from compiler.frontend import from_onnx
+    from compiler.frontend.testing import onnx_models
+
+    batches = [int(b) for b in args.batches.split(",")]
+    threads = [int(t) for t in args.threads.split(",")]
+    work = tempfile.mkdtemp(prefix="kiln_bench_int8_")
+    spec, compile_s, diffs = {}, {}, {}
+
+    def build(model, m, so):
+        t0 = time.perf_counter()
+        mod, params = from_onnx(model, shape=m.input_shapes)
+        relay.build(mod, target=args.target, params=params).export_library(so)
+        return time.perf_counter() - t0
+
+    for name in MODELS:
+        for batch in batches:
+            m = getattr(onnx_models, name)(batch=batch)
+            base = os.path.join(work, f"{name}_{batch}")
+            onnx.save(onnx.version_converter.convert_version(m.model, 13), base + ".onnx")
+            build(onnx.load(base + ".onnx"), m, base + "_float.so")
+            files = {}
+            for k, x in m.inputs(seed=0).items():
+                files[k] = f"{base}_{k}.npy"
+                np.save(files[k], x)
+            for kind in KINDS:
+                key = f"{name} b{batch} {kind}"
+                path = f"{base}_{kind}"
+                _quantize(base + ".onnx", path + ".onnx", m, kind)
+                compile_s[key] = build(onnx.load(path + ".onnx"), m, path + ".so")
+                diffs[key] = _reference_diff(path + ".onnx", path + ".so", m.inputs(seed=0))
+                spec[key] = {"so": path + ".so", "float_so": base + "_float.so",
+                             "onnx": path + ".onnx", "inputs": files, "repeat": args.repeat,
+                             "number": 20 if batch == 1 else 5}
+                print(f"compiled {key} in {compile_s[key]:.1f} s", file=sys.stderr, flush=True)
+    results = {}
+    for t in threads:
+        env = dict(os.environ, MR_NUM_THREADS=str(t), PYTHONPATH=ROOT)
+        out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec), str(t)], env=env,
+                             stdout=subprocess.PIPE, text=True, check=True).stdout
+        results[t] = json.loads(out)
+    head = f"{'model':<28}{'compile s':>10}"
+    for t in threads:
+        head += f"{f'int8 {t}T ms':>13}{f'ort {t}T ms':>12}{f'f32 {t}T ms':>12}"
+    print(head + f"{'max|diff| steps':>17}")
+    for key in spec:
+        row = f"{key:<28}{compile_s[key]:>10.1f}"
+        for t in threads:
+            r = results[t][key]
+            row += f"{r['kiln_ms']:>13.4f}{r['ort_ms']:>12.4f}{r['float_ms']:>12.4f}"
+        print(row + f"{diffs[key]:>17.2f}")
+    print(f"(median of {args.repeat} measurements; target {args.target}; int8: Kiln's build of "
+          "the int8 model; ort: ONNX Runtime on the int8 model, default optimizations, its "
+          "Python call overhead included; f32: Kiln's build of the float model)")
+
+
+if __name__ == "__main__":
+    main()
