@@ -42,10 +42,14 @@ from .tir.transform.lower_workspace import workspace_bound
 
 def build(inputs, args=None, target=None, target_host=None, runtime=None,
           name: str = "default_function", binds=None):
-    """Builds a Schedule (with `args`), PrimFunc, IRModule or {target: IRModule} into a
+    """Builds a Schedule (with `args`), PrimFunc, IRModule, a list of PrimFuncs/IRModules (one
+    module of all their functions, each callable by name) or {target: IRModule} into a
     RuntimeModule (compiler/runtime_module.py) wrapping the loaded microruntime Module.
-    `runtime` is accepted for API compatibility and unused."""
+    `runtime` is accepted for API compatibility and unused. As in TVM, a target given in the
+    place of `args` (`build(mod, "llvm")`) is the target."""
     del runtime
+    if target is None and isinstance(args, (str, Target)):
+        args, target = None, args
     return build_lowered(_as_target_modules(inputs, args, target, name, binds), target_host)
 
 
@@ -164,6 +168,16 @@ def _as_module(inp, args, name, binds) -> IRModule:
     module from `lower` may be built again."""
     if isinstance(inp, (IRModule, PrimFunc)):
         return lower(inp, name=name)
+    if isinstance(inp, (list, tuple)) and inp and \
+            all(isinstance(x, (IRModule, PrimFunc)) for x in inp):
+        functions: Dict[str, object] = {}
+        for x in inp:
+            for fname, func in lower(x, name=name).items():
+                if fname in functions:
+                    raise TargetError(f"build of a list: two functions are named {fname!r}; "
+                                      "give each its own name (lower(..., name=...))")
+                functions[fname] = func
+        return IRModule(functions)
     return lower(inp, args, name=name, binds=binds)
 
 

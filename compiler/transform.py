@@ -75,6 +75,13 @@ CONFIG_OPTIONS: Dict[str, Tuple[Callable[[str, Any], Any], str]] = {
                                                  "(tir.StorageRewrite is left out)"),
     "tir.add_lower_pass": (_check_lower_passes, "[(phase, pass), ...]: user passes run by "
                                                 "lower at TVM's phases 0-3"),
+    "tir.noalias": (_check_bool, "False: the codegens do not assume that tensor arguments "
+                                 "point to distinct memory (default True)"),
+    "tir.instrument_bound_checkers": (_check_bool, "every buffer access is checked against "
+                                                   "the buffer's extent at run time; an "
+                                                   "access out of it raises RuntimeError"),
+    "tir.disable_assert": (_check_bool, "the run-time checks (AssertStmt) are left out, "
+                                        "argument checks included"),
 }
 
 

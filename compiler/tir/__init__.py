@@ -63,17 +63,22 @@ from .functor import (
 from .op import (
     call_extern,
     call_intrin,
+    call_llvm_intrin,
+    call_llvm_pure_intrin,
     call_packed,
     call_pure_extern,
     div,
     floordiv,
     floormod,
+    if_then_else,
     indexdiv,
     indexmod,
+    likely,
     truncdiv,
     truncmod,
 )
 from .printer import to_text
+from .shuffle import Shuffle
 from .stmt import (
     Allocate,
     AssertStmt,

@@ -15,8 +15,8 @@ from .stmt import Stmt
 class PrimFunc(Node):
     """`params` are Vars; a param in `buffer_map` is a tensor argument bound to that Buffer.
 
-    As in TVM, a Buffer given in `params` becomes a handle Var of its name bound to it in
-    `buffer_map`; `buffer_map` may be a dict and `attrs` None.
+    As in TVM, a Buffer given in `params` (or an ir_builder pointer) becomes a handle Var of
+    its name bound to it in `buffer_map`; `buffer_map` may be a dict and `attrs` None.
 
     Common attrs: "global_symbol" (the exported name), "target" (a Target), "tir.noalias",
     "calling_conv" ("default" before make_packed_api, "packed" after, "device_kernel" for GPU
@@ -32,6 +32,8 @@ class PrimFunc(Node):
         params, bmap = [], list(dict(self.buffer_map).items() if isinstance(self.buffer_map, dict)
                                 else self.buffer_map)
         for p in self.params:
+            if hasattr(p, "asobject") and not isinstance(p, Var):  # ir_builder's BufferVar
+                p = p.asobject()
             if isinstance(p, Buffer):
                 var = Var(p.name, handle)
                 bmap.append((var, p))

@@ -35,6 +35,16 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
                               "`name`, passing each arg as its own C type; the value has the "
                               "call's dtype (tir.call_extern)"),
     "tir.call_pure_extern": (None, "tir.call_extern of a function without side effects"),
+    "tir.call_llvm_intrin": (None, "(id: uint32, num_signature: uint32, args...) -> calls the "
+                                   "LLVM intrinsic of that ID; the call's dtype and the types "
+                                   "of the first num_signature args pick an overloaded one's "
+                                   "version (llvm target only)"),
+    "tir.call_llvm_pure_intrin": (None, "tir.call_llvm_intrin of an intrinsic without side "
+                                        "effects"),
+    "tir.prefetch": (4, "(address: handle, rw: 0 read / 1 write, locality 0-3, cache: 1 data "
+                        "/ 0 instruction) -> a hint that the address will be accessed soon"),
+    "tir.atomic_add": (2, "(address: handle, value) -> adds value to the element at the "
+                          "address atomically and returns the element's old value"),
     # ---- packed API (after make_packed_api) --------------------------------------------------
     "tir.any_type_index": (2, "(args, i) -> int32 type index of args[i]"),
     "tir.any_int64": (2, "(args, i) -> args[i].v_int64"),

@@ -1,11 +1,12 @@
-"""Loop-IR expressions a user writes by hand, with the names of `tvm.tir.op`: packed, extern and
-intrinsic calls, and the integer division family (`floordiv`, `truncdiv`, `indexdiv`, ...).
+"""Loop-IR expressions a user writes by hand, with the names of `tvm.tir.op`: packed, extern,
+intrinsic and LLVM-intrinsic calls, and the integer division family (`floordiv`, `truncdiv`,
+`indexdiv`, ...).
 
 The division functions take expressions or Python numbers; when both operands are constants
 the result is folded to a constant, as TVM folds them."""
 from __future__ import annotations
 
-from ..ir.dtype import as_dtype, int32
+from ..ir.dtype import DType, as_dtype, int32
 from ..ir.errors import IRError
 from . import expr as E
 from .buffer import Buffer
@@ -38,6 +39,61 @@ def call_intrin(dtype, func_name: str, *args) -> E.Call:
     if arity is not None and arity != len(args):
         raise IRError(f"call_intrin: '{func_name}' takes {arity} arguments, got {len(args)}")
     return E.Call(as_dtype(dtype), func_name, tuple(E.convert(a) for a in args))
+
+
+# The dtype of a call that returns nothing (`call_llvm_intrin("", ...)`): a handle of 0 bits.
+VOID = DType(3, 0, 1)
+
+
+def is_void(dtype) -> bool:
+    """Whether `dtype` is the VOID of a call returning nothing."""
+    return isinstance(dtype, DType) and dtype.is_handle and dtype.bits == 0
+
+
+def _llvm_intrin(op: str, dtype, name, args) -> E.Call:
+    if isinstance(name, str):
+        from ..codegen.llvm.intrinsic_table import lookup_id
+
+        ident = lookup_id(name)
+        if ident == 0:
+            raise IRError(f"{op[4:]}: {name!r} is not an intrinsic of this LLVM; names look like "
+                          "'llvm.fma' or 'llvm.x86.sse2.pmadd.wd'")
+    else:
+        ident = int(getattr(name, "value", name))
+    if not args or not isinstance(E.convert(args[0]), E.IntImm):
+        raise IRError(f"{op[4:]}({name!r}, ...): the first argument is the number of arguments "
+                      "whose types select the overload (a constant, e.g. tir.const(1, 'uint32'))")
+    ret = VOID if dtype in ("", "void", None) else as_dtype(dtype)
+    converted = tuple(E.convert(a) for a in args)
+    return E.Call(ret, op, (E.const(ident, "uint32"),) + converted)
+
+
+def call_llvm_intrin(dtype, name, *args) -> E.Call:
+    """A call of the LLVM intrinsic `name` (or its ID), as `tvm.tir.call_llvm_intrin`: `args`
+    are the number of leading arguments whose types pick an overloaded intrinsic's version,
+    then the arguments. dtype "" means the intrinsic returns nothing. Only the llvm target
+    compiles it."""
+    return _llvm_intrin("tir.call_llvm_intrin", dtype, name, args)
+
+
+def call_llvm_pure_intrin(dtype, name, *args) -> E.Call:
+    """`call_llvm_intrin` of an intrinsic without side effects."""
+    return _llvm_intrin("tir.call_llvm_pure_intrin", dtype, name, args)
+
+
+def if_then_else(cond, t, f) -> E.Call:
+    """`t if cond else f`, evaluating only the taken side (`tvm.tir.if_then_else`)."""
+    cond, t, f = E.convert(cond), E.convert(t), E.convert(f)
+    if not cond.dtype.is_bool:
+        raise IRError(f"if_then_else: the condition {cond} is not boolean")
+    t, f = E.unify(t, f)
+    return E.Call(t.dtype, "tir.if_then_else", (cond, t, f))
+
+
+def likely(cond) -> E.Call:
+    """`cond`, marked as the branch usually taken (`tvm.tir.likely`)."""
+    cond = E.convert(cond)
+    return E.Call(cond.dtype, "tir.likely", (cond,))
 
 
 def _extern(op: str, what: str, dtype, func_name: str, args) -> E.Call:

@@ -23,7 +23,9 @@ from ..ir.module import IRModule
 from ..transform import PassContext, enabled_passes, run_pass_list
 from . import verifier
 from .transform.annotate_entry import annotate_entry
+from .transform.hoist_guard import hoist_guard
 from .transform.inject_double_buffer import inject_double_buffer
+from .transform.instrument_bound_checkers import instrument_bound_checkers
 from .transform.loop_partition import loop_partition
 from .transform.lower_call_packed import lower_call_packed
 from .transform.lower_checked_index import lower_checked_index
@@ -34,6 +36,7 @@ from .transform.make_packed_api import make_packed_api
 from .transform.remove_no_op import remove_no_op
 from .transform.serialize_vectorized import serialize_vectorized
 from .transform.simplify import simplify
+from .transform.skip_assert import skip_assert
 from .transform.split_host_device import split_host_device
 from .transform.storage_flatten import storage_flatten
 from .transform.storage_rewrite import storage_rewrite
@@ -65,6 +68,9 @@ TVM_PASS_NAMES: Dict[Pass, Tuple[Tuple[str, ...], bool]] = {
     annotate_entry: ((), False),
     verify_gpu_code: (("tir.VerifyGPUCode",), True),
     thread_sync: (("tir.ThreadSync",), False),
+    hoist_guard: (("tir.HoistIfThenElse",), True),
+    instrument_bound_checkers: (("tir.InstrumentBoundCheckers",), True),
+    skip_assert: (("tir.SkipAssert",), True),
 }
 
 
@@ -79,12 +85,15 @@ def lower_passes() -> List[Pass]:
         loop_partition,    # pragma_loop_partition loops → guard-free main loop + guarded tail
         _vectorize_pass(ctx),  # VECTORIZED loops of constant extent → Ramp/Broadcast vector code
         lower_checked_index,  # tir.checked_index -> wrapped index + hoisted IndexError assert
+        hoist_guard,       # a guard above the loops it does not depend on, marked likely
         inject_double_buffer,  # double_buffer stages: two halves in turn, next one prefetched
         unroll_loop,       # UNROLLED loops of constant extent → copies of the body
         storage_rewrite,   # allocations whose lifetimes do not overlap share memory
         *ctx.lower_passes_of_phase(2),  # user passes, phase 2: after vectorize/unroll
         simplify,          # clean up what vectorize/unroll substituted
         remove_no_op,      # drop empty loops, no-op evaluations and constant-false branches
+        *_if(ctx, "tir.instrument_bound_checkers",
+             instrument_bound_checkers),  # each store asserts its accesses are in bounds
         *ctx.lower_passes_of_phase(3),  # user passes, phase 3 (and above): the end
     ])
 
@@ -92,13 +101,15 @@ def lower_passes() -> List[Pass]:
 def host_passes() -> List[Pass]:
     """The passes `build` runs after `lower_passes()`, in order: their result is the packed form
     every host codegen prints (compiler/codegen)."""
-    return _enabled(PassContext.current(), [
+    ctx = PassContext.current()
+    return _enabled(ctx, [
         split_host_device,  # thread-bound loops -> device kernels + launches (CPU: an error)
         make_packed_api,    # TVM-FFI safe-call signature: unpack and check every argument
         lower_call_packed,  # Buffer arguments of call_packed -> DLTensors made on the stack
         lower_workspace,    # temporaries > 1 KiB (or dynamic) -> TVMBackendAllocWorkspace/Free
         lower_parallel,     # PARALLEL loops -> outlined task bodies launched on the thread pool
         lower_intrin,       # portable rewrites of intrinsics (sigmoid, rsqrt, pow-2 floordiv, ...)
+        *_if(ctx, "tir.disable_assert", skip_assert),  # the run-time checks left out
         annotate_entry,     # mark the single function of a module as `main`
     ])
 
@@ -111,6 +122,11 @@ def device_passes() -> List[Pass]:
         verify_gpu_code,    # threads per block and shared memory within the target's limits
         thread_sync,        # barriers around shared-memory reads/writes of other threads
     ])
+
+
+def _if(ctx: PassContext, key: str, p: Pass) -> List[Pass]:
+    """[p] when the context's config `key` is true, else []."""
+    return [p] if ctx.get(key, False) else []
 
 
 def _vectorize_pass(ctx: PassContext) -> Pass:

@@ -39,6 +39,7 @@ from ...tir import stmt as S
 from ...tir.buffer import Buffer
 from ...tir.transform.lower_call_packed import is_dltensor
 from ...tir.transform.lower_parallel import PARALLEL_LAUNCH, captured_vars
+from ...transform import PassContext
 from .. import HostArtifact, system_lib_entry_symbol
 from ..imports import collect_imports, compile_imports, link_imports
 from ..templates import render
@@ -135,6 +136,20 @@ class CHostPrinter(CFamilyPrinter):
 
     def call_extra(self, e: E.Call) -> str:
         op, args = e.op, e.args
+        if op == "tir.prefetch":  # a hint: (address, rw, locality, cache type) -> 0
+            flags = ", ".join(str(getattr(a, "value", a)) for a in args[1:3])
+            return f"(__builtin_prefetch({self.expr(args[0])}, {flags}), 0)"
+        if op == "tir.atomic_add":
+            t = args[1].dtype
+            if not t.is_integer or t.is_bool:
+                raise UnsupportedOpError(f"the C target has atomic_add for integers only, got "
+                                         f"{t}; use the llvm target for floats")
+            ctype = self.value_type(t)
+            return (f"__atomic_fetch_add(({ctype}*){self.expr(args[0])}, {self.expr(args[1])}, "
+                    "__ATOMIC_SEQ_CST)")
+        if op in ("tir.call_llvm_intrin", "tir.call_llvm_pure_intrin"):
+            raise UnsupportedOpError(f"{op} calls an LLVM intrinsic: only the llvm target "
+                                     "compiles it")
         if op == "tir.any_type_index":
             return f"{self.expr(args[0])}[{self.expr(args[1])}].type_index"
         if op in _ANY_FIELDS:
@@ -360,8 +375,9 @@ def generate_c(mod, target, vector_bytes: Optional[int] = None) -> str:
         if func.attrs.get("calling_conv") != "packed":
             raise InternalError(f"{name} is not in packed form; run make_packed_api first")
         symbol = function_symbol(name, func, prefix)
-        printer = CHostPrinter(func.attrs.get("global_symbol", name),
-                               bool(func.attrs.get("tir.noalias", True)), vector_bytes)
+        noalias = bool(func.attrs.get("tir.noalias", True)) and \
+            PassContext.current().get("tir.noalias", True)
+        printer = CHostPrinter(func.attrs.get("global_symbol", name), noalias, vector_bytes)
         printer.taken.update(_RESERVED)
         params = [printer.name_of(p) for p in func.params]
         printer.print_function(func)

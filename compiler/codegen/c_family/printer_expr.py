@@ -244,6 +244,29 @@ class CExprPrinter:
     def expr_Broadcast(self, e: E.Broadcast) -> str:
         return self.expr(e.value)
 
+    def expr_Shuffle(self, e) -> str:
+        """Lane `self.lane` of the shuffle: its source lane, chosen by a chain of conditionals
+        when the lane is not a constant."""
+        def source(lane: int) -> str:
+            vector, k = e.lane_source(lane)
+            if vector.dtype.lanes == 1:
+                return self.expr(vector)
+            outer, self.lane = self.lane, str(k)
+            try:
+                return self.expr(vector)
+            finally:
+                self.lane = outer
+
+        if e.dtype.lanes == 1:
+            return source(0)
+        self._need_lane(e)
+        if self.lane.isdigit():
+            return source(int(self.lane))
+        text = source(e.dtype.lanes - 1)
+        for lane in range(e.dtype.lanes - 2, -1, -1):
+            text = f"(({self.lane} == {lane}) ? {source(lane)} : {text})"
+        return text
+
     # ---- vector form (GCC vector extensions) ---------------------------------------------------
     def vector_chunk(self, t: DType) -> int:
         """The lanes of one chunk of vector dtype `t`: as many as fill a vector register, or

@@ -13,7 +13,10 @@ library (text.py): generated code calls only the runtime, memcpy/memset and libm
 `-mattr` name LLVM does not know for the triple is a TargetError listing the valid ones, raised
 before LLVM sees it (LLVM would abort the process). Float operations carry the
 `contract` fast-math flag unless `-fp-contract=off` (so `a*b + c` becomes an fma where the CPU
-has one); `-fast-math[-<flag>]` sets the other fast-math flags.
+has one); `-fast-math[-<flag>]` sets the other fast-math flags. Every generated function has
+the "target-cpu" / "target-features" attributes of the target machine and a DWARF subprogram
+(the object has .debug_info naming each function). Loads and stores carry the alignment their
+buffer's data_alignment and index allow (at most the runtime's 64 bytes).
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from ..c_family.c import compile_flags
 from ..imports import collect_imports, compile_imports, link_imports
 from .function import emit_packed_function
 from .library import emit_library
+from .llvm_calls import OVERLOAD_TAG
 from .text import link_helpers
 from .types import LIBRARY_CTX, ModuleContext
 
@@ -87,6 +91,20 @@ def create_target_machine(target) -> llvm.TargetMachine:
     return llvm_target.create_target_machine(cpu=cpu, features=",".join(f for f in features if f),
                                              opt=opt, reloc="static" if is_bare_metal(triple)
                                              else "pic", codemodel="default")
+
+
+def function_attributes(target, tm: llvm.TargetMachine) -> dict:
+    """"target-cpu" and "target-features" of every function, as the target machine has them."""
+    attrs = getattr(target, "attrs", {}) or {}
+    cpu = attrs.get("mcpu") or ("native" if not is_cross_compiling(target) else "generic")
+    features = [f for f in (attrs.get("mattr") or []) if f]
+    if cpu == "native":
+        cpu = llvm.get_host_cpu_name()
+        features = [llvm.get_host_cpu_features().flatten()] + features
+    out = {"target-cpu": cpu}
+    if features:
+        out["target-features"] = ",".join(features)
+    return out
 
 
 def _check_names(triple: str, cpu: str, features: List[str], native: bool) -> None:
@@ -177,12 +195,20 @@ def _system_lib_prefix(mod, target):
 
 
 def _verified(ctx: ModuleContext, what: str) -> llvm.ModuleRef:
-    """The module parsed and verified by LLVM; a failure is an InternalError naming `what`."""
-    text = str(ctx.module)
+    """The module parsed and verified by LLVM; a failure is an InternalError naming `what`
+    (a BuildError when a call_llvm_intrin has types no version of its intrinsic takes)."""
+    return _parsed(ctx.text(), what)
+
+
+def _parsed(text: str, what: str) -> llvm.ModuleRef:
     try:
         ref = llvm.parse_assembly(text)
         ref.verify()
     except RuntimeError as err:
+        if OVERLOAD_TAG in str(err) or "Intrinsic" in str(err):
+            raise BuildError(f"{what}: an LLVM intrinsic is called with types it does not take "
+                             f"({str(err).strip()}); check the dtype and the arguments of "
+                             "call_llvm_intrin") from None
         raise InternalError(f"llvm codegen produced invalid LLVM IR for {what}: {err}") from None
     return ref
 
@@ -243,7 +269,7 @@ def _target_machine(spec: str) -> llvm.TargetMachine:
 def _object_of_made(make, spec: str, opt: int):
     """In a worker: (object code, LLVM IR text) of the module `make()` gives."""
     what, ctx = make()
-    text = str(ctx.module)
+    text = ctx.text()
     return _object_of(text, what, spec, opt, ctx.strength_reduce), text, ctx.strength_reduce
 
 
@@ -251,11 +277,7 @@ def _object_of(text: str, what: str, spec: str, opt: int, strength_reduce: bool)
     """In a worker: the object code of one module's LLVM IR text (verified, helpers linked,
     optimised at `opt`, see `emit` for `strength_reduce`)."""
     tm = _target_machine(spec)
-    try:
-        ref = llvm.parse_assembly(text)
-        ref.verify()
-    except RuntimeError as err:
-        raise InternalError(f"llvm codegen produced invalid LLVM IR for {what}: {err}") from None
+    ref = _parsed(text, what)
     link_helpers(ref)
     optimize(ref, tm, opt)
     return emit(tm, ref, strength_reduce)
@@ -286,8 +308,12 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
     imports = collect_imports(mod)  # pragma "import_llvm" / "import_c" (codegen/imports.py)
     os.makedirs(workdir, exist_ok=True)
 
+    attributes = function_attributes(target, tm)
+
     def context(name):
-        return ModuleContext(name, triple, layout, flags, system_lib=prefix is not None)
+        ctx = ModuleContext(name, triple, layout, flags, system_lib=prefix is not None)
+        ctx.function_attributes = attributes
+        return ctx
 
     def function_module(name, func):
         symbol = func.attrs.get("global_symbol", name)

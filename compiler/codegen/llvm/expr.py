@@ -7,6 +7,7 @@ float16 uses LLVM `half`, bfloat16 is computed in float32 and rounded to nearest
 """
 from __future__ import annotations
 
+import math
 import struct
 from typing import Callable
 
@@ -53,6 +54,17 @@ def _signed(value: int, bits: int) -> int:
 
 
 _ICMP = {kir.EQ: "==", kir.NE: "!=", kir.LT: "<", kir.LE: "<=", kir.GT: ">", kir.GE: ">="}
+
+
+def _known_multiple(e) -> int:
+    """A number every value of the integer expression `e` is a multiple of (0: e is 0)."""
+    if isinstance(e, kir.IntImm):
+        return abs(e.value)
+    if isinstance(e, (kir.Add, kir.Sub)):
+        return math.gcd(_known_multiple(e.a), _known_multiple(e.b))
+    if isinstance(e, kir.Mul):
+        return _known_multiple(e.a) * _known_multiple(e.b)
+    return 1
 
 
 class ExprEmitter:
@@ -323,6 +335,17 @@ class ExprEmitter:
             index = index + buffer.elem_offset
         return index
 
+    def access_align(self, buffer, base) -> int:
+        """The alignment in bytes of the access at element `base` of `buffer`: the buffer's
+        data_alignment as far as the known multiples of `base` and of its elem_offset keep it."""
+        elem = buffer.dtype.element_of().bytes
+        offset = buffer.elem_offset
+        factor = _known_multiple(base)
+        factor = math.gcd(factor, offset.value if isinstance(offset, kir.IntImm)
+                          else buffer.offset_factor)
+        align = elem * (factor & -factor) if factor else buffer.data_alignment
+        return max(elem, min(buffer.data_alignment, align, 64))  # the runtime guarantees 64
+
     def _contiguous_base(self, index):
         if isinstance(index, kir.Ramp) and kir.is_const_int(index.stride, 1):
             return index.base
@@ -335,7 +358,9 @@ class ExprEmitter:
         if index.dtype.lanes == 1 or self._contiguous_base(index) is not None:
             base = index if index.dtype.lanes == 1 else self._contiguous_base(index)
             ptr = self.element_pointer(buffer, self.expr(base), base.dtype)
-            value = self.b.load(ptr, typ=memory_type(dtype), align=elem.bytes)
+            value = self.b.load(ptr, typ=memory_type(dtype), align=self.access_align(
+                buffer, e.indices[0] if index.dtype.lanes == 1 else
+                self._contiguous_base(e.indices[0])))
             self._tag(value, buffer)
         else:  # gather, one lane at a time
             idx = self.expr(index)
@@ -360,7 +385,9 @@ class ExprEmitter:
         if index.dtype.lanes == 1 or self._contiguous_base(index) is not None:
             base = index if index.dtype.lanes == 1 else self._contiguous_base(index)
             ptr = self.element_pointer(buffer, self.expr(base), base.dtype)
-            self._tag(self.b.store(value, ptr, align=elem.bytes), buffer)
+            align = self.access_align(buffer, s.indices[0] if index.dtype.lanes == 1 else
+                                      self._contiguous_base(s.indices[0]))
+            self._tag(self.b.store(value, ptr, align=align), buffer)
             return
         idx = self.expr(index)
         if s.value.dtype.lanes == 1:

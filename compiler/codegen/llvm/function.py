@@ -17,8 +17,10 @@ from ...ir.dtype import DType
 from ...ir.errors import InternalError
 from ...tir.transform.lower_parallel import PARALLEL_LAUNCH
 from ...tir.transform.lower_workspace import FREE_ON_ERROR, MAX_STACK_BYTES
+from ...transform import PassContext
 from .expr import ExprEmitter
 from .intrin import IntrinEmitter
+from .llvm_calls import LLVMCallEmitter
 from .packed import PackedEmitter
 from .parallel import ParallelEmitter
 from .types import (
@@ -32,7 +34,8 @@ from .types import (
 )
 
 
-class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter):
+class FunctionEmitter(ExprEmitter, IntrinEmitter, LLVMCallEmitter, PackedEmitter,
+                      ParallelEmitter):
     def __init__(self, ctx: ModuleContext, fn: ir.Function, name: str):
         self.ctx, self.fn, self.name = ctx, fn, name
         self.vars = {}
@@ -40,6 +43,8 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, PackedEmitter, ParallelEmitter
         self.entry = fn.append_basic_block("entry")
         self.entry_builder = ir.IRBuilder(self.entry)
         self.b = ir.IRBuilder(fn.append_basic_block("body"))
+        location = ctx.debug_location(fn, name if fn.name.startswith("__tvm_ffi_") else fn.name)
+        self.entry_builder.debug_metadata = self.b.debug_metadata = location
 
     # ---- helpers ---------------------------------------------------------------------------
     def entry_alloca(self, ty: ir.Type, align: int) -> ir.AllocaInstr:
@@ -248,7 +253,8 @@ def emit_packed_function(ctx: ModuleContext, func, symbol: str) -> ir.Function:
     fn.attributes.add("nounwind")
     for arg, p in zip(fn.args, params):
         arg.name = p.name
-    ctx.noalias = bool(func.attrs.get("tir.noalias", True))
+    ctx.noalias = bool(func.attrs.get("tir.noalias", True)) and \
+        PassContext.current().get("tir.noalias", True)
     emitter = FunctionEmitter(ctx, fn, symbol)
     for arg, p in zip(fn.args, params):
         emitter.vars[id(p)] = arg

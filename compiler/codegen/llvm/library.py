@@ -1,4 +1,4 @@
-"""Library-level symbols of an LLVM-built object: `__tvm_ffi__library_ctx`, the weak
+"""Library-level symbols of an LLVM-built object: the weak `__tvm_ffi__library_ctx`, the weak
 `__tvm_ffi_main` forwarder, and in system-lib mode the registration entry
 `kiln_system_lib_<prefix>register` plus the constructor (in `llvm.global_ctors`) that calls it.
 """
@@ -20,6 +20,7 @@ def emit_library(ctx: ModuleContext, symbols: List[str], entry: Optional[str],
     lib_ctx = ctx.library_ctx()
     lib_ctx.initializer = ir.Constant(PTR, None)
     lib_ctx.align = 8
+    lib_ctx.linkage = "weak"  # objects of several builds link into one library (one context)
     if entry is not None:
         _emit_main(ctx, entry)
     if prefix is not None:

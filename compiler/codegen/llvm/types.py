@@ -6,6 +6,7 @@ Pointers are opaque (`ptr`).
 """
 from __future__ import annotations
 
+import re
 from typing import Dict, Optional, Sequence
 
 from llvmlite import ir
@@ -124,6 +125,42 @@ class ModuleContext:
         self._counter = 0
         self._tbaa_root = None
         self._tbaa: Dict[int, object] = {}  # id(data Var) -> access tag, for distinct buffers
+        # string attributes of every defined function ("target-cpu"="skylake" ...)
+        self.function_attributes: Dict[str, str] = {}
+        self._debug_unit = None
+
+    def text(self) -> str:
+        """The module's LLVM IR text, the function attributes on every definition."""
+        text = str(self.module)
+        if not self.function_attributes:
+            return text
+        attrs = " ".join(f'"{k}"="{v}"' for k, v in self.function_attributes.items())
+        return re.sub(r"^(define [^\n]*?)((?: !dbg ![0-9]+)?\n?\{)$",
+                      lambda m: f"{m.group(1)} {attrs}{m.group(2)}", text, flags=re.MULTILINE)
+
+    def debug_location(self, fn: ir.Function, name: str):
+        """Debug information for `fn` (a DWARF subprogram called `name` in the compile unit of
+        this module): the location its instructions carry."""
+        m = self.module
+        if self._debug_unit is None:
+            file = m.add_debug_info("DIFile", {"filename": f"{self.module.name}.tir",
+                                               "directory": "."})
+            self._debug_unit = (file, m.add_debug_info("DICompileUnit", {
+                "language": ir.DIToken("DW_LANG_C"), "file": file, "producer": "kiln",
+                "isOptimized": True, "runtimeVersion": 0,
+                "emissionKind": ir.DIToken("FullDebug")}, is_distinct=True))
+            m.add_named_metadata("llvm.dbg.cu", self._debug_unit[1])
+            m.add_named_metadata("llvm.module.flags", [ir.Constant(I32, 2), "Debug Info Version",
+                                                       ir.Constant(I32, 3)])
+        file, unit = self._debug_unit
+        kind = m.add_debug_info("DISubroutineType", {"types": m.add_metadata([None])})
+        sub = m.add_debug_info("DISubprogram", {
+            "name": name, "linkageName": fn.name, "scope": file, "file": file, "line": 1,
+            "type": kind, "scopeLine": 1, "spFlags": ir.DIToken("DISPFlagDefinition | "
+                                                                "DISPFlagOptimized"),
+            "unit": unit}, is_distinct=True)
+        fn.set_metadata("dbg", sub)
+        return m.add_debug_info("DILocation", {"line": 1, "column": 0, "scope": sub})
 
     def mark_distinct(self, var) -> None:
         """`var` points to memory no other data var reaches (a tensor argument under

@@ -38,17 +38,35 @@ def link(object_file: str, out: str) -> str:
     return out
 
 
+def _aligned(array: np.ndarray) -> np.ndarray:
+    """`array`'s contents in 64-byte aligned memory (kernels assume the runtime's alignment)."""
+    raw = np.empty(array.nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    out = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
+
+
 class Tensor:
     """A numpy array seen as a DLTensor (`dtype` overrides the DLPack dtype, e.g. bfloat16:
-    (code, bits) or (code, bits, lanes))."""
+    (code, bits) or (code, bits, lanes)); its data is 64-byte aligned as the runtime's is,
+    copied when it is not (`sync()` copies results back to the array given)."""
 
     def __init__(self, array: np.ndarray, dtype=None):
+        self.given = array
         self.array = np.ascontiguousarray(array)
+        if self.array.ctypes.data % 64:
+            self.array = _aligned(self.array)
         self.shape = (ctypes.c_int64 * max(self.array.ndim, 1))(*self.array.shape)
         code, bits, lanes = (*dtype, 1)[:3] if dtype else \
             (_CODES[self.array.dtype.kind], self.array.dtype.itemsize * 8, 1)
         self.dl = DLTensor(self.array.ctypes.data, 1, 0, self.array.ndim, code, bits, lanes,
                            self.shape, None, 0)
+
+    def sync(self) -> None:
+        if self.array is not self.given and isinstance(self.given, np.ndarray) \
+                and self.given.flags.writeable and self.given.shape == self.array.shape:
+            self.given[...] = self.array
 
 
 class HostLib:
@@ -104,6 +122,8 @@ class HostLib:
                 packed[i].type_index, packed[i].v_int64 = 1, int(a)
         result = Any()
         rc = fn(None, packed, len(args), ctypes.byref(result))
+        for t in keep:
+            t.sync()
         return rc, (self.lib.stub_last_error().decode() if rc != 0 else None)
 
     def run(self, name: str, *args) -> None:

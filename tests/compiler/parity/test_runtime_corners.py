@@ -237,16 +237,8 @@ def _add_one(name, target):
     return compiler.build(s, [A, B], target, name=name)
 
 
-def _llvm_ctx_is_strong(target):
-    return pytest.mark.xfail(
-        target == "llvm", strict=True,
-        reason="the LLVM host object defines __tvm_ffi__library_ctx strongly (TVM: linkonce), "
-               "so two of them do not link into one library")
-
-
 @pytest.mark.parametrize("ext", ["so", "tar"])
-def test_import_module_combines_two_builds_into_one_library(target, ext, tmp_path, request):
-    request.applymarker(_llvm_ctx_is_strong(target))
+def test_import_module_combines_two_builds_into_one_library(target, ext, tmp_path):
     mod0, mod1 = _add_one("myadd0", target), _add_one("myadd1", target)
     mod0.import_module(mod1)
     path = str(tmp_path / f"deploy_lib.{ext}")
