@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..topi.nn.layout import transform_numpy
-from ..topi.nn.winograd import winograd_matrices
+from ..topi.nn.winograd import winograd_matrices, winograd_weight_transform
 from .interpreter_ops import _like, erf, kernel
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -116,6 +116,11 @@ def _conv2d(attrs, x, w):
                        j * dw:j * dw + sw * (ow - 1) + 1:sw]
             out += np.einsum("ngchw,goc->ngohw", patch, wg[:, :, :, i, j])
     return out.reshape(n, o, oh, ow).astype(out_dtype)
+
+
+@kernel("nn.contrib_conv2d_winograd_weight_transform")
+def _winograd_weight_transform(attrs, w):
+    return winograd_weight_transform(w, attrs.tile_size)
 
 
 @kernel("nn.contrib_conv2d_winograd_without_weight_transform")

@@ -33,10 +33,12 @@ from .executor_factory import GraphExecutorFactoryModule
 
 
 def optimize(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
-             target=None) -> IRModule:
+             target=None, weights_at_load: bool = False) -> IRModule:
     """The graph-level passes before kernels are made for `target` (None: a CPU): weights
-    bound and folded, fused (compiler/relax/pipeline.py `optimize_passes`)."""
-    return pipeline.run(_as_module(mod), pipeline.optimize_passes(target, params))
+    bound and folded, fused (compiler/relax/pipeline.py `optimize_passes`; `weights_at_load`
+    as there)."""
+    return pipeline.run(_as_module(mod),
+                        pipeline.optimize_passes(target, params, weights_at_load))
 
 
 def plan(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
@@ -46,9 +48,11 @@ def plan(mod: IRModule, params: Optional[Mapping[str, Any]] = None,
     memory plan) of a model: what `build` compiles, for inspection and tests.
     `progress(k, total, name)` is called as each kernel is lowered (see `legalize`); `target`
     (None: a CPU) picks the kernels' schedules (topi.cuda for a GPU target); `executor` (the
-    name of the one the plan is for) words the error of a model with control flow."""
+    name of the one the plan is for) words the error of a model with control flow. For the
+    graph executor, Winograd weights are transformed at load (a kernel the executor runs
+    once), not stored transformed."""
     device, _ = split_targets(target)
-    mod = optimize(mod, params, device)
+    mod = optimize(mod, params, device, weights_at_load=executor == "graph")
     flow = control_flow(mod)
     if flow is not None:
         raise UnsupportedOpError(

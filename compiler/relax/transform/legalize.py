@@ -58,7 +58,10 @@ def _te_value(e: X.Expr, env: Dict[int, object]):
         return e.value
     if isinstance(e, (X.StringImm, X.DataTypeImm)):
         return e.value
-    raise UnsupportedOpError(f"legalize: cannot pass {e!r} to a kernel")
+    what = f"a call of {e.op.name}" if isinstance(e, X.Call) and isinstance(e.op, X.Op) \
+        else f"a {type(e).__name__}"
+    raise UnsupportedOpError(f"legalize: cannot pass {what} to a kernel as an argument (bind "
+                             "it to a variable first)")
 
 
 def _placeholder(p: X.Var, kernel: str, dims: "_KernelDims") -> te.Tensor:

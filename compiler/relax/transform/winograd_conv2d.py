@@ -15,9 +15,15 @@ after:  a float32 conv2d of that form with a constant 3x3 weight, stride 1, dila
         model's output can take beside ONNX Runtime's (ResNet-18's error from a float64 run
         was 4.6x ONNX Runtime's with it); topi.nn.conv2d_winograd_NCHWc still builds it for
         a caller that chooses it. The transformed weight is (a / 3)^2 = 1.8x the size of the
-        original. For a GPU target and for a bare-metal one (whose flash holds the weights),
-        nothing changes (compiler/relax/pipeline.py leaves the pass out where PassContext
-        disables "winograd_conv2d").
+        original: with `at_load` (the graph executor's builds) the model keeps the original
+        weight and transforms it with a kernel,
+        `contrib_conv2d_winograd_weight_transform(w, tile_size)` — a call on a constant
+        alone, which the graph executor runs once after its parameters are set — so the file
+        holds the weight at its ONNX size; without it (the VM, the AOT executor, which run
+        every kernel of every call) U is a constant computed now. For a GPU target and for a
+        bare-metal one (whose flash holds the weights), nothing changes
+        (compiler/relax/pipeline.py leaves the pass out where PassContext disables
+        "winograd_conv2d").
 """
 from __future__ import annotations
 
@@ -46,6 +52,10 @@ def winograd_tile_size(out_h: int, out_w: int) -> int:
 
 
 class _Winograd(ExprMutator):
+    def __init__(self, at_load: bool):
+        super().__init__()
+        self.at_load = at_load
+
     def visit_var_binding_(self, b: X.VarBinding) -> None:
         value = self.visit_expr(b.value)
         new = self._rewrite(value)
@@ -73,7 +83,8 @@ class _Winograd(ExprMutator):
         if min(icb * ib, ocb * ob) < WINOGRAD_MIN_CHANNELS or min(oh, ow) < WINOGRAD_MIN_SIZE:
             return None
         m = winograd_tile_size(oh, ow)
-        u = X.Constant(winograd_weight_transform(w.data, m))
+        u = self.emit(R.nn.contrib_conv2d_winograd_weight_transform(w, m), "winograd_weight") \
+            if self.at_load else X.Constant(winograd_weight_transform(w.data, m))
         return R.nn.contrib_conv2d_winograd_without_weight_transform(
             x, u, m, a.padding, data_layout=a.data_layout, out_layout=a.out_layout,
             out_dtype=a.out_dtype)
@@ -84,14 +95,15 @@ def _is_bare_metal(target) -> bool:
     return bool(triple) and is_bare_metal(triple)
 
 
-def winograd_conv2d(mod: IRModule, target=None) -> IRModule:
+def winograd_conv2d(mod: IRModule, target=None, at_load: bool = False) -> IRModule:
     """`mod` with its eligible blocked 3x3 convolutions made Winograd ones for the CPU
-    `target` (None: this host); unchanged for a GPU target."""
+    `target` (None: this host); unchanged for a GPU target. With `at_load`, each weight is
+    transformed by a kernel of the model (see the module docstring), else now."""
     if _is_gpu(target) or _is_bare_metal(target):
         return mod
     functions = {}
     for name, func in mod.items():
         if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            func = _Winograd().visit_expr(func)
+            func = _Winograd(at_load).visit_expr(func)
         functions[name] = func
     return mod.with_functions(functions)

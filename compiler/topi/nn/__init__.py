@@ -24,4 +24,5 @@ from .winograd import (  # noqa: F401
     conv2d_winograd_NCHWc,
     winograd_matrices,
     winograd_weight_transform,
+    winograd_weight_transform_compute,
 )

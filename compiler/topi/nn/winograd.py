@@ -8,6 +8,7 @@ multiply-adds per tile where the direct form takes 36 (2.25x fewer), for m = 4, 
 takes 144 (4x fewer), at the price of the transforms and, for m = 4, of larger rounding.
 
     U = winograd_weight_transform(w, m)       # numpy, at compile time: [a*a, O/o, I, o]
+    U = winograd_weight_transform_compute(w, m)   # the same as a kernel (at load time)
     y = conv2d_winograd_NCHWc(x, U, m, pad)   # x [N, I/i, H, W, i] -> [N, O/o, OH, OW, o]
 
 Stages of `conv2d_winograd_NCHWc` (named for `schedule_conv2d_winograd_NCHWc`):
@@ -93,6 +94,30 @@ def winograd_weight_transform(weight: np.ndarray, m: int) -> np.ndarray:
     taps = weight.astype(np.float32).transpose(0, 1, 4, 5, 2, 3).reshape(-1, 3, 3)
     u = (g @ taps @ g.T).reshape(ocb, icb, ib, ob, a, a).transpose(4, 5, 0, 1, 2, 3)
     return np.ascontiguousarray(u.reshape(a * a, ocb, icb * ib, ob))
+
+
+def winograd_weight_transform_compute(weight, m: int):
+    """`winograd_weight_transform` as tensor expressions (for a weight transformed when the
+    model is loaded rather than while compiling): U[e, ob_, c, o] = sum over the 3 x 3 taps
+    (r, s) of G[e // a, r] * w[ob_, c // i, r, s, c % i, o] * G[e % a, s]."""
+    ocb, icb, kh, kw, ib, ob = (int(d) for d in weight.shape)
+    if (kh, kw) != (3, 3):
+        raise IRError(f"winograd: a {kh}x{kw} kernel; only 3x3 has a transform")
+    _, g, _ = winograd_matrices(m)
+    a = m + 2
+    r = te.reduce_axis((0, 3), name="r")
+    s = te.reduce_axis((0, 3), name="s")
+
+    def coeff(point, tap):
+        return _by_index(point, [_by_index(tap, [te.const(float(g[p, t]), weight.dtype)
+                                                 for t in range(3)]) for p in range(a)])
+
+    return te.compute(
+        (a * a, ocb, icb * ib, ob),
+        lambda e, o, c, lane: te.sum(
+            coeff(e // a, r.var) * weight[o, c // ib, r, s, c % ib, lane] * coeff(e % a, s.var),
+            axis=[r, s]),
+        name="winograd_weight", tag="winograd_weight_transform")
 
 
 def _combination(coeffs: Sequence[float], values: Sequence):

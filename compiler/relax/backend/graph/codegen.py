@@ -8,6 +8,9 @@ result that is a variable or a tuple of them; every shape static. Output (`Graph
   from `plan_memory`;
 - params: every non-scalar constant as a weight named p0, p1, ... (TVM's naming), constants
   of equal contents (dtype, shape and bytes) as one weight;
+- a kernel that reads weights alone (a weight transformed at load: winograd_conv2d's
+  `at_load`) writes slots of its own, so its outputs hold until the weights change: the
+  runtime's graph executor runs it only then (another executor, every run);
 - input names the runtime cannot read (too long, or holding a NUL) are an IRError naming the
   input (backend/names.py);
 - the kernels the graph calls, and the memory figures (planned slots against the sum of every
@@ -162,6 +165,7 @@ def codegen(main: X.Function, kernel_devices: Optional[Dict[str, int]] = None) -
                       "the graph (legalize the module first)")
 
     steps: List[Step] = []
+    of_weights: List[Entry] = []        # outputs of kernels that read weights alone
     kernels: List[str] = []
     device: Dict[Entry, int] = {}       # heterogeneous: the device of each entry
     copies: Dict[Tuple[Entry, int], Entry] = {}
@@ -219,10 +223,12 @@ def codegen(main: X.Function, kernel_devices: Optional[Dict[str, int]] = None) -
                     device[e] = kernel_devices[kernel]
             entries[id(b.var)] = made if isinstance(out, TupleStructInfo) else made[0]
             steps.append(Step(reads=ins, writes=made))
+            if v.args[1].fields and all(isinstance(a, X.Constant) for a in v.args[1].fields):
+                of_weights += made
     heads = entry_of(main.body.body, "the result")
     heads = heads if isinstance(heads, list) else [heads]
 
-    pinned = [(nid, 0) for nid in g.arg_nodes]
+    pinned = [(nid, 0) for nid in g.arg_nodes] + of_weights
     sizes = {e: _nbytes(s) for e, s in g.entry_info.items()}
     memory = _plan_per_device(steps, sizes, pinned, heads, device) if hetero else \
         plan_memory(steps, sizes, pinned, heads)

@@ -10,6 +10,7 @@ from .activation import (
     softmax,
 )
 from .convolution import (
+    contrib_conv2d_winograd_weight_transform,
     contrib_conv2d_winograd_without_weight_transform,
     conv2d,
     conv2d_transpose,

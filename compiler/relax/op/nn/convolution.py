@@ -21,7 +21,7 @@ from ....ir.errors import IRError
 from ... import shape_util as su
 from ...expr import Call
 from ...struct_info import StructInfo, TensorStructInfo, as_dtype_str
-from ..pattern import OUT_ELEMWISE_FUSABLE
+from ..pattern import OPAQUE, OUT_ELEMWISE_FUSABLE
 from ..registry import fail, make_call, padding4, pair, register, same_dtype, tensor_arg
 
 
@@ -186,6 +186,20 @@ def _infer_conv2d_winograd(call: Call) -> StructInfo:
                              _conv_out(w, 3, 1, 1, pl + pr), ob), out_dtype)
 
 
+def _infer_winograd_weight_transform(call: Call) -> StructInfo:
+    weight = tensor_arg(call, 0)
+    m = call.attrs.tile_size
+    if weight.ndim not in (-1, 6):
+        raise fail(call, f"needs a blocked weight [O/o, I/i, 3, 3, i, o] (6-D), got {weight.ndim} "
+                         "dims")
+    if weight.shape is None:
+        return TensorStructInfo(None, weight.dtype, 4)
+    ocb, icb, kh, kw, ib, ob = weight.shape
+    if (kh, kw) != (3, 3):
+        raise fail(call, f"transforms 3x3 filters only, got {kh}x{kw}")
+    return TensorStructInfo(((m + 2) * (m + 2), ocb, su.mul(icb, ib), ob), weight.dtype)
+
+
 _CONV_ATTRS = {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
                "data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "NCHW",
                "out_dtype": "void"}
@@ -195,6 +209,8 @@ register("relax.nn.contrib_conv2d_winograd_without_weight_transform", _infer_con
          ("data", "weight"), {"tile_size": 2, "padding": (1, 1, 1, 1), "data_layout": "NCHW8c",
                               "out_layout": "NCHW8c", "out_dtype": "void"},
          pattern=OUT_ELEMWISE_FUSABLE)
+register("relax.nn.contrib_conv2d_winograd_weight_transform", _infer_winograd_weight_transform,
+         ("weight",), {"tile_size": 2}, pattern=OPAQUE)
 register("relax.nn.conv2d_transpose", _infer_conv2d_transpose, ("data", "weight"),
          {"strides": (1, 1), "padding": (0, 0, 0, 0), "output_padding": (0, 0),
           "dilation": (1, 1), "groups": 1, "data_layout": "NCHW", "kernel_layout": "IOHW",
@@ -221,6 +237,13 @@ def conv2d_transpose(data, weight, strides=(1, 1), padding=(0, 0), output_paddin
                      dilation=pair(dilation, 2, "dilation"), groups=int(groups),
                      data_layout=data_layout, kernel_layout=kernel_layout,
                      out_layout=out_layout or data_layout, out_dtype=as_dtype_str(out_dtype))
+
+
+def contrib_conv2d_winograd_weight_transform(weight, tile_size: int) -> Call:
+    """A blocked 3x3 weight [O/o, I/i, 3, 3, i, o] transformed for Winograd F(tile_size, 3):
+    [a*a, O/o, I, o], a = tile_size + 2 (topi.nn.winograd_weight_transform)."""
+    return make_call("relax.nn.contrib_conv2d_winograd_weight_transform", (weight,),
+                     tile_size=int(tile_size))
 
 
 def contrib_conv2d_winograd_without_weight_transform(data, weight, tile_size: int, padding=(1, 1),

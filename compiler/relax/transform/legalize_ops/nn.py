@@ -149,6 +149,8 @@ def _lrn(call, a):
 LEGALIZE = {
     "relax.nn.conv2d_transpose": _conv2d_transpose,
     "relax.nn.contrib_conv2d_winograd_without_weight_transform": _conv2d_winograd,
+    "relax.nn.contrib_conv2d_winograd_weight_transform":
+        lambda call, a: topi.nn.winograd_weight_transform_compute(a[0], call.attrs.tile_size),
     "relax.nn.dense": _dense, "relax.matmul": _matmul,
     "relax.nn.max_pool2d": _pool("max"), "relax.nn.avg_pool2d": _pool("avg"),
     "relax.nn.adaptive_avg_pool2d": _adaptive("avg"),
