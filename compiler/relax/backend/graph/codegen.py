@@ -253,4 +253,5 @@ def codegen(main: X.Function, kernel_devices: Optional[Dict[str, int]] = None) -
     intermediate = sum(sizes[e] for e in written)
     planned = sum(memory.slot_bytes[k] for k in {memory.storage_id[e] for e in written})
     kernels = list(dict.fromkeys(kernels))
-    return GraphPlan(json.dumps(graph, indent=2), params, kernels, memory, intermediate, planned)
+    return GraphPlan(json.dumps(graph, separators=(",", ":")), params, kernels, memory,
+                     intermediate, planned)
