@@ -25,7 +25,6 @@ from .transform.fold_constant import fold_constant
 from .transform.fuse_ops import fuse_ops
 from .transform.lambda_lift import lambda_lift
 from .transform.legalize import legalize
-from .transform.qnn_layout_nchwc import qnn_layout_nchwc
 from .transform.quantize_to_integer import quantize_to_integer
 from .transform.transpose_dense_weight import transpose_dense_weight
 from .transform.winograd_conv2d import winograd_conv2d
@@ -80,7 +79,6 @@ def optimize_passes(target: Optional[Target] = None,
         fold_batch_norm,         # batch norms into scale/shift, then into weights
         eliminate_dead_code,     # what folding left unused
         transpose_dense_weight,  # dense by a constant W -> matmul by W.T [K, N]
-        named(qnn_layout_nchwc, target=target),  # CPU: int8 convs blocked, VNNI-packed
         named(convert_layout_nchwc, target=target),  # CPU: conv regions in NCHW[x]c
         named(winograd_conv2d, target=target, at_load=weights_at_load),  # CPU: 3x3 convs
         named(fuse_ops, max_depth=1) if unfused else fuse_ops,  # operators grouped into kernels
