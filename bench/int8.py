@@ -1,14 +1,17 @@
-"""Latency of int8 models (onnxruntime.quantization of the ONNX model builders' CNNs,
-compiler/frontend/testing/onnx_models.py, at opset 13: QDQ static per channel and QOperator,
-calibrated on fixed random inputs) compiled by Kiln (the graph executor), beside ONNX Runtime
-running the same int8 model with its default optimizations, and beside Kiln's float build of
-the float model, measured in the same run with 1 and 2 threads (MR_NUM_THREADS for Kiln,
-intra_op_num_threads for ONNX Runtime), each thread count in its own process.
+"""Latency of int8 models (onnxruntime.quantization of float CNNs at opset 13: QDQ static
+per channel and QOperator, calibrated on fixed random inputs) compiled by Kiln (the graph
+executor), beside ONNX Runtime running the same int8 model with its default optimizations, and
+beside Kiln's float build of the float model, measured in the same run with 1 and 2 threads
+(MR_NUM_THREADS for Kiln, intra_op_num_threads for ONNX Runtime), each thread count in its own
+process. Models: `resnet_cnn` (below: a ResNet-style CNN, 3x64x64, stages of 32, 64 and 128
+channels) and the ONNX model builders' small CNNs (compiler/frontend/testing/onnx_models.py).
 
     python bench/int8.py [--repeat 10] [--target llvm] [--batches 1,8] [--threads 1,2]
+                         [--models resnet_cnn]
 
 max|diff| is Kiln's int8 output against ONNX Runtime's with graph optimizations off (its
-reference semantics), in units of the last DequantizeLinear's scale.
+reference semantics), in units of the last DequantizeLinear's scale. Sizes are of the exported
+libraries (code and weights in one file), int8 against float.
 """
 import argparse
 import json
@@ -21,7 +24,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-MODELS = ("lenet", "resnet_style", "mobilenet_style")
+MODELS = ("resnet_cnn",)
 KINDS = ("qdq", "qop")
 
 # Runs in a process per thread count; imports no compiler module.
@@ -57,6 +60,32 @@ for key, item in spec.items():
                 "ort_ms": float(np.median(times)) * 1e3}
 print(json.dumps(out))
 """
+
+
+def resnet_cnn(batch: int = 1, size: int = 64, classes: int = 10, seed: int = 7):
+    """A ResNet-style CNN on 3 x size x size: a 3x3 stem to 32 channels, a basic residual
+    block at 32, strided blocks (1x1 projection shortcut) to 64 and 128, global average pool,
+    fully connected."""
+    from compiler.frontend.testing import onnx_models as om
+    g = om._Graph(seed)
+    y = g.node("Relu", [g.conv_bn("x", "stem", 3, 32, 3)])
+    r = g.node("Relu", [g.conv_bn(y, "b1c1", 32, 32, 3)])
+    y = g.node("Relu", [g.node("Add", [g.conv_bn(r, "b1c2", 32, 32, 3), y])])
+    cin = 32
+    for i, cout in enumerate((64, 128)):
+        r = g.node("Relu", [g.conv_bn(y, f"b{i + 2}c1", cin, cout, 3, stride=2)])
+        r = g.conv_bn(r, f"b{i + 2}c2", cout, cout, 3)
+        s = g.conv_bn(y, f"b{i + 2}proj", cin, cout, 1, stride=2)
+        y = g.node("Relu", [g.node("Add", [r, s])])
+        cin = cout
+    y = g.node("Flatten", [g.node("GlobalAveragePool", [y])])
+    out = g.dense(y, "fc", cin, classes)
+    return om._finish(g, "resnet_cnn", {"x": (batch, 3, size, size)}, out, 13)
+
+
+def _model(name: str, batch: int):
+    from compiler.frontend.testing import onnx_models
+    return resnet_cnn(batch) if name == "resnet_cnn" else getattr(onnx_models, name)(batch=batch)
 
 
 class _Calibration:
@@ -105,6 +134,8 @@ def main():
     ap.add_argument("--target", default="llvm")
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--models", default=",".join(MODELS),
+                    help="resnet_cnn and/or onnx_models builders (lenet, resnet_style, ...)")
     args = ap.parse_args()
     import numpy as np
     import onnx
@@ -112,12 +143,11 @@ def main():
 
     from compiler import relay
     from compiler.frontend import from_onnx
-    from compiler.frontend.testing import onnx_models
 
     batches = [int(b) for b in args.batches.split(",")]
     threads = [int(t) for t in args.threads.split(",")]
     work = tempfile.mkdtemp(prefix="kiln_bench_int8_")
-    spec, compile_s, diffs = {}, {}, {}
+    spec, compile_s, diffs, sizes = {}, {}, {}, {}
 
     def build(model, m, so):
         t0 = time.perf_counter()
@@ -125,9 +155,9 @@ def main():
         relay.build(mod, target=args.target, params=params).export_library(so)
         return time.perf_counter() - t0
 
-    for name in MODELS:
+    for name in args.models.split(","):
         for batch in batches:
-            m = getattr(onnx_models, name)(batch=batch)
+            m = _model(name, batch)
             base = os.path.join(work, f"{name}_{batch}")
             onnx.save(onnx.version_converter.convert_version(m.model, 13), base + ".onnx")
             build(onnx.load(base + ".onnx"), m, base + "_float.so")
@@ -141,6 +171,7 @@ def main():
                 _quantize(base + ".onnx", path + ".onnx", m, kind)
                 compile_s[key] = build(onnx.load(path + ".onnx"), m, path + ".so")
                 diffs[key] = _reference_diff(path + ".onnx", path + ".so", m.inputs(seed=0))
+                sizes[key] = (os.path.getsize(path + ".so"), os.path.getsize(base + "_float.so"))
                 spec[key] = {"so": path + ".so", "float_so": base + "_float.so",
                              "onnx": path + ".onnx", "inputs": files, "repeat": args.repeat,
                              "number": 20 if batch == 1 else 5}
@@ -161,9 +192,22 @@ def main():
             r = results[t][key]
             row += f"{r['kiln_ms']:>13.4f}{r['ort_ms']:>12.4f}{r['float_ms']:>12.4f}"
         print(row + f"{diffs[key]:>17.2f}")
+    print()
+    head = f"{'model':<28}"
+    for t in threads:
+        head += f"{f'int8/ort {t}T':>14}{f'f32/int8 {t}T':>14}"
+    print(head + f"{'int8 KiB':>10}{'f32 KiB':>10}{'f32/int8':>10}")
+    for key in spec:
+        row = f"{key:<28}"
+        for t in threads:
+            r = results[t][key]
+            row += f"{r['kiln_ms'] / r['ort_ms']:>14.2f}{r['float_ms'] / r['kiln_ms']:>14.2f}"
+        q, f = sizes[key]
+        print(row + f"{q / 1024:>10.0f}{f / 1024:>10.0f}{f / q:>10.2f}")
     print(f"(median of {args.repeat} measurements; target {args.target}; int8: Kiln's build of "
           "the int8 model; ort: ONNX Runtime on the int8 model, default optimizations, its "
-          "Python call overhead included; f32: Kiln's build of the float model)")
+          "Python call overhead included; f32: Kiln's build of the float model; goal: int8/ort "
+          "<= 1.0 and f32/int8 >= 2)")
 
 
 if __name__ == "__main__":

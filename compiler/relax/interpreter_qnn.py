@@ -3,6 +3,8 @@
 division in the input's float type and the requantize product in the multiplier's."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from .interpreter_ops import kernel
@@ -18,6 +20,8 @@ def _along(p, axis: int, ndim: int) -> np.ndarray:
     p = np.asarray(p)
     if p.ndim == 0 or p.size == 1:
         return p.reshape(())
+    if p.ndim == ndim and ndim > 1:
+        return p
     shape = [1] * ndim
     shape[axis % ndim] = -1
     return p.reshape(shape)
@@ -85,3 +89,24 @@ def _qnn_matmul(attrs, a, b, a_zero_point, b_zero_point):
     ac = a.astype(np.int64) - np.int64(np.asarray(a_zero_point))
     bc = b.astype(np.int64) - _along(b_zero_point, 1, 2).astype(np.int64)
     return np.matmul(ac, bc).astype(np.int32)
+
+
+@kernel("qnn.conv2d_NCHWc")
+def _qnn_conv2d_nchwc(attrs, x, w):
+    x = np.asarray(x)
+    shift = 128 if x.dtype == np.int8 else 0
+    if x.ndim == 5:
+        x = x.transpose(0, 1, 4, 2, 3).reshape(x.shape[0], -1, x.shape[2], x.shape[3])
+    ocb, icb, kh, kw, ig, ob, _ = w.shape
+    ib = ig * 4
+    zu = attrs.data_zero_point + shift
+    xu = np.full((x.shape[0], icb * ib) + x.shape[2:], zu, np.int64)
+    xu[:, :attrs.channels] = x[:, :attrs.channels].astype(np.int64) + shift
+    wo = w.transpose(0, 5, 1, 4, 6, 2, 3).reshape(ocb * ob, icb * ib, kh, kw)
+    pt, pl, pb, pr = attrs.padding
+    xp = np.pad(xu, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=zu)
+    unpadded = SimpleNamespace(strides=attrs.strides, dilation=attrs.dilation, groups=1,
+                               padding=(0, 0, 0, 0))
+    out = _qnn_conv2d(unpadded, xp, wo, 0, np.int32(0))
+    n, o, oh, ow = out.shape
+    return out.reshape(n, ocb, ob, oh, ow).transpose(0, 1, 3, 4, 2).copy()

@@ -14,6 +14,14 @@ conv2d(data, weight, data_zero_point, weight_zero_point): NCHW int8/uint8 data b
     the data's zero point (a real 0). weight_zero_point: per tensor or per output channel.
 matmul(a, b, a_zero_point, b_zero_point): a [..., M, K] by b [K, N] (int8/uint8) -> int32
     [..., M, N] sum((a - a_zp) * (b - b_zp)); b_zero_point per tensor or per column.
+conv2d_NCHWc(data, weight): the blocked integer convolution a graph pass
+    (qnn_layout_nchwc) makes: int8/uint8 data, NCHW or NCHW[ib]c with `channels` channels, by
+    int8 weight [OC/ob, IC/ib, KH, KW, ib/4, ob, 4] (VNNI's groups of 4 input channels) ->
+    int32 NCHW[ob]c sum(u8(data) * weight), u8 the data as uint8 (int8 + 128) and every
+    position outside the data (padding, the channels past `channels`) `data_zero_point` as
+    uint8; the zero-point correction is the pass's constant (topi.nn.qnn).
+A per-channel parameter of quantize / dequantize / requantize may also have the tensor's rank
+and broadcast against it (a per-channel parameter in a blocked layout).
 """
 from __future__ import annotations
 
@@ -43,6 +51,8 @@ def _check_params(call: Call, x: TensorStructInfo, si: int, zi: int, axis: int,
     if zp.dtype not in ("void", "int32"):
         raise fail(call, f"{names[zi]} must be an int32 tensor, got {zp.dtype}")
     for i, s in ((si, scale), (zi, zp)):
+        if s.ndim > 1 and s.ndim == x.ndim:
+            continue
         if s.ndim not in (-1, 0, 1):
             raise fail(call, f"{names[i]} must be 0-d (per tensor) or 1-D (per channel), got "
                              f"shape {fmt_shape(s)}")
@@ -136,6 +146,25 @@ def _infer_matmul(call: Call) -> StructInfo:
     return TensorStructInfo(tuple(a.shape[:-1]) + (b.shape[1],), "int32")
 
 
+def _infer_conv2d_nchwc(call: Call) -> StructInfo:
+    data, weight = _int8_operands(call)
+    at = call.attrs
+    if data.ndim not in (-1, 4, 5) or weight.ndim not in (-1, 7) or weight.dtype not in \
+            ("void", "int8"):
+        raise fail(call, "data must be NCHW or NCHW[x]c and weight int8 "
+                         "[OC/ob, IC/ib, KH, KW, ib/4, ob, 4]")
+    if data.shape is None or weight.shape is None:
+        return TensorStructInfo(None, "int32", 5)
+    ocb, icb, kh, kw, ig, ob, four = weight.shape
+    n, h, w = data.shape[0], data.shape[2], data.shape[3]
+    if four != 4 or icb * ig * 4 < at.channels:
+        raise fail(call, f"weight {fmt_shape(weight)} does not fit {at.channels} channels")
+    pt, pl, pb, pr = at.padding
+    oh = _conv_out(h, kh, at.strides[0], at.dilation[0], pt + pb)
+    ow = _conv_out(w, kw, at.strides[1], at.dilation[1], pl + pr)
+    return TensorStructInfo((n, ocb, oh, ow, ob), "int32")
+
+
 register("relax.qnn.quantize", _infer_quantize, ("x", "scale", "zero_point"),
          {"axis": 1, "out_dtype": "int8"}, pattern=BROADCAST)
 register("relax.qnn.dequantize", _infer_dequantize, ("x", "scale", "zero_point"),
@@ -146,6 +175,9 @@ register("relax.qnn.conv2d", _infer_conv2d,
          ("data", "weight", "data_zero_point", "weight_zero_point"),
          {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1},
          pattern=OUT_ELEMWISE_FUSABLE)
+register("relax.qnn.conv2d_NCHWc", _infer_conv2d_nchwc, ("data", "weight"),
+         {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1),
+          "data_zero_point": 0, "channels": 0}, pattern=OUT_ELEMWISE_FUSABLE)
 register("relax.qnn.matmul", _infer_matmul, ("a", "b", "a_zero_point", "b_zero_point"), {},
          pattern=OUT_ELEMWISE_FUSABLE)
 
@@ -181,6 +213,14 @@ def conv2d(data, weight, data_zero_point, weight_zero_point, strides=(1, 1), pad
     return make_call("relax.qnn.conv2d", (data, weight, data_zero_point, weight_zero_point),
                      strides=pair(strides, 2, "strides"), padding=padding4(padding),
                      dilation=pair(dilation, 2, "dilation"), groups=int(groups))
+
+
+def conv2d_NCHWc(data, weight, data_zero_point: int, channels: int, strides=(1, 1),
+                 padding=(0, 0), dilation=(1, 1)) -> Call:
+    """int32 NCHW[ob]c sum(u8(data) * weight) of the blocked integer convolution."""
+    return make_call("relax.qnn.conv2d_NCHWc", (data, weight), strides=pair(strides, 2,
+                     "strides"), padding=padding4(padding), dilation=pair(dilation, 2,
+                     "dilation"), data_zero_point=int(data_zero_point), channels=int(channels))
 
 
 def matmul(a, b, a_zero_point, b_zero_point) -> Call:

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from ... import te
 from ...ir.dtype import as_dtype
+from ...ir.errors import IRError
 from ...tir import expr as E
 from .. import tag
+from ..utils import get_const_tuple
 from .conv2d import group_conv2d_nchw
 from .pad import pad
 from .utils import get_pad_tuple, pair
@@ -35,12 +37,16 @@ def dtype_range(dtype: str):
 
 
 def _param(p, idx, axis: int, dtype: str):
-    """Parameter `p` (a number or a 0-d / 1-D tensor) at the output index `idx`, as `dtype`."""
+    """Parameter `p` (a number, a 0-d / 1-D tensor, or a tensor of the output's rank that
+    broadcasts against it, as a per-channel parameter in a blocked layout) at the output index
+    `idx`, as `dtype`."""
     if isinstance(p, te.Tensor):
         if p.ndim == 0:
             v = p()
         elif p.ndim == 1 and isinstance(p.shape[0], int) and p.shape[0] == 1:
             v = p[0]
+        elif p.ndim == len(idx) and p.ndim > 1:
+            v = p(*[0 if d == 1 else i for d, i in zip(get_const_tuple(p.shape), idx)])
         else:
             v = p[idx[axis]]
         return v if str(v.dtype) == dtype else E.cast(as_dtype(dtype), v)
@@ -152,5 +158,69 @@ def qnn_matmul(a, b, a_zero_point, b_zero_point):
                       * wsum[i[-1]], name="T_qnn_matmul", tag=tag.BROADCAST)
 
 
-__all__ = ["dequantize", "dtype_range", "qnn_conv2d_nchw", "qnn_matmul", "quantize",
-           "requantize"]
+def _data_u8(data, ib: int, channels: int, zero_point: int, pads, name: str):
+    """`data` (NCHW, or NCHW[ib]c) as uint8 NCHW[ib]c (int8 shifted by +128), the spatial
+    padding `pads` (top, left, bottom, right) and the channels from `channels` to the block's
+    multiple holding the zero point as uint8 (`zero_point`, + 128 for int8); `data` itself
+    where that changes nothing."""
+    signed = str(data.dtype) == "int8"
+    blocked = data.ndim == 5
+    pt, pl, pb, pr = pads
+    if blocked and not signed and not any(pads) and get_const_tuple(data.shape)[4] == ib:
+        return data
+    n, _, h, w = get_const_tuple(data.shape[:4])
+    cb = (channels + ib - 1) // ib
+    u8, i32 = as_dtype("uint8"), as_dtype("int32")
+    zu = E.make_const(u8, zero_point + (128 if signed else 0))
+
+    def f(b, c, y, x, ci):
+        ch = c * ib + ci
+        v = data[b, c, y - pt, x - pl, ci] if blocked else data[b, ch, y - pt, x - pl]
+        v = E.cast(u8, E.cast(i32, v) + 128) if signed else v
+        conds = [y >= pt, y < h + pt, x >= pl, x < w + pl] if any(pads) else []
+        if channels % ib:
+            conds.append(ch < channels)
+        return te.if_then_else(te.all(*conds), v, zu) if conds else v
+
+    return te.compute((n, cb, h + pt + pb, w + pl + pr, ib), f, name=name, tag="injective,pad")
+
+
+def qnn_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding, dilation,
+                          channels: int):
+    """int32 sum(u8(data) * weight) over the kernel window: the blocked integer convolution.
+
+    data: int8 or uint8, NCHW [N, C, H, W] or NCHW[ib]c (`channels` C in all); weight: int8
+    [OC/ob, IC/ib, KH, KW, ib/4, ob, 4] (VNNI's 4-byte groups of input channels, the input
+    channels padded to a multiple of ib with zeros); out: int32 NCHW[ob]c. u8(data) is the
+    data as uint8 (int8 + 128), and every position outside it (the spatial padding, the
+    channels past C) holds `data_zero_point` as uint8. So with w' = weight:
+    sum((x - zx) * w') = out - zu * sum(w'), zu the zero point as uint8, a constant per output
+    channel that a graph pass folds into the bias."""
+    ocb, icb, kh, kw, ig, ob, four = get_const_tuple(weight.shape)
+    ib = ig * 4
+    if four != 4 or icb * ib < channels:
+        raise IRError(f"qnn_conv2d_NCHWc_int8: weight {weight.shape} is not "
+                      "[OC/ob, IC/ib, KH, KW, ib/4, ob, 4] for the data's channels")
+    sh, sw = pair(strides, "strides")
+    dh, dw = pair(dilation, "dilation")
+    pads = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1))
+    xu = _data_u8(data, ib, channels, int(data_zero_point), pads, "T_data_u8")
+    n, _, hp, wp, _ = get_const_tuple(xu.shape)
+    oh = (hp - (kh - 1) * dh - 1) // sh + 1
+    ow = (wp - (kw - 1) * dw - 1) // sw + 1
+    i32 = as_dtype("int32")
+    rc = te.reduce_axis((0, icb), name="rc")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+    rg = te.reduce_axis((0, ig), name="rg")
+    rk = te.reduce_axis((0, 4), name="rk")
+    return te.compute(
+        (n, ocb, oh, ow, ob),
+        lambda b, o, y, x, oi: te.sum(
+            E.cast(i32, xu[b, rc, y * sh + ry * dh, x * sw + rx * dw, rg * 4 + rk])
+            * E.cast(i32, weight[o, rc, ry, rx, rg, oi, rk]), axis=[rc, ry, rx, rg, rk]),
+        name="conv2d_NCHWc_int8", tag="conv2d_NCHWc_int8")
+
+
+__all__ = ["dequantize", "dtype_range", "qnn_conv2d_NCHWc_int8", "qnn_conv2d_nchw",
+           "qnn_matmul", "quantize", "requantize"]

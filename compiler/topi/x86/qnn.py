@@ -6,7 +6,8 @@ block, row) in parallel, the zero-point padding a stage of its own; matmul: the 
 register tile in parallel blocks), with the int32 accumulator in the float one's place and the
 zero-point correction, bias and requantization inlined after it. A matmul whose left operand
 has more than 2 dims takes the generic schedule. The weight-sum stage of a correction (one
-reduction per output channel) runs once per call at the root.
+reduction per output channel) runs once per call at the root. The blocked integer convolution
+(VNNI) is scheduled in qnn_conv2d_nchwc.py.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..generic import default_schedule
 from ..utils import as_outputs, find_anchor
 from .conv2d import schedule_conv2d_nchw
 from .dense import schedule_matmul
+from .qnn_conv2d_nchwc import schedule_qnn_conv2d_NCHWc  # noqa: F401
 
 
 def schedule_qnn_conv2d_nchw(outs):

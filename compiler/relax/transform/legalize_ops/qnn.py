@@ -1,5 +1,5 @@
 """Quantized operators (relax.qnn.*): quantize / dequantize / requantize, the integer
-convolution and matmul (topi.nn.qnn)."""
+convolution (NCHW and blocked) and matmul (topi.nn.qnn)."""
 from .... import te, topi
 
 
@@ -30,6 +30,12 @@ def _conv2d(call, a):
                                        list(at.padding), list(at.dilation), at.groups)
 
 
+def _conv2d_nchwc(call, a):
+    at = call.attrs
+    return topi.nn.qnn.qnn_conv2d_NCHWc_int8(a[0], a[1], at.data_zero_point, list(at.strides),
+                                             list(at.padding), list(at.dilation), at.channels)
+
+
 def _matmul(call, a):
     return topi.nn.qnn.qnn_matmul(a[0], a[1], a[2], a[3])
 
@@ -39,5 +45,6 @@ LEGALIZE = {
     "relax.qnn.dequantize": _dequantize,
     "relax.qnn.requantize": _requantize,
     "relax.qnn.conv2d": _conv2d,
+    "relax.qnn.conv2d_NCHWc": _conv2d_nchwc,
     "relax.qnn.matmul": _matmul,
 }

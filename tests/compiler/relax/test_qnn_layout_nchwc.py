@@ -1,0 +1,89 @@
+"""The pass qnn_layout_nchwc: integer convolutions become blocked ones (qnn.conv2d_NCHWc) with
+their zero-point correction a constant, the blocked values flowing through the requantize and
+the relu's clamp into the next convolution, and back to NCHW (the padded channels sliced off)
+at the end. int8 activations (the +128 compensation), per-channel uint8 weight zero points,
+channel counts that pad to their blocks (3 -> 4 in, 6 and 5 -> 16 out); the interpreted and the
+built results (llvm with VNNI where the host has it, c portable; graph executor and VM) equal
+the unconverted module's bit for bit. Weights whose centered values do not fit int8 stay."""
+import numpy as np
+
+import microruntime
+from compiler import relax, relay
+from compiler.relax import expr as X
+from compiler.relax import interpreter, op
+from compiler.relax.block_builder import BlockBuilder
+from compiler.relax.struct_info import TensorStructInfo
+from compiler.relax.transform import bind_params
+from compiler.relax.transform.qnn_layout_nchwc import qnn_layout_nchwc
+from microruntime import graph_executor
+from microruntime.relax_vm import VirtualMachine
+
+
+def c(value, dtype):
+    return X.const(np.asarray(value, dtype=dtype), dtype)
+
+
+def _module(w2_zero=None):
+    rng = np.random.default_rng(11)
+    w1 = rng.integers(-127, 128, (6, 3, 3, 3)).astype("int8")
+    wz2 = rng.integers(100, 156, 5).astype("int32") if w2_zero is None else w2_zero
+    center = wz2 if w2_zero is None else np.full(5, 128)     # the weights' middle
+    w2 = np.clip(center.reshape(-1, 1, 1, 1) + rng.integers(-127, 128, (5, 6, 3, 3)), 0,
+                 255).astype("uint8")
+    b1 = rng.integers(-3000, 3000, 6).astype("int32")
+    bb = BlockBuilder()
+    x = X.Var("x", TensorStructInfo((2, 3, 9, 9), "int8"))
+    bb.begin_function("main", None, {"global_symbol": "main", "num_input": 1})
+    with bb.dataflow():
+        acc = bb.emit(op.qnn.conv2d(x, c(w1, "int8"), c(-3, "int32"), c([0] * 6, "int32"),
+                                    padding=1))
+        acc = bb.emit(op.add(acc, c(b1.reshape(1, -1, 1, 1), "int32")))
+        y = bb.emit(op.qnn.requantize(acc, c(rng.random(6) * 2e-4 + 1e-4, "float64"),
+                                      c(-7, "int32"), 1, "int8"))
+        y = bb.emit(op.maximum(y, c(-7, "int8")))
+        acc = bb.emit(op.qnn.conv2d(y, c(w2, "uint8"), c(-7, "int32"), c(wz2, "int32"),
+                                    padding=1, strides=2))
+        out = bb.emit_output(op.qnn.requantize(acc, c(rng.random(5) * 1e-4 + 1e-5, "float64"),
+                                               c(100, "int32"), 1, "uint8"))
+    bb.emit_func_output(out, [x])
+    return bb.get()
+
+
+def _ops(mod):
+    return [b.value.op.name for block in mod["main"].body.blocks for b in block.bindings
+            if isinstance(b.value, X.Call) and isinstance(b.value.op, X.Op)]
+
+
+def _input(seed):
+    return np.random.default_rng(seed).integers(-128, 128, (2, 3, 9, 9)).astype("int8")
+
+
+def test_blocks_and_keeps_every_integer():
+    mod = _module()
+    after = qnn_layout_nchwc(mod)
+    ops = _ops(after)
+    assert ops.count("relax.qnn.conv2d_NCHWc") == 2 and "relax.qnn.conv2d" not in ops, ops
+    assert ops[-2:] == ["relax.layout_transform", "relax.strided_slice"], ops
+    for seed in range(2):
+        x = _input(seed)
+        np.testing.assert_array_equal(np.asarray(interpreter.run(after, x)),
+                                      np.asarray(interpreter.run(mod, x)))
+
+
+def test_weights_that_do_not_fit_int8_stay():
+    after = qnn_layout_nchwc(_module(w2_zero=np.zeros(5, "int32")))
+    ops = _ops(after)
+    assert ops.count("relax.qnn.conv2d_NCHWc") == 1 and "relax.qnn.conv2d" in ops, ops
+
+
+def test_built_equals_the_interpreter(target):
+    mod = _module()
+    x = _input(5)
+    want = np.asarray(interpreter.run(mod, x))
+    factory = relay.build(bind_params(mod, {}), target=target)
+    g = graph_executor.GraphModule(factory["default"](microruntime.cpu()))
+    g.set_input("x", x)
+    g.run()
+    np.testing.assert_array_equal(g.get_output(0).numpy(), want)
+    vm = VirtualMachine(relax.build(mod, target=target), microruntime.cpu())
+    np.testing.assert_array_equal(vm["main"](x).numpy(), want)
