@@ -1,19 +1,22 @@
-"""Builds a model for apps/cortex_m: the kernels, graph and params as one static library
-(`model.a`, a `--system-lib` build) and the test vectors (`model_data.h`: an input, the outputs
-of a reference run on this machine: onnxruntime, else a host build; and the arena size from
-the compiler's memory plan).
+"""Builds a model for apps/cortex_m: one static library (`model.a`, a `--system-lib` build)
+and the test vectors (`model_data.h`: an input, the outputs of a reference run on this machine:
+onnxruntime, else a host build; the arena size from the compiler's memory plan; and
+KILN_MAX_INPUT_BYTES). For the graph executor the library holds the kernels, graph and params;
+for the AOT executor the run function, kernels and weights, with its header `tvmgen_default.h`.
 
-    python apps/cortex_m/build_model.py MODEL TARGET OUTDIR [CC]
+    python apps/cortex_m/build_model.py MODEL TARGET OUTDIR [CC [EXECUTOR]]
 
 MODEL: "mlp" (Gemm, Relu, MatMul, Add, Softmax) or "lenet" (Conv, Relu, MaxPool, AveragePool,
 Flatten, Gemm, then Softmax), the ONNX models of compiler/frontend/testing/onnx_models.py, at
-batch 1. TARGET: a `--system-lib` target, e.g.
+batch 1; or an MLPerf Tiny model of mlperf_tiny.py: "kws" (DS-CNN), "ic" (ResNet-8), "vww"
+(MobileNetV1 0.25), "ad" (the autoencoder). EXECUTOR: "graph" (default) or "aot" (a "c"
+target). TARGET: a `--system-lib` target, e.g.
     "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4 --system-lib"   (Cortex-M4F)
     "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m7 --system-lib"   (Cortex-M7)
     "c -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4 --system-lib"      (with CC arm-none-eabi-gcc)
     "llvm --system-lib"                                                  (this machine)
 CC: the C compiler for the target (the library blob, and the kernels of target "c"), e.g.
-arm-none-eabi-gcc or aarch64-linux-gnu-gcc; default the host's.
+arm-none-eabi-gcc or aarch64-linux-gnu-gcc; default (or "-") the host's.
 Also writes reference.npy (the expected output) and inputs.npz.
 """
 import os
@@ -23,6 +26,9 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import mlperf_tiny  # noqa: E402
 
 ATOL, RTOL = 1e-5, 1e-4  # float32 kernels built differently (fma, vector widths) on each side
 
@@ -33,6 +39,8 @@ def onnx_model(name: str):
 
     from compiler.frontend.testing import onnx_models
 
+    if name in mlperf_tiny.MODELS:
+        return mlperf_tiny.build(name)
     if name == "mlp":
         m = onnx_models.mlp(batch=1)
         return m.model, m.input_shapes
@@ -47,7 +55,8 @@ def onnx_model(name: str):
         del graph.output[:]
         graph.output.append(out)
         return model, m.input_shapes
-    raise SystemExit(f"unknown model {name!r}: use mlp or lenet")
+    raise SystemExit(f"unknown model {name!r}: use mlp, lenet or one of "
+                     f"{', '.join(mlperf_tiny.MODELS)}")
 
 
 def reference(model, mod, params, inputs):
@@ -63,28 +72,41 @@ def reference(model, mod, params, inputs):
     return sess.run(None, dict(inputs))
 
 
-def main(model_name: str, target: str, outdir: str, cc: str = None) -> dict:
+def main(model_name: str, target: str, outdir: str, cc: str = None,
+         executor: str = "graph") -> dict:
     from compiler import relay
     from compiler.frontend import from_onnx
+    from compiler.relay.backend import Executor
 
     model, shapes = onnx_model(model_name)
     mod, params = from_onnx(model, shape=shapes)
     rng = np.random.default_rng(0)
     inputs = {k: rng.standard_normal(s).astype("float32") for k, s in shapes.items()}
     expected = reference(model, mod, params, inputs)
-    factory = relay.build(mod, target=target, params=params)
+    if executor not in ("graph", "aot"):
+        raise SystemExit(f"unknown executor {executor!r}: use graph or aot")
+    factory = relay.build(mod, target=target, params=params, executor=Executor(executor))
     os.makedirs(outdir, exist_ok=True)
-    factory.export_library(os.path.join(outdir, "model.a"), **({"cc": cc} if cc else {}))
-    relay.write_test_vectors(os.path.join(outdir, "model_data.h"), inputs, expected,
-                             factory.manifest, atol=ATOL, rtol=RTOL)
+    factory.export_library(os.path.join(outdir, "model.a"),
+                           **({"cc": cc} if cc and cc != "-" else {}))
+    if executor == "aot":
+        factory.export_header(outdir)
+    header = os.path.join(outdir, "model_data.h")
+    relay.write_test_vectors(header, inputs, expected, factory.manifest, atol=ATOL, rtol=RTOL)
+    with open(header) as f:
+        text = f.read()
+    biggest = max(int(np.asarray(v).nbytes) for v in inputs.values())
+    with open(header, "w") as f:
+        f.write(text.replace("#define KILN_NUM_INPUTS",
+                             f"#define KILN_MAX_INPUT_BYTES {biggest}\n#define KILN_NUM_INPUTS", 1))
     np.save(os.path.join(outdir, "reference.npy"), expected[0])
     np.savez(os.path.join(outdir, "inputs.npz"), **inputs)
     return factory.manifest
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) not in (4, 5, 6):
         raise SystemExit(__doc__)
     manifest = main(*sys.argv[1:])
-    print(f"{sys.argv[1]}: arena {manifest['arena_bytes']} bytes (tensors "
-          f"{manifest['total_bytes']}, workspace {manifest['workspace_bytes']})")
+    print(f"{sys.argv[1]}: arena {manifest['arena_bytes']} bytes (kernel workspace "
+          f"{manifest['workspace_bytes']})")

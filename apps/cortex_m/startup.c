@@ -1,6 +1,6 @@
 /* Start-up of a Cortex-M program on QEMU's MPS2 boards (mps2-an386: Cortex-M4F, mps2-an500:
- * Cortex-M7): the vector table, and a reset handler that enables the FPU, copies .data, zeroes
- * .bss, opens semihosting (newlib's librdimon: printf and exit reach the host, and QEMU exits
+ * Cortex-M7) and mps3-an547 (Cortex-M55): the vector table, and a reset handler that enables
+ * the FPU, copies .data, zeroes .bss, opens semihosting (newlib's librdimon: printf and exit reach the host, and QEMU exits
  * with main's status), runs the constructors (the model's registration), then main. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,9 +32,14 @@ void Reset_Handler(void) {
 /* A fault ends the program with status 3 (through semihosting, as exit does). */
 void Fault_Handler(void) { exit(3); }
 
+/* The SysTick interrupt: the app's cycle counter (cycles.c) counts its wraps. */
+void SysTick_Handler(void) __attribute__((weak, alias("Ignore_Handler")));
+void Ignore_Handler(void) {}
+
 __attribute__((section(".vectors"), used)) static void (*const g_vectors[16])(void) = {
     (void (*)(void))(uintptr_t)&__stack_top, /* initial stack pointer */
     Reset_Handler, Fault_Handler,            /* reset, NMI */
     Fault_Handler, Fault_Handler,            /* hard fault, memory management fault */
     Fault_Handler, Fault_Handler,            /* bus fault, usage fault */
+    [15] = SysTick_Handler,
 };

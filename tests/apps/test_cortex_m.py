@@ -1,7 +1,9 @@
 """apps/cortex_m: the MLP and the LeNet-style CNN (conv, relu, pools, dense, softmax) compiled for
 Cortex-M4F and Cortex-M7 (and M55 with MVE), linked with the bare-metal runtime
 (MR_PLATFORM_BAREMETAL, MR_CONFIG_SMALL) into one ELF, run under qemu-system-arm with
-semihosting; the same app source built for this machine and for AArch64 (qemu-user).
+semihosting; the same app source built for this machine and for AArch64 (qemu-user); and the
+MLPerf Tiny DS-CNN (apps/cortex_m/mlperf_tiny.py) on the M4F with the AOT executor (the run
+function, kernels and weights linked with the AOT runtime only).
 
 Each run must exit with status 0 and print "PASS" (the app compares its output with the test
 vectors of a reference run, within atol 1e-5 + rtol 1e-4); the printed output is also compared
@@ -85,29 +87,34 @@ def _printed_output(stdout):
 
 
 # Cortex-M4F and M7, both models, both host code generators; M55 with MVE; the same app on
-# this machine and on AArch64 Linux.
-CASES = [("m4", "mlp", "llvm"), ("m4", "lenet", "llvm"), ("m4", "lenet", "c"),
-         ("m7", "lenet", "llvm"), ("m7", "mlp", "c"), ("m55", "lenet", "llvm"),
-         ("host", "mlp", "llvm"), ("aarch64", "mlp", "llvm")]
+# this machine and on AArch64 Linux (graph executor); DS-CNN on the M4F with the AOT executor.
+CASES = [("m4", "mlp", "llvm", "graph"), ("m4", "lenet", "llvm", "graph"),
+         ("m4", "lenet", "c", "graph"), ("m7", "lenet", "llvm", "graph"),
+         ("m7", "mlp", "c", "graph"), ("m55", "lenet", "llvm", "graph"),
+         ("host", "mlp", "llvm", "graph"), ("aarch64", "mlp", "llvm", "graph"),
+         ("m4", "kws", "c", "aot")]
 
 
-@pytest.mark.parametrize("board,model,kind", CASES, ids=["-".join(c) for c in CASES])
-def test_cortex_m_app(build_dir, board, model, kind):
+@pytest.mark.parametrize("board,model,kind,executor", CASES, ids=["-".join(c) for c in CASES])
+def test_cortex_m_app(build_dir, board, model, kind, executor):
     reason = _skip_reason(board)
     if reason:
         pytest.skip(reason)
     make = ["make", "-s", "-j2", "-C", APP, f"PYTHON={sys.executable}", f"BOARD={board}",
-            f"MODEL={model}", f"KIND={kind}", f"BUILD={build_dir}"]
+            f"MODEL={model}", f"KIND={kind}", f"EXECUTOR={executor}", f"BUILD={build_dir}"]
     subprocess.run(make + ["all"], check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    out_dir = os.path.join(build_dir, f"{board}-{kind}-{model}")
+    aot = executor == "aot"
+    out_dir = os.path.join(build_dir, f"{board}-{kind}-{'aot-' if aot else ''}{model}")
     nm = {"aarch64": "aarch64-linux-gnu-nm", "host": "nm"}.get(board, "arm-none-eabi-nm")
-    runtime = _undefined(nm, os.path.join(build_dir, f"runtime-{board}", "libmicroruntime.a"))
+    runtime = _undefined(nm, os.path.join(build_dir, f"runtime-{board}",
+                                          "libmicroruntime_aot.a" if aot else
+                                          "libmicroruntime.a"))
     assert not {s for s in runtime if s.startswith("dl")}, runtime
     if board not in ("host", "aarch64"):  # bare metal: no threads, no dynamic loading
         assert not {s for s in runtime if s.startswith("pthread")}, runtime
         # Generated code takes only the runtime's services, memcpy/memset, libm and libgcc.
         extra = {s for s in _undefined(nm, os.path.join(out_dir, "model.a"))
-                 if not s.startswith(("TVM", "__aeabi_")) and s not in ALLOWED_LIBC}
+                 if not s.startswith(("TVM", "__aeabi_", "mr_aot_")) and s not in ALLOWED_LIBC}
         assert not extra, f"the model calls {sorted(extra)}"
     run = subprocess.run(make + ["run", "QEMU_TIMEOUT=120"], stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, timeout=300, check=False)
@@ -115,6 +122,9 @@ def test_cortex_m_app(build_dir, board, model, kind):
     assert run.stdout.rstrip().endswith("PASS"), run.stdout
     arena = re.search(r"^arena: (\d+) bytes \(the model needs (\d+)\)", run.stdout, re.M)
     assert arena and arena.group(1) == arena.group(2), run.stdout
+    if board in ("m4", "m7", "m55"):  # instructions counted by QEMU (-icount)
+        cycles = re.search(r"^cycles: (\d+) ", run.stdout, re.M)
+        assert cycles and int(cycles.group(1)) > 0, run.stdout
     got = _printed_output(run.stdout)
     inputs = dict(np.load(os.path.join(out_dir, "inputs.npz")))
     want = _onnx_reference(model, inputs)
@@ -144,8 +154,9 @@ def test_cortex_m_app_fails_on_mismatch(build_dir):
     elf = os.path.join(bad_dir, "app.elf")
     subprocess.run(["arm-none-eabi-gcc", "-std=c99", "-O2", "-mcpu=cortex-m4", "-mthumb",
                     "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
-                    "-I" + os.path.join(ROOT, "microruntime", "include"),
-                    "-I" + bad_dir, os.path.join(APP, "main.c"), "--specs=rdimon.specs",
+                    "-I" + os.path.join(ROOT, "microruntime", "include"), "-I" + bad_dir,
+                    os.path.join(APP, "main.c"), os.path.join(APP, "check.c"),
+                    os.path.join(APP, "measure.c"), "--specs=rdimon.specs",
                     "-nostartfiles", "-T", os.path.join(APP, "mps2.ld"),
                     os.path.join(APP, "startup.c"), "-Wl,--gc-sections,--no-warn-execstack",
                     os.path.join(build_dir, "m4-llvm-mlp", "model.a"),
@@ -156,3 +167,31 @@ def test_cortex_m_app_fails_on_mismatch(build_dir):
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
     assert run.returncode == 1, run.stdout
     assert "MISMATCH" in run.stdout and run.stdout.rstrip().endswith("FAIL")
+
+
+def test_mlperf_tiny_models():
+    """The four models have their published layer shapes: parameter counts from the layers
+    (batch norm folded) and the output shape of each, run by onnxruntime."""
+    sys.path.insert(0, APP)
+    import mlperf_tiny
+    import onnxruntime as ort
+
+    def count(model):
+        return sum(int(np.prod(t.dims)) for t in model.graph.initializer)
+
+    # DS-CNN: conv 10x4 1->64, four (3x3 depthwise 64, 1x1 64->64), dense 64->12, with biases.
+    kws = (64 * 40 + 64) + 4 * ((64 * 9 + 64) + (64 * 64 + 64)) + (64 * 12 + 12)
+    # The autoencoder: 640-128-128-128-128-8-128-128-128-128-640, dense with biases.
+    widths = [640, 128, 128, 128, 128, 8, 128, 128, 128, 128, 640]
+    ad = sum(a * b + b for a, b in zip(widths, widths[1:]))
+    outputs = {"kws": (1, 12), "ic": (1, 10), "vww": (1, 2), "ad": (1, 640)}
+    for name in mlperf_tiny.MODELS:
+        model, shapes = mlperf_tiny.build(name)
+        if name in ("kws", "ad"):
+            assert count(model) == {"kws": kws, "ad": ad}[name], name
+        sess = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"])
+        x = np.random.default_rng(0).standard_normal(shapes["input"]).astype("float32")
+        (y,) = sess.run(None, {"input": x})
+        assert y.shape == outputs[name], (name, y.shape)
+        assert np.all(np.isfinite(y)) and 0 < np.abs(y).max() < 10, name

@@ -18,7 +18,9 @@
  *   mr_object_release(model);
  *
  * The model and the executor are Module objects (the same ones the Python package and TVM's
- * API use: the executor's functions are set_input, run, get_output, ...). Conventions are
+ * API use); their packed functions (the executor's set_input, run, get_output, ..., the
+ * model's "default", get_graph_json, ...) are there once mr_graph_executor_register() has
+ * run, which the C API below does not need. Conventions are
  * those of microruntime.h: int status, outputs last and written only on success, messages
  * in mr_last_error(); mistakes in a graph or its inputs are errors of kind
  * "GraphExecutorError".
@@ -38,10 +40,11 @@ extern "C" {
  * nothing more, so it links none of the rest. */
 MR_DLL int mr_graph_register(void);
 /* mr_graph_register() plus TVM's globals tvm.graph_executor.create and
- * tvm.graph_executor_factory.create, and the executor functions beyond set_input, run,
- * get_output and the like: get_input_info, share_params, get_node_output, debug_get_output,
- * run_individual and get_graph_json. Idempotent; call this (or mr_graph_executor_from_json,
- * which does) for the full set. */
+ * tvm.graph_executor_factory.create, and the packed functions of executor and factory
+ * modules (TVM's set: set_input, run, get_output, load_params, ..., get_input_info,
+ * share_params, get_node_output, debug_get_output, run_individual, get_graph_json; the
+ * factory's <module_name>(dev), get_graph_json, get_graph_params, get_manifest). Idempotent;
+ * call this (or mr_graph_executor_from_json, which does) before looking functions up. */
 MR_DLL int mr_graph_executor_register(void);
 
 /* Opens a model: the shared library at `path` (dlopen), or with path NULL or "" the system

@@ -1,10 +1,13 @@
 /* The graph executor's C API for apps (graph_executor.h), and its registration: the
- * "GraphExecutorFactory" module loader (the rest of TVM's global functions and packed
- * functions: extras.c). */
+ * "GraphExecutorFactory" module loader (TVM's global functions and the modules' packed
+ * functions: extras.c, executor_module.c, factory_module.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "executor.h"
+
+mr_graph_lookup_fn mr_graph_executor_lookup;
+mr_graph_lookup_fn mr_graph_factory_lookup;
 
 int mr_graph_register(void) {
   return mr_module_loader_register("GraphExecutorFactory", mr_graph_factory_load);
@@ -59,22 +62,32 @@ int mr_graph_executor_set_input(TVMFFIObject* executor, const char* name, const 
   return status;
 }
 
+int mr_graph_executor_load(mr_graph_executor_t* ex, const char* data, size_t size) {
+  TVMFFIObject *names, *tensors;
+  const TVMFFISeqCell *ns, *ts;
+  int64_t i, arg;
+  int status = 0;
+  if (mr_params_load(data, size, &names, &tensors) != 0) return mr_graph_refail("load_params");
+  ns = mr_array_view(names);
+  ts = mr_array_view(tensors);
+  for (i = 0; i < ns->size && status == 0; ++i) {
+    const char* name = mr_bytes_view(((TVMFFIAny*)ns->data)[i].v_obj)->data;
+    if ((arg = mr_graph_find_arg(ex->g, name)) < 0) continue; /* as TVM: not an input here */
+    status = mr_graph_executor_set_arg(ex, (uint32_t)arg,
+                                       mr_tensor_dl(((TVMFFIAny*)ts->data)[i].v_obj), 1);
+  }
+  mr_object_release(names);
+  mr_object_release(tensors);
+  return status;
+}
+
 int mr_graph_executor_load_params(TVMFFIObject* executor, const void* data, size_t nbytes) {
-  TVMFFIObject* f = NULL;
-  TVMFFIAny arg, result;
-  TVMFFIByteArray bytes;
+  mr_graph_executor_t* ex = mr_graph_executor_of(executor);
   int status;
-  if (!mr_graph_executor_of(executor) ||
-      mr_module_get_function(executor, "load_params", 0, &f) != 0)
-    return -1;
-  bytes.data = (const char*)data;
-  bytes.size = nbytes;
-  memset(&arg, 0, sizeof(arg));
-  memset(&result, 0, sizeof(result));
-  arg.type_index = kTVMFFIByteArrayPtr;
-  arg.v_ptr = &bytes;
-  status = mr_function_call(f, &arg, 1, &result);
-  mr_object_release(f);
+  if (!ex) return -1;
+  mr_mutex_lock(&ex->lock);
+  status = mr_graph_executor_load(ex, (const char*)data, nbytes);
+  mr_mutex_unlock(&ex->lock);
   return status;
 }
 

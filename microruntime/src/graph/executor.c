@@ -25,6 +25,7 @@ static void executor_free(void* self) {
   free(ex->ext);
   free(ex->entries);
   free(ex->arg_flags);
+  free(ex->from_params);
   free(ex->op_args);
   free(ex->op_any);
   free(ex->op_eid);
@@ -120,7 +121,9 @@ static int bind_ops(mr_graph_executor_t* ex) {
 }
 
 static int executor_get_function(void* self, const char* name, TVMFFIObject** out) {
-  return mr_graph_executor_function((mr_graph_executor_t*)self, name, out);
+  mr_graph_lookup_fn lookup = mr_atomic_load_int(&mr_graph_executor_lookup);
+  *out = NULL;
+  return lookup ? lookup(self, name, out) : 0;
 }
 
 int mr_graph_executor_new(const char* json, size_t size, TVMFFIObject* lib, const DLDevice* devs,
@@ -154,11 +157,14 @@ int mr_graph_executor_new_in(const char* json, size_t size, TVMFFIObject* lib,
   ex->ext = (TVMFFIObject**)calloc(g->num_entries, sizeof(TVMFFIObject*));
   ex->entries = (DLTensor*)calloc(g->num_entries, sizeof(DLTensor));
   ex->arg_flags = (uint8_t*)calloc(g->num_args + 1, 1);
+  ex->from_params = (uint8_t*)calloc(g->num_entries + 1, 1);
+  ex->params_changed = 1;
   ex->json = mr_strndup(json, size);
   ex->json_size = size;
   ex->arena = (unsigned char*)arena;
   ex->arena_size = arena_bytes;
-  if (!ex->slots || !ex->ext || !ex->entries || !ex->arg_flags || !ex->json) {
+  if (!ex->slots || !ex->ext || !ex->entries || !ex->arg_flags || !ex->from_params ||
+      !ex->json) {
     mr_error_oom("a graph executor");
     goto fail;
   }
@@ -222,8 +228,13 @@ int mr_graph_executor_set_arg(mr_graph_executor_t* ex, uint32_t arg, const DLTen
   if (mr_graph_check_value("set_input", what, &ex->entries[eid], value) != 0) return -1;
   mr_graph_set_entry_data(ex, eid, slot_data(ex, eid), NULL);
   if (mr_tensor_copy(value, &ex->entries[eid], NULL) != 0) return -1;
-  ex->arg_flags[arg] |= MR_GRAPH_ARG_SET | (is_param ? MR_GRAPH_ARG_PARAM : 0);
+  mr_graph_executor_arg_set(ex, arg, MR_GRAPH_ARG_SET | (is_param ? MR_GRAPH_ARG_PARAM : 0));
   return 0;
+}
+
+void mr_graph_executor_arg_set(mr_graph_executor_t* ex, uint32_t arg, uint8_t flags) {
+  ex->arg_flags[arg] |= flags;
+  if (ex->arg_flags[arg] & MR_GRAPH_ARG_PARAM) ex->params_changed = 1;
 }
 
 int mr_graph_executor_zero_copy(mr_graph_executor_t* ex, const char* func, uint32_t eid,
@@ -291,10 +302,50 @@ int mr_graph_executor_check_inputs(const mr_graph_executor_t* ex, const char* fu
   return 0;
 }
 
+/* Whether op's outputs each have a slot no other entry shares. */
+static int owns_its_slots(const mr_graph_executor_t* ex, const mr_graph_node_t* node,
+                          uint32_t first_out) {
+  uint32_t k, e;
+  for (k = 0; k < node->num_outputs; ++k)
+    for (e = 0; e < ex->g->num_entries; ++e)
+      if (e != first_out + k &&
+          ex->g->entries[e].storage_id == ex->g->entries[first_out + k].storage_id)
+        return 0;
+  return 1;
+}
+
+/* The ops that read parameters alone (or what such ops computed) into slots of their own
+ * compute the same outputs until a parameter is set again (a weight transformed at load):
+ * after one is, they run first, once; every run skips them otherwise. Which ops they are
+ * depends on which inputs are parameters (load_params, share_params), so it is decided
+ * here. */
+static int run_of_params(mr_graph_executor_t* ex) {
+  const mr_graph_t* g = ex->g;
+  uint32_t i, j;
+  memset(ex->from_params, 0, g->num_entries);
+  for (i = 0; i < g->num_args; ++i)
+    if (ex->arg_flags[i] & MR_GRAPH_ARG_PARAM) ex->from_params[mr_graph_arg_entry(g, i)] = 1;
+  for (i = 0; i < ex->num_ops; ++i) {
+    mr_graph_op_t* op = &ex->ops[i];
+    const mr_graph_node_t* node = &g->nodes[op->nid];
+    uint32_t first_out = g->row_ptr[op->nid];
+    int of_params = op->kind == MR_GRAPH_OP_CALL && node->num_inputs > 0;
+    for (j = 0; of_params && j < node->num_inputs; ++j)
+      of_params = ex->from_params[g->inputs[node->first_input + j]];
+    op->of_params = (uint8_t)(of_params && owns_its_slots(ex, node, first_out));
+    if (!op->of_params) continue;
+    for (j = 0; j < node->num_outputs; ++j) ex->from_params[first_out + j] = 1;
+    if (mr_graph_run_op(ex, op) != 0) return -1;
+  }
+  ex->params_changed = 0;
+  return 0;
+}
+
 int mr_graph_executor_run_upto(mr_graph_executor_t* ex, uint32_t last_nid) {
   uint32_t i;
   if (mr_graph_executor_check_inputs(ex, "run") != 0) return -1;
+  if (ex->params_changed && run_of_params(ex) != 0) return -1;
   for (i = 0; i < ex->num_ops && ex->ops[i].nid <= last_nid; ++i)
-    if (mr_graph_run_op(ex, &ex->ops[i]) != 0) return -1;
+    if (!ex->ops[i].of_params && mr_graph_run_op(ex, &ex->ops[i]) != 0) return -1;
   return 0;
 }

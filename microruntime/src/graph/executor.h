@@ -11,6 +11,7 @@ typedef struct {
   TVMFFIObject* func; /* the kernel (MR_GRAPH_OP_CALL) */
   uint32_t nid, first, n; /* its node, and its arguments at op_args[first .. first + n) */
   uint8_t kind;
+  uint8_t of_params; /* reads parameters alone into slots of its own (executor.c) */
 } mr_graph_op_t;
 
 /* The workspace part of an executor's arena: a stack of 64-byte aligned blocks in
@@ -38,6 +39,8 @@ struct mr_graph_executor {
   DLTensor* entries;      /* per entry: its data (the slot's, or an external tensor's) */
   TVMFFIObject** ext;     /* per entry: the external tensor it uses, or NULL */
   uint8_t* arg_flags;     /* per input: MR_GRAPH_ARG_* */
+  uint8_t* from_params;   /* per entry: computed from parameters alone (executor.c) */
+  int params_changed;     /* a parameter was set since the ops of parameters last ran */
   mr_graph_op_t* ops;
   uint32_t num_ops, num_op_args;
   DLTensor* op_args;      /* the ops' arguments (copies of entries; 1-D when flatten_data) */
@@ -48,6 +51,10 @@ struct mr_graph_executor {
   size_t arena_size, arena_used;
   mr_graph_arena_ws_t ws; /* the workspace part of the arena */
 };
+
+/* Marks input `arg` set with `flags` (MR_GRAPH_ARG_*); setting a parameter makes the ops
+ * that read parameters alone run again at the next run. */
+void mr_graph_executor_arg_set(mr_graph_executor_t* ex, uint32_t arg, uint8_t flags);
 
 /* ---- arena.c: an executor in a caller's memory ---- */
 /* Slot s as a tensor over the next bytes of ex->arena. */
@@ -93,6 +100,18 @@ void mr_graph_set_entry_data(mr_graph_executor_t* ex, uint32_t eid, void* data,
                              TVMFFIObject* ext);
 int mr_graph_run_op(mr_graph_executor_t* ex, const mr_graph_op_t* op);
 /* The packed function `name` of the executor module (NULL when there is none). */
-int mr_graph_executor_function(mr_graph_executor_t* ex, const char* name, TVMFFIObject** out);
+int mr_graph_executor_function(void* ex, const char* name, TVMFFIObject** out);
+/* Executes `load_params`: sets the inputs named in the params file data[0..size). */
+int mr_graph_executor_load(mr_graph_executor_t* ex, const char* data, size_t size);
+
+/* The packed functions of GraphExecutor and GraphExecutorFactory modules (executor_module.c,
+ * factory_module.c) are reached through these hooks, which mr_graph_executor_register sets:
+ * a C app that uses only graph_executor.h's C API links neither file. Until they are set,
+ * the modules have no packed functions (lookups give NULL). */
+typedef int (*mr_graph_lookup_fn)(void* self, const char* name, TVMFFIObject** out);
+extern mr_graph_lookup_fn mr_graph_executor_lookup;
+extern mr_graph_lookup_fn mr_graph_factory_lookup;
+/* The factory module's packed function `name` (factory_module.c). */
+int mr_graph_factory_function(void* factory, const char* name, TVMFFIObject** out);
 
 #endif /* MR_GRAPH_EXECUTOR_H_ */

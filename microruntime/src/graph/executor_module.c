@@ -3,7 +3,8 @@
  * get_input, get_num_outputs, get_num_inputs, get_input_index, get_input_info,
  * load_params; the rest of TVM's set (get_input_info, share_params,
  * get_node_output, debug_get_output, run_individual, get_graph_json) is in extras.c.
- * Each Function holds the module. */
+ * Each Function holds the module. mr_graph_executor_register makes these the module's
+ * functions; the C API for apps (api.c) calls the executor directly. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,7 @@ static int m_set_input_zero_copy(mr_graph_executor_t* ex, const TVMFFIAny* a, in
   snprintf(what, sizeof(what), "input '%s'", ex->g->nodes[ex->g->args[arg]].name);
   if (mr_graph_executor_zero_copy(ex, k_func, mr_graph_arg_entry(ex->g, arg), what, &a[1]) != 0)
     return -1;
-  ex->arg_flags[arg] |= MR_GRAPH_ARG_SET;
+  mr_graph_executor_arg_set(ex, arg, MR_GRAPH_ARG_SET);
   return 0;
 }
 
@@ -157,23 +158,12 @@ int mr_graph_read_params(const char* func, const TVMFFIAny* a, int32_t n, int i,
 
 static int m_load_params(mr_graph_executor_t* ex, const TVMFFIAny* a, int32_t n,
                          TVMFFIAny* out) {
-  TVMFFIObject *names, *tensors;
-  const TVMFFISeqCell *ns, *ts;
-  int64_t i, arg;
-  int status = 0;
+  const char* data;
+  size_t size;
   (void)out;
-  if (mr_graph_read_params("load_params", a, n, 0, &names, &tensors) != 0) return -1;
-  ns = mr_array_view(names);
-  ts = mr_array_view(tensors);
-  for (i = 0; i < ns->size && status == 0; ++i) {
-    const char* name = mr_bytes_view(((TVMFFIAny*)ns->data)[i].v_obj)->data;
-    if ((arg = mr_graph_find_arg(ex->g, name)) < 0) continue; /* as TVM: not an input here */
-    status = mr_graph_executor_set_arg(ex, (uint32_t)arg,
-                                       mr_tensor_dl(((TVMFFIAny*)ts->data)[i].v_obj), 1);
-  }
-  mr_object_release(names);
-  mr_object_release(tensors);
-  return status;
+  if (n < 1 || mr_any_get_str(&a[0], &data, &size) != 0)
+    return mr_graph_bad_arg("load_params", 0, "the bytes of a params file", n ? &a[0] : NULL);
+  return mr_graph_executor_load(ex, data, size);
 }
 
 static const mr_graph_method_t k_methods[] = {
@@ -219,7 +209,8 @@ static const mr_graph_method_t* find_method(const mr_graph_method_t* m, const ch
   return NULL;
 }
 
-int mr_graph_executor_function(mr_graph_executor_t* ex, const char* name, TVMFFIObject** out) {
+int mr_graph_executor_function(void* self, const char* name, TVMFFIObject** out) {
+  mr_graph_executor_t* ex = (mr_graph_executor_t*)self;
   /* (the atomic load of a pointer: the extras may be registered by another thread) */
   const mr_graph_method_t* m = find_method(k_methods, name);
   bound_t* b;

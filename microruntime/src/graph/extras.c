@@ -3,9 +3,10 @@
  * GraphExecutor packed functions used from Python and for debugging and profiling
  * (get_input_info, share_params, get_node_output, debug_get_output, run_individual,
  * get_graph_json), and mr_graph_executor_from_json. mr_graph_executor_register()
- * (called by mr_graph_executor_from_json and by the Python package) adds them; a static
- * app that only opens a model (mr_graph_model_open, mr_graph_executor_create, set_input,
- * run, get_output) links none of this file. */
+ * (called by mr_graph_executor_from_json and by the Python package) adds them, and the
+ * other packed functions of the executor and factory modules (executor_module.c,
+ * factory_module.c); a static app that only uses graph_executor.h's C API (open a model,
+ * create an executor, set inputs, load params, run, get outputs) links none of these. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ int mr_graph_executor_share(mr_graph_executor_t* ex, uint32_t arg, mr_graph_exec
     return -1;
   mr_graph_set_entry_data(ex, eid, from->entries[feid].data, owner);
   mr_object_release(owner);
-  ex->arg_flags[arg] |= MR_GRAPH_ARG_SET | MR_GRAPH_ARG_PARAM;
+  mr_graph_executor_arg_set(ex, arg, MR_GRAPH_ARG_SET | MR_GRAPH_ARG_PARAM);
   return 0;
 }
 
@@ -281,6 +282,8 @@ int mr_graph_executor_register(void) {
   if (mr_graph_register() != 0 ||
       mr_registry_set_table(k_globals, sizeof(k_globals) / sizeof(k_globals[0])) != 0)
     return -1;
+  mr_atomic_store_int(&mr_graph_executor_lookup, mr_graph_executor_function);
+  mr_atomic_store_int(&mr_graph_factory_lookup, mr_graph_factory_function);
   mr_atomic_store_int(&mr_graph_extra_methods, k_extra_methods);
   return 0;
 }

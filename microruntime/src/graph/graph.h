@@ -81,6 +81,15 @@ int mr_graph_executor_set_arg(mr_graph_executor_t* ex, uint32_t arg, const DLTen
 const mr_graph_t* mr_graph_executor_graph(const mr_graph_executor_t* ex);
 
 /* ---- factory.c ---- */
+/* The state of a GraphExecutorFactory module. */
+typedef struct {
+  TVMFFIObject* module; /* the factory module holding this state (borrowed) */
+  char *json, *module_name, *manifest;
+  size_t json_size, manifest_size;
+  TVMFFIObject *names, *tensors;
+  mr_graph_t* graph;
+  int checked; /* the kernels resolve in the imports */
+} mr_graph_factory_t;
 int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_module);
 /* A factory over graph JSON, imported lib and params given as parallel arrays. */
 int mr_graph_factory_new(const char* json, size_t json_size, const char* module_name,
