@@ -28,6 +28,14 @@ from .tir.function import PrimFunc
 from .tir.pipeline import lower_passes, run_passes
 
 
+def schedule_to_module(sch: Schedule, args: Optional[Sequence] = None, name: str = "main",
+                       binds: Optional[Dict] = None) -> IRModule:
+    """The IRModule `{name: PrimFunc}` of a schedule's loop nests, before any lowering pass."""
+    if args is None:
+        raise IRError("schedule_to_module needs args: the tensors/vars of the function")
+    return IRModule({name: schedule_to_primfunc(sch, list(args), name, binds)})
+
+
 def lower(inp, args: Optional[Sequence] = None, name: str = "main",
           binds: Optional[Dict] = None, simple_mode: bool = False) -> IRModule:
     """Lower a te Schedule (with `args`), a PrimFunc or an IRModule to optimised loop IR."""
@@ -35,7 +43,7 @@ def lower(inp, args: Optional[Sequence] = None, name: str = "main",
     if isinstance(inp, Schedule):
         if args is None:
             raise IRError("lower(schedule) needs args: the tensors/vars of the function")
-        mod = IRModule({name: schedule_to_primfunc(inp, list(args), name, binds)})
+        mod = schedule_to_module(inp, args, name, binds)
     elif isinstance(inp, PrimFunc):
         func = inp if "global_symbol" in inp.attrs else inp.with_attr("global_symbol", name)
         mod = IRModule({func.attrs["global_symbol"]: func})

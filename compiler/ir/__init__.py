@@ -1,5 +1,6 @@
 """What every IR level shares: DType, the node base, IRModule, printing, structural equality,
 JSON save/load and the compiler's error classes. The loop IR is compiler.tir."""
+from . import container  # noqa: F401
 from .dtype import DType, as_dtype
 from .errors import (
     BuildError,

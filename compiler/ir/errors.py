@@ -35,3 +35,8 @@ class TypeInferenceError(IRError):
 
 class InternalError(RuntimeError):
     """A compiler invariant does not hold: a bug in the compiler, not in the user's program."""
+
+
+# The base class classic TVM code catches (`except tvm.error.TVMError`): every error of the
+# compiler and of the runtime is a RuntimeError.
+TVMError = RuntimeError

@@ -10,15 +10,18 @@ from typing import Dict, List, Sequence, Union
 
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
+from ..tir.buffer import Buffer
+from ..tir.expr import IterVar
 from ..tir.functor import IRMutator
 from .auto_inline import auto_inline_broadcast, auto_inline_elemwise, auto_inline_injective
 from .cache_write import cache_write_relayout
+from .graph import create_read_graph, post_dfs_order
 from .group import GroupStage, copy_groups, create_group, legalize_attach_points
-from .iter_relation import Rebase
+from .iter_relation import Fuse, Rebase, Singleton, Split
 from .operation import compute
 from .rfactor import rfactor
 from .scan import setup_scans
-from .schedule_ops import infer_schedule_bounds
+from .schedule_ops import infer_schedule_bounds, schedule_ops
 from .stage import Stage
 from .tensor import ComputeOp, Operation, Tensor, TensorLoad
 
@@ -216,6 +219,13 @@ def InferBound(sch: Schedule) -> Dict[E.IterVar, E.Range]:
     return infer_schedule_bounds(sch)
 
 
+ScheduleOps = schedule_ops
+CreateReadGraph = create_read_graph
+PostDFSOrder = post_dfs_order
+# Names TVM's te.schedule module also gives (relations, and the tir classes stages hold).
+__all__ = ["Schedule", "create_schedule", "InferBound", "ScheduleOps", "CreateReadGraph",
+           "PostDFSOrder", "AutoInlineElemWise", "AutoInlineBroadcast", "AutoInlineInjective",
+           "Buffer", "IterVar", "Split", "Fuse", "Rebase", "Singleton"]
 AutoInlineElemWise = auto_inline_elemwise
 AutoInlineBroadcast = auto_inline_broadcast
 AutoInlineInjective = auto_inline_injective

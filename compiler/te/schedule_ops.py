@@ -265,3 +265,13 @@ def schedule_to_primfunc(sch, args: Sequence, name: str = "main",
     """The PrimFunc computing `sch` with `args` as parameters (multi-dimensional accesses)."""
     return _Lowering(resolve_attachments(sch), args, binds).run(name)
 
+
+
+def schedule_ops(sch, bounds=None, debug_keep_trivial_loop: bool = False) -> Stmt:
+    """The loop nests of `sch` as one statement (TVM's `ScheduleOps`), its placeholders and
+    outputs bound to buffers of their own names. Bounds are inferred again, so `bounds` (what
+    `InferBound` returned) and `debug_keep_trivial_loop` change nothing."""
+    del bounds, debug_keep_trivial_loop
+    sch = resolve_attachments(sch)
+    args = [t for st in sch.stages if st.is_placeholder or st.is_output for t in st.op.outputs]
+    return _Lowering(sch, args, None).run("main").body

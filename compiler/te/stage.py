@@ -25,12 +25,34 @@ THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadI
 
 
 class IterAttr:
-    """Annotations of one leaf axis."""
+    """Annotations of one leaf axis; `iter_type`, `pragma_keys` and `pragma_values` read them
+    as TVM's IterVarAttr does."""
 
     def __init__(self):
         self.kind: str = ForKind.SERIAL
         self.thread: Optional[E.IterVar] = None
         self.pragmas: List[tuple] = []
+        self.tensorized = False
+        self.tensor_intrin = None
+
+    @property
+    def iter_type(self) -> Optional[int]:
+        """IterVar.Unrolled, Vectorized, Parallelized or Tensorized; None for a plain loop."""
+        if self.tensorized:
+            return E.IterVar.Tensorized
+        return _ANNOTATION_TYPES.get(self.kind)
+
+    @property
+    def pragma_keys(self) -> tuple:
+        return tuple(E.StringImm(key) for key, _ in self.pragmas)
+
+    @property
+    def pragma_values(self) -> tuple:
+        return tuple(value for _, value in self.pragmas)
+
+
+_ANNOTATION_TYPES = {ForKind.UNROLLED: E.IterVar.Unrolled, ForKind.VECTORIZED: E.IterVar.Vectorized,
+                     ForKind.PARALLEL: E.IterVar.Parallelized}
 
 
 class Stage:
@@ -66,6 +88,11 @@ class Stage:
 
     def __repr__(self) -> str:
         return f"stage({self.name})"
+
+    @property
+    def iter_var_attrs(self) -> Dict[E.IterVar, IterAttr]:
+        """The annotated axes and their annotations (TVM's `Stage.iter_var_attrs`)."""
+        return dict(self.iter_attrs)
 
     # ---- checks ------------------------------------------------------------------------------
     def _fail(self, prim: str, msg: str):
@@ -194,8 +221,9 @@ class Stage:
     # ---- annotations -------------------------------------------------------------------------
     def _annotate(self, prim: str, iv, kind: str):
         iv = self._leaf(prim, iv)
-        if kind != ForKind.SERIAL and iv.kind == E.IterKind.REDUCE and kind == ForKind.PARALLEL:
-            self._fail(prim, f"cannot run the reduction axis '{iv.name}' in parallel")
+        if iv.kind == E.IterKind.REDUCE and kind in (ForKind.PARALLEL, ForKind.VECTORIZED):
+            how = "in parallel" if kind == ForKind.PARALLEL else "as a vector"
+            self._fail(prim, f"cannot run the reduction axis '{iv.name}' {how}")
         self._attr(iv).kind = kind
 
     def parallel(self, iv):
@@ -219,8 +247,15 @@ class Stage:
         attr.kind, attr.thread = ForKind.THREAD_BINDING, thread_iv
 
     def pragma(self, iv, key: str, value=1):
+        """Annotates leaf axis `iv` with `key = value`; the keys "unroll" and "vectorize" are
+        those annotations (as `unroll(iv)`, `vectorize(iv)`)."""
+        if key == "unroll":
+            return self.unroll(iv)
+        if key == "vectorize":
+            return self.vectorize(iv)
         iv = self._leaf("pragma", iv)
         self._attr(iv).pragmas.append((key, E.convert(value)))
+        return None
 
     # ---- attachment and storage --------------------------------------------------------------
     def compute_at(self, parent: "Stage", axis):
@@ -316,3 +351,5 @@ class Stage:
             self._fail("tensorize", f"{tensor_intrin!r} is not a TensorIntrin (make one with "
                                     "te.decl_tensor_intrin)")
         self.tensorized = (var, tensor_intrin)
+        self._attr(var).tensorized = True
+        self._attr(var).tensor_intrin = tensor_intrin

@@ -2,7 +2,7 @@
 ...), statements, Buffer/decl_buffer, PrimFunc, functors, the verifier and the reference
 interpreter; `pipeline.py` (the one flat pass list) and `transform/` (one pass per file) are
 imported as submodules."""
-from . import ir_builder  # noqa: F401
+from . import ir_builder, stmt_functor  # noqa: F401
 from . import structural_equal as _structural_equal_rules  # registers the loop IR's rules
 from .buffer import Buffer, decl_buffer
 from .expr import (

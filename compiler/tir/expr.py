@@ -160,6 +160,19 @@ class IntImm(PrimExpr):
     def __bool__(self) -> bool:
         return self.value != 0
 
+    # As TVM's: a constant compared with a Python int or a constant of its dtype folds to a bool
+    # constant, and hashes by value, so `set(shape) == {2, 3}` holds for constant dims.
+    def __eq__(self, o):  # type: ignore[override]
+        v = _folded_value(self, o)
+        return EqualOp(self, o) if v is None else const(self.value == v, "bool")
+
+    def __ne__(self, o):  # type: ignore[override]
+        v = _folded_value(self, o)
+        return NotEqualOp(self, o) if v is None else const(self.value != v, "bool")
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
 
 @dataclass(frozen=True, eq=False, slots=True)
 class FloatImm(PrimExpr):
@@ -175,10 +188,34 @@ class FloatImm(PrimExpr):
         return int(self.value)
 
 
+def _folded_value(c: "IntImm", o):
+    """The value `c == o` compares with when it folds: a Python int (or bool), or a constant of
+    c's dtype; None when the comparison stays symbolic."""
+    if isinstance(o, (bool, int)) and not isinstance(o, PrimExpr):
+        return int(o)
+    if type(o) is IntImm and o.dtype == c.dtype:
+        return o.value
+    return None
+
+
 @dataclass(frozen=True, eq=False, slots=True)
 class StringImm(PrimExpr):
+    """A string constant; it equals a str or StringImm of the same text (as TVM's)."""
+
     value: str
     dtype: DType = field(default=DType(3, 64))
+
+    def __eq__(self, o):  # type: ignore[override]
+        if isinstance(o, (str, StringImm)):
+            return self.value == (o.value if isinstance(o, StringImm) else o)
+        return EqualOp(self, o)
+
+    def __ne__(self, o):  # type: ignore[override]
+        if isinstance(o, (str, StringImm)):
+            return self.value != (o.value if isinstance(o, StringImm) else o)
+        return NotEqualOp(self, o)
+
+    __hash__ = PrimExpr.__hash__
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -326,6 +363,8 @@ class BufferLoad(PrimExpr):
     dtype: DType = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self):
+        if type(self.indices) is not tuple:  # a list, as TVM code passes them
+            object.__setattr__(self, "indices", tuple(convert(i) for i in self.indices))
         if self.dtype is None:
             lanes = max([i.dtype.lanes for i in self.indices] or [1])
             object.__setattr__(self, "dtype", self.buffer.dtype.with_lanes(

@@ -30,6 +30,15 @@ class For(Stmt):
     thread_binding: Optional[IterVar] = None
     annotations: Tuple[Tuple[str, Any], ...] = ()
 
+    def __post_init__(self):
+        # Python numbers as bounds take the loop variable's dtype, as TVM's
+        for name in ("min", "extent"):
+            value = getattr(self, name)
+            if not isinstance(value, PrimExpr):
+                value = make_const(self.loop_var.dtype, value) if isinstance(value, int) \
+                    else convert(value)
+                object.__setattr__(self, name, value)
+
 
 @dataclass(frozen=True, eq=False, slots=True)
 class While(Stmt):
@@ -71,6 +80,12 @@ class BufferStore(Stmt):
     buffer: Buffer
     value: PrimExpr
     indices: Tuple[PrimExpr, ...]
+
+    def __post_init__(self):
+        if type(self.indices) is not tuple:  # a list, as TVM code passes them
+            object.__setattr__(self, "indices", tuple(convert(i) for i in self.indices))
+        if not isinstance(self.value, PrimExpr):
+            object.__setattr__(self, "value", convert(self.value))
 
 
 @dataclass(frozen=True, eq=False, slots=True)

@@ -1,0 +1,119 @@
+"""Classic TVM te/tir API that unchanged TVM code relies on: te.schedule's graph and lowering
+functions (ScheduleOps, CreateReadGraph/PostDFSOrder, the relation and
+tir class names), schedule_to_module, stage annotations read back (iter_var_attrs), and the
+tir.stmt_functor functions."""
+import pytest
+
+import microruntime
+from compiler import te, tir
+from compiler.driver import schedule_to_module
+from compiler.ir import container
+from compiler.tir import stmt_functor
+
+
+def _add_one():
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] + 1, name="B")
+    return A, B
+
+
+def test_schedule_to_module_is_the_unlowered_function():
+    A, B = _add_one()
+    s = te.create_schedule(B.op)
+    mod = schedule_to_module(s, [A, B], name="f")
+    func = mod["f"]
+    assert isinstance(func, tir.PrimFunc)
+    assert len(func.params) == 2
+    loops = []
+    stmt_functor.post_order_visit(func.body, lambda x: loops.append(x)
+                                  if isinstance(x, tir.For) else None)
+    assert len(loops) == 1
+
+
+def test_schedule_ops_gives_the_loop_nest():
+    A, B = _add_one()
+    s = te.create_schedule(B.op)
+    s[B].split(B.op.axis[0], factor=4)
+    stmt = te.schedule.ScheduleOps(s, te.schedule.InferBound(s))
+    loops = []
+    stmt_functor.post_order_visit(stmt, lambda x: loops.append(x)
+                                  if isinstance(x, tir.For) else None)
+    assert len(loops) == 2
+
+
+def test_ir_container_names_the_runtime_containers():
+    assert container.Map is microruntime.Map and container.Array is microruntime.Array
+
+
+def test_read_graph_and_post_order():
+    A, B = _add_one()
+    C = te.compute(B.shape, lambda i: B[i] * 2, name="C")
+    g = te.schedule.CreateReadGraph([C.op])
+    assert g[C.op][0] == B
+    assert g[B.op][0] == A
+    assert list(te.schedule.PostDFSOrder([C.op], g)) == [A.op, B.op, C.op]
+
+
+def test_schedule_module_names_relations_and_tir_classes():
+    A, B = _add_one()
+    s = te.create_schedule(B.op)
+    s[B].fuse(*s[B].split(B.op.axis[0], factor=2))
+    assert any(isinstance(r, te.schedule.Fuse) for r in s[B].relations)
+    assert any(isinstance(r, te.schedule.Split) for r in s[B].relations)
+    assert te.schedule.Buffer is tir.Buffer
+    assert te.schedule.IterVar is tir.IterVar
+
+
+def test_iter_var_attrs_read_back_annotations():
+    A, B = _add_one()
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=4)
+    s[B].unroll(xo)
+    s[B].pragma(xi, "vectorize")        # the key "vectorize" is the annotation itself
+    attrs = s[B].iter_var_attrs
+    assert attrs[xo].iter_type == tir.IterVar.Unrolled
+    assert attrs[xi].iter_type == tir.IterVar.Vectorized
+    s[B].pragma(xo, "my_pragma", 3)
+    assert attrs[xo].iter_type == tir.IterVar.Unrolled
+    assert s[B].iter_var_attrs[xo].pragma_keys[0].value == "my_pragma"
+    assert s[B].iter_var_attrs[xo].pragma_values[0].value == 3
+
+
+def test_vectorize_refuses_a_reduction_axis():
+    V = te.placeholder((128,), name="V")
+    k = te.reduce_axis((0, 128), name="k")
+    O = te.compute((1,), lambda _: te.sum(V[k], axis=[k]), name="O")
+    s = te.create_schedule(O.op)
+    with pytest.raises(RuntimeError, match="reduction axis 'k'"):
+        s[O].vectorize(k)
+
+
+def test_ir_transform_pre_and_post_order():
+    n = te.var("n")
+    buf = tir.decl_buffer((n,), "float32", name="buf")
+    i = te.var("i")
+    loop = tir.For(i, 0, n, "serial", tir.BufferStore(buf, tir.FloatImm("float32", 1.0), [i]))
+    seen = []
+
+    def post(node):
+        seen.append(type(node).__name__)
+        if isinstance(node, tir.For):
+            return tir.For(node.loop_var, node.min, node.extent, "unrolled", node.body)
+        return None
+
+    out = stmt_functor.ir_transform(loop, None, post, ["tir.For"])
+    assert out.kind == "unrolled" and seen == ["For"]
+    replaced = stmt_functor.ir_transform(loop, lambda node: node.body, None, ["tir.For"])
+    assert isinstance(replaced, tir.BufferStore)
+
+
+def test_pre_order_visit_visits_parents_first_and_can_stop():
+    i = te.var("i")
+    e = (i + 1) * 2
+    order = []
+    stmt_functor.pre_order_visit(e, lambda x: order.append(type(x).__name__))
+    assert order[:2] == ["Mul", "Add"]
+    stopped = []
+    stmt_functor.pre_order_visit(e, lambda x: stopped.append(x) or False)
+    assert len(stopped) == 1
