@@ -8,6 +8,8 @@ from __future__ import annotations
 import copy
 from typing import Dict, List, Sequence, Union
 
+from microruntime.object_generic import Map, make_map
+
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.buffer import Buffer
@@ -213,10 +215,10 @@ def create_schedule(ops) -> Schedule:
 
 
 # ---- TVM's schedule functions (`te.schedule.InferBound(s)`, ...) -------------------------------
-def InferBound(sch: Schedule) -> Dict[E.IterVar, E.Range]:
+def InferBound(sch: Schedule) -> Map:
     """The Range of every axis of every computed stage and of every thread axis bound, keyed by
-    IterVar: what lowering allocates and loops over (compiler/te/bound.py)."""
-    return infer_schedule_bounds(sch)
+    IterVar (a Map, as TVM's): what lowering allocates and loops over (compiler/te/bound.py)."""
+    return make_map(infer_schedule_bounds(sch))
 
 
 ScheduleOps = schedule_ops

@@ -8,6 +8,7 @@ Distinct variables that share a name are printed with a numeric suffix (`i`, `i_
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, List, Optional
 
 from ..ir.module import IRModule
@@ -66,7 +67,7 @@ class Printer:
         if isinstance(e, E.FloatImm):
             return repr(e.value) if str(e.dtype) == "float32" else f"{e.dtype}({e.value!r})"
         if isinstance(e, E.StringImm):
-            return repr(e.value)
+            return json.dumps(e.value)      # "vadd", as TVM prints a string
         if isinstance(e, E.Cast):
             return f"{e.dtype}({self.expr(e.value)})"
         op = _BINOPS.get(type(e))

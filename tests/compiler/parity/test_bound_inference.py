@@ -9,6 +9,7 @@ import microruntime as runtime
 from compiler import build, lower, te, tir
 from compiler.arith import Analyzer, simplify
 from compiler.tir.functor import IRVisitor, substitute
+from microruntime import Map
 
 
 def _value(e) -> int:
@@ -49,7 +50,7 @@ def test_compute_at_outer_part_of_a_split():
     xo, xi = s[A2].split(s[A2].op.axis[0], 8)
     s[A1].compute_at(s[A2], xo)
     bounds = te.schedule.InferBound(s)
-    assert isinstance(bounds, dict)
+    assert isinstance(bounds, Map)   # TVM's container, keyed by the IterVars themselves
     assert _value(bounds[A1.op.axis[0]].extent) == 8
 
 
