@@ -1,10 +1,13 @@
 """Strategies of the integer convolutions and matmul (relax.qnn.conv2d, conv2d_NCHWc, matmul):
-their compute (legalize_ops/qnn.py) scheduled by the target's qnn schedule (topi.x86.qnn; the
-blocked convolution's is told the target, which picks VNNI or the portable multiply-add); a
-target without one schedules them by their pattern."""
+their compute (legalize_ops/qnn.py) scheduled by the target's qnn schedule (topi.x86.qnn); a
+target without one schedules them by their pattern. The blocked convolution (made by
+qnn_layout_nchwc for a CPU only) takes topi.x86's blocked schedule on every CPU target, told
+the target (which picks VNNI or the portable multiply-add): the generic schedule would run
+it untiled and serial, tens of times slower."""
 from __future__ import annotations
 
-from .op_strategy import OpStrategy, compute_of, default_strategy, register_strategy
+from ...topi.x86.qnn_conv2d_nchwc import schedule_qnn_conv2d_NCHWc
+from .op_strategy import OpStrategy, compute_of, default_strategy, is_cpu, register_strategy
 
 
 def _qnn(schedule: str):
@@ -17,10 +20,10 @@ def _qnn(schedule: str):
 
 
 def _conv2d_nchwc(call, target, schedules) -> OpStrategy:
-    fn = getattr(schedules, "schedule_qnn_conv2d_NCHWc", None)
-    if fn is None:
+    if not is_cpu(target):
         return default_strategy(call, target, schedules)
-    return OpStrategy("qnn_conv2d_NCHWc", compute_of(call), lambda outs: fn(outs, target))
+    return OpStrategy("qnn_conv2d_NCHWc", compute_of(call),
+                      lambda outs: schedule_qnn_conv2d_NCHWc(outs, target))
 
 
 STRATEGIES = {

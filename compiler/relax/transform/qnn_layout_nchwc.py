@@ -16,7 +16,9 @@ after:  every relax.qnn.conv2d with groups 1, static shapes, constant int8/uint8
         pool2d, adaptive pools to (1, 1), and the next such convolution (data of a block
         divisible by 4); it is brought back to NCHW (a layout_transform, then a slice of the
         padded channels) once, where something else reads it. Integer results are the ones
-        the NCHW kernels compute, bit for bit. For a GPU target nothing changes.
+        the NCHW kernels compute, bit for bit. For a GPU target nothing changes. When a
+        convolution was blocked, the target's VNNI intrinsics are looked up in this process
+        (qnn_vnni.register_intrinsics), so that its kernels lowered by forked workers compile.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import numpy as np
 from ...ir.module import IRModule
 from ...target import Target
 from ...topi.nn.layout import transform_numpy
+from ...topi.x86.qnn_vnni import register_intrinsics
 from .. import expr as X
 from .. import op as R
 from ..functor import ExprMutator, post_order_visit
@@ -94,8 +97,15 @@ class _Convert(ExprMutator):
     def visit_var_binding_(self, b: X.VarBinding) -> None:
         v = b.value
         made = None
-        if isinstance(v, X.Var) and id(v) in self.blocked and id(v) not in self.pending:
-            self.blocked[id(b.var)] = self.blocked[id(v)]
+        if isinstance(v, X.Var) and id(v) in self.blocked:
+            # An alias of a blocked value is blocked alike; unless it is read outside the
+            # block (keep), its NCHW form too is made only where something reads it so.
+            if id(v) not in self.pending:
+                self.blocked[id(b.var)] = self.blocked[id(v)]
+            elif id(b.var) not in self.keep:
+                self.blocked[id(b.var)] = self.blocked[id(v)]
+                self.pending[id(b.var)] = b.var
+                return
             super().visit_var_binding_(b)
             return
         if isinstance(v, X.Call) and isinstance(v.op, X.Op):
@@ -133,13 +143,13 @@ class _Convert(ExprMutator):
             return None
         c, o = xs[1], ws[0]
         ob = _block_of(o, OUT_BLOCKS) or OUT_BLOCKS[0]
-        data, ib = self.visit_expr(x), None
+        data, ib = None, None
         if isinstance(x, X.Var) and id(x) in self.blocked:
             bv, block, _ = self.blocked[id(x)]
             if block % 4 == 0:
                 data, ib = bv, block
-        if ib is None:
-            ib = _block_of(-(-c // 4) * 4, IN_BLOCKS)
+        if ib is None:      # NCHW data (made now, only when read so)
+            data, ib = self.visit_expr(x), _block_of(-(-c // 4) * 4, IN_BLOCKS)
         zu = int(zx.data.reshape(())) + (128 if x.struct_info.dtype == "int8" else 0)
         packed = X.Constant(pack_weight(wc.astype(np.int8), ib, ob))
         acc = self.emit(R.qnn.conv2d_NCHWc(data, packed, int(zx.data.reshape(())), c,
@@ -244,4 +254,7 @@ def qnn_layout_nchwc(mod: IRModule, target=None) -> IRModule:
             changed = changed or new is not func
             func = new
         functions[name] = func
-    return mod.with_functions(functions) if changed else mod
+    if not changed:
+        return mod
+    register_intrinsics(target)
+    return mod.with_functions(functions)

@@ -9,6 +9,11 @@ saturation (each sum of four products fits easily). The intrinsic `dot_u8s8(lane
 with the four uint8 `data` values broadcast to every lane and `kernel` one vector of
 lanes x 4 int8 (VNNI's 4-byte groups). AVX-512 VNNI has every width (the 256- and 128-bit ones
 with AVX512VL); AVX-VNNI has 256 and 128 bits.
+
+A kernel names an LLVM intrinsic by its ID, and the compiler knows an ID's name only in a
+process that looked the name up: a kernel lowered by a forked worker (legalize lowers a
+model's kernels so) compiles only where the name was looked up too. `register_intrinsics`
+looks up a target's in this process; qnn_layout_nchwc calls it before any kernel is made.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import llvmlite.binding as llvm
 
 from ... import te, tir
 from ...target import Target
+from ...target.codegen import llvm_lookup_intrinsic_id
 from ...tir.buffer import vector_indices
 
 # -mcpu names with AVX-512 VNNI, and with AVX-VNNI only.
@@ -75,6 +81,16 @@ def _intrinsic_name(kind: str, lanes: int) -> str:
         f"llvm.x86.avxvnni.vpdpbusd.{bits}"
 
 
+def register_intrinsics(target=None) -> Optional[str]:
+    """`vnni_kind(target)`, the IDs of its vpdpbusd intrinsics (every width) looked up in this
+    process, so that kernels using them that forked workers lower compile here (and in the
+    workers this process forks later)."""
+    kind = vnni_kind(target)
+    for lanes in vnni_lanes(kind):
+        llvm_lookup_intrinsic_id(_intrinsic_name(kind, lanes))
+    return kind
+
+
 def dot_u8s8(lanes: int, kind: str):
     """The tensor intrinsic out[i] += sum_k int32(data[k]) * int32(kernel[i, k]), i < lanes,
     k < 4 (data uint8, kernel int8 rows of 4 contiguous bytes, out int32), by vpdpbusd."""
@@ -110,4 +126,4 @@ def dot_u8s8(lanes: int, kind: str):
                                  binds={data: a_buf, kernel: b_buf, out: c_buf})
 
 
-__all__ = ["dot_u8s8", "vnni_kind", "vnni_lanes"]
+__all__ = ["dot_u8s8", "register_intrinsics", "vnni_kind", "vnni_lanes"]

@@ -4,17 +4,25 @@ the relu's clamp into the next convolution, and back to NCHW (the padded channel
 at the end. int8 activations (the +128 compensation), per-channel uint8 weight zero points,
 channel counts that pad to their blocks (3 -> 4 in, 6 and 5 -> 16 out); the interpreted and the
 built results (llvm with VNNI where the host has it, c portable; graph executor and VM) equal
-the unconverted module's bit for bit. Weights whose centered values do not fit int8 stay."""
+the unconverted module's bit for bit. Weights whose centered values do not fit int8 stay.
+In the pipeline, the fused kernels of the blocked convolutions take the blocked schedule (the
+convolution their anchor; vpdpbusd in their code where the host has VNNI), also when forked
+workers lower them."""
+import sys
+
 import numpy as np
 
 import microruntime
 from compiler import relax, relay
 from compiler.relax import expr as X
-from compiler.relax import interpreter, op
+from compiler.relax import interpreter, op, pipeline
 from compiler.relax.block_builder import BlockBuilder
+from compiler.relax.strategy import anchor_of, strategy_of
 from compiler.relax.struct_info import TensorStructInfo
 from compiler.relax.transform import bind_params
 from compiler.relax.transform.qnn_layout_nchwc import qnn_layout_nchwc
+from compiler.target import Target
+from compiler.topi.x86.qnn_vnni import vnni_kind
 from microruntime import graph_executor
 from microruntime.relax_vm import VirtualMachine
 
@@ -23,7 +31,7 @@ def c(value, dtype):
     return X.const(np.asarray(value, dtype=dtype), dtype)
 
 
-def _module(w2_zero=None):
+def _module(w2_zero=None, alias=False):
     rng = np.random.default_rng(11)
     w1 = rng.integers(-127, 128, (6, 3, 3, 3)).astype("int8")
     wz2 = rng.integers(100, 156, 5).astype("int32") if w2_zero is None else w2_zero
@@ -41,6 +49,8 @@ def _module(w2_zero=None):
         y = bb.emit(op.qnn.requantize(acc, c(rng.random(6) * 2e-4 + 1e-4, "float64"),
                                       c(-7, "int32"), 1, "int8"))
         y = bb.emit(op.maximum(y, c(-7, "int8")))
+        if alias:
+            y = bb.emit(y, "alias")
         acc = bb.emit(op.qnn.conv2d(y, c(w2, "uint8"), c(-7, "int32"), c(wz2, "int32"),
                                     padding=1, strides=2))
         out = bb.emit_output(op.qnn.requantize(acc, c(rng.random(5) * 1e-4 + 1e-5, "float64"),
@@ -64,10 +74,21 @@ def test_blocks_and_keeps_every_integer():
     ops = _ops(after)
     assert ops.count("relax.qnn.conv2d_NCHWc") == 2 and "relax.qnn.conv2d" not in ops, ops
     assert ops[-2:] == ["relax.layout_transform", "relax.strided_slice"], ops
+    assert ops.count("relax.layout_transform") == 1, ops
     for seed in range(2):
         x = _input(seed)
         np.testing.assert_array_equal(np.asarray(interpreter.run(after, x)),
                                       np.asarray(interpreter.run(mod, x)))
+
+
+def test_an_alias_of_a_blocked_value_stays_blocked():
+    mod = _module(alias=True)
+    after = qnn_layout_nchwc(mod)
+    ops = _ops(after)
+    assert ops.count("relax.layout_transform") == 1, ops
+    x = _input(4)
+    np.testing.assert_array_equal(np.asarray(interpreter.run(after, x)),
+                                  np.asarray(interpreter.run(mod, x)))
 
 
 def test_weights_that_do_not_fit_int8_stay():
@@ -87,3 +108,32 @@ def test_built_equals_the_interpreter(target):
     np.testing.assert_array_equal(g.get_output(0).numpy(), want)
     vm = VirtualMachine(relax.build(mod, target=target), microruntime.cpu())
     np.testing.assert_array_equal(vm["main"](x).numpy(), want)
+
+
+def test_pipeline_kernels_take_the_blocked_schedule(monkeypatch):
+    """The generic schedule would run a fused blocked convolution untiled and serial (tens of
+    times slower); a kernel naming vpdpbusd lowered by a forked worker must compile here."""
+    monkeypatch.setenv("KILN_BUILD_JOBS", "2")
+    monkeypatch.setattr(sys.modules["compiler.relax.transform.legalize"],
+                        "PARALLEL_MIN_KERNELS", 1)
+    mod = bind_params(_module(), {})
+    target = Target("llvm")
+    optimized = pipeline.run(mod, pipeline.optimize_passes(target))
+    anchors = []
+    for func in optimized.functions.values():
+        if isinstance(func, X.Function) and func.attrs.get("Primitive"):
+            calls = [b.value for block in func.body.blocks for b in block.bindings]
+            if any(c.op.name == "relax.qnn.conv2d_NCHWc" for c in calls):
+                anchors.append(anchor_of(calls))
+    assert len(anchors) == 2
+    for anchor in anchors:
+        assert anchor.op.name == "relax.qnn.conv2d_NCHWc"
+        assert strategy_of(anchor, target).name == "qnn_conv2d_NCHWc"
+    factory = relay.build(mod, target="llvm")
+    if vnni_kind("llvm") is not None:
+        assert "vpdpbusd" in factory.get_lib().get_source("asm")
+    x = _input(3)
+    g = graph_executor.GraphModule(factory["default"](microruntime.cpu()))
+    g.set_input("x", x)
+    g.run()
+    np.testing.assert_array_equal(g.get_output(0).numpy(), np.asarray(interpreter.run(mod, x)))
