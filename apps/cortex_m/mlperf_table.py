@@ -87,8 +87,6 @@ def run_one(build, board, model, executor):
         if overflow:
             row["reason"] = "does not fit: " + ", ".join(
                 f"{REGIONS[board].get(r, r)} short by {int(n) // 1024} KB" for r, n in overflow)
-            if executor == "graph":
-                row["reason"] += " (the graph executor copies the weights into RAM)"
         else:
             row["error"] = link.stdout[-2000:]
         return row
@@ -106,7 +104,19 @@ def run_one(build, board, model, executor):
     row["match"] = run.returncode == 0 and text.rstrip().endswith("PASS")
     if not row["match"]:
         row["error"] = _field(r"^(error: .*)$", text) or text[-2000:]
+        if "out of memory" in row["error"]:   # the heap left beside the arena is too small
+            model_dir = os.path.join(build, f"m4-c-{'aot-' if executor == 'aot' else ''}{model}")
+            arena = int(_arena_bytes(model_dir)) // 1024
+            row = {k: row[k] for k in ("board", "model", "executor")}
+            row["reason"] = (f"does not fit: {REGIONS[board]['RAM']} holds the {arena} KB arena "
+                             "but not the executor's heap (out of memory at load)")
     return row
+
+
+def _arena_bytes(model_dir):
+    """The arena the app declares (model_data.h's KILN_MODEL_ARENA_BYTES)."""
+    with open(os.path.join(model_dir, "model_data.h")) as f:
+        return _field(r"#define KILN_MODEL_ARENA_BYTES (\d+)", f.read(), "0")
 
 
 def _kb(n):

@@ -1,6 +1,9 @@
 """What `relay.build` builds for, as TVM's `tvm.relay.backend` names them:
 
     Executor("graph")                       the graph executor (graph JSON + params + kernels)
+    Executor("graph", {"link-params": True})  ... with the weights as constant data of the
+                                            kernel library, read in place (default: on for a
+                                            bare-metal -mtriple with --system-lib, else off)
     Executor("aot", {"interface-api": "c"}) one generated run function with its memory plan
                                             baked in (compiler/relax/backend/aot)
     Runtime("cpp") / Runtime("crt", {"system-lib": True})
@@ -18,7 +21,7 @@ from ..target import Target
 
 # executor / runtime name -> {option: (type, default)}
 EXECUTOR_OPTIONS: Dict[str, Dict[str, tuple]] = {
-    "graph": {"link-params": (bool, False)},
+    "graph": {"link-params": (bool, None)},   # None: by the target (see linked_params.py)
     "aot": {"interface-api": (str, "c"), "unpacked-api": (bool, False),
             "link-params": (bool, True), "workspace-byte-alignment": (int, 64)},
 }
@@ -39,6 +42,8 @@ def _checked(what: str, table: Dict[str, Dict[str, tuple]], name: str,
             raise TargetError(f"{what} {name!r} has no option {key!r}; its options are "
                               f"{', '.join(known)}")
         kind = known[key][0]
+        if value is None and known[key][1] is None:
+            continue
         if kind is int and isinstance(value, bool) or not isinstance(value, kind):
             raise TargetError(f"{what} {name!r} option {key!r} must be a {kind.__name__}, "
                               f"not {type(value).__name__}")

@@ -24,6 +24,8 @@ from ..relax import expr as X
 from ..relax import pipeline
 from ..relax.backend.aot.build import build_aot, cpu_target
 from ..relax.backend.graph.codegen import GraphPlan, codegen
+from ..relax.backend.graph.linked_params import link_params as link_params_into
+from ..relax.backend.graph.linked_params import wants_link_params
 from ..relax.backend.kernel_library import compile_kernels, runs_on_host
 from ..relax.shape_util import bind_shapes_message
 from ..target import split_targets
@@ -112,17 +114,24 @@ def build(ir_mod, target=None, target_host=None, params=None, mod_name: str = "d
     device = apply_runtime(device, runtime)
     with collector_paced_for_builds():
         return build_from_plan(*plan(ir_mod, params, target=device), target=device,
-                               target_host=host, mod_name=mod_name)
+                               target_host=host, mod_name=mod_name,
+                               link_params=executor["link-params"])
 
 
 def build_from_plan(mod: IRModule, graph: GraphPlan, target=None, target_host=None,
-                    mod_name: str = "default"):
+                    mod_name: str = "default", link_params: Optional[bool] = None):
     """`build` from the result of `plan(mod, params, target=target)`: compiles its kernels,
-    without planning again (a caller that reports the plan builds from it)."""
+    without planning again (a caller that reports the plan builds from it). `link_params`
+    (None: by the target, see compiler/relax/backend/graph/linked_params.py) puts the weights
+    in the kernel library as constant data, not in the factory's payload."""
     tgt, target_host = split_targets(target, target_host)
     lib = compile_kernels({k: mod[k] for k in graph.kernels}, tgt, target_host)
+    linked = []
+    if graph.params and wants_link_params(link_params, tgt):
+        lib = link_params_into(graph, lib, tgt)
+        linked = list(graph.params)
     return GraphExecutorFactoryModule(graph.graph_json, lib, graph.params,
-                                      libmod_name=mod_name)
+                                      libmod_name=mod_name, linked_params=linked)
 
 
 def _as_module(mod) -> IRModule:

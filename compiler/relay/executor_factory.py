@@ -12,7 +12,10 @@ GraphExecutorFactory::SaveToBinary, plus Kiln's manifest, which TVM does not rea
     str graph_json; u64 count; vec<str> names; count tensor records (as in a params file);
     str module_name; str manifest (JSON, see `make_manifest`)
 `make_manifest` computes the manifest from the graph (inputs, outputs, storage slot sizes,
-total bytes, kernels) and the params; the runtime recomputes and compares it at load.
+total bytes, kernels) and the params; the runtime recomputes and compares it at load. A
+link-params build (compiler/relax/backend/graph/linked_params.py) has its weights in the
+kernel library as constant data: the payload then holds no copy of them, and the manifest
+names them in "linked_params" (the runtime points their slots at the library's data).
 `write_payload` adds to the manifest it writes the CRC-32C of the graph JSON and of the params
 bytes (from the count to the last tensor record), "crc32c": {"graph_json", "params"}; an
 exported ELF `.so` also ends with a checksum trailer over the rest of the file without the
@@ -82,13 +85,16 @@ def _dtype_bytes(dtype: str) -> int:
 
 
 def make_manifest(graph_json: str, params: Dict[str, object],
-                  workspace_bytes: Optional[int] = None) -> dict:
+                  workspace_bytes: Optional[int] = None, linked_params=()) -> dict:
     """The manifest of a graph and its params: the inputs that are not params (name, shape,
-    dtype), the outputs, the params' names, bytes per storage slot (the largest entry mapped to
-    it), their total, and the kernels the graph calls. With `workspace_bytes` (the most CPU
-    workspace one kernel call holds, `RuntimeModule.workspace_bytes`) also that and
-    "arena_bytes": the memory of an executor in an arena (`mr_graph_executor_create_in_arena`),
-    each slot at a 64-byte boundary, then the workspace."""
+    dtype), the outputs, the names of the params in the payload ("params") and, when there
+    are any, of those linked into the library ("linked_params"), bytes per storage slot (the
+    largest entry mapped to it), their total, and the kernels the graph calls. With
+    `workspace_bytes` (the most CPU workspace one kernel call holds,
+    `RuntimeModule.workspace_bytes`) also that and "arena_bytes": the memory of an executor in
+    an arena (`mr_graph_executor_create_in_arena`), each slot at a 64-byte boundary (but the
+    slots of linked params, which stay where the library holds them), then the workspace."""
+    linked = list(linked_params)
     try:
         g = json.loads(graph_json)
         nodes, row_ptr, attrs = g["nodes"], g["node_row_ptr"], g["attrs"]
@@ -99,7 +105,8 @@ def make_manifest(graph_json: str, params: Dict[str, object],
                          "nodes, node_row_ptr and attrs shape/dltype/storage_id") from err
     inputs = [{"name": nodes[nid]["name"], "shape": list(shapes[row_ptr[nid]]),
                "dtype": dtypes[row_ptr[nid]]}
-              for nid in g["arg_nodes"] if nodes[nid]["name"] not in params]
+              for nid in g["arg_nodes"]
+              if nodes[nid]["name"] not in params and nodes[nid]["name"] not in linked]
     outputs = [{"shape": list(shapes[row_ptr[nid] + idx]), "dtype": dtypes[row_ptr[nid] + idx]}
                for nid, idx, *_ in g["heads"]]
     slots = [0] * (max(storage_ids) + 1 if storage_ids else 0)
@@ -112,11 +119,16 @@ def make_manifest(graph_json: str, params: Dict[str, object],
         if name and name not in ("__nop", "__copy") and name not in kernels:
             kernels.append(name)
     manifest = {"format": MANIFEST_FORMAT, "version": MANIFEST_VERSION, "inputs": inputs,
-                "outputs": outputs, "params": list(params), "storage_bytes": slots,
-                "total_bytes": sum(slots), "kernels": kernels}
+                "outputs": outputs, "params": [n for n in params if n not in linked],
+                "storage_bytes": slots, "total_bytes": sum(slots), "kernels": kernels}
+    if linked:
+        manifest["linked_params"] = linked
     if workspace_bytes is not None:
+        in_library = {storage_ids[row_ptr[nid]] for nid in g["arg_nodes"]
+                      if nodes[nid]["name"] in linked}
         manifest["workspace_bytes"] = int(workspace_bytes)
-        manifest["arena_bytes"] = sum(_aligned(n) for n in slots) + _aligned(workspace_bytes)
+        manifest["arena_bytes"] = sum(_aligned(n) for sid, n in enumerate(slots)
+                                      if sid not in in_library) + _aligned(workspace_bytes)
     return manifest
 
 
@@ -179,7 +191,8 @@ class GraphExecutorFactoryModule(ObjectGeneric):
     `get_lib()`, `get_params()`, `get_executor_config()`, `export_library(path)`."""
 
     def __init__(self, graph_json: str, lib: RuntimeModule, params: Dict[str, object],
-                 manifest: Optional[dict] = None, libmod_name: str = "default"):
+                 manifest: Optional[dict] = None, libmod_name: str = "default",
+                 linked_params=()):
         if not isinstance(graph_json, str):
             raise GraphError(f"graph_json must be a str, not {type(graph_json).__name__}")
         if not isinstance(lib, RuntimeModule):
@@ -188,8 +201,9 @@ class GraphExecutorFactoryModule(ObjectGeneric):
         self.graph_json = graph_json
         self.lib = lib
         self.params = {str(k): _as_ndarray(v) for k, v in (params or {}).items()}
+        self.linked_params = [str(n) for n in linked_params]
         self.manifest = manifest if manifest is not None else make_manifest(
-            graph_json, self.params, getattr(lib, "workspace_bytes", None))
+            graph_json, self.params, getattr(lib, "workspace_bytes", None), self.linked_params)
         self.libmod_name = libmod_name
         self._serialized = SerializedModule(KIND, self.get_payload())
         self._module = None
@@ -206,11 +220,15 @@ class GraphExecutorFactoryModule(ObjectGeneric):
         return self.lib
 
     def get_params(self) -> dict:
+        """Every param, linked ones included."""
         return dict(self.params)
 
     def get_payload(self) -> bytes:
-        """The serialized factory (the payload of its entry in the library blob)."""
-        return write_payload(self.graph_json, self.params, self.libmod_name, self.manifest)
+        """The serialized factory (the payload of its entry in the library blob): the params
+        that are not linked into the library."""
+        linked = set(self.linked_params)
+        params = {k: v for k, v in self.params.items() if k not in linked}
+        return write_payload(self.graph_json, params, self.libmod_name, self.manifest)
 
     @property
     def module(self):

@@ -197,10 +197,10 @@ def _system_lib_prefix(mod, target):
 def _verified(ctx: ModuleContext, what: str) -> llvm.ModuleRef:
     """The module parsed and verified by LLVM; a failure is an InternalError naming `what`
     (a BuildError when a call_llvm_intrin has types no version of its intrinsic takes)."""
-    return _parsed(ctx.text(), what)
+    return parsed(ctx.text(), what)
 
 
-def _parsed(text: str, what: str) -> llvm.ModuleRef:
+def parsed(text: str, what: str) -> llvm.ModuleRef:
     try:
         ref = llvm.parse_assembly(text)
         ref.verify()
@@ -277,7 +277,7 @@ def _object_of(text: str, what: str, spec: str, opt: int, strength_reduce: bool)
     """In a worker: the object code of one module's LLVM IR text (verified, helpers linked,
     optimised at `opt`, see `emit` for `strength_reduce`)."""
     tm = _target_machine(spec)
-    ref = _parsed(text, what)
+    ref = parsed(text, what)
     link_helpers(ref)
     optimize(ref, tm, opt)
     return emit(tm, ref, strength_reduce)

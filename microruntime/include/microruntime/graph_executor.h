@@ -3,7 +3,10 @@
  *
  * A model is one file: the kernel library with the graph JSON, the params and a manifest in
  * it (compiler: `relay.build(...).export_library("model.so")`, or "model.a" for a
- * `--system-lib` target, linked into the program). In a few lines:
+ * `--system-lib` target, linked into the program). A link-params build (the default for a
+ * bare-metal target) holds the weights as constant data of the kernel library instead: the
+ * executor reads them where they lie (in flash on a microcontroller), neither copied nor in
+ * the arena, and setting one (set_input, load_params) fails naming it. In a few lines:
  *
  *   TVMFFIObject *model = NULL, *exec = NULL;
  *   DLDevice cpu = {kDLCPU, 0};
@@ -76,7 +79,8 @@ MR_DLL int mr_graph_executor_create_in_arena(TVMFFIObject* model, void* arena,
 /* Copies nbytes (exactly the input's size) of host data into input `name`. */
 MR_DLL int mr_graph_executor_set_input(TVMFFIObject* executor, const char* name,
                                        const void* data, size_t nbytes);
-/* Sets the inputs named in a params file (save_param_dict format). */
+/* Sets the inputs named in a params file (save_param_dict format); a linked param among
+ * them is an error. */
 MR_DLL int mr_graph_executor_load_params(TVMFFIObject* executor, const void* data,
                                          size_t nbytes);
 MR_DLL int mr_graph_executor_run(TVMFFIObject* executor);

@@ -1,8 +1,8 @@
 /* A graph executor in a caller's memory: mr_graph_model_arena_bytes and
  * mr_graph_executor_create_in_arena (graph_executor.h).
  *
- * The arena holds the storage slots the compiler planned, each at a 64-byte aligned offset,
- * then the CPU workspace its kernels take at most (the manifest's "workspace_bytes"), which
+ * The arena holds the storage slots the compiler planned, each at a 64-byte aligned offset
+ * (not those of linked params: they view the library's constant data), then the CPU workspace its kernels take at most (the manifest's "workspace_bytes"), which
  * becomes the creating thread's workspace region (workspace.c). What describes the executor
  * (graph, ops, tensor headers) is allocated while it is created; after that, set_input, run
  * and get_output allocate nothing. The compiler writes the same total into the manifest as
@@ -62,19 +62,22 @@ static int ws_free(mr_ws_region_t* self, void* ptr) {
   return 0;
 }
 
-/* Bytes of the slots and of the workspace. */
+/* Bytes of the slots (but those of linked params, which stay in the library) and of the
+ * workspace. */
 static int plan(TVMFFIObject* model, uint64_t* out_slots, uint64_t* out_workspace) {
   const mr_graph_t* g;
   const char* manifest;
+  const DLTensor* const* linked;
   size_t manifest_size;
   uint32_t s;
   uint64_t total = 0;
-  if (mr_graph_factory_plan(model, &g, &manifest, &manifest_size) != 0 ||
+  if (mr_graph_factory_plan(model, &g, &manifest, &manifest_size, &linked) != 0 ||
       manifest_workspace(manifest, manifest_size, out_workspace) != 0)
     return -1;
   /* Checked sums: the arena's size is an int64 and must not wrap around. */
   for (s = 0; s < g->num_storage; ++s)
-    if (mr_add_overflow_u64(total, aligned(g->storage_bytes[s]), &total)) break;
+    if (!(linked && linked[s]) && mr_add_overflow_u64(total, aligned(g->storage_bytes[s]), &total))
+      break;
   if (s < g->num_storage || aligned(*out_workspace) > (uint64_t)INT64_MAX ||
       total > (uint64_t)INT64_MAX - aligned(*out_workspace))
     return mr_graph_fail("arena: the model's storage slots and workspace exceed %lld bytes",

@@ -47,15 +47,34 @@ static DLDevice pick_device(const mr_graph_executor_t* ex, int32_t device_type) 
   return device_type == kDLCPU ? cpu : ex->devs[0];
 }
 
-static int alloc_storage(mr_graph_executor_t* ex) {
+/* Slot s over a linked param's data in the library (read only, never freed). */
+static int linked_slot(mr_graph_executor_t* ex, uint32_t s, const DLTensor* param) {
+  DLTensor dl;
+  if (pick_device(ex, ex->g->storage_device[s]).device_type != kDLCPU)
+    return mr_graph_fail("storage slot %u holds a linked param, in CPU memory, but the graph "
+                         "places it on device type %d", (unsigned)s,
+                         (int)pick_device(ex, ex->g->storage_device[s]).device_type);
+  memset(&dl, 0, sizeof(dl));
+  dl.data = param->data;
+  dl.device.device_type = kDLCPU;
+  dl.ndim = 1;
+  dl.dtype.code = kDLUInt;
+  dl.dtype.bits = 8;
+  dl.dtype.lanes = 1;
+  dl.shape = (int64_t*)&ex->g->storage_bytes[s];
+  return mr_tensor_wrap(&dl, NULL, mr_graph_no_release, &ex->slots[s]);
+}
+
+static int alloc_storage(mr_graph_executor_t* ex, const DLTensor* const* linked) {
   const mr_graph_t* g = ex->g;
   DLDataType u8 = {kDLUInt, 8, 1};
   uint32_t s, e;
   for (s = 0; s < g->num_storage; ++s) {
     int64_t n = (int64_t)g->storage_bytes[s];
-    if ((ex->arena ? mr_graph_arena_slot(ex, s, &ex->slots[s])
-                   : mr_tensor_create(1, &n, u8, pick_device(ex, g->storage_device[s]),
-                                      &ex->slots[s])) != 0)
+    if ((linked && linked[s] ? linked_slot(ex, s, linked[s])
+         : ex->arena         ? mr_graph_arena_slot(ex, s, &ex->slots[s])
+                             : mr_tensor_create(1, &n, u8, pick_device(ex, g->storage_device[s]),
+                                                &ex->slots[s])) != 0)
       return -1;
   }
   for (e = 0; e < g->num_entries; ++e) {
@@ -128,12 +147,14 @@ static int executor_get_function(void* self, const char* name, TVMFFIObject** ou
 
 int mr_graph_executor_new(const char* json, size_t size, TVMFFIObject* lib, const DLDevice* devs,
                           int num_devices, TVMFFIObject** out_module) {
-  return mr_graph_executor_new_in(json, size, lib, devs, num_devices, NULL, 0, out_module);
+  return mr_graph_executor_new_in(json, size, lib, devs, num_devices, NULL, 0, NULL,
+                                  out_module);
 }
 
 int mr_graph_executor_new_in(const char* json, size_t size, TVMFFIObject* lib,
                              const DLDevice* devs, int num_devices, void* arena,
-                             size_t arena_bytes, TVMFFIObject** out_module) {
+                             size_t arena_bytes, const DLTensor* const* linked,
+                             TVMFFIObject** out_module) {
   mr_graph_executor_t* ex;
   mr_graph_t* g;
   if (!lib || mr_object_type_index(lib) != kTVMFFIModule)
@@ -168,7 +189,7 @@ int mr_graph_executor_new_in(const char* json, size_t size, TVMFFIObject* lib,
     mr_error_oom("a graph executor");
     goto fail;
   }
-  if (alloc_storage(ex) != 0 || bind_ops(ex) != 0 ||
+  if (alloc_storage(ex, linked) != 0 || bind_ops(ex) != 0 ||
       mr_module_create("GraphExecutor", ex, executor_get_function, executor_free,
                        &ex->module) != 0)
     goto fail;
@@ -225,11 +246,21 @@ int mr_graph_executor_set_arg(mr_graph_executor_t* ex, uint32_t arg, const DLTen
   uint32_t eid = mr_graph_arg_entry(ex->g, arg);
   char what[MR_MAX_NAME + 16];
   snprintf(what, sizeof(what), "input '%s'", ex->g->nodes[ex->g->args[arg]].name);
-  if (mr_graph_check_value("set_input", what, &ex->entries[eid], value) != 0) return -1;
+  if (mr_graph_executor_check_settable(ex, "set_input", arg) != 0 ||
+      mr_graph_check_value("set_input", what, &ex->entries[eid], value) != 0)
+    return -1;
   mr_graph_set_entry_data(ex, eid, slot_data(ex, eid), NULL);
   if (mr_tensor_copy(value, &ex->entries[eid], NULL) != 0) return -1;
   mr_graph_executor_arg_set(ex, arg, MR_GRAPH_ARG_SET | (is_param ? MR_GRAPH_ARG_PARAM : 0));
   return 0;
+}
+
+int mr_graph_executor_check_settable(const mr_graph_executor_t* ex, const char* func,
+                                     uint32_t arg) {
+  if (!(ex->arg_flags[arg] & MR_GRAPH_ARG_LINKED)) return 0;
+  return mr_graph_fail("%s: parameter '%s' is linked into the kernel library as constant data "
+                       "(read in place) and cannot be set; build the model with link-params "
+                       "off to change its weights", func, ex->g->nodes[ex->g->args[arg]].name);
 }
 
 void mr_graph_executor_arg_set(mr_graph_executor_t* ex, uint32_t arg, uint8_t flags) {

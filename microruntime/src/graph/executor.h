@@ -5,7 +5,10 @@
 
 #include "graph.h"
 
-enum { MR_GRAPH_ARG_SET = 1, MR_GRAPH_ARG_PARAM = 2 };
+/* An input is set, a parameter, and (LINKED) a weight read in place from the kernel
+ * library's constant data: it cannot be set or replaced (set_input, load_params,
+ * set_input_zero_copy, share_params fail naming it). */
+enum { MR_GRAPH_ARG_SET = 1, MR_GRAPH_ARG_PARAM = 2, MR_GRAPH_ARG_LINKED = 4 };
 
 typedef struct {
   TVMFFIObject* func; /* the kernel (MR_GRAPH_OP_CALL) */
@@ -55,6 +58,10 @@ struct mr_graph_executor {
 /* Marks input `arg` set with `flags` (MR_GRAPH_ARG_*); setting a parameter makes the ops
  * that read parameters alone run again at the next run. */
 void mr_graph_executor_arg_set(mr_graph_executor_t* ex, uint32_t arg, uint8_t flags);
+/* GraphExecutorError "<func>: parameter '<name>' is linked ..." when input `arg` is a
+ * linked param (its data is the library's constant data), else 0. */
+int mr_graph_executor_check_settable(const mr_graph_executor_t* ex, const char* func,
+                                     uint32_t arg);
 
 /* ---- arena.c: an executor in a caller's memory ---- */
 /* Slot s as a tensor over the next bytes of ex->arena. */

@@ -89,7 +89,8 @@ static int m_set_input_zero_copy(mr_graph_executor_t* ex, const TVMFFIAny* a, in
   if (input_key(ex, k_func, a, n, 0, &arg) != 0 || mr_graph_arg_tensor(k_func, a, n, 1, &t) != 0)
     return -1;
   snprintf(what, sizeof(what), "input '%s'", ex->g->nodes[ex->g->args[arg]].name);
-  if (mr_graph_executor_zero_copy(ex, k_func, mr_graph_arg_entry(ex->g, arg), what, &a[1]) != 0)
+  if (mr_graph_executor_check_settable(ex, k_func, arg) != 0 ||
+      mr_graph_executor_zero_copy(ex, k_func, mr_graph_arg_entry(ex->g, arg), what, &a[1]) != 0)
     return -1;
   mr_graph_executor_arg_set(ex, arg, MR_GRAPH_ARG_SET);
   return 0;

@@ -23,6 +23,9 @@ int mr_graph_executor_share(mr_graph_executor_t* ex, uint32_t arg, mr_graph_exec
   snprintf(what, sizeof(what), "parameter '%s'", ex->g->nodes[ex->g->args[arg]].name);
   if (!(from->arg_flags[from_arg] & MR_GRAPH_ARG_SET))
     return mr_graph_fail("share_params: %s is not set in the executor shared from", what);
+  if ((ex->arg_flags[arg] & MR_GRAPH_ARG_LINKED) && ex->entries[eid].data == from->entries[feid].data)
+    return 0; /* the same linked param */
+  if (mr_graph_executor_check_settable(ex, "share_params", arg) != 0) return -1;
   if (mr_graph_check_value("share_params", what, &ex->entries[eid], &from->entries[feid]) != 0 ||
       mr_graph_executor_entry(from, feid, &owner) != 0)
     return -1;

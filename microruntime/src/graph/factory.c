@@ -5,6 +5,8 @@
  *   params file); str module_name; then, Kiln's extension that TVM does not
  *   read, an optional str manifest (JSON, checked by manifest.c, with the checksums of
  *   the graph JSON and of the params: the bytes from the count to the last record).
+ * Params the manifest lists as "linked_params" are not in the payload: the kernel library
+ * holds them (linked_params.c), and executors read them there.
  * Its packed functions are in factory_module.c. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,8 @@ static void factory_free(void* self) {
   free(f->json);
   free(f->module_name);
   free(f->manifest);
+  free(f->linked_args);
+  free((void*)f->linked);
   mr_object_release(f->names);
   mr_object_release(f->tensors);
   mr_graph_free(f->graph);
@@ -86,8 +90,13 @@ int mr_graph_factory_new(const char* json, size_t json_size, const char* module_
     mr_error_oom("a GraphExecutorFactory");
     goto fail;
   }
-  if (mr_graph_parse(json, json_size, &f->graph) != 0 || check_params(f) != 0 ||
-      (manifest && mr_graph_manifest_check(manifest, manifest_size, f->graph, names) != 0) ||
+  if (mr_graph_parse(json, json_size, &f->graph) != 0 || check_params(f) != 0) goto fail;
+  if (!(f->linked_args = (uint8_t*)calloc(f->graph->num_args + 1, 1))) {
+    mr_error_oom("a GraphExecutorFactory");
+    goto fail;
+  }
+  if ((manifest &&
+       mr_graph_manifest_check(manifest, manifest_size, f->graph, names, f->linked_args) != 0) ||
       mr_module_create("GraphExecutorFactory", f, factory_get_function, factory_free,
                        &f->module) != 0)
     goto fail;
@@ -190,6 +199,9 @@ int mr_graph_factory_check(TVMFFIObject* factory) {
                            "library does not define", (unsigned)nid, g->nodes[nid].name, fn);
     mr_object_release(func);
   }
+  if (!f->linked &&
+      mr_graph_linked_resolve(mr_module_import_at(factory, 0), g, f->linked_args, &f->linked))
+    return -1;
   mr_atomic_store_int(&f->checked, 1);
   return 0;
 }
@@ -199,11 +211,16 @@ static int create_executor(factory_t* f, const DLDevice* devs, int n, void* aren
   TVMFFIObject* ex_module;
   mr_graph_executor_t* ex;
   int64_t i, count = mr_array_view(f->names)->size;
+  uint32_t arg;
   if (mr_graph_factory_check(f->module) != 0 ||
       mr_graph_executor_new_in(f->json, f->json_size, mr_module_import_at(f->module, 0), devs,
-                               n, arena, arena_bytes, &ex_module) != 0)
+                               n, arena, arena_bytes, f->linked, &ex_module) != 0)
     return -1;
   ex = mr_graph_executor_of(ex_module);
+  for (arg = 0; f->linked && arg < f->graph->num_args; ++arg)
+    if (f->linked_args[arg])
+      mr_graph_executor_arg_set(ex, arg, MR_GRAPH_ARG_SET | MR_GRAPH_ARG_PARAM |
+                                             MR_GRAPH_ARG_LINKED);
   for (i = 0; i < count; ++i)
     if (mr_graph_executor_set_arg(
             ex, (uint32_t)mr_graph_find_arg(ex->g, item_str(f->names, i)),
@@ -229,10 +246,12 @@ int mr_graph_factory_create_executor_in(TVMFFIObject* factory, const DLDevice* d
 }
 
 int mr_graph_factory_plan(TVMFFIObject* factory, const mr_graph_t** out_graph,
-                          const char** out_manifest, size_t* out_manifest_size) {
+                          const char** out_manifest, size_t* out_manifest_size,
+                          const DLTensor* const** out_linked) {
   factory_t* f = factory_of(factory);
-  if (!f) return -1;
+  if (!f || mr_graph_factory_check(factory) != 0) return -1;
   *out_graph = f->graph;
+  *out_linked = f->linked;
   *out_manifest = f->manifest;
   *out_manifest_size = f->manifest ? f->manifest_size : 0;
   return 0;

@@ -69,10 +69,13 @@ void mr_graph_describe(const int64_t* shape, int32_t ndim, DLDataType dtype, cha
 typedef struct mr_graph_executor mr_graph_executor_t;
 int mr_graph_executor_new(const char* json, size_t size, TVMFFIObject* lib, const DLDevice* devs,
                           int num_devices, TVMFFIObject** out_module);
-/* The same with its storage slots laid out in `arena` (arena.c), when not NULL. */
+/* The same with its storage slots laid out in `arena` (arena.c), when not NULL, and the
+ * slots of linked params (`linked`, per slot, or NULL: mr_graph_linked_resolve) viewing the
+ * library's data, neither allocated nor in the arena. */
 int mr_graph_executor_new_in(const char* json, size_t size, TVMFFIObject* lib,
                              const DLDevice* devs, int num_devices, void* arena,
-                             size_t arena_bytes, TVMFFIObject** out_module);
+                             size_t arena_bytes, const DLTensor* const* linked,
+                             TVMFFIObject** out_module);
 /* The executor behind a GraphExecutor module, or NULL (TypeError recorded). */
 mr_graph_executor_t* mr_graph_executor_of(TVMFFIObject* module);
 /* Copies `value` into input `arg` and marks it set (and a parameter when is_param). */
@@ -88,7 +91,9 @@ typedef struct {
   size_t json_size, manifest_size;
   TVMFFIObject *names, *tensors;
   mr_graph_t* graph;
-  int checked; /* the kernels resolve in the imports */
+  uint8_t* linked_args;   /* per input: linked into the library (the manifest says) */
+  const DLTensor** linked; /* per slot: its linked param in the library, once checked */
+  int checked; /* the kernels resolve in the imports, and the linked params */
 } mr_graph_factory_t;
 int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_module);
 /* A factory over graph JSON, imported lib and params given as parallel arrays. */
@@ -102,16 +107,29 @@ int mr_graph_factory_create_executor(TVMFFIObject* factory, const DLDevice* devs
 int mr_graph_factory_create_executor_in(TVMFFIObject* factory, const DLDevice* devs, int n,
                                         void* arena, size_t arena_bytes,
                                         TVMFFIObject** out_executor);
-/* The factory's graph and manifest (NULL, 0 when it has none), borrowed. */
+/* The factory's graph, manifest (NULL, 0 when it has none) and linked params per slot
+ * (NULL when none; see mr_graph_linked_resolve), borrowed; checks the factory first
+ * (mr_graph_factory_check). */
 int mr_graph_factory_plan(TVMFFIObject* factory, const mr_graph_t** out_graph,
-                          const char** out_manifest, size_t* out_manifest_size);
+                          const char** out_manifest, size_t* out_manifest_size,
+                          const DLTensor* const** out_linked);
 /* Every kernel the graph calls resolves in the factory's imports (checked once). */
 int mr_graph_factory_check(TVMFFIObject* factory);
 
 /* ---- manifest.c ---- */
-/* Checks a manifest against the graph and its params' names (Array of Str). */
+/* Checks a manifest against the graph and its params' names (Array of Str), and marks in
+ * linked_args (num_args bytes, zeroed by the caller) the inputs it lists as linked params. */
 int mr_graph_manifest_check(const char* manifest, size_t size, const mr_graph_t* g,
-                            TVMFFIObject* param_names);
+                            TVMFFIObject* param_names, uint8_t* linked_args);
+
+/* ---- linked_params.c: weights the kernel library holds as constant data ---- */
+/* Per storage slot (g->num_storage), the library's tensor of the linked param stored there,
+ * or NULL: each input marked in linked_args looked up with the library's packed function
+ * "kiln_linked_param"(storage_id) and checked (shape and dtype as the graph's entry, a
+ * compact CPU tensor, 64-byte aligned, alone in its slot). *out is NULL when none is
+ * marked; else free() it. The tensors are borrowed from `lib` (static data). */
+int mr_graph_linked_resolve(TVMFFIObject* lib, const mr_graph_t* g, const uint8_t* linked_args,
+                            const DLTensor*** out);
 /* The payload's graph JSON and params bytes match the manifest's "crc32c" (when it has one
  * and checksums are verified): "checksum mismatch in params (expected 0x..., got 0x...)". */
 int mr_graph_manifest_check_sums(const char* manifest, size_t size, const char* json,

@@ -2,10 +2,12 @@
  *   {"format": "kiln.manifest", "version": 1,
  *    "inputs": [{"name", "shape", "dtype"}], "outputs": [{"shape", "dtype"}],
  *    "params": [names], "storage_bytes": [bytes per slot], "total_bytes": N,
- *    "kernels": [function names],
+ *    "kernels": [function names], optionally "linked_params": [names],
  *    "crc32c": {"graph_json": N, "params": N}}
  * and the runtime recomputes each from the graph; the first difference is an
- * error naming it. Whether the kernels resolve is checked with the imports
+ * error naming it. "linked_params" names the inputs whose data the kernel library
+ * holds as constant data (linked_params.c): each an input of the graph, once, and
+ * not in the payload's params; they are neither inputs nor params of the manifest. Whether the kernels resolve is checked with the imports
  * (mr_graph_factory_check). "crc32c" holds the CRC-32C of the payload's graph JSON
  * and of its params (the bytes from the param count to the end of the last tensor
  * record), checked before anything is built from them; a manifest without it (an
@@ -19,6 +21,7 @@
 typedef struct {
   mr_json_t doc;
   const mr_graph_t* g;
+  uint8_t* linked; /* per input: linked into the library */
 } ctx_t;
 
 static const mr_json_value_t* val(const ctx_t* c, uint32_t i) { return &c->doc.v[i]; }
@@ -84,7 +87,7 @@ static int check_io(const ctx_t* c, TVMFFIObject* params) {
   for (i = 0, k = in + 1; i < g->num_args; ++i) {
     const char* name = g->nodes[g->args[i]].name;
     uint32_t key;
-    if (has_name(params, name)) continue;
+    if (has_name(params, name) || c->linked[i]) continue;
     if (n++ >= val(c, in)->len)
       return mr_graph_fail("manifest: lists %u inputs, the graph has more (input '%s')",
                            (unsigned)val(c, in)->len, name);
@@ -163,13 +166,34 @@ static int check_names(const ctx_t* c, TVMFFIObject* params) {
   return 0;
 }
 
+/* Reads "linked_params" (absent: none) into c->linked. */
+static int read_linked(const ctx_t* c, TVMFFIObject* params) {
+  uint32_t ll = mr_json_get(&c->doc, 0, "linked_params"), i, k;
+  char name[MR_MAX_NAME];
+  int64_t arg;
+  if (!ll) return 0;
+  if (val(c, ll)->type != MR_JSON_ARRAY)
+    return mr_graph_fail("manifest: 'linked_params' must be a list");
+  for (i = 0, k = ll + 1; i < val(c, ll)->len; ++i, k = val(c, k)->next) {
+    if (mr_json_str(&c->doc, k, name, sizeof(name), NULL) != 0) return mr_graph_refail("manifest");
+    if ((arg = mr_graph_find_arg(c->g, name)) < 0)
+      return mr_graph_fail("manifest: linked param '%s' is not an input of the graph", name);
+    if (c->linked[arg] || has_name(params, name))
+      return mr_graph_fail("manifest: linked param '%s' is listed twice or is also in the "
+                           "payload's params", name);
+    c->linked[arg] = 1;
+  }
+  return 0;
+}
+
 int mr_graph_manifest_check(const char* manifest, size_t size, const mr_graph_t* g,
-                            TVMFFIObject* param_names) {
+                            TVMFFIObject* param_names, uint8_t* linked_args) {
   ctx_t c;
   uint32_t fmt, ver;
   int64_t version = 0;
   int status;
   c.g = g;
+  c.linked = linked_args;
   if (mr_json_parse(manifest, size, "manifest", &c.doc) != 0) return mr_graph_refail(NULL);
   fmt = mr_json_get(&c.doc, 0, "format");
   ver = mr_json_get(&c.doc, 0, "version");
@@ -178,7 +202,8 @@ int mr_graph_manifest_check(const char* manifest, size_t size, const mr_graph_t*
   else if (!ver || mr_json_int(&c.doc, ver, &version) != 0 || version != 1)
     status = mr_graph_fail("manifest: version %lld, expected 1", (long long)version);
   else
-    status = check_io(&c, param_names) || check_storage(&c) || check_names(&c, param_names);
+    status = read_linked(&c, param_names) || check_io(&c, param_names) || check_storage(&c) ||
+             check_names(&c, param_names);
   mr_json_free(&c.doc);
   return status ? -1 : 0;
 }

@@ -32,7 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (mr_graph_parse(k_graph, sizeof(k_graph) - 1, &g) == 0 &&
       mr_array_create(NULL, 0, &names) == 0) {
-    (void)mr_graph_manifest_check(copy, size, g, names);
+    uint8_t* linked = (uint8_t*)calloc(g->num_args + 1, 1);
+    if (linked) (void)mr_graph_manifest_check(copy, size, g, names, linked);
+    free(linked);
     mr_object_release(names);
   }
   mr_graph_free(g);
