@@ -467,6 +467,16 @@ class IterVar(Node):
     def _as_expr(self) -> Var:
         return self.var
 
+    # As TVM's: `iv == 0` is an EQ expression of the variable (in an `if`, and so as a dict
+    # key, it answers identity).
+    def __eq__(self, o):  # type: ignore[override]
+        return EqualOp(self, o)
+
+    def __ne__(self, o):  # type: ignore[override]
+        return NotEqualOp(self, o)
+
+    __hash__ = Node.__hash__
+
 
 _ITER_TYPES = {IterKind.DATA_PAR: IterVar.DataPar, IterKind.THREAD: IterVar.ThreadIndex,
                IterKind.REDUCE: IterVar.CommReduce, IterKind.ORDERED: IterVar.Ordered,

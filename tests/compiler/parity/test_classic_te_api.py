@@ -117,3 +117,14 @@ def test_pre_order_visit_visits_parents_first_and_can_stop():
     stopped = []
     stmt_functor.pre_order_visit(e, lambda x: stopped.append(x) or False)
     assert len(stopped) == 1
+
+
+def test_an_iter_var_compares_as_an_expression_of_its_variable():
+    """As TVM's IterVar (an expression): `r == 0` builds EQ on r's variable, usable in a
+    select; in an `if` (and as a dict key) it answers identity."""
+    r = te.reduce_axis((0, 3), name="r")
+    cond = r == 0
+    assert not isinstance(cond, bool)
+    assert str(te.select(cond, 1.0, 2.0)) == "select(r == 0, 1.0, 2.0)"
+    assert bool(r == r) and not bool(r == te.reduce_axis((0, 3), name="r"))
+    assert {r: 1}[r] == 1
