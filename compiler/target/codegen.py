@@ -8,16 +8,16 @@ from ..ir.errors import TargetError
 def llvm_lookup_intrinsic_id(name: str) -> int:
     """LLVM's ID of the intrinsic `name` ("llvm.fma", "llvm.ctpop.v8i8": a type suffix names
     the base intrinsic), 0 when LLVM has no such intrinsic."""
-    from ..codegen.llvm import intrinsic_table
+    from . import llvm_intrinsics
 
-    return intrinsic_table.lookup_id(name)
+    return llvm_intrinsics.lookup_id(name)
 
 
 def llvm_get_intrinsic_name(intrin_id) -> str:
     """The name, without type suffix, of an intrinsic ID given by `llvm_lookup_intrinsic_id`."""
-    from ..codegen.llvm import intrinsic_table
+    from . import llvm_intrinsics
 
-    name = intrinsic_table.base_name(int(getattr(intrin_id, "value", intrin_id)))
+    name = llvm_intrinsics.base_name(int(getattr(intrin_id, "value", intrin_id)))
     if name is None:
         raise TargetError(f"{intrin_id} is not an LLVM intrinsic ID looked up in this process; "
                           "get one from llvm_lookup_intrinsic_id(name)")

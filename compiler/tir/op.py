@@ -52,7 +52,7 @@ def is_void(dtype) -> bool:
 
 def _llvm_intrin(op: str, dtype, name, args) -> E.Call:
     if isinstance(name, str):
-        from ..codegen.llvm.intrinsic_table import lookup_id
+        from ..target.llvm_intrinsics import lookup_id
 
         ident = lookup_id(name)
         if ident == 0:

@@ -18,8 +18,8 @@ from llvmlite import ir
 from ... import tir as kir
 from ...ir.dtype import as_dtype
 from ...ir.errors import BuildError, InternalError
+from ...target.llvm_intrinsics import base_name, is_overloaded
 from ...tir.op import is_void
-from .intrinsic_table import base_name, is_overloaded
 from .types import I32, PTR, VOID, TextConstant, llvm_type
 
 # The prefix of the temporary names of overloaded intrinsic declarations.
