@@ -1,6 +1,7 @@
 """Helpers shared by the benchmark scripts: the per-call timer, and finding a Python that can
 import Apache TVM (which always runs in its own process: both runtimes export the same C
 symbols)."""
+import json
 import os
 import subprocess
 import sys
@@ -29,3 +30,15 @@ def find_tvm_python(explicit=None):
         except OSError:
             continue
     return None
+
+
+def run_per_thread_count(child_source, spec, threads, root):
+    """{t: the JSON the script `child_source` prints} for each thread count `t`, each run in a
+    process of its own with MR_NUM_THREADS=t, given `spec` (JSON) and t as its arguments."""
+    results = {}
+    for t in threads:
+        env = dict(os.environ, MR_NUM_THREADS=str(t), PYTHONPATH=root)
+        out = subprocess.run([sys.executable, "-c", child_source, json.dumps(spec), str(t)],
+                             env=env, stdout=subprocess.PIPE, text=True, check=True).stdout
+        results[t] = json.loads(out)
+    return results

@@ -14,12 +14,12 @@ reference semantics), in units of the last DequantizeLinear's scale. Sizes are o
 libraries (code and weights in one file), int8 against float.
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
+
+from bench_common import run_per_thread_count
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -176,12 +176,7 @@ def main():
                              "onnx": path + ".onnx", "inputs": files, "repeat": args.repeat,
                              "number": 20 if batch == 1 else 5}
                 print(f"compiled {key} in {compile_s[key]:.1f} s", file=sys.stderr, flush=True)
-    results = {}
-    for t in threads:
-        env = dict(os.environ, MR_NUM_THREADS=str(t), PYTHONPATH=ROOT)
-        out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec), str(t)], env=env,
-                             stdout=subprocess.PIPE, text=True, check=True).stdout
-        results[t] = json.loads(out)
+    results = run_per_thread_count(CHILD, spec, threads, ROOT)
     head = f"{'model':<28}{'compile s':>10}"
     for t in threads:
         head += f"{f'int8 {t}T ms':>13}{f'ort {t}T ms':>12}{f'f32 {t}T ms':>12}"

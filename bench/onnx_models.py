@@ -6,12 +6,12 @@ each thread count in its own process, plus each model's compile time.
     python bench/onnx_models.py [--repeat 10] [--target llvm] [--batches 1,16] [--threads 1,2]
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
+
+from bench_common import run_per_thread_count
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -84,12 +84,7 @@ def main():
             spec[key] = {"so": path + ".so", "onnx": path + ".onnx", "inputs": files,
                          "repeat": args.repeat, "number": 10 if batch == 1 else 3}
             print(f"compiled {key} in {compile_s[key]:.1f} s", file=sys.stderr, flush=True)
-    results = {}
-    for t in threads:
-        env = dict(os.environ, MR_NUM_THREADS=str(t), PYTHONPATH=ROOT)
-        out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec), str(t)], env=env,
-                             stdout=subprocess.PIPE, text=True, check=True).stdout
-        results[t] = json.loads(out)
+    results = run_per_thread_count(CHILD, spec, threads, ROOT)
     head = f"{'model':<22}{'compile s':>10}"
     for t in threads:
         head += f"{f'kiln {t}T ms':>14}{f'ort {t}T ms':>13}{'ort/kiln':>10}"

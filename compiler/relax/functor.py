@@ -221,12 +221,15 @@ class ExprMutator:
             self.visit_var_binding_(b)
 
     def visit_var_binding_(self, b: X.VarBinding) -> None:
-        value = self.visit_expr(b.value)
+        self.append_rebound(b, self.visit_expr(b.value))
+
+    def append_rebound(self, b: X.VarBinding, value: X.Expr) -> None:
+        """Appends `b`, or when `value` is not its value a binding of `value` to `b`'s variable
+        (redefined if its struct info changed)."""
         if value is b.value:
             self._append(b)
-            return
-        var = self._redefine(b.var, value.struct_info)
-        self._append(X.VarBinding(var, value))
+        else:
+            self._append(X.VarBinding(self._redefine(b.var, value.struct_info), value))
 
     def visit_match_cast_(self, b: X.MatchCast) -> None:
         value = self.visit_expr(b.value)

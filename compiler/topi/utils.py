@@ -107,3 +107,15 @@ def find_anchor(outs: Sequence[Tensor], accept: Callable[[str], bool]):
         if tag.is_injective(op.tag):
             todo.extend(t.op for t in op.input_tensors)
     return None
+
+
+def mac_count(op: ComputeOp) -> int:
+    """The multiply-adds (points of the output times points of the reduction) of a compute op of
+    static shape."""
+    total = 1
+    for d in get_const_tuple(op.output(0).shape):
+        total *= d
+    for r in op.reduce_axis:
+        total *= get_const_tuple((r.dom.extent,))[0]
+    return total
+

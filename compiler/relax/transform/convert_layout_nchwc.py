@@ -39,7 +39,8 @@ _POOLS = {"relax.nn.max_pool2d", "relax.nn.avg_pool2d"}
 _ADAPTIVE = {"relax.nn.adaptive_avg_pool2d", "relax.nn.adaptive_max_pool2d"}
 
 
-def _blocked_layout(block: int) -> str:
+def blocked_layout(block: int) -> str:
+    """The data layout of channel blocks of `block` lanes: NCHW<block>c."""
     return f"NCHW{block}c"
 
 
@@ -66,7 +67,7 @@ class _Convert(ExprMutator):
             made = self.nchw.get(id(v))
             if made is None:
                 bv, block = self.blocked[id(v)]
-                made = self.emit(R.layout_transform(bv, _blocked_layout(block), "NCHW"),
+                made = self.emit(R.layout_transform(bv, blocked_layout(block), "NCHW"),
                                  v.name_hint + "_nchw")
                 self.nchw[id(v)] = made
             return made
@@ -80,7 +81,7 @@ class _Convert(ExprMutator):
             if block is None or b == block:
                 return bv, b
         b = block or divisor_at_most(channels, self.lanes)
-        bv = self.emit(R.layout_transform(self.visit_expr(e), "NCHW", _blocked_layout(b)), name)
+        bv = self.emit(R.layout_transform(self.visit_expr(e), "NCHW", blocked_layout(b)), name)
         if isinstance(e, X.Var) and id(e) not in self.blocked:
             self.blocked[id(e)] = (bv, b)     # e stays bound in NCHW too (not pending)
         return bv, b
@@ -110,7 +111,7 @@ class _Convert(ExprMutator):
         bv = value if isinstance(value, X.Var) else self.emit(value, b.var.name_hint + "_c")
         self.blocked[id(b.var)] = (bv, block)
         if id(b.var) in self.keep:
-            self._append(X.VarBinding(b.var, R.layout_transform(bv, _blocked_layout(block),
+            self._append(X.VarBinding(b.var, R.layout_transform(bv, blocked_layout(block),
                                                                 "NCHW")))
         else:
             self.pending[id(b.var)] = b.var
@@ -139,8 +140,8 @@ class _Convert(ExprMutator):
             weight = self.emit(R.layout_transform(self.visit_expr(w), "OIHW", klayout),
                                "weight_c")
         out = R.nn.conv2d(data, weight, a.strides, a.padding, a.dilation, a.groups,
-                          data_layout=_blocked_layout(ib), kernel_layout=klayout,
-                          out_layout=_blocked_layout(ob), out_dtype=a.out_dtype)
+                          data_layout=blocked_layout(ib), kernel_layout=klayout,
+                          out_layout=blocked_layout(ob), out_dtype=a.out_dtype)
         return out, ob
 
     def _pool(self, call: X.Call):
@@ -150,7 +151,7 @@ class _Convert(ExprMutator):
         if call.op.name in _ADAPTIVE and call.attrs.output_size not in ((1, 1), [1, 1]):
             return None
         bv, block = self.blocked[id(x)]
-        layout = _blocked_layout(block)
+        layout = blocked_layout(block)
         attrs = call.attrs.with_values(layout=layout, out_layout=layout)
         return X.Call(call.op, (bv,), attrs), block
 
@@ -194,10 +195,10 @@ def _block_constant(data: np.ndarray, out: tuple, block: int) -> Optional[X.Cons
     full = (1,) * (4 - data.ndim) + data.shape
     if full != (1, out[1], 1, 1):
         return None
-    return X.Constant(transform_numpy(data.reshape(full), "NCHW", _blocked_layout(block)))
+    return X.Constant(transform_numpy(data.reshape(full), "NCHW", blocked_layout(block)))
 
 
-def _keep_nchw(func: X.Function) -> Set[int]:
+def keep_nchw(func: X.Function) -> Set[int]:
     """Vars read outside the dataflow block that binds them (or by the function's result)."""
     keep: Set[int] = set()
     post_order_visit(func.body.body, lambda e: keep.add(id(e)) if isinstance(e, X.Var)
@@ -209,7 +210,8 @@ def _keep_nchw(func: X.Function) -> Set[int]:
     return keep
 
 
-def _is_gpu(target) -> bool:
+def is_gpu(target) -> bool:
+    """Whether `target` (None: this host) runs kernels off the host."""
     if target is None:
         return False
     t = target if isinstance(target, Target) else Target(target)
@@ -219,7 +221,7 @@ def _is_gpu(target) -> bool:
 def convert_layout_nchwc(mod: IRModule, target=None) -> IRModule:
     """`mod` with its convolution regions in NCHW[x]c for the CPU `target` (None: this host);
     unchanged for a GPU target."""
-    if _is_gpu(target):
+    if is_gpu(target):
         return mod
     lanes = vector_isa(target).lanes("float32")
     if lanes < 2:
@@ -228,7 +230,7 @@ def convert_layout_nchwc(mod: IRModule, target=None) -> IRModule:
     changed = False
     for name, func in mod.items():
         if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            new = _Convert(lanes, _keep_nchw(func)).visit_expr(func)
+            new = _Convert(lanes, keep_nchw(func)).visit_expr(func)
             changed = changed or new is not func
             func = new
         functions[name] = func

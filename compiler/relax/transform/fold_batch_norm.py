@@ -108,10 +108,7 @@ class _FoldScale(ExprMutator):
             value = folded
         if isinstance(value, X.Call):
             self.producers[id(b.var)] = value
-        if value is b.value:
-            self._append(b)
-        else:
-            self._append(X.VarBinding(self._redefine(b.var, value.struct_info), value))
+        self.append_rebound(b, value)
 
     def _fold(self, e: X.Expr) -> Optional[X.Expr]:
         if not (isinstance(e, X.Call) and isinstance(e.op, X.Op)

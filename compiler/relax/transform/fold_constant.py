@@ -75,10 +75,7 @@ class _Folder(ExprMutator):
         if _known(value) and not isinstance(value, (X.ShapeExpr, X.PrimValue)):
             self.known[id(b.var)] = value
             return
-        if value is b.value:
-            self._append(b)
-        else:
-            self._append(X.VarBinding(self._redefine(b.var, value.struct_info), value))
+        self.append_rebound(b, value)
 
 
 def fold_constant(mod: IRModule) -> IRModule:

@@ -27,14 +27,14 @@ from typing import Dict, Optional, Set, Tuple
 import numpy as np
 
 from ...ir.module import IRModule
-from ...target import Target
 from ...topi.nn.layout import transform_numpy
 from ...topi.x86.qnn_vnni import register_intrinsics
 from .. import expr as X
 from .. import op as R
-from ..functor import ExprMutator, post_order_visit
+from ..functor import ExprMutator
 from ..op.pattern import BROADCAST, ELEMWISE, pattern_of_op
 from ..struct_info import TensorStructInfo
+from .convert_layout_nchwc import blocked_layout, is_gpu, keep_nchw
 
 _POOLS = {"relax.nn.max_pool2d", "relax.nn.avg_pool2d"}
 _ADAPTIVE = {"relax.nn.adaptive_avg_pool2d", "relax.nn.adaptive_max_pool2d"}
@@ -43,10 +43,6 @@ _QNN_PARAMS = {"relax.qnn.quantize", "relax.qnn.dequantize", "relax.qnn.requanti
 OUT_BLOCKS = (16, 8, 4)
 # Input-channel blocks (multiples of VNNI's group of 4), best first.
 IN_BLOCKS = (16, 8, 4)
-
-
-def _layout(block: int) -> str:
-    return f"NCHW{block}c"
 
 
 def _static(e: X.Expr, ndim: int) -> Optional[tuple]:
@@ -85,7 +81,7 @@ class _Convert(ExprMutator):
             made = self.nchw.get(id(v))
             if made is None:
                 bv, block, channels = self.blocked[id(v)]
-                made = self.emit(R.layout_transform(bv, _layout(block), "NCHW"),
+                made = self.emit(R.layout_transform(bv, blocked_layout(block), "NCHW"),
                                  v.name_hint + "_nchw")
                 if made.struct_info.shape[1] != channels:
                     made = self.emit(R.strided_slice(made, [1], [0], [channels]),
@@ -157,7 +153,7 @@ class _Convert(ExprMutator):
         correction = np.zeros(-(-o // ob) * ob, np.int64)
         correction[:o] = -zu * wc.sum(axis=(1, 2, 3))
         const = correction.astype(np.int32).reshape(1, -1, 1, 1)
-        return R.add(acc, X.Constant(transform_numpy(const, "NCHW", _layout(ob)))), ob, o
+        return R.add(acc, X.Constant(transform_numpy(const, "NCHW", blocked_layout(ob)))), ob, o
 
     # ---- what follows it ----------------------------------------------------------------------
     def _pool(self, call: X.Call):
@@ -169,7 +165,7 @@ class _Convert(ExprMutator):
         bv, block, channels = self.blocked[id(x)]
         if block * bv.struct_info.shape[1] != channels:
             return None       # padded channels would change no result but the shape
-        layout = _layout(block)
+        layout = blocked_layout(block)
         attrs = call.attrs.with_values(layout=layout, out_layout=layout)
         return X.Call(call.op, (bv,), attrs), block, channels
 
@@ -224,33 +220,19 @@ def _block_constant(data: np.ndarray, channels: int, block: int) -> Optional[X.C
     padded = -(-channels // block) * block
     values = data.reshape(-1)
     values = np.concatenate([values, np.repeat(values[-1:], padded - channels)])
-    return X.Constant(transform_numpy(values.reshape(1, -1, 1, 1), "NCHW", _layout(block)))
-
-
-def _keep_nchw(func: X.Function) -> Set[int]:
-    """Vars read outside the dataflow block that binds them (or by the function's result)."""
-    keep: Set[int] = set()
-    post_order_visit(func.body.body, lambda e: keep.add(id(e)) if isinstance(e, X.Var)
-                     else None)
-    for block in func.body.blocks:
-        for b in block.bindings:
-            if isinstance(block, X.DataflowBlock) and not isinstance(b.var, X.DataflowVar):
-                keep.add(id(b.var))
-    return keep
+    return X.Constant(transform_numpy(values.reshape(1, -1, 1, 1), "NCHW", blocked_layout(block)))
 
 
 def qnn_layout_nchwc(mod: IRModule, target=None) -> IRModule:
     """`mod` with its integer convolutions blocked for the CPU `target` (None: this host);
     unchanged for a GPU target."""
-    if target is not None:
-        t = target if isinstance(target, Target) else Target(target)
-        if not t.kind.is_host:
-            return mod
+    if is_gpu(target):
+        return mod
     functions = {}
     changed = False
     for name, func in mod.items():
         if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            new = _Convert(_keep_nchw(func)).visit_expr(func)
+            new = _Convert(keep_nchw(func)).visit_expr(func)
             changed = changed or new is not func
             func = new
         functions[name] = func

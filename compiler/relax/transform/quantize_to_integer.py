@@ -79,10 +79,7 @@ class _Rewriter(ExprMutator):
             new = self._rewrite(value)
             if new is not None:
                 value = new
-        if value is b.value:
-            self._append(b)
-        else:
-            self._append(X.VarBinding(self._redefine(b.var, value.struct_info), value))
+        self.append_rebound(b, value)
 
     # ---- looking through bindings -------------------------------------------------------------
     def _value(self, e: X.Expr) -> X.Expr:

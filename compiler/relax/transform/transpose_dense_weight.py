@@ -87,13 +87,7 @@ class _Transpose(ExprMutator):
     def visit_var_binding_(self, b: X.VarBinding) -> None:
         value = self.visit_expr(b.value)
         new = self._rewrite(value)
-        if new is None:
-            if value is b.value:
-                self._append(b)
-            else:
-                self._append(X.VarBinding(self._redefine(b.var, value.struct_info), value))
-            return
-        self._append(X.VarBinding(self._redefine(b.var, new.struct_info), new))
+        self.append_rebound(b, value if new is None else new)
 
     def _rewrite(self, e: X.Expr):
         if isinstance(e, X.Call) and isinstance(e.op, X.Op) and e.op.name == "relax.matmul" \

@@ -34,7 +34,7 @@ from ...topi.nn.winograd import winograd_weight_transform
 from .. import expr as X
 from .. import op as R
 from ..functor import ExprMutator
-from .convert_layout_nchwc import _is_gpu, _static_f32
+from .convert_layout_nchwc import _static_f32, is_gpu
 
 # Fewest input and output channels of a convolution made Winograd (below, the transforms and
 # the larger weight cost about what the product saves).
@@ -61,10 +61,7 @@ class _Winograd(ExprMutator):
         new = self._rewrite(value)
         if new is not None:
             value = new
-        if value is b.value:
-            self._append(b)
-        else:
-            self._append(X.VarBinding(self._redefine(b.var, value.struct_info), value))
+        self.append_rebound(b, value)
 
     def _rewrite(self, e: X.Expr):
         if not (isinstance(e, X.Call) and isinstance(e.op, X.Op)
@@ -99,7 +96,7 @@ def winograd_conv2d(mod: IRModule, target=None, at_load: bool = False) -> IRModu
     """`mod` with its eligible blocked 3x3 convolutions made Winograd ones for the CPU
     `target` (None: this host); unchanged for a GPU target. With `at_load`, each weight is
     transformed by a kernel of the model (see the module docstring), else now."""
-    if _is_gpu(target) or _is_bare_metal(target):
+    if is_gpu(target) or _is_bare_metal(target):
         return mod
     functions = {}
     for name, func in mod.items():

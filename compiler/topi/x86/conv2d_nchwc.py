@@ -44,7 +44,7 @@ from typing import Optional
 
 from ...ir.dtype import DType
 from ...target.isa import vector_isa
-from ..utils import as_outputs, divisor_at_most, get_const_tuple
+from ..utils import as_outputs, divisor_at_most, get_const_tuple, mac_count
 from .anchored import accumulator_stages, schedule_anchored
 from .conv2d import schedule_pad
 
@@ -228,15 +228,6 @@ def conv_tiling(out_shape, kernel_shape, itemsize: int, registers: int,
     return band, ob, ow_tile or t, chunk
 
 
-def _macs(anchor) -> int:
-    total = 1
-    for d in get_const_tuple(anchor.output(0).shape):
-        total *= d
-    for r in anchor.reduce_axis:
-        total *= get_const_tuple((r.dom.extent,))[0]
-    return total
-
-
 def _extent(axis) -> int:
     return get_const_tuple((axis.dom.extent,))[0]
 
@@ -249,7 +240,7 @@ def _split_tile(s, anchor, out_op, oc_blocks, ow_tile, unroll_channels,
     xo, xi = o.split(x, factor=ow_tile)
     o.reorder(n, fo, y, xo, fb, xi, fi)
     outer = o.fuse(n, fo, y)
-    if _macs(anchor) >= parallel_min_macs:
+    if mac_count(anchor) >= parallel_min_macs:
         o.parallel(outer)
     o.unroll(fb)
     o.unroll(xi)
@@ -365,7 +356,7 @@ def schedule_conv2d_NCHWc(outs, oc_blocks: Optional[int] = None, ow_tile: Option
             _split_tile(s, anchor, out_op, ob, t, unroll_channels, parallel_min_macs)
         else:
             _band_tile(s, anchor, out_op, ob, t, band, chunk, unroll_channels,
-                       _macs(anchor) >= parallel_min_macs)
+                       mac_count(anchor) >= parallel_min_macs)
 
     return schedule_anchored(as_outputs(outs), lambda t: t in _TAGS, tile, keep_pad=True,
                              pad_schedule=schedule_pad)

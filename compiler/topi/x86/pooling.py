@@ -3,7 +3,7 @@ reduction computed per output row inside that loop. In the blocked layout NCHW[x
 channels of a block (the last axis) are vectorized, in the anchor and the output alike."""
 from __future__ import annotations
 
-from ..utils import as_outputs, get_const_tuple
+from ..utils import as_outputs, get_const_tuple, mac_count
 from .anchored import schedule_anchored
 
 # Below this many window elements read (output size x window) a blocked pool runs serially.
@@ -11,15 +11,6 @@ PARALLEL_MIN_ELEMENTS = 1 << 16
 # A blocked sum pool over a window of at least this many elements sums it by rows
 # (`_sum_by_rows`).
 ROWS_SUM_MIN = 32
-
-
-def _size(anchor) -> int:
-    total = 1
-    for d in get_const_tuple(anchor.output(0).shape):
-        total *= d
-    for r in anchor.reduce_axis:
-        total *= get_const_tuple((r.dom.extent,))[0]
-    return total
 
 
 def _is_pool(t: str) -> bool:
@@ -53,7 +44,7 @@ def _tile(s, anchor, out_op):
     if len(axes) == 5:
         n, cb, y, x, c = axes
         outer = stage.fuse(n, cb, y)
-        if _size(anchor) >= PARALLEL_MIN_ELEMENTS:
+        if mac_count(anchor) >= PARALLEL_MIN_ELEMENTS:
             stage.parallel(outer)
         if out_op is anchor:
             stage.reorder(outer, x, *stage.op.reduce_axis, c)

@@ -16,22 +16,13 @@ from __future__ import annotations
 from typing import Optional
 
 from ...target.isa import vector_isa
-from ..utils import as_outputs, divisor_at_most, get_const_tuple
+from ..utils import as_outputs, divisor_at_most, get_const_tuple, mac_count
 from .anchored import accumulator_stages, schedule_anchored
 from .conv2d import schedule_pad
 from .conv2d_nchwc import PARALLEL_MIN_MACS, tile_shape
 from .qnn_vnni import dot_u8s8, vnni_kind
 
 TAG = "conv2d_NCHWc_int8"
-
-
-def _macs(anchor) -> int:
-    total = 1
-    for d in get_const_tuple(anchor.output(0).shape):
-        total *= d
-    for r in anchor.reduce_axis:
-        total *= get_const_tuple((r.dom.extent,))[0]
-    return total
 
 
 def _extent(axis) -> int:
@@ -58,7 +49,7 @@ def schedule_qnn_conv2d_NCHWc(outs, target=None, oc_blocks: Optional[int] = None
         xo, xi = o.split(x, factor=xt)
         o.reorder(n, fo, y, xo, fin, xi, fi)
         outer = o.fuse(n, fo, y)
-        if _macs(anchor) >= PARALLEL_MIN_MACS:
+        if mac_count(anchor) >= PARALLEL_MIN_MACS:
             o.parallel(outer)
         o.unroll(fin)
         o.unroll(xi)
