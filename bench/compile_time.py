@@ -6,8 +6,10 @@ export_library), each in its own process, alternating, in the same run.
 
 The default model is the zoo's ResNet-18 (`make zoo ZOO_ONLY=resnet18` exports it). TVM runs
 with the Python that imports it (--tvm-python, $KILN_TVM_PYTHON, or .venv-tvm's, made by
-`make test-interop`); without one only Kiln is timed. Prints each run's wall time and the
-medians with their ratio (Kiln / TVM; below 1 is faster).
+`make test-interop`); without one only Kiln is timed. Kiln is timed twice per round: cold,
+with an empty build cache (compiler/build_cache.py), and warm, rebuilding with the cache the
+cold build filled (as a user's second build of the model, or of one sharing its kernels).
+Prints each run's wall time and the medians with their ratios (Kiln / TVM; below 1 is faster).
 """
 import argparse
 import os
@@ -31,9 +33,9 @@ relax.build(mod, target="llvm").export_library(sys.argv[2])
 """
 
 
-def timed(cmd) -> float:
+def timed(cmd, env=None) -> float:
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - t0
     if done.returncode != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{done.stderr[-2000:]}")
@@ -52,23 +54,27 @@ def main() -> None:
     tvm_py = find_tvm_python(args.tvm_python or (venv_tvm if os.path.exists(venv_tvm) else None))
     print(f"model: {args.model} ({os.path.getsize(args.model) / 2**20:.1f} MiB); "
           f"{os.cpu_count()} CPUs; TVM: {tvm_py or 'not found (Kiln only)'}")
-    kiln, tvm = [], []
+    cold, warm, tvm = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
+        kiln_cmd = [sys.executable, "-m", "compiler", "compile", args.model,
+                    "-o", os.path.join(tmp, "kiln.so")]
         for r in range(args.repeat):
-            kiln.append(timed([sys.executable, "-m", "compiler", "compile", args.model,
-                               "-o", os.path.join(tmp, "kiln.so")]))
-            line = f"run {r + 1}: Kiln {kiln[-1]:.2f} s"
+            cache = os.path.join(tmp, f"cache{r}")
+            env = dict(os.environ, KILN_CACHE_DIR=cache)
+            cold.append(timed(kiln_cmd, env))
+            warm.append(timed(kiln_cmd, env))
+            line = f"run {r + 1}: Kiln cold {cold[-1]:.2f} s, warm {warm[-1]:.2f} s"
             if tvm_py:
                 tvm.append(timed([tvm_py, "-c", TVM_SCRIPT, args.model,
                                   os.path.join(tmp, "tvm.so")]))
                 line += f", TVM relax.build {tvm[-1]:.2f} s"
             print(line, flush=True)
-    k = statistics.median(kiln)
+    c, w = statistics.median(cold), statistics.median(warm)
+    line = f"median: Kiln cold {c:.2f} s, warm {w:.2f} s"
     if tvm:
         t = statistics.median(tvm)
-        print(f"median: Kiln {k:.2f} s, TVM {t:.2f} s; Kiln / TVM = {k / t:.2f}")
-    else:
-        print(f"median: Kiln {k:.2f} s")
+        line += f", TVM {t:.2f} s; Kiln / TVM = {c / t:.2f} cold, {w / t:.2f} warm"
+    print(line)
 
 
 if __name__ == "__main__":

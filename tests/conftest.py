@@ -1,5 +1,12 @@
 """Fixtures shared by the compiler and runtime tests."""
+import os
+
 import pytest
+
+# The build cache (compiler/build_cache.py) stays off in the tests: a test that changes a
+# schedule's tunables in this process would otherwise read kernels lowered before the change.
+# Tests of the cache turn it on with a directory of their own.
+os.environ["KILN_CACHE_DIR"] = "off"
 
 
 def _find_cycle(graph, known):

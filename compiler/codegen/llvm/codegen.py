@@ -22,15 +22,18 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
 import subprocess
 import sys
-from typing import FrozenSet, List, Tuple
+from typing import FrozenSet, List, Optional, Tuple
 
 import llvmlite.binding as llvm
 
+from ... import build_cache
 from ...build_jobs import forked_map
 from ...contrib.cc import create_relocatable
 from ...ir.errors import BuildError, InternalError, TargetError
+from ...ir.structural_equal import Hasher
 from ...target import Target, check_system_lib_prefix
 from ...target.triple import is_bare_metal, normalize_triple
 from .. import HostArtifact, LazySources
@@ -48,6 +51,7 @@ FAST_MATH_FLAGS = ("nnan", "ninf", "nsz", "arcp", "contract", "reassoc")
 
 # A library of fewer functions is built in this process (a worker pool costs more).
 PARALLEL_MIN_FUNCTIONS = 4
+OBJECT_CACHE = "llvm-objects"   # the build cache's kind: a function's (object, IR text, flag)
 
 _initialized = False
 
@@ -267,10 +271,46 @@ def _target_machine(spec: str) -> llvm.TargetMachine:
 
 
 def _object_of_made(make, spec: str, opt: int):
-    """In a worker: (object code, LLVM IR text) of the module `make()` gives."""
+    """In a worker: (object code, LLVM IR text, strength_reduce) of the module `make()` gives."""
     what, ctx = make()
     text = ctx.text()
     return _object_of(text, what, spec, opt, ctx.strength_reduce), text, ctx.strength_reduce
+
+
+def _function_key(name: str, func, spec: str, opt: int) -> Optional[str]:
+    """The build-cache key of function `name`'s object (None: the cache is off): the target,
+    the optimization level and the function's structural key (compiler/build_cache.py adds the
+    compiler's fingerprint)."""
+    if build_cache.cache_dir() is None:
+        return None
+    return build_cache.key("llvm function", spec, str(opt), name, repr(Hasher(True).key(func)))
+
+
+def _objects(makers, keys, spec: str, opt: int):
+    """(object code, IR text, strength_reduce) of each maker's module, in order: from the build
+    cache where its key (None: no key) was built before, else made by forked workers, else here
+    when the cache is on; None when none of that applies (no workers, no cache): the caller
+    then builds one linked module."""
+    cached = []
+    for k in keys:
+        data = build_cache.load(OBJECT_CACHE, k) if k is not None else None
+        cached.append(pickle.loads(data) if data is not None else None)
+    tasks = [functools.partial(_object_of_made, make, spec, opt)
+             for make, hit in zip(makers, cached) if hit is None]
+    fresh = forked_map(tasks) if len(tasks) > 1 else None
+    if fresh is None:
+        if build_cache.cache_dir() is None and len(tasks) > 1:
+            return None
+        fresh = (task() for task in tasks)
+
+    def results():
+        for k, hit in zip(keys, cached):
+            if hit is None:
+                hit = next(fresh)
+                if k is not None:
+                    build_cache.store(OBJECT_CACHE, k, pickle.dumps(hit))
+            yield hit
+    return results()
 
 
 def _object_of(text: str, what: str, spec: str, opt: int, strength_reduce: bool) -> bytes:
@@ -336,8 +376,8 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
     makers.append(library_module)
     results = None
     if _in_parallel(mod, target, prefix, imports):
-        results = forked_map([functools.partial(_object_of_made, make, str(target), opt)
-                              for make in makers])
+        keys = [_function_key(n, f, str(target), opt) for n, f in mod.items()] + [None]
+        results = _objects(makers, keys, str(target), opt)
     if results is not None:
         path, sources = _emit_in_parallel(results, opt, tm, workdir)
     else:

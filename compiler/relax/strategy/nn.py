@@ -15,6 +15,7 @@ from typing import Optional
 
 from ... import topi
 from ...ir.errors import UnsupportedOpError
+from ...topi.x86.winograd_weight import schedule_winograd_weight_transform
 from .op_strategy import OpStrategy, compute_of, default_strategy, is_cpu, register_strategy
 
 
@@ -102,6 +103,15 @@ def conv2d_winograd(call, target, schedules) -> OpStrategy:
                       _winograd_workload(call) if is_cpu(target) else None)
 
 
+def winograd_weight_transform(call, target, schedules) -> OpStrategy:
+    """A CPU runs the transform once, at load: its schedule keeps the kernel small to compile
+    (topi/x86/winograd_weight.py); a GPU schedules it by its pattern."""
+    if schedules is topi.x86:
+        return OpStrategy("winograd_weight_transform", compute_of(call),
+                          schedule_winograd_weight_transform)
+    return default_strategy(call, target, schedules)
+
+
 def gemm(name: str):
     """dense / 2-d matmul: `schedule_<name>`, tuned by template `<name>.x86`; a batched matmul
     (an operand not 2-d) takes schedule_batch_matmul."""
@@ -131,6 +141,7 @@ def layer_norm(call, target, schedules) -> OpStrategy:
 STRATEGIES = {
     "relax.nn.conv2d": conv2d,
     "relax.nn.contrib_conv2d_winograd_without_weight_transform": conv2d_winograd,
+    "relax.nn.contrib_conv2d_winograd_weight_transform": winograd_weight_transform,
     "relax.nn.conv2d_transpose": named("schedule_conv2d_transpose_nchw"),
     "relax.nn.conv3d": named("schedule_conv3d_ncdhw"),
     "relax.nn.dense": gemm("dense"),
@@ -152,4 +163,5 @@ for _name, _strategy in STRATEGIES.items():
     register_strategy(_name, _strategy)
 
 
-__all__ = ["STRATEGIES", "conv2d", "conv2d_winograd", "gemm", "layer_norm", "named"]
+__all__ = ["STRATEGIES", "conv2d", "conv2d_winograd", "gemm", "layer_norm", "named",
+           "winograd_weight_transform"]

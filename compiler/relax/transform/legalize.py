@@ -15,7 +15,8 @@ after:  each primitive function is replaced by a PrimFunc of the same name — i
         UnsupportedOpError naming it. For a GPU target, a kernel whose schedule leaves a store on
         no GPU thread (a 0-d result) is scheduled for the CPU instead and gets attr
         HOST_FALLBACK ("kiln.host_fallback"): the executors keep it on the host.
-        Several kernels are lowered by forked workers (`PARALLEL_MIN_KERNELS`).
+        Several kernels are lowered by forked workers (`PARALLEL_MIN_KERNELS`); a kernel
+        lowered before comes from the build cache (legalize_cache.py).
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from .. import expr as X
 from ..op.base import call_tir
 from ..strategy import TuningSeat, anchor_of, schedule_of, strategy_of
 from ..struct_info import TensorStructInfo, TupleStructInfo
-from . import legalize_ops  # noqa: F401  (the operators' computes)
+from . import legalize_cache, legalize_ops  # noqa: F401  (legalize_ops: the computes)
 from .legalize_gpu import HOST_FALLBACK, lower_gpu_kernel
 
 # Errors a schedule raises when it cannot handle a kernel's (symbolic) shapes.
@@ -141,24 +142,31 @@ PARALLEL_MIN_KERNELS = 4
 
 
 def _lower_all(made, target, progress):
-    """(name, PrimFunc) of each (primitive function, name) in `made`, in order: by forked
-    workers (`forked_map`) when there are several and no tuning context occupies the seat (it
-    records what it applied in this process), else here. `progress(k, total, name)` is called
-    as the k-th is about to be lowered here, or has been lowered by a worker."""
+    """(name, PrimFunc) of each (primitive function, name) in `made`, in order: from the build
+    cache when lowered before (legalize_cache.py), else by forked workers (`forked_map`) when
+    there are several and no tuning context occupies the seat (it records what it applied in
+    this process), else here. `progress(k, total, name)` is called as the k-th is about to be
+    lowered here, or has been lowered by a worker or read from the cache."""
     total = len(made)
+    keys = [legalize_cache.lowering_key(f, n, target) for f, n in made]
+    cached = [legalize_cache.load(k) for k in keys]
+    todo = [made[k] for k in range(total) if cached[k] is None]
     results = None
-    if total >= PARALLEL_MIN_KERNELS and TuningSeat.current() is None:
-        results = forked_map([functools.partial(lower_primitive, f, n, target)
-                              for f, n in made])
+    if len(todo) >= PARALLEL_MIN_KERNELS and TuningSeat.current() is None:
+        results = forked_map([functools.partial(lower_primitive, f, n, target) for f, n in todo])
     for k, (func, name) in enumerate(made):
-        if results is None:
+        prim = cached[k]
+        if prim is None and results is None:
             if progress is not None:
                 progress(k + 1, total, name)
             prim = lower_primitive(func, name, target)
         else:
-            prim = next(results)
+            if prim is None:
+                prim = next(results)
             if progress is not None:
                 progress(k + 1, total, name)
+        if cached[k] is None:
+            legalize_cache.store(keys[k], prim)
         yield name, prim
 
 
