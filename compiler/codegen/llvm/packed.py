@@ -17,10 +17,21 @@ from ...ir.dtype import DType
 from ...ir.errors import InternalError
 from ...tir import Call, IntImm, PrimExpr, StringImm
 from ...tir.transform.lower_call_packed import is_dltensor
-from .text import DTYPE_SLOT, HELPERS, RAISE_PARTS, RAISE_VALUES, VALUE_SLOT
+from .text import (
+    DTYPE_SLOT,
+    HELPERS,
+    RAISE_PARTS,
+    RAISE_VALUES,
+    REF_SLOT,
+    SLOT_BYTES,
+    VALUE_SLOT,
+)
 from .types import ANY, I8, I32, I64, PTR, SERVICES, global_variable
 
 # Services reached through context slots outside system-lib mode (the loader fills them).
+# A constant message part this long or longer is stored once and passed to `__kiln_raise` as
+# its `ref` (the function signature that each argument check of a function quotes).
+REF_MIN_CHARS = 24
 CONTEXT_SLOTS = ("TVMBackendAllocWorkspace", "TVMBackendFreeWorkspace", "TVMBackendParallelLaunch",
                  "TVMBackendParallelBarrier", "TVMFFIFunctionCall", "TVMFFIEnvModLookupFromImports",
                  "TVMFFIHandleInitOnce")
@@ -52,11 +63,11 @@ class PackedEmitter:
         `__kiln_raise` with a constant template (text.py); any other builds its parts here."""
         template = self._message_template(message)
         if template is not None:
-            parts, values = template
+            text, n, values, ref = template
             values += [ir.Constant(I64, 0)] * (RAISE_VALUES - len(values))
             self.b.call(self.ctx.declare(*HELPERS["__kiln_raise"]),
-                        [self.ctx.cstring(kind), self.ctx.constant_array(PTR, parts),
-                         ir.Constant(I32, len(parts)), *values])
+                        [self.ctx.cstring(kind), self.ctx.cstring(text), ir.Constant(I32, n),
+                         *values, ref])
         else:
             parts = [self._message_part(p) for p in message]
             array = self.entry_alloca(ir.ArrayType(PTR, max(len(parts), 1)), align=8)
@@ -69,20 +80,29 @@ class PackedEmitter:
         self.error_return(ir.Constant(I32, -1))
 
     def _message_template(self, message):
-        """(constant parts, runtime values) of `message` for `__kiln_raise`, or None (no IR
-        emitted then)."""
+        """(template text, part count, runtime values, ref) of `message` for `__kiln_raise`,
+        or None (no IR emitted then). The longest constant part of REF_MIN_CHARS or more is
+        passed as `ref` (stored once, shared by the messages that quote it), the others are
+        written into the template."""
         kinds = [_template_kind(p) for p in message]
         if None in kinds or len(kinds) > RAISE_PARTS or \
                 sum(k in (VALUE_SLOT, DTYPE_SLOT) for k in kinds) > RAISE_VALUES:
             return None
-        parts, values = [], []
+        texts = [k for k in kinds if isinstance(k, str)]
+        if any("\0" in t or (len(t) == 1 and t.encode() in SLOT_BYTES.values()) for t in texts):
+            return None
+        shared = max(texts, key=len, default="")
+        ref = None
+        pieces, values = [], []
         for kind, part in zip(kinds, message):
-            if kind == DTYPE_SLOT:
-                values.append(self.packed_dtype(*part.args))
-            elif kind == VALUE_SLOT:
-                values.append(self._as_i64(part))
-            parts.append(self.ctx.cstring(kind) if isinstance(kind, str) else _slot_marker(kind))
-        return parts, values
+            if kind == DTYPE_SLOT or kind == VALUE_SLOT:
+                values.append(self.packed_dtype(*part.args) if kind == DTYPE_SLOT
+                              else self._as_i64(part))
+                kind = SLOT_BYTES[kind].decode()
+            elif ref is None and kind == shared and len(kind) >= REF_MIN_CHARS:
+                ref, kind = self.ctx.cstring(kind), SLOT_BYTES[REF_SLOT].decode()
+            pieces.append(kind)
+        return "\0".join(pieces), len(pieces), values, ref or ir.Constant(PTR, None)
 
     def _as_i64(self, part) -> ir.Value:
         """An integer or float message part as the C target prints it: (int64_t)value."""
@@ -221,7 +241,3 @@ def _template_kind(part):
         return VALUE_SLOT
     return None
 
-
-def _slot_marker(slot: int) -> ir.Constant:
-    """A `__kiln_raise` template entry for a runtime value (a pointer of value `slot`)."""
-    return ir.Constant(I64, slot).inttoptr(PTR)

@@ -6,13 +6,16 @@ all a kernel may take from the C library).
     ctx.declare(*HELPERS["__kiln_i64_to_str"])     # void (ptr buf, i64 v): decimal, NUL-ended
     ctx.declare(*HELPERS["__kiln_dtype_of"])       # void (ptr buf, i64 packed dtype): its name
     ctx.declare(*HELPERS["__kiln_raise"])          # void (ptr kind, ptr template, i32 n,
-                                                   #       i64 v0, i64 v1): raises the message
+                                                   #       i64 v0, i64 v1, ptr ref): raises
     link_helpers(linked_module)                    # defines those the module calls
 
 `__kiln_raise` keeps a failed check small at its call site (the argument checks of a packed
-function are most of its code): the message is a constant template of n parts, C strings
-with up to RAISE_VALUES runtime slots, VALUE_SLOT (NULL: the next value in decimal) or
-DTYPE_SLOT (the next value is a dtype packed by `pack_dtype`, written as its name). It
+function are most of its code): the message is a constant template, one string holding its n
+parts one after another, each ended by a NUL. A part that is one of the SLOT_BYTES stands for
+a runtime slot: VALUE_SLOT (the next value in decimal), DTYPE_SLOT (the next value is a dtype
+packed by `pack_dtype`, written as its name), up to RAISE_VALUES of those, or REF_SLOT (the
+string `ref`, a part many messages share, such as a function's signature). A template is
+plain bytes, so a library holds no pointer per part and no load-time relocation for it. It
 writes the slots, then calls TVMFFIErrorSetRaisedFromCStrParts(kind, parts, n).
 
 The helpers are `linkonce_odr hidden`: one copy per linked object, merged across objects.
@@ -28,12 +31,14 @@ from .types import I32, I64, PTR, VOID
 HELPERS = {
     "__kiln_i64_to_str": ("__kiln_i64_to_str", VOID, [PTR, I64]),
     "__kiln_dtype_of": ("__kiln_dtype_of", VOID, [PTR, I64]),
-    "__kiln_raise": ("__kiln_raise", VOID, [PTR, PTR, I32, I64, I64]),
+    "__kiln_raise": ("__kiln_raise", VOID, [PTR, PTR, I32, I64, I64, PTR]),
 }
-# The parts and runtime values a `__kiln_raise` template may have; template slot markers.
+# The parts and runtime values a `__kiln_raise` template may have; its slots, and the one-byte
+# parts that stand for them in a template.
 RAISE_PARTS = 16
 RAISE_VALUES = 2
-VALUE_SLOT, DTYPE_SLOT = 0, 1
+VALUE_SLOT, DTYPE_SLOT, REF_SLOT = 0, 1, 2
+SLOT_BYTES = {VALUE_SLOT: b"\x01", DTYPE_SLOT: b"\x02", REF_SLOT: b"\x03"}
 # Names of the dtype codes as messages spell them ("dtype" for any other code).
 DTYPE_PREFIX = {DataTypeCode.INT: "int", DataTypeCode.UINT: "uint", DataTypeCode.FLOAT: "float",
                 DataTypeCode.OPAQUE_HANDLE: "handle", DataTypeCode.BFLOAT: "bfloat",
@@ -175,10 +180,24 @@ done:
 """ + _dtype_of_ir() + r"""
 declare void @TVMFFIErrorSetRaisedFromCStrParts(ptr, ptr, i32)
 
-; Raises %kind: the %n parts of %tmpl, its VALUE_SLOT and DTYPE_SLOT entries written from %v0
-; then %v1 (see the module docstring).
-define linkonce_odr hidden void @__kiln_raise(ptr %kind, ptr %tmpl, i32 %n, i64 %v0, i64 %v1)
-    nounwind noinline cold {
+; The byte after the NUL that ends the string at %s ("no-builtins": not made a strlen call).
+define linkonce_odr hidden ptr @__kiln_skip_str(ptr %s) nounwind noinline cold "no-builtins" {
+entry:
+  br label %loop
+loop:
+  %p = phi ptr [%s, %entry], [%p1, %loop]
+  %c = load i8, ptr %p, align 1
+  %p1 = getelementptr inbounds i8, ptr %p, i64 1
+  %end = icmp eq i8 %c, 0
+  br i1 %end, label %done, label %loop
+done:
+  ret ptr %p1
+}
+
+; Raises %kind: the %n parts of %tmpl (see the module docstring), its VALUE_SLOT and
+; DTYPE_SLOT parts written from %v0 then %v1, its REF_SLOT part being %ref.
+define linkonce_odr hidden void @__kiln_raise(ptr %kind, ptr %tmpl, i32 %n, i64 %v0, i64 %v1,
+                                              ptr %ref) nounwind noinline cold {
 entry:
   %parts = alloca [RAISE_PARTS x ptr], align 8
   %bufs = alloca [RAISE_VALUES x [32 x i8]], align 8
@@ -186,19 +205,27 @@ entry:
 loop:
   %i = phi i32 [0, %entry], [%i1, %next]
   %slot = phi i32 [0, %entry], [%slot1, %next]
+  %cur = phi ptr [%tmpl, %entry], [%after, %next]
   %more = icmp slt i32 %i, %n
   br i1 %more, label %body, label %done
 body:
-  %at = getelementptr inbounds ptr, ptr %tmpl, i32 %i
-  %p = load ptr, ptr %at, align 8
-  %pi = ptrtoint ptr %p to i64
-  %runtime = icmp ule i64 %pi, DTYPE_SLOT
-  br i1 %runtime, label %value, label %next
+  %c0 = load i8, ptr %cur, align 1
+  %c0m1 = add i8 %c0, -1
+  %low = icmp ult i8 %c0m1, 3
+  br i1 %low, label %marker_check, label %text
+marker_check:
+  %at1 = getelementptr inbounds i8, ptr %cur, i64 1
+  %c1 = load i8, ptr %at1, align 1
+  %single = icmp eq i8 %c1, 0
+  br i1 %single, label %marker, label %text
+marker:
+  %is_ref = icmp eq i8 %c0, REF_BYTE
+  br i1 %is_ref, label %next, label %value
 value:
   %first = icmp eq i32 %slot, 0
   %v = select i1 %first, i64 %v0, i64 %v1
   %buf = getelementptr inbounds [RAISE_VALUES x [32 x i8]], ptr %bufs, i32 0, i32 %slot
-  %is_dtype = icmp eq i64 %pi, DTYPE_SLOT
+  %is_dtype = icmp eq i8 %c0, DTYPE_BYTE
   br i1 %is_dtype, label %dtype, label %int
 int:
   call void @__kiln_i64_to_str(ptr %buf, i64 %v)
@@ -209,19 +236,23 @@ dtype:
 written:
   %slot.w = add i32 %slot, 1
   br label %next
+text:
+  br label %next
 next:
-  %part = phi ptr [%p, %body], [%buf, %written]
-  %slot1 = phi i32 [%slot, %body], [%slot.w, %written]
+  %part = phi ptr [%cur, %text], [%buf, %written], [%ref, %marker]
+  %slot1 = phi i32 [%slot, %text], [%slot.w, %written], [%slot, %marker]
   %to = getelementptr inbounds [RAISE_PARTS x ptr], ptr %parts, i32 0, i32 %i
   store ptr %part, ptr %to, align 8
   %i1 = add i32 %i, 1
+  %after = call ptr @__kiln_skip_str(ptr %cur)
   br label %loop
 done:
   call void @TVMFFIErrorSetRaisedFromCStrParts(ptr %kind, ptr %parts, i32 %n)
   ret void
 }
 """.replace("RAISE_PARTS", str(RAISE_PARTS)).replace("RAISE_VALUES", str(RAISE_VALUES)) \
-    .replace("DTYPE_SLOT", str(DTYPE_SLOT))
+    .replace("DTYPE_BYTE", str(SLOT_BYTES[DTYPE_SLOT][0])) \
+    .replace("REF_BYTE", str(SLOT_BYTES[REF_SLOT][0]))
 
 
 def _declared(module: llvm.ModuleRef, name: str) -> bool:
