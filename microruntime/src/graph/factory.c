@@ -213,8 +213,9 @@ static int create_executor(factory_t* f, const DLDevice* devs, int n, void* aren
   int64_t i, count = mr_array_view(f->names)->size;
   uint32_t arg;
   if (mr_graph_factory_check(f->module) != 0 ||
-      mr_graph_executor_new_in(f->json, f->json_size, mr_module_import_at(f->module, 0), devs,
-                               n, arena, arena_bytes, f->linked, &ex_module) != 0)
+      mr_graph_executor_new_in(f->graph, f->module, f->json, f->json_size,
+                               mr_module_import_at(f->module, 0), devs, n, arena, arena_bytes,
+                               f->linked, &ex_module) != 0)
     return -1;
   ex = mr_graph_executor_of(ex_module);
   for (arg = 0; f->linked && arg < f->graph->num_args; ++arg)

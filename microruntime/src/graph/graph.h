@@ -67,14 +67,18 @@ void mr_graph_describe(const int64_t* shape, int32_t ndim, DLDataType dtype, cha
 
 /* ---- executor.c: the executor state and its operations ---- */
 typedef struct mr_graph_executor mr_graph_executor_t;
+/* An executor of its own copy of the graph JSON, parsed. */
 int mr_graph_executor_new(const char* json, size_t size, TVMFFIObject* lib, const DLDevice* devs,
                           int num_devices, TVMFFIObject** out_module);
-/* The same with its storage slots laid out in `arena` (arena.c), when not NULL, and the
- * slots of linked params (`linked`, per slot, or NULL: mr_graph_linked_resolve) viewing the
- * library's data, neither allocated nor in the arena. */
-int mr_graph_executor_new_in(const char* json, size_t size, TVMFFIObject* lib,
-                             const DLDevice* devs, int num_devices, void* arena,
-                             size_t arena_bytes, const DLTensor* const* linked,
+/* An executor of graph g, parsed from json[0..size). owner NULL: the executor takes g (freed
+ * with it, or at once when this fails) and copies json; else g and json stay owner's (a
+ * factory module), which the executor holds a reference to, so executors of one factory share
+ * one graph. Its storage slots are laid out in `arena` (arena.c) when not NULL, and the slots
+ * of linked params (`linked`, per slot, or NULL: mr_graph_linked_resolve) view the library's
+ * data, neither allocated nor in the arena. */
+int mr_graph_executor_new_in(mr_graph_t* g, TVMFFIObject* owner, const char* json, size_t size,
+                             TVMFFIObject* lib, const DLDevice* devs, int num_devices,
+                             void* arena, size_t arena_bytes, const DLTensor* const* linked,
                              TVMFFIObject** out_module);
 /* The executor behind a GraphExecutor module, or NULL (TypeError recorded). */
 mr_graph_executor_t* mr_graph_executor_of(TVMFFIObject* module);
