@@ -16,6 +16,7 @@
 #define LOAD_FROM_BYTES "ffi.Module.load_from_bytes."
 
 static mr_symtab_t g_loaders = MR_SYMTAB_INIT(MR_MAX_MODULE_LOADERS, "module loaders");
+static MR_THREAD_LOCAL TVMFFIObject* g_payload_owner;
 
 mr_module_loader_t mr_module_loader_find(const char* kind) {
   mr_module_loader_t loader = NULL;
@@ -83,3 +84,15 @@ int mr_module_load_from_bytes(const char* kind, const char* data, size_t size,
   mr_object_release(f);
   return status;
 }
+
+int mr_module_load_from_library(const char* kind, const char* data, size_t size,
+                                TVMFFIObject* lib, TVMFFIObject** out_module) {
+  TVMFFIObject* outer = g_payload_owner; /* a loader may load modules of its own */
+  int status;
+  g_payload_owner = lib;
+  status = mr_module_load_from_bytes(kind, data, size, out_module);
+  g_payload_owner = outer;
+  return status;
+}
+
+TVMFFIObject* mr_module_payload_owner(void) { return g_payload_owner; }

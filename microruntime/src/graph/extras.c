@@ -269,7 +269,7 @@ static int g_factory_create(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny
   if (status == 0) status = mr_array_create(items, count, &names);
   if (status == 0) status = mr_array_create(items + count, count, &tensors);
   if (status == 0)
-    status = mr_graph_factory_new(json, size, name, names, tensors, NULL, 0, &m);
+    status = mr_graph_factory_new(json, size, name, names, tensors, NULL, 0, NULL, &m);
   if (status == 0 && (status = mr_module_import(m, a[1].v_obj)) != 0) mr_object_release(m);
   if (status == 0) mr_any_set_object(out, m);
   mr_object_release(names);

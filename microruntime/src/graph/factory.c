@@ -20,9 +20,13 @@ typedef mr_graph_factory_t factory_t;
 static void factory_free(void* self) {
   factory_t* f = (factory_t*)self;
   if (!f) return;
-  free(f->json);
+  if (f->text_owner) {
+    mr_object_release(f->text_owner);
+  } else {
+    free((void*)f->json);
+    free((void*)f->manifest);
+  }
   free(f->module_name);
-  free(f->manifest);
   free(f->linked_args);
   free((void*)f->linked);
   mr_object_release(f->names);
@@ -74,13 +78,16 @@ static int check_params(const factory_t* f) {
 
 int mr_graph_factory_new(const char* json, size_t json_size, const char* module_name,
                          TVMFFIObject* names, TVMFFIObject* tensors, const char* manifest,
-                         size_t manifest_size, TVMFFIObject** out_module) {
+                         size_t manifest_size, TVMFFIObject* text_owner,
+                         TVMFFIObject** out_module) {
   factory_t* f = (factory_t*)calloc(1, sizeof(factory_t));
   if (!f) return mr_error_oom("a GraphExecutorFactory");
-  f->json = mr_strndup(json, json_size);
+  f->text_owner = text_owner;
+  mr_object_retain(text_owner);
+  f->json = text_owner ? json : mr_strndup(json, json_size);
   f->json_size = json_size;
   f->module_name = mr_strndup(module_name, strlen(module_name));
-  f->manifest = manifest ? mr_strndup(manifest, manifest_size) : NULL;
+  f->manifest = !manifest || text_owner ? manifest : mr_strndup(manifest, manifest_size);
   f->manifest_size = manifest_size;
   f->names = names;
   f->tensors = tensors;
@@ -168,7 +175,7 @@ int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_modu
       mr_array_create(items + count, (int64_t)count, &tensors) != 0)
     goto done;
   status = mr_graph_factory_new(json, (size_t)json_size, module_name, names, tensors, manifest,
-                                (size_t)manifest_size, out_module);
+                                (size_t)manifest_size, mr_module_payload_owner(), out_module);
 done:
   for (i = 0; items && i < 2 * count; ++i) mr_any_clear(&items[i]);
   free(items);

@@ -91,7 +91,9 @@ const mr_graph_t* mr_graph_executor_graph(const mr_graph_executor_t* ex);
 /* The state of a GraphExecutorFactory module. */
 typedef struct {
   TVMFFIObject* module; /* the factory module holding this state (borrowed) */
-  char *json, *module_name, *manifest;
+  const char *json, *manifest; /* copies, or read in place in text_owner's image */
+  TVMFFIObject* text_owner;    /* the library holding json and manifest, or NULL */
+  char* module_name;
   size_t json_size, manifest_size;
   TVMFFIObject *names, *tensors;
   mr_graph_t* graph;
@@ -100,10 +102,13 @@ typedef struct {
   int checked; /* the kernels resolve in the imports, and the linked params */
 } mr_graph_factory_t;
 int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_module);
-/* A factory over graph JSON, imported lib and params given as parallel arrays. */
+/* A factory over graph JSON, imported lib and params given as parallel arrays. text_owner
+ * NULL: the factory copies json and manifest; else they lie in the image of that library
+ * (mr_module_payload_owner), which the factory holds a reference to, and are read there. */
 int mr_graph_factory_new(const char* json, size_t json_size, const char* module_name,
                          TVMFFIObject* names, TVMFFIObject* tensors, const char* manifest,
-                         size_t manifest_size, TVMFFIObject** out_module);
+                         size_t manifest_size, TVMFFIObject* text_owner,
+                         TVMFFIObject** out_module);
 /* A new executor (module) of the factory's graph on devs, with its params set. */
 int mr_graph_factory_create_executor(TVMFFIObject* factory, const DLDevice* devs, int n,
                                      TVMFFIObject** out_executor);
