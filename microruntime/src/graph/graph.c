@@ -83,9 +83,9 @@ static int read_ref(const ctx_t* c, uint32_t i, uint32_t limit, uint32_t* out_ei
 }
 
 /* node_row_ptr: num_nodes + 1 non-decreasing ints from 0. */
-static int read_row_ptr(ctx_t* c, uint32_t root) {
+static int read_row_ptr(ctx_t* c, uint32_t a) {
   mr_graph_t* g = c->g;
-  uint32_t a = mr_json_get(&c->doc, root, "node_row_ptr"), i, k;
+  uint32_t i, k;
   if (!is_array(c, a, g->num_nodes + 1))
     return gfail("'node_row_ptr' must be a list of %u ints (one more than the nodes)",
                  (unsigned)g->num_nodes + 1);
@@ -108,9 +108,9 @@ static int read_op_attrs(ctx_t* c, uint32_t nid, uint32_t attrs, uint32_t n_in) 
   unsigned long v[3];
   if (!attrs || type(c, attrs) != MR_JSON_OBJECT)
     return node_fail(g, nid, "attrs", "a tvm_op node needs an object of attributes");
+  (void)mr_json_fields(&c->doc, attrs, keys, 4, k); /* other attributes are TVM's, unread */
   for (i = 0; i < 4; ++i) {
     char* end;
-    k[i] = mr_json_get(&c->doc, attrs, keys[i]);
     if (!k[i] || type(c, k[i]) != MR_JSON_STRING)
       return node_fail(g, nid, keys[i], "missing, or not a string");
     if (i == 0) continue;
@@ -136,38 +136,34 @@ static int read_op_attrs(ctx_t* c, uint32_t nid, uint32_t attrs, uint32_t n_in) 
   return 0;
 }
 
-static int only_keys(ctx_t* c, uint32_t obj, const char* const* keys, int n, const char* where,
-                     uint32_t nid) {
-  uint32_t k;
-  int i;
-  for (k = first(c, obj); k; k = next(c, next(c, k))) {
-    for (i = 0; i < n && !mr_json_str_eq(&c->doc, k, keys[i]); ++i) continue;
-    if (i == n) {
-      char key[64];
-      if (mr_json_str(&c->doc, k, key, sizeof(key), NULL) != 0) strcpy(key, "...");
-      if (nid == UINT32_MAX) return gfail("unknown key '%s' in %s", key, where);
-      return node_fail(c->g, nid, key, "unknown key in a node");
-    }
-  }
-  return 0;
+/* The key `unknown` of an object, not one of its keys the graph knows, as an error. */
+static int unknown_key(ctx_t* c, uint32_t unknown, const char* where, uint32_t nid) {
+  char key[64];
+  if (mr_json_str(&c->doc, unknown, key, sizeof(key), NULL) != 0) strcpy(key, "...");
+  if (nid == UINT32_MAX) return gfail("unknown key '%s' in %s", key, where);
+  return node_fail(c->g, nid, key, "unknown key in a node");
 }
 
+/* A node's fields: op, name, inputs, attrs (or TVM's older attr), control_deps (unread). */
+static const char* const k_node_keys[] = {"op", "name", "inputs", "attrs", "attr",
+                                          "control_deps"};
+enum { F_OP, F_NAME, F_INPUTS, F_ATTRS, F_ATTR, F_NODE_KEYS = 6 };
+
 static int read_node(ctx_t* c, uint32_t nid, uint32_t k, uint32_t* next_input) {
-  static const char* const keys[] = {"op", "name", "inputs", "attrs", "attr", "control_deps"};
   mr_graph_t* g = c->g;
   mr_graph_node_t* node = &g->nodes[nid];
-  uint32_t op, name, inputs, attrs, i, j;
+  uint32_t f[F_NODE_KEYS], unknown, op, inputs, i, j;
   int is_op;
   if (type(c, k) != MR_JSON_OBJECT) return gfail("node %u is not an object", (unsigned)nid);
-  name = mr_json_get(&c->doc, k, "name");
-  if (!name || pool_str(c, name, &node->name) != 0)
+  unknown = mr_json_fields(&c->doc, k, k_node_keys, F_NODE_KEYS, f);
+  if (!f[F_NAME] || pool_str(c, f[F_NAME], &node->name) != 0)
     return gfail("node %u: field 'name': missing, too long, or not a string", (unsigned)nid);
-  if (only_keys(c, k, keys, 6, "a node", nid) != 0) return -1;
-  op = mr_json_get(&c->doc, k, "op");
+  if (unknown) return unknown_key(c, unknown, "a node", nid);
+  op = f[F_OP];
   is_op = op && mr_json_str_eq(&c->doc, op, "tvm_op");
   if (!op || (!is_op && !mr_json_str_eq(&c->doc, op, "null")))
     return node_fail(g, nid, "op", "must be \"null\" or \"tvm_op\"");
-  inputs = mr_json_get(&c->doc, k, "inputs");
+  inputs = f[F_INPUTS];
   if (!is_array(c, inputs, UINT32_MAX))
     return node_fail(g, nid, "inputs", "missing, or not a list");
   node->first_input = *next_input;
@@ -176,9 +172,7 @@ static int read_node(ctx_t* c, uint32_t nid, uint32_t k, uint32_t* next_input) {
     if (read_ref(c, j, nid, &g->inputs[(*next_input)++]) != 0)
       return node_fail(g, nid, "inputs", "each input must be [node, output(, version)] of a "
                        "node before this one");
-  attrs = mr_json_get(&c->doc, k, "attrs");
-  if (!attrs) attrs = mr_json_get(&c->doc, k, "attr");
-  if (is_op) return read_op_attrs(c, nid, attrs, node->num_inputs);
+  if (is_op) return read_op_attrs(c, nid, f[F_ATTRS] ? f[F_ATTRS] : f[F_ATTR], node->num_inputs);
   if (node->num_inputs) return node_fail(g, nid, "inputs", "an input node (op \"null\") has none");
   if (g->row_ptr[nid + 1] - g->row_ptr[nid] != 1)
     return node_fail(g, nid, "node_row_ptr", "an input node has exactly one output");
@@ -196,11 +190,12 @@ static int read_nodes(ctx_t* c, uint32_t nodes) {
   mr_graph_t* g = c->g;
   uint32_t nid, k, total = 0, next_input = 0;
   for (nid = 0, k = first(c, nodes); nid < g->num_nodes; ++nid, k = next(c, k)) {
-    uint32_t in = mr_json_get(&c->doc, k, "inputs"), attrs = mr_json_get(&c->doc, k, "attrs");
-    if (!attrs) attrs = mr_json_get(&c->doc, k, "attr");
-    if (in && type(c, in) == MR_JSON_ARRAY) total += len(c, in);
-    c->pool_size += raw_size(c, mr_json_get(&c->doc, k, "name")) +
-                    raw_size(c, mr_json_get(&c->doc, attrs, "func_name"));
+    uint32_t f[F_NODE_KEYS];
+    (void)mr_json_fields(&c->doc, k, k_node_keys, F_NODE_KEYS, f);
+    if (f[F_INPUTS] && type(c, f[F_INPUTS]) == MR_JSON_ARRAY) total += len(c, f[F_INPUTS]);
+    c->pool_size += raw_size(c, f[F_NAME]) +
+                    raw_size(c, mr_json_get(&c->doc, f[F_ATTRS] ? f[F_ATTRS] : f[F_ATTR],
+                                            "func_name"));
   }
   g->inputs = (uint32_t*)calloc(total ? total : 1, sizeof(uint32_t));
   g->strings = (char*)malloc(c->pool_size + 1);
@@ -231,9 +226,8 @@ static int check_unique_args(const mr_graph_t* g) {
 }
 
 /* arg_nodes: every "null" node exactly once; heads: entry references. */
-static int read_args_heads(ctx_t* c, uint32_t root) {
+static int read_args_heads(ctx_t* c, uint32_t a, uint32_t h) {
   mr_graph_t* g = c->g;
-  uint32_t a = mr_json_get(&c->doc, root, "arg_nodes"), h = mr_json_get(&c->doc, root, "heads");
   uint32_t i, k, nid, nulls = 0;
   if (!is_array(c, a, UINT32_MAX)) return gfail("'arg_nodes' must be a list of node ids");
   if (!is_array(c, h, UINT32_MAX) || !first(c, h))
@@ -260,10 +254,9 @@ static int read_args_heads(ctx_t* c, uint32_t root) {
   return 0;
 }
 
-/* attrs.<key> = [tag, list of num_entries items]; *out is the list. */
-static int attr_list(ctx_t* c, uint32_t attrs, const char* key, const char* tag, int required,
+/* attrs.<key> = [tag, list of num_entries items] at a; *out is the list. */
+static int attr_list(ctx_t* c, uint32_t a, const char* key, const char* tag, int required,
                      uint32_t* out) {
-  uint32_t a = mr_json_get(&c->doc, attrs, key);
   *out = 0;
   if (!a && !required) return 0;
   if (!is_array(c, a, 2) || !mr_json_str_eq(&c->doc, first(c, a), tag) ||
@@ -276,19 +269,19 @@ static int attr_list(ctx_t* c, uint32_t attrs, const char* key, const char* tag,
 
 static int read_shapes(ctx_t* c, uint32_t list) {
   mr_graph_t* g = c->g;
-  uint32_t e, k, d, j, dims = 0;
+  uint32_t e, k, d, j, n, dims = 0;
   for (e = 0, k = first(c, list); e < g->num_entries; ++e, k = next(c, k)) {
-    if (!is_array(c, k, UINT32_MAX) || len(c, k) > MR_MAX_NDIM)
+    n = type(c, k) == MR_JSON_ARRAY ? len(c, k) : MR_MAX_NDIM + 1;
+    if (n > MR_MAX_NDIM)
       return gfail("attrs: shape of entry %u must be a list of at most %d dims", (unsigned)e,
                    MR_MAX_NDIM);
-    dims += len(c, k);
+    g->entries[e].ndim = (int32_t)n;
+    dims += n;
   }
   g->shapes = (int64_t*)calloc(dims ? dims : 1, sizeof(int64_t));
   if (!g->shapes) return mr_error_oom("graph shapes");
   for (e = 0, dims = 0, k = first(c, list); e < g->num_entries; ++e, k = next(c, k)) {
-    mr_graph_entry_t* en = &g->entries[e];
-    en->shape_at = dims;
-    en->ndim = (int32_t)len(c, k);
+    g->entries[e].shape_at = dims;
     for (d = 0, j = first(c, k); j; ++d, j = next(c, j))
       if (mr_json_int(&c->doc, j, &g->shapes[dims++]) != 0 || g->shapes[dims - 1] < 0)
         return gfail("attrs: shape of entry %u has an invalid dimension %u", (unsigned)e,
@@ -297,16 +290,19 @@ static int read_shapes(ctx_t* c, uint32_t list) {
   return 0;
 }
 
-static int read_entry_attrs(ctx_t* c, uint32_t root) {
+static int read_entry_attrs(ctx_t* c, uint32_t attrs) {
+  static const char* const keys[] = {"shape", "dltype", "storage_id", "device_index",
+                                     "storage_scope"};
   mr_graph_t* g = c->g;
-  uint32_t attrs = mr_json_get(&c->doc, root, "attrs"), shape, dltype, sid, dev, scope, e, k;
+  uint32_t a[5], shape, dltype, sid, dev, scope, e, k;
   char buf[32];
   if (!attrs || type(c, attrs) != MR_JSON_OBJECT) return gfail("'attrs' must be an object");
-  if (attr_list(c, attrs, "shape", "list_shape", 1, &shape) != 0 ||
-      attr_list(c, attrs, "dltype", "list_str", 1, &dltype) != 0 ||
-      attr_list(c, attrs, "storage_id", "list_int", 1, &sid) != 0 ||
-      attr_list(c, attrs, "device_index", "list_int", 0, &dev) != 0 ||
-      attr_list(c, attrs, "storage_scope", "list_str", 0, &scope) != 0 ||
+  (void)mr_json_fields(&c->doc, attrs, keys, 5, a); /* other attributes are TVM's, unread */
+  if (attr_list(c, a[0], "shape", "list_shape", 1, &shape) != 0 ||
+      attr_list(c, a[1], "dltype", "list_str", 1, &dltype) != 0 ||
+      attr_list(c, a[2], "storage_id", "list_int", 1, &sid) != 0 ||
+      attr_list(c, a[3], "device_index", "list_int", 0, &dev) != 0 ||
+      attr_list(c, a[4], "storage_scope", "list_str", 0, &scope) != 0 ||
       read_shapes(c, shape) != 0)
     return -1;
   for (e = 0, k = first(c, dltype); e < g->num_entries; ++e, k = next(c, k)) {
@@ -434,20 +430,21 @@ static int parse(ctx_t* c) {
   static const char* const keys[] = {"nodes", "arg_nodes", "heads", "node_row_ptr", "attrs",
                                      "metadata"};
   mr_graph_t* g = c->g;
-  uint32_t nodes, root = c->doc.root;
-  if (type(c, root) != MR_JSON_OBJECT) return gfail("the graph must be a JSON object");
-  if (only_keys(c, root, keys, 6, "the graph", UINT32_MAX) != 0) return -1;
-  nodes = mr_json_get(&c->doc, root, "nodes");
+  uint32_t f[6], unknown, nodes;
+  if (type(c, c->doc.root) != MR_JSON_OBJECT) return gfail("the graph must be a JSON object");
+  if ((unknown = mr_json_fields(&c->doc, c->doc.root, keys, 6, f)))
+    return unknown_key(c, unknown, "the graph", UINT32_MAX);
+  nodes = f[0];
   g->num_nodes = is_array(c, nodes, UINT32_MAX) ? len(c, nodes) : 0;
   if (g->num_nodes == 0 || g->num_nodes > MR_MAX_GRAPH_NODES)
     return gfail("'nodes' must be a list of 1 to %u nodes", (unsigned)MR_MAX_GRAPH_NODES);
   g->nodes = (mr_graph_node_t*)calloc(g->num_nodes, sizeof(mr_graph_node_t));
   g->row_ptr = (uint32_t*)calloc(g->num_nodes + 1, sizeof(uint32_t));
   if (!g->nodes || !g->row_ptr) return mr_error_oom("the graph");
-  if (read_row_ptr(c, root) != 0) return -1;
+  if (read_row_ptr(c, f[3]) != 0) return -1;
   g->entries = (mr_graph_entry_t*)calloc(g->num_entries + 1, sizeof(mr_graph_entry_t));
   if (!g->entries) return mr_error_oom("graph entries");
-  return read_nodes(c, nodes) || read_args_heads(c, root) || read_entry_attrs(c, root) ||
+  return read_nodes(c, nodes) || read_args_heads(c, f[1], f[2]) || read_entry_attrs(c, f[4]) ||
          plan_storage(g) || check_storage_plan(g) ? -1 : 0;
 }
 

@@ -286,20 +286,33 @@ int mr_json_str(const mr_json_t* doc, uint32_t v, char* buf, size_t cap, size_t*
 
 int mr_json_str_eq(const mr_json_t* doc, uint32_t v, const char* s) {
   char buf[MR_MAX_NAME];
-  size_t n = strlen(s), len;
+  size_t n = strlen(s), len = 0;
   const char* raw = doc->text + v;
   if (mr_json_type(doc, v) != MR_JSON_STRING) return 0;
-  if (v + n < doc->size && raw[n] == '"' && memcmp(raw, s, n) == 0 && !memchr(raw, '\\', n))
-    return 1;
+  while (raw[len] != '"' && raw[len] != '\\') ++len;
+  if (raw[len] == '"') return len == n && memcmp(raw, s, n) == 0; /* no escapes */
   return decode(doc, v, buf, sizeof(buf), &len) == 0 && len == n && memcmp(buf, s, n) == 0;
 }
 
-uint32_t mr_json_get(const mr_json_t* doc, uint32_t obj, const char* key) {
-  uint32_t k;
+uint32_t mr_json_fields(const mr_json_t* doc, uint32_t obj, const char* const* keys, int n,
+                        uint32_t* out) {
+  uint32_t k, v, unknown = 0;
+  int i;
+  memset(out, 0, (size_t)n * sizeof(*out));
   if (!obj || mr_json_type(doc, obj) != MR_JSON_OBJECT) return 0;
-  for (k = mr_json_first(doc, obj); k; k = mr_json_next(doc, mr_json_next(doc, k)))
-    if (mr_json_str_eq(doc, k, key)) return mr_json_next(doc, k);
-  return 0;
+  for (k = mr_json_first(doc, obj); k; k = mr_json_next(doc, v)) {
+    v = mr_json_next(doc, k);
+    for (i = 0; i < n && !mr_json_str_eq(doc, k, keys[i]); ++i) continue;
+    if (i == n && !unknown) unknown = k;
+    if (i < n && !out[i]) out[i] = v;
+  }
+  return unknown;
+}
+
+uint32_t mr_json_get(const mr_json_t* doc, uint32_t obj, const char* key) {
+  uint32_t v;
+  (void)mr_json_fields(doc, obj, &key, 1, &v);
+  return v;
 }
 
 int mr_json_int(const mr_json_t* doc, uint32_t v, int64_t* out) {

@@ -40,6 +40,11 @@ uint32_t mr_json_first(const mr_json_t* doc, uint32_t v);
  * value, and after a value the next key; 0 after the last (and after the root). */
 uint32_t mr_json_next(const mr_json_t* doc, uint32_t v);
 
+/* One pass over object obj: out[i] is the value of its first member keyed keys[i], or 0.
+ * Returns the first key that is none of keys (0: none; also when obj is 0 or not an object,
+ * which leaves every out[i] 0). */
+uint32_t mr_json_fields(const mr_json_t* doc, uint32_t obj, const char* const* keys, int n,
+                        uint32_t* out);
 /* The value of `key` in object `obj`, or 0 (also when obj is 0 or not an object). */
 uint32_t mr_json_get(const mr_json_t* doc, uint32_t obj, const char* key);
 /* 1 when string value v equals s (escapes decoded). */
