@@ -20,15 +20,7 @@ static void executor_free(void* self) {
   for (i = 0; ex->slots && i < ex->g->num_storage; ++i) mr_object_release(ex->slots[i]);
   for (i = 0; ex->ext && i < ex->g->num_entries; ++i) mr_object_release(ex->ext[i]);
   mr_object_release(ex->lib);
-  free(ex->ops);
-  free(ex->slots);
-  free(ex->slot_data);
-  free(ex->ext);
-  free(ex->entries);
-  free(ex->arg_flags);
-  free(ex->from_params);
-  free(ex->op_any);
-  free(ex->flat);
+  free(ex->entries); /* and every array after it (alloc_arrays) */
   if (ex->owner) {
     mr_object_release(ex->owner);
   } else {
@@ -105,22 +97,48 @@ static int alloc_storage(mr_graph_executor_t* ex, const DLTensor* const* linked)
   return 0;
 }
 
-/* Binds each op node's function and lays out its arguments. */
-static int bind_ops(mr_graph_executor_t* ex) {
+/* The executor's arrays, zeroed, in one block that starts at ex->entries (each part at an
+ * 8-byte aligned offset): entries, op arguments, flattened arguments, ops, slot tensors,
+ * slot memory, external tensors, input flags, from-params flags. */
+static int alloc_arrays(mr_graph_executor_t* ex) {
   const mr_graph_t* g = ex->g;
-  uint32_t nid, i, k = 0, total = 0, flat = 0;
+  uint32_t nid, num_ops = 0, args = 0, flat = 0, i;
+  uint64_t part[9], at[10];
+  unsigned char* p;
   for (nid = 0; nid < g->num_nodes; ++nid)
     if (g->nodes[nid].func_name) {
       uint32_t n = g->nodes[nid].num_inputs + g->nodes[nid].num_outputs;
-      ++ex->num_ops;
-      total += n;
+      ++num_ops;
+      args += n;
       flat += g->nodes[nid].flatten ? n : 0;
     }
-  ex->ops = (mr_graph_op_t*)calloc(ex->num_ops + 1, sizeof(mr_graph_op_t));
-  ex->op_any = (TVMFFIAny*)calloc(total + 1, sizeof(TVMFFIAny));
-  ex->flat = (mr_graph_flat_arg_t*)calloc(flat + 1, sizeof(mr_graph_flat_arg_t));
-  if (!ex->ops || !ex->op_any || !ex->flat) return mr_error_oom("graph ops");
-  ex->num_ops = 0;
+  part[0] = (uint64_t)g->num_entries * sizeof(DLTensor);
+  part[1] = (uint64_t)args * sizeof(TVMFFIAny);
+  part[2] = (uint64_t)flat * sizeof(mr_graph_flat_arg_t);
+  part[3] = (uint64_t)num_ops * sizeof(mr_graph_op_t);
+  part[4] = part[5] = (uint64_t)g->num_storage * sizeof(void*);
+  part[6] = (uint64_t)g->num_entries * sizeof(void*);
+  part[7] = g->num_args;
+  part[8] = g->num_entries;
+  for (at[0] = 0, i = 0; i < 9; ++i) at[i + 1] = at[i] + ((part[i] + 7) & ~(uint64_t)7);
+  if (at[9] >= SIZE_MAX || !(p = (unsigned char*)calloc(1, (size_t)at[9] + 8)))
+    return mr_error_oom("a graph executor");
+  ex->entries = (DLTensor*)p;
+  ex->op_any = (TVMFFIAny*)(p + at[1]);
+  ex->flat = (mr_graph_flat_arg_t*)(p + at[2]);
+  ex->ops = (mr_graph_op_t*)(p + at[3]);
+  ex->slots = (TVMFFIObject**)(p + at[4]);
+  ex->slot_data = (void**)(p + at[5]);
+  ex->ext = (TVMFFIObject**)(p + at[6]);
+  ex->arg_flags = p + at[7];
+  ex->from_params = p + at[8];
+  return 0;
+}
+
+/* Binds each op node's function and lays out its arguments. */
+static int bind_ops(mr_graph_executor_t* ex) {
+  const mr_graph_t* g = ex->g;
+  uint32_t nid, i, k = 0;
   for (nid = 0; nid < g->num_nodes; ++nid) {
     const mr_graph_node_t* node = &g->nodes[nid];
     mr_graph_op_t* op = &ex->ops[ex->num_ops];
@@ -192,23 +210,16 @@ int mr_graph_executor_new_in(mr_graph_t* g, TVMFFIObject* owner, const char* jso
   mr_object_retain(lib);
   memcpy(ex->devs, devs, (size_t)num_devices * sizeof(DLDevice));
   ex->num_devs = num_devices;
-  ex->slots = (TVMFFIObject**)calloc(g->num_storage + 1, sizeof(TVMFFIObject*));
-  ex->slot_data = (void**)calloc(g->num_storage + 1, sizeof(void*));
-  ex->ext = (TVMFFIObject**)calloc(g->num_entries, sizeof(TVMFFIObject*));
-  ex->entries = (DLTensor*)calloc(g->num_entries, sizeof(DLTensor));
-  ex->arg_flags = (uint8_t*)calloc(g->num_args + 1, 1);
-  ex->from_params = (uint8_t*)calloc(g->num_entries + 1, 1);
   ex->params_changed = 1;
   ex->json = owner ? json : mr_strndup(json, size);
   ex->json_size = size;
   ex->arena = (unsigned char*)arena;
   ex->arena_size = arena_bytes;
-  if (!ex->slots || !ex->slot_data || !ex->ext || !ex->entries || !ex->arg_flags || !ex->from_params ||
-      !ex->json) {
+  if (!ex->json) {
     mr_error_oom("a graph executor");
     goto fail;
   }
-  if (alloc_storage(ex, linked) != 0 || bind_ops(ex) != 0 ||
+  if (alloc_arrays(ex) != 0 || alloc_storage(ex, linked) != 0 || bind_ops(ex) != 0 ||
       mr_module_create("GraphExecutor", ex, executor_get_function, executor_free,
                        &ex->module) != 0)
     goto fail;
