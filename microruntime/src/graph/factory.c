@@ -129,10 +129,9 @@ static int read_name(mr_reader_t* r, const char* field, size_t max, char** out) 
 int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_module) {
   mr_reader_t r = {NULL, 0, 0, 0, "GraphExecutorFactory"};
   const char *json, *manifest = NULL;
-  uint64_t json_size, manifest_size = 0, count = 0, count2, i, params_at, params_end;
-  TVMFFIAny* items = NULL;
-  TVMFFIObject *names = NULL, *tensors = NULL, *obj;
-  char *name = NULL, *module_name = NULL;
+  uint64_t json_size, manifest_size = 0, count = 0, count2, params_at, params_end;
+  TVMFFIObject *names = NULL, *tensors = NULL;
+  char* module_name = NULL;
   int status = -1;
   r.p = (const unsigned char*)data;
   r.size = size;
@@ -148,38 +147,18 @@ int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_modu
     mr_reader_bad(&r, "name count", count2, "differs from the param count");
     goto done;
   }
-  if (!(items = (TVMFFIAny*)calloc(2 * count + 1, sizeof(TVMFFIAny)))) {
-    mr_error_oom("params");
-    goto done;
-  }
-  for (i = 0; i < count; ++i) {
-    if (read_name(&r, "param name", MR_MAX_NAME, &name) != 0 ||
-        mr_str_create(name, strlen(name), &obj) != 0)
-      goto done;
-    free(name);
-    name = NULL;
-    mr_any_set_object(&items[i], obj);
-  }
-  for (i = 0; i < count; ++i) {
-    if (mr_params_read_tensor(&r, &obj) != 0) goto done;
-    mr_any_set_object(&items[count + i], obj);
-  }
+  if (mr_params_read_lists(&r, count, "param name", NULL, &names, &tensors) != 0) goto done;
   params_end = r.pos;
   if (read_name(&r, "module_name", MR_MAX_NAME, &module_name) != 0) goto done;
   if (r.pos < r.size && mr_read_bytes(&r, "manifest", &manifest, &manifest_size) != 0) goto done;
   if (mr_reader_end(&r) != 0 ||
       (manifest && mr_graph_manifest_check_sums(manifest, (size_t)manifest_size, json,
                                                 (size_t)json_size, r.p + params_at,
-                                                (size_t)(params_end - params_at)) != 0) ||
-      mr_array_create(items, (int64_t)count, &names) != 0 ||
-      mr_array_create(items + count, (int64_t)count, &tensors) != 0)
+                                                (size_t)(params_end - params_at)) != 0))
     goto done;
   status = mr_graph_factory_new(json, (size_t)json_size, module_name, names, tensors, manifest,
                                 (size_t)manifest_size, mr_module_payload_owner(), out_module);
 done:
-  for (i = 0; items && i < 2 * count; ++i) mr_any_clear(&items[i]);
-  free(items);
-  free(name);
   free(module_name);
   mr_object_release(names);
   mr_object_release(tensors);
