@@ -243,6 +243,18 @@ lint: venv
 	$(PY) -m ruff check .
 	$(MAKE) -s runtime CFLAGS="-O2 -g"
 
+# The code and read-only data a link took from build/size/{core,graph,vm,thumb}/ (its map).
+define SIZE_LINKED_PY
+import re, sys
+text = open(sys.argv[1]).read()
+text = text[text.index("Linker script and memory map"):]
+parts = re.findall(r"^ [.](?:text|rodata)\S*\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+build/size/(?:core|graph|vm|thumb)/",
+                   text, re.M)
+n = sum(int(p, 16) for p in parts)
+print("%s: text %d bytes (%.1f KB)" % (sys.argv[2], n, n / 1024))
+endef
+export SIZE_LINKED_PY
+
 SIZE_FLAGS := $(CWARN) $(CDEFS) -Os -DMR_NO_DLOPEN -ffunction-sections -fdata-sections \
   -fno-asynchronous-unwind-tables -fno-unwind-tables $(INC)
 # Each part is measured as the text of its objects; a link of core + graph executor (+ VM)
@@ -267,6 +279,11 @@ size:
 	@echo 'int main(void) { return 0; }' > build/size/main.c
 	@$(CC) build/size/main.c build/size/core/*.o build/size/graph/*.o -lpthread -lm \
 	  -o build/size/core_graph || { echo "core + graph executor needs the extras (see above)"; exit 1; }
+	@$(CC) $(SIZE_FLAGS) -c tests/c/size_graph_app.c -o build/size/graph_app.o
+	@$(CC) -Wl,--gc-sections -Wl,-Map=build/size/graph_app.map build/size/graph_app.o \
+	  build/size/core/*.o build/size/graph/*.o -lpthread -lm -o build/size/graph_app
+	@$(PYTHON) -c "$$SIZE_LINKED_PY" build/size/graph_app.map \
+	  "core + graph executor as linked into a C app calling all of graph_executor.h (tests/c/size_graph_app.c, --gc-sections)"
 	@size -t build/size/graph_extra/*.o | tail -1 | \
 	  awk '{printf "graph executor extras (%s: the packed functions of the executor and factory modules, tvm.graph_executor.create and factory create; mr_graph_executor_register adds them, the C API needs none): text %d bytes\n", "$(notdir $(MR_GRAPH_EXTRA_SRCS))", $$1}'
 	@mkdir -p build/size/vm
@@ -303,6 +320,12 @@ size-thumb:
 	@arm-none-eabi-strip --strip-unneeded build/size/thumb/libmicroruntime_thumb.a
 	@arm-none-eabi-size -t build/size/thumb/libmicroruntime_thumb.a | tail -1 | \
 	  awk '{printf "thumbv7em (Cortex-M4F, -Os, bare metal, small config): core + graph executor: text %d, data %d, bss %d bytes (text %.1f KB)\n", $$1, $$2, $$3, $$1/1024}'
+	@arm-none-eabi-gcc $(THUMB_FLAGS) -c tests/c/size_graph_app.c -o build/size/thumb_app.o
+	@arm-none-eabi-gcc $(THUMB_FLAGS) --specs=nosys.specs -Wl,--gc-sections,--no-warn-rwx-segments \
+	  -Wl,-Map=build/size/thumb_app.map build/size/thumb_app.o build/size/thumb/*.o -lm \
+	  -o build/size/thumb_app 2>/dev/null
+	@$(PYTHON) -c "$$SIZE_LINKED_PY" build/size/thumb_app.map \
+	  "  thumbv7em core + graph executor as linked into tests/c/size_graph_app.c (--gc-sections)"
 	@echo "  for comparison: TFLite Micro framework about 16-20 KB (published); TVM CRT graph path 27 KB (x86-64)"
 	@mkdir -p build/size/thumb_aot
 	@for f in $(MR_AOT_SRCS); do arm-none-eabi-gcc $(THUMB_FLAGS) -c $$f -o build/size/thumb_aot/$$(basename $$f .c).o || exit 1; done

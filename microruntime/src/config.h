@@ -29,7 +29,6 @@
 /* Graph executor. */
 #define MR_MAX_GRAPH_JSON ((size_t)1 << 20)
 #define MR_MAX_JSON_DEPTH 16
-#define MR_MAX_JSON_VALUES (1u << 16)
 #define MR_MAX_GRAPH_NODES (1u << 12)
 #define MR_MAX_GRAPH_ENTRIES (1u << 12)
 #define MR_MAX_GRAPH_OP_ARGS 64
@@ -68,11 +67,10 @@
 #define MR_MAX_LAUNCH_TAGS 7
 /* Params files. */
 #define MR_MAX_PARAMS 1000000
-/* Graph executor: graph JSON text, JSON nesting and values, graph nodes and entries,
+/* Graph executor: graph JSON text, JSON nesting, graph nodes and entries,
  * inputs + outputs of one op, devices of one executor. */
 #define MR_MAX_GRAPH_JSON ((size_t)256 << 20)
 #define MR_MAX_JSON_DEPTH 32
-#define MR_MAX_JSON_VALUES (1u << 26)
 #define MR_MAX_GRAPH_NODES (1u << 20)
 #define MR_MAX_GRAPH_ENTRIES (1u << 20)
 #define MR_MAX_GRAPH_OP_ARGS 1024

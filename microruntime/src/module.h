@@ -38,5 +38,13 @@ static inline mr_module_obj_t* mr_module_cast(TVMFFIObject* obj) {
  * function ffi.Module.load_from_bytes.<kind> registered by other means). */
 int mr_module_load_from_bytes(const char* kind, const char* data, size_t size,
                               TVMFFIObject** out_module);
+/* The same for a payload inside the image of library `lib` (a library blob's module): while
+ * the loader runs, mr_module_payload_owner() gives lib on this thread. */
+int mr_module_load_from_library(const char* kind, const char* data, size_t size,
+                                TVMFFIObject* lib, TVMFFIObject** out_module);
+/* Inside a loader: the library whose image holds the payload, or NULL (the payload is a
+ * caller's buffer). A module that keeps a reference to it may read the payload in place
+ * instead of copying it: the image lives as long as the library. */
+TVMFFIObject* mr_module_payload_owner(void);
 
 #endif /* MR_MODULE_H_ */

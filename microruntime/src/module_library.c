@@ -141,7 +141,7 @@ int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t s
       continue;
     }
     if (mr_read_bytes(&r, "module payload", &payload, &len) != 0) goto done;
-    if (mr_module_load_from_bytes(kind, payload, (size_t)len, &mods[i]) != 0) {
+    if (mr_module_load_from_library(kind, payload, (size_t)len, lib, &mods[i]) != 0) {
       char inner[MR_MAX_ERROR_MESSAGE / 2];
       snprintf(inner, sizeof(inner), "%s", mr_last_error());
       /* A checksum mismatch says all there is to say: which part of which file. */

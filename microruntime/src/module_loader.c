@@ -16,6 +16,7 @@
 #define LOAD_FROM_BYTES "ffi.Module.load_from_bytes."
 
 static mr_symtab_t g_loaders = MR_SYMTAB_INIT(MR_MAX_MODULE_LOADERS, "module loaders");
+static MR_THREAD_LOCAL TVMFFIObject* g_payload_owner;
 
 mr_module_loader_t mr_module_loader_find(const char* kind) {
   mr_module_loader_t loader = NULL;
@@ -29,11 +30,15 @@ static int load_global(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* 
   mr_module_loader_t loader;
   const char* data;
   size_t size;
-  TVMFFIObject* mod;
+  TVMFFIObject *mod, *outer = g_payload_owner;
+  int status;
   memcpy(&loader, &self, sizeof(loader));
   if (n != 1 || mr_any_get_str(&args[0], &data, &size) != 0)
     return mr_error_setf(kMrErrorType, LOAD_FROM_BYTES "<kind> takes one bytes argument");
-  if (loader(data, size, &mod) != 0) return -1;
+  g_payload_owner = NULL; /* the caller's bytes, even inside a library's loading */
+  status = loader(data, size, &mod);
+  g_payload_owner = outer;
+  if (status != 0) return -1;
   mr_any_set_object(result, mod);
   return 0;
 }
@@ -57,12 +62,25 @@ int mr_module_loader_register(const char* kind, mr_module_loader_t loader) {
 
 int mr_module_load_from_bytes(const char* kind, const char* data, size_t size,
                               TVMFFIObject** out_module) {
+  return mr_module_load_from_library(kind, data, size, NULL, out_module);
+}
+
+/* The loader of the table runs with lib as the payload's owner (a loader may load modules of
+ * its own: the outer owner is put back after); a global function gets a Bytes copy, and no
+ * owner. */
+int mr_module_load_from_library(const char* kind, const char* data, size_t size,
+                                TVMFFIObject* lib, TVMFFIObject** out_module) {
   mr_module_loader_t loader = mr_module_loader_find(kind);
   char name[MR_MAX_NAME + sizeof(LOAD_FROM_BYTES)];
-  TVMFFIObject *f = NULL, *bytes = NULL;
+  TVMFFIObject *f = NULL, *bytes = NULL, *outer = g_payload_owner;
   TVMFFIAny arg, result;
   int status;
-  if (loader) return loader(data, size, out_module);
+  if (loader) {
+    g_payload_owner = lib;
+    status = loader(data, size, out_module);
+    g_payload_owner = outer;
+    return status;
+  }
   snprintf(name, sizeof(name), LOAD_FROM_BYTES "%s", kind);
   if (mr_registry_get(name, &f) != 0)
     return mr_error_setf(kMrErrorRuntime,
@@ -72,7 +90,9 @@ int mr_module_load_from_bytes(const char* kind, const char* data, size_t size,
   status = mr_bytes_create(data, size, &bytes);
   if (status == 0) {
     mr_any_set_object(&arg, bytes);
+    g_payload_owner = NULL;
     status = mr_function_call(f, &arg, 1, &result);
+    g_payload_owner = outer;
   }
   if (status == 0 && result.type_index != kTVMFFIModule) {
     status = mr_error_setf(kMrErrorType, "loader '%s' did not return a Module", name);
@@ -83,3 +103,5 @@ int mr_module_load_from_bytes(const char* kind, const char* data, size_t size,
   mr_object_release(f);
   return status;
 }
+
+TVMFFIObject* mr_module_payload_owner(void) { return g_payload_owner; }

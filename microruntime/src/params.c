@@ -107,54 +107,69 @@ int mr_params_read_tensor(mr_reader_t* r, TVMFFIObject** out) {
   return 0;
 }
 
+/* See params_format.h. */
+int mr_params_read_lists(mr_reader_t* r, uint64_t count, const char* name_field,
+                         const char* count_field, TVMFFIObject** out_names,
+                         TVMFFIObject** out_tensors) {
+  TVMFFIAny* items; /* count names, then count tensors */
+  TVMFFIObject *names = NULL, *tensors = NULL, *obj;
+  const char* name;
+  uint64_t i, len, count2 = count;
+  int status = -1;
+  if (count > (r->size - r->pos) / 8)
+    return mr_reader_bad(r, count_field ? "name count" : "param count", count, "exceeds the data");
+  if (!(items = (TVMFFIAny*)calloc(2 * count + 1, sizeof(TVMFFIAny)))) return mr_error_oom("params");
+  for (i = 0; i < count; ++i) {
+    if (mr_read_bytes(r, name_field, &name, &len) != 0) goto done;
+    if (len >= MR_MAX_NAME || memchr(name, 0, (size_t)len)) {
+      mr_reader_bad(r, name_field, len, "is too long or holds a NUL");
+      goto done;
+    }
+    if (mr_str_create(name, (size_t)len, &obj) != 0) goto done;
+    mr_any_set_object(&items[i], obj);
+  }
+  if (count_field && mr_read_le(r, 8, count_field, &count2) != 0) goto done;
+  if (count2 != count) {
+    mr_reader_bad(r, count_field, count2, "differs from the name count");
+    goto done;
+  }
+  for (i = 0; i < count; ++i) {
+    if (mr_params_read_tensor(r, &obj) != 0) goto done;
+    mr_any_set_object(&items[count + i], obj);
+  }
+  if (mr_array_create(items, (int64_t)count, &names) != 0 ||
+      mr_array_create(items + count, (int64_t)count, &tensors) != 0)
+    goto done;
+  *out_names = names;
+  *out_tensors = tensors;
+  names = tensors = NULL;
+  status = 0;
+done:
+  mr_object_release(names);
+  mr_object_release(tensors);
+  for (i = 0; i < 2 * count; ++i) mr_any_clear(&items[i]);
+  free(items);
+  return status;
+}
+
 int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
                    TVMFFIObject** out_tensors) {
   mr_reader_t r = {NULL, 0, 0, 0, "params"};
-  uint64_t count = 0, count2, i, len, h[3];
-  TVMFFIAny* items = NULL; /* count names, then count tensors */
-  TVMFFIObject *names_arr = NULL, *tensors_arr = NULL, *obj;
-  const char* name;
-  int status = -1;
+  uint64_t h[3];
+  TVMFFIObject *names, *tensors;
   if (!data && size) return mr_value_error("params: data is NULL");
   r.p = (const unsigned char*)data;
   r.size = size;
-  if (read_fields(&r, mr_params_list_header, 3, h) != 0) goto done;
-  if (h[MR_PARAMS_LIST_COUNT] > (r.size - r.pos) / 8) {
-    mr_reader_bad(&r, "name count", h[MR_PARAMS_LIST_COUNT], "exceeds the data");
-    goto done;
+  if (read_fields(&r, mr_params_list_header, 3, h) != 0 ||
+      mr_params_read_lists(&r, h[MR_PARAMS_LIST_COUNT], "name", "tensor count", &names,
+                           &tensors) != 0)
+    return -1;
+  if (mr_reader_end(&r) != 0) {
+    mr_object_release(names);
+    mr_object_release(tensors);
+    return -1;
   }
-  count = h[MR_PARAMS_LIST_COUNT];
-  items = (TVMFFIAny*)calloc(count ? 2 * count : 1, sizeof(TVMFFIAny));
-  if (!items) {
-    mr_error_oom("params");
-    goto done;
-  }
-  for (i = 0; i < count; ++i) {
-    if (mr_read_bytes(&r, "name", &name, &len) != 0 ||
-        mr_str_create(name, (size_t)len, &obj) != 0)
-      goto done;
-    mr_any_set_object(&items[i], obj);
-  }
-  if (mr_read_le(&r, 8, "tensor count", &count2) != 0) goto done;
-  if (count2 != count) {
-    mr_reader_bad(&r, "tensor count", count2, "differs from the name count");
-    goto done;
-  }
-  for (i = 0; i < count; ++i) {
-    if (mr_params_read_tensor(&r, &obj) != 0) goto done;
-    mr_any_set_object(&items[count + i], obj);
-  }
-  if (mr_reader_end(&r) != 0 || mr_array_create(items, (int64_t)count, &names_arr) != 0 ||
-      mr_array_create(items + count, (int64_t)count, &tensors_arr) != 0)
-    goto done;
-  *out_names = names_arr;
-  *out_tensors = tensors_arr;
-  names_arr = tensors_arr = NULL;
-  status = 0;
-done:
-  mr_object_release(names_arr);
-  mr_object_release(tensors_arr);
-  for (i = 0; items && i < 2 * count; ++i) mr_any_clear(&items[i]);
-  free(items);
-  return status;
+  *out_names = names;
+  *out_tensors = tensors;
+  return 0;
 }

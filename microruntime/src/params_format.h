@@ -28,6 +28,13 @@ enum { MR_PARAMS_TENSOR_NDIM = 4, MR_PARAMS_TENSOR_CODE, MR_PARAMS_TENSOR_BITS,
  * into a new CPU tensor. */
 int mr_params_read_tensor(mr_reader_t* r, TVMFFIObject** out);
 
+/* count names (each shorter than MR_MAX_NAME, without a NUL; `name_field` in errors), then,
+ * when count_field is not NULL, that u64 field (it must equal count: a params file's tensor
+ * count), then count tensor records, as an Array of Str and an Array of Tensor. */
+int mr_params_read_lists(mr_reader_t* r, uint64_t count, const char* name_field,
+                         const char* count_field, TVMFFIObject** out_names,
+                         TVMFFIObject** out_tensors);
+
 /* Reverses the bytes of each elem-byte element (the data is little-endian in files). */
 void mr_params_swap_elements(unsigned char* p, size_t nbytes, size_t elem);
 static inline int mr_host_is_big_endian(void) {

@@ -1,6 +1,6 @@
-/* The graph executor's JSON reader: values, strings (escapes, \u, surrogate pairs), integer
- * limits, and errors with their offsets (trailing text, depth, control characters, escapes,
- * numbers, truncation). */
+/* The graph executor's JSON reader: values and the steps between them, strings (escapes, \u,
+ * surrogate pairs), integer limits, and errors with their offsets (trailing text, depth,
+ * control characters, escapes, numbers, truncation). */
 #include <stdlib.h>
 
 #include "check.h"
@@ -12,45 +12,67 @@ static int parse(const char* text, mr_json_t* doc) {
 
 static int parse_only(const char* text) {
   mr_json_t doc;
-  if (parse(text, &doc) != 0) return -1;
-  mr_json_free(&doc);
-  return 0;
+  return parse(text, &doc);
+}
+
+/* The k-th item (from 0) of array v. */
+static uint32_t item(const mr_json_t* doc, uint32_t v, int k) {
+  uint32_t i = mr_json_first(doc, v);
+  while (k-- > 0 && i) i = mr_json_next(doc, i);
+  return i;
 }
 
 int main(void) {
   mr_json_t doc;
   char buf[64], deep[80];
   int64_t v = 0;
-  uint32_t a, s;
+  uint32_t a, s, k;
   size_t len;
   int i;
 
   CHECK_OK(parse(" {\"a\": [1, -2, 3.5e2, true, false, null], \"b\\u0063\": \"x\\ty\\u00e9\\ud83d\\ude00\"} ",
                  &doc));
-  CHECK(doc.v[0].type == MR_JSON_OBJECT && doc.v[0].len == 2);
-  a = mr_json_get(&doc, 0, "a");
-  CHECK(a && doc.v[a].type == MR_JSON_ARRAY && doc.v[a].len == 6);
-  CHECK(mr_json_int(&doc, a + 1, &v) == 0 && v == 1);
-  CHECK(mr_json_int(&doc, a + 2, &v) == 0 && v == -2);
-  CHECK(mr_json_int(&doc, a + 3, &v) != 0); /* 3.5e2 is not an integer literal */
-  CHECK(doc.v[a + 4].type == MR_JSON_TRUE && doc.v[a + 6].type == MR_JSON_NULL);
-  s = mr_json_get(&doc, 0, "bc"); /* the key is "b\u0063" */
-  CHECK(s != 0 && mr_json_get(&doc, 0, "zz") == 0);
+  CHECK(doc.root == 2 && mr_json_type(&doc, doc.root) == MR_JSON_OBJECT);
+  CHECK(mr_json_len(&doc, doc.root) == 2 && mr_json_next(&doc, doc.root) == 0);
+  a = mr_json_get(&doc, doc.root, "a");
+  CHECK(a && mr_json_type(&doc, a) == MR_JSON_ARRAY && mr_json_len(&doc, a) == 6);
+  CHECK(mr_json_int(&doc, item(&doc, a, 0), &v) == 0 && v == 1);
+  CHECK(mr_json_int(&doc, item(&doc, a, 1), &v) == 0 && v == -2);
+  CHECK(mr_json_int(&doc, item(&doc, a, 2), &v) != 0); /* 3.5e2 is not an integer literal */
+  CHECK(mr_json_len(&doc, item(&doc, a, 2)) == 5);
+  CHECK(mr_json_type(&doc, item(&doc, a, 3)) == MR_JSON_TRUE);
+  CHECK(mr_json_type(&doc, item(&doc, a, 4)) == MR_JSON_FALSE);
+  CHECK(mr_json_type(&doc, item(&doc, a, 5)) == MR_JSON_NULL && !item(&doc, a, 6));
+  /* Members: key, value, key, value. */
+  k = mr_json_first(&doc, doc.root);
+  CHECK(mr_json_str_eq(&doc, k, "a") && mr_json_next(&doc, k) == a);
+  k = mr_json_next(&doc, a);
+  CHECK(mr_json_str_eq(&doc, k, "bc") && mr_json_len(&doc, k) == 7);
+  s = mr_json_get(&doc, doc.root, "bc"); /* the key is "b\u0063" */
+  CHECK(s != 0 && s == mr_json_next(&doc, k) && mr_json_next(&doc, s) == 0);
+  CHECK(mr_json_get(&doc, doc.root, "zz") == 0 && mr_json_get(&doc, 0, "a") == 0);
   CHECK_OK(mr_json_str(&doc, s, buf, sizeof(buf), &len));
   CHECK(len == 9 && memcmp(buf, "x\ty\xc3\xa9\xf0\x9f\x98\x80", 9) == 0);
   CHECK(mr_json_str_eq(&doc, s, "x\ty\xc3\xa9\xf0\x9f\x98\x80"));
   CHECK_FAIL(mr_json_str(&doc, s, buf, 5, &len), "longer than 4 bytes");
   CHECK(mr_json_get(&doc, a, "a") == 0); /* not an object */
-  mr_json_free(&doc);
 
   CHECK_OK(parse("[9223372036854775807, -9223372036854775808, 9223372036854775808]", &doc));
-  CHECK(mr_json_int(&doc, 1, &v) == 0 && v == INT64_MAX);
-  CHECK(mr_json_int(&doc, 2, &v) == 0 && v == INT64_MIN);
-  CHECK(mr_json_int(&doc, 3, &v) != 0);
-  mr_json_free(&doc);
+  CHECK(mr_json_int(&doc, item(&doc, doc.root, 0), &v) == 0 && v == INT64_MAX);
+  CHECK(mr_json_int(&doc, item(&doc, doc.root, 1), &v) == 0 && v == INT64_MIN);
+  CHECK(mr_json_int(&doc, item(&doc, doc.root, 2), &v) != 0);
   CHECK_OK(parse("[\"a\\u0000b\"]", &doc));
-  CHECK_FAIL(mr_json_str(&doc, 1, buf, sizeof(buf), &len), "holds a NUL");
-  mr_json_free(&doc);
+  CHECK_FAIL(mr_json_str(&doc, item(&doc, doc.root, 0), buf, sizeof(buf), &len), "holds a NUL");
+  /* Empty containers, nesting, strings holding brackets and escaped quotes are stepped over. */
+  CHECK_OK(parse("[[], {}, [[\"]\\\"[\"], {\"}\": 1}], 7]", &doc));
+  CHECK(mr_json_len(&doc, doc.root) == 4 && mr_json_first(&doc, item(&doc, doc.root, 0)) == 0);
+  CHECK(mr_json_first(&doc, item(&doc, doc.root, 1)) == 0);
+  CHECK(mr_json_len(&doc, item(&doc, doc.root, 1)) == 0);
+  CHECK(mr_json_int(&doc, item(&doc, doc.root, 3), &v) == 0 && v == 7);
+  CHECK(mr_json_str(&doc, item(&doc, item(&doc, item(&doc, doc.root, 2), 0), 0), buf,
+                    sizeof(buf), &len) == 0 && len == 3 && memcmp(buf, "]\"[", 3) == 0);
+  CHECK_OK(parse("  12  ", &doc));
+  CHECK(doc.root == 3 && mr_json_len(&doc, doc.root) == 2 && mr_json_next(&doc, doc.root) == 0);
 
   CHECK_FAIL(parse_only(""), "test JSON: unexpected end of text at offset 0");
   CHECK_FAIL(parse_only("[1] x"), "trailing characters after the value at offset 4");

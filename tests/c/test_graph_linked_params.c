@@ -62,9 +62,14 @@ static size_t put_str(unsigned char* p, const char* s, size_t n) {
   return 8 + n;
 }
 
-/* The factory with this manifest (no params in its payload), importing the system library. */
-static int make_model(const char* manifest, TVMFFIObject** out) {
-  unsigned char buf[4096];
+/* The factory's payload; a factory loaded as the system library's module reads it in place. */
+static unsigned char g_payload[4096];
+
+/* The factory with this manifest (no params in its payload), importing the system library;
+ * in_place: loaded as a module of the library's blob (the payload then the library's, read
+ * in place). */
+static int make_model_in(const char* manifest, int in_place, TVMFFIObject** out) {
+  unsigned char* buf = g_payload;
   size_t n = 0;
   TVMFFIObject* lib = NULL;
   int status = -1;
@@ -77,12 +82,18 @@ static int make_model(const char* manifest, TVMFFIObject** out) {
   n += 16;
   n += put_str(buf + n, "default", 7);
   n += put_str(buf + n, manifest, strlen(manifest));
-  if (mr_graph_factory_load((const char*)buf, n, out) == 0) {
+  if ((in_place ? mr_module_load_from_library("GraphExecutorFactory", (const char*)buf, n, lib,
+                                               out)
+                : mr_graph_factory_load((const char*)buf, n, out)) == 0) {
     status = mr_module_import(*out, lib);
     if (status != 0) mr_object_release(*out);
   }
   mr_object_release(lib);
   return status;
+}
+
+static int make_model(const char* manifest, TVMFFIObject** out) {
+  return make_model_in(manifest, 0, out);
 }
 
 static int run_once(TVMFFIObject* ex) {
@@ -106,6 +117,28 @@ int main(void) {
   DLDevice cpu = {kDLCPU, 0};
   TVMFFIObject *model = NULL, *ex = NULL;
   float w[4] = {0};
+
+  /* Graph JSON and manifest are copied from a caller's buffer, read in place in a library's;
+   * either way the executors of the factory share its graph. */
+  {
+    const mr_graph_t* g;
+    const char* manifest;
+    size_t size;
+    const DLTensor* const* linked;
+    int in_place;
+    CHECK_OK(mr_graph_register());
+    for (in_place = 0; in_place < 2; ++in_place) {
+      CHECK_OK(make_model_in(MANIFEST_HEAD "\"linked_params\":[\"w\"]}", in_place, &model));
+      CHECK_OK(mr_graph_factory_plan(model, &g, &manifest, &size, &linked));
+      CHECK((manifest > (const char*)g_payload &&
+             manifest < (const char*)g_payload + sizeof(g_payload)) == in_place);
+      CHECK_OK(mr_graph_executor_create_in_arena(model, g_arena, ARENA_BYTES, &ex));
+      CHECK(mr_graph_executor_graph(mr_graph_executor_of(ex)) == g);
+      mr_object_release(model); /* the executor holds the factory (and so the library) */
+      CHECK_OK(run_once(ex));
+      mr_object_release(ex);
+    }
+  }
 
   CHECK_OK(make_model(MANIFEST_HEAD "\"linked_params\":[\"w\"]}", &model));
   CHECK(mr_graph_model_arena_bytes(model) == ARENA_BYTES);

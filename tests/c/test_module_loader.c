@@ -147,6 +147,54 @@ static void test_global_only_loader(void) {
   CHECK_OK(mr_registry_remove("ffi.Module.load_from_bytes.test.global"));
 }
 
+/* The payload's owner a loader sees: the library given to mr_module_load_from_library, none
+ * for a caller's buffer, and none inside the global function even when a library's loading
+ * calls it (its bytes are the caller's); the outer owner is back after a nested load. */
+static TVMFFIObject* g_owner_seen[4];
+static int g_owner_calls;
+
+static int owner_probe(const char* data, size_t size, TVMFFIObject** out) {
+  TVMFFIAny arg, result;
+  TVMFFIObject* f;
+  if (g_owner_calls < 4) g_owner_seen[g_owner_calls] = mr_module_payload_owner();
+  ++g_owner_calls;
+  if (size == 6 && memcmp(data, "nested", 6) == 0) { /* load "hello" through the global */
+    f = global("ffi.Module.load_from_bytes.test.owner");
+    memset(&arg, 0, sizeof(arg));
+    memset(&result, 0, sizeof(result));
+    arg.type_index = kTVMFFIRawStr;
+    arg.v_c_str = "hello";
+    if (!f || mr_function_call(f, &arg, 1, &result) != 0) return -1;
+    mr_object_release(f);
+    mr_any_clear(&result);
+    if (g_owner_calls < 4) g_owner_seen[g_owner_calls] = mr_module_payload_owner();
+    ++g_owner_calls;
+  }
+  return mr_module_create("owner_probe", NULL, no_functions, NULL, out);
+}
+
+static void test_payload_owner(void) {
+  TVMFFIObject *lib = NULL, *m = NULL;
+  CHECK(mr_module_payload_owner() == NULL);
+  CHECK_OK(mr_module_loader_register("test.owner", owner_probe));
+  CHECK_OK(mr_module_create("fake_library", NULL, no_functions, NULL, &lib));
+  g_owner_calls = 0;
+  CHECK_OK(mr_module_load_from_library("test.owner", "hello", 5, lib, &m));
+  mr_object_release(m);
+  CHECK(g_owner_calls == 1 && g_owner_seen[0] == lib && mr_module_payload_owner() == NULL);
+  g_owner_calls = 0;
+  CHECK_OK(mr_module_load_from_bytes("test.owner", "hello", 5, &m));
+  mr_object_release(m);
+  CHECK(g_owner_calls == 1 && g_owner_seen[0] == NULL);
+  g_owner_calls = 0;
+  CHECK_OK(mr_module_load_from_library("test.owner", "nested", 6, lib, &m));
+  mr_object_release(m);
+  /* outer call: lib; the global's call: none; back in the outer call: lib again. */
+  CHECK(g_owner_calls == 3 && g_owner_seen[0] == lib && g_owner_seen[1] == NULL &&
+        g_owner_seen[2] == lib && mr_module_payload_owner() == NULL);
+  mr_object_release(lib);
+}
+
 static void test_plugins_fill_the_table(void) {
   TVMFFIObject *builtin, *m = NULL;
   CHECK(mr_module_loader_find("GraphExecutorFactory") == NULL);
@@ -178,6 +226,7 @@ static void test_plugins_fill_the_table(void) {
 int main(void) {
   test_table_and_globals();
   test_global_only_loader();
+  test_payload_owner();
   test_plugins_fill_the_table();
   return CHECK_RESULT();
 }

@@ -25,12 +25,11 @@ static int manifest_workspace(const char* manifest, size_t size, uint64_t* out) 
   *out = 0;
   if (!manifest) return 0;
   if (mr_json_parse(manifest, size, "manifest", &doc) != 0) return mr_graph_refail(NULL);
-  k = mr_json_get(&doc, 0, "workspace_bytes");
+  k = mr_json_get(&doc, doc.root, "workspace_bytes");
   if (k && (mr_json_int(&doc, k, &v) != 0 || v < 0))
     status = mr_graph_fail("manifest: 'workspace_bytes' is not a byte count");
   else
     *out = (uint64_t)v;
-  mr_json_free(&doc);
   return status;
 }
 
@@ -127,9 +126,8 @@ int mr_graph_executor_create_in_arena(TVMFFIObject* model, void* arena, size_t a
   return 0;
 }
 
-int mr_graph_arena_slot(mr_graph_executor_t* ex, uint32_t s, TVMFFIObject** out) {
+int mr_graph_arena_slot(mr_graph_executor_t* ex, uint32_t s) {
   const mr_graph_t* g = ex->g;
-  DLTensor dl;
   uint64_t need = aligned(g->storage_bytes[s]);
   if (g->storage_device[s] && g->storage_device[s] != kDLCPU)
     return mr_graph_fail("create_in_arena: storage slot %u is on device type %d; an arena "
@@ -137,16 +135,9 @@ int mr_graph_arena_slot(mr_graph_executor_t* ex, uint32_t s, TVMFFIObject** out)
   if (need > ex->arena_size - ex->arena_used)
     return mr_graph_fail("create_in_arena: storage slot %u (%llu bytes) does not fit in the "
                          "arena", (unsigned)s, (unsigned long long)g->storage_bytes[s]);
-  memset(&dl, 0, sizeof(dl));
-  dl.data = ex->arena + ex->arena_used;
-  dl.device.device_type = kDLCPU;
-  dl.ndim = 1;
-  dl.dtype.code = kDLUInt;
-  dl.dtype.bits = 8;
-  dl.dtype.lanes = 1;
-  dl.shape = (int64_t*)&g->storage_bytes[s];
+  ex->slot_data[s] = ex->arena + ex->arena_used;
   ex->arena_used += (size_t)need;
-  return mr_tensor_wrap(&dl, NULL, mr_graph_no_release, out);
+  return 0;
 }
 
 void mr_graph_arena_release(mr_graph_executor_t* ex) {

@@ -20,18 +20,13 @@ static void executor_free(void* self) {
   for (i = 0; ex->slots && i < ex->g->num_storage; ++i) mr_object_release(ex->slots[i]);
   for (i = 0; ex->ext && i < ex->g->num_entries; ++i) mr_object_release(ex->ext[i]);
   mr_object_release(ex->lib);
-  free(ex->ops);
-  free(ex->slots);
-  free(ex->ext);
-  free(ex->entries);
-  free(ex->arg_flags);
-  free(ex->from_params);
-  free(ex->op_args);
-  free(ex->op_any);
-  free(ex->op_eid);
-  free(ex->op_flat);
-  free(ex->json);
-  mr_graph_free(ex->g);
+  free(ex->entries); /* and every array after it (alloc_arrays) */
+  if (ex->owner) {
+    mr_object_release(ex->owner);
+  } else {
+    free((void*)ex->json);
+    mr_graph_free(ex->g);
+  }
   mr_mutex_destroy(&ex->lock);
   free(ex);
 }
@@ -49,39 +44,52 @@ static DLDevice pick_device(const mr_graph_executor_t* ex, int32_t device_type) 
 
 /* Slot s over a linked param's data in the library (read only, never freed). */
 static int linked_slot(mr_graph_executor_t* ex, uint32_t s, const DLTensor* param) {
-  DLTensor dl;
   if (pick_device(ex, ex->g->storage_device[s]).device_type != kDLCPU)
     return mr_graph_fail("storage slot %u holds a linked param, in CPU memory, but the graph "
                          "places it on device type %d", (unsigned)s,
                          (int)pick_device(ex, ex->g->storage_device[s]).device_type);
-  memset(&dl, 0, sizeof(dl));
-  dl.data = param->data;
-  dl.device.device_type = kDLCPU;
-  dl.ndim = 1;
-  dl.dtype.code = kDLUInt;
-  dl.dtype.bits = 8;
-  dl.dtype.lanes = 1;
-  dl.shape = (int64_t*)&ex->g->storage_bytes[s];
-  return mr_tensor_wrap(&dl, NULL, mr_graph_no_release, &ex->slots[s]);
+  ex->slot_data[s] = param->data;
+  return 0;
+}
+
+/* Slot s as a uint8 tensor (borrowed): the one allocated for it, or one made now over the
+ * memory of a slot in the arena or of a linked param (CPU memory the tensor does not own). */
+static int slot_tensor(mr_graph_executor_t* ex, uint32_t s, TVMFFIObject** out) {
+  DLTensor dl;
+  if (!ex->slots[s]) {
+    memset(&dl, 0, sizeof(dl));
+    dl.data = ex->slot_data[s];
+    dl.device.device_type = kDLCPU;
+    dl.ndim = 1;
+    dl.dtype.code = kDLUInt;
+    dl.dtype.bits = 8;
+    dl.dtype.lanes = 1;
+    dl.shape = (int64_t*)&ex->g->storage_bytes[s];
+    if (mr_tensor_wrap(&dl, NULL, mr_graph_no_release, &ex->slots[s]) != 0) return -1;
+  }
+  *out = ex->slots[s];
+  return 0;
 }
 
 static int alloc_storage(mr_graph_executor_t* ex, const DLTensor* const* linked) {
   const mr_graph_t* g = ex->g;
   DLDataType u8 = {kDLUInt, 8, 1};
+  DLDevice cpu = {kDLCPU, 0};
   uint32_t s, e;
   for (s = 0; s < g->num_storage; ++s) {
     int64_t n = (int64_t)g->storage_bytes[s];
-    if ((linked && linked[s] ? linked_slot(ex, s, linked[s])
-         : ex->arena         ? mr_graph_arena_slot(ex, s, &ex->slots[s])
-                             : mr_tensor_create(1, &n, u8, pick_device(ex, g->storage_device[s]),
-                                                &ex->slots[s])) != 0)
+    if (linked && linked[s] ? linked_slot(ex, s, linked[s])
+        : ex->arena         ? mr_graph_arena_slot(ex, s)
+                            : mr_tensor_create(1, &n, u8, pick_device(ex, g->storage_device[s]),
+                                               &ex->slots[s]))
       return -1;
+    if (ex->slots[s]) ex->slot_data[s] = mr_tensor_dl(ex->slots[s])->data;
   }
   for (e = 0; e < g->num_entries; ++e) {
     const mr_graph_entry_t* en = &g->entries[e];
     DLTensor* t = &ex->entries[e];
-    t->data = mr_tensor_dl(ex->slots[en->storage_id])->data;
-    t->device = mr_tensor_dl(ex->slots[en->storage_id])->device;
+    t->data = ex->slot_data[en->storage_id];
+    t->device = ex->slots[en->storage_id] ? mr_tensor_dl(ex->slots[en->storage_id])->device : cpu;
     t->ndim = en->ndim;
     t->dtype = en->dtype;
     t->shape = g->shapes + en->shape_at;
@@ -89,44 +97,70 @@ static int alloc_storage(mr_graph_executor_t* ex, const DLTensor* const* linked)
   return 0;
 }
 
+/* The executor's arrays, zeroed, in one block that starts at ex->entries (each part at an
+ * 8-byte aligned offset): entries, op arguments, flattened arguments, ops, slot tensors,
+ * slot memory, external tensors, input flags, from-params flags. */
+static int alloc_arrays(mr_graph_executor_t* ex) {
+  const mr_graph_t* g = ex->g;
+  uint32_t nid, num_ops = 0, args = 0, flat = 0, i;
+  uint64_t part[9], at[10];
+  unsigned char* p;
+  for (nid = 0; nid < g->num_nodes; ++nid)
+    if (g->nodes[nid].func_name) {
+      uint32_t n = g->nodes[nid].num_inputs + g->nodes[nid].num_outputs;
+      ++num_ops;
+      args += n;
+      flat += g->nodes[nid].flatten ? n : 0;
+    }
+  part[0] = (uint64_t)g->num_entries * sizeof(DLTensor);
+  part[1] = (uint64_t)args * sizeof(TVMFFIAny);
+  part[2] = (uint64_t)flat * sizeof(mr_graph_flat_arg_t);
+  part[3] = (uint64_t)num_ops * sizeof(mr_graph_op_t);
+  part[4] = part[5] = (uint64_t)g->num_storage * sizeof(void*);
+  part[6] = (uint64_t)g->num_entries * sizeof(void*);
+  part[7] = g->num_args;
+  part[8] = g->num_entries;
+  for (at[0] = 0, i = 0; i < 9; ++i) at[i + 1] = at[i] + ((part[i] + 7) & ~(uint64_t)7);
+  if (at[9] >= SIZE_MAX || !(p = (unsigned char*)calloc(1, (size_t)at[9] + 8)))
+    return mr_error_oom("a graph executor");
+  ex->entries = (DLTensor*)p;
+  ex->op_any = (TVMFFIAny*)(p + at[1]);
+  ex->flat = (mr_graph_flat_arg_t*)(p + at[2]);
+  ex->ops = (mr_graph_op_t*)(p + at[3]);
+  ex->slots = (TVMFFIObject**)(p + at[4]);
+  ex->slot_data = (void**)(p + at[5]);
+  ex->ext = (TVMFFIObject**)(p + at[6]);
+  ex->arg_flags = p + at[7];
+  ex->from_params = p + at[8];
+  return 0;
+}
+
 /* Binds each op node's function and lays out its arguments. */
 static int bind_ops(mr_graph_executor_t* ex) {
   const mr_graph_t* g = ex->g;
-  uint32_t nid, i, k = 0, total = 0;
-  for (nid = 0; nid < g->num_nodes; ++nid)
-    if (g->nodes[nid].func_name) {
-      ++ex->num_ops;
-      total += g->nodes[nid].num_inputs + g->nodes[nid].num_outputs;
-    }
-  ex->ops = (mr_graph_op_t*)calloc(ex->num_ops + 1, sizeof(mr_graph_op_t));
-  ex->op_args = (DLTensor*)calloc(total + 1, sizeof(DLTensor));
-  ex->op_any = (TVMFFIAny*)calloc(total + 1, sizeof(TVMFFIAny));
-  ex->op_eid = (uint32_t*)calloc(total + 1, sizeof(uint32_t));
-  ex->op_flat = (int64_t*)calloc(total + 1, sizeof(int64_t));
-  if (!ex->ops || !ex->op_args || !ex->op_any || !ex->op_eid || !ex->op_flat)
-    return mr_error_oom("graph ops");
-  ex->num_ops = 0;
+  uint32_t nid, i, k = 0;
   for (nid = 0; nid < g->num_nodes; ++nid) {
     const mr_graph_node_t* node = &g->nodes[nid];
     mr_graph_op_t* op = &ex->ops[ex->num_ops];
     if (!node->func_name) continue;
     ++ex->num_ops;
-    ex->num_op_args += node->num_inputs + node->num_outputs;
     op->nid = nid;
     op->first = k;
     op->n = node->num_inputs + node->num_outputs;
     for (i = 0; i < op->n; ++i, ++k) {
       uint32_t eid = i < node->num_inputs ? g->inputs[node->first_input + i]
                                           : g->row_ptr[nid] + i - node->num_inputs;
-      ex->op_eid[k] = eid;
-      ex->op_args[k] = ex->entries[eid];
-      if (node->flatten) {
-        ex->op_flat[k] = (int64_t)(g->entries[eid].nbytes / mr_dtype_bytes(g->entries[eid].dtype));
-        ex->op_args[k].ndim = 1;
-        ex->op_args[k].shape = &ex->op_flat[k];
-      }
       ex->op_any[k].type_index = kTVMFFIDLTensorPtr;
-      ex->op_any[k].v_ptr = &ex->op_args[k];
+      ex->op_any[k].v_ptr = &ex->entries[eid];
+      if (node->flatten) {
+        mr_graph_flat_arg_t* f = &ex->flat[ex->num_flat++];
+        f->eid = eid;
+        f->len = (int64_t)(g->entries[eid].nbytes / mr_dtype_bytes(g->entries[eid].dtype));
+        f->t = ex->entries[eid];
+        f->t.ndim = 1;
+        f->t.shape = &f->len;
+        ex->op_any[k].v_ptr = &f->t;
+      }
     }
     op->kind = node->kind;
     if (op->kind == MR_GRAPH_OP_CALL) {
@@ -147,49 +181,45 @@ static int executor_get_function(void* self, const char* name, TVMFFIObject** ou
 
 int mr_graph_executor_new(const char* json, size_t size, TVMFFIObject* lib, const DLDevice* devs,
                           int num_devices, TVMFFIObject** out_module) {
-  return mr_graph_executor_new_in(json, size, lib, devs, num_devices, NULL, 0, NULL,
+  mr_graph_t* g;
+  if (mr_graph_parse(json, size, &g) != 0) return -1;
+  return mr_graph_executor_new_in(g, NULL, json, size, lib, devs, num_devices, NULL, 0, NULL,
                                   out_module);
 }
 
-int mr_graph_executor_new_in(const char* json, size_t size, TVMFFIObject* lib,
-                             const DLDevice* devs, int num_devices, void* arena,
-                             size_t arena_bytes, const DLTensor* const* linked,
+int mr_graph_executor_new_in(mr_graph_t* g, TVMFFIObject* owner, const char* json, size_t size,
+                             TVMFFIObject* lib, const DLDevice* devs, int num_devices,
+                             void* arena, size_t arena_bytes, const DLTensor* const* linked,
                              TVMFFIObject** out_module) {
-  mr_graph_executor_t* ex;
-  mr_graph_t* g;
+  mr_graph_executor_t* ex = NULL;
   if (!lib || mr_object_type_index(lib) != kTVMFFIModule)
-    return mr_error_setf(kMrErrorType, "graph executor: the kernel library is not a Module");
-  if (num_devices < 1 || num_devices > MR_MAX_GRAPH_DEVICES)
-    return mr_value_error("graph executor: %d devices (1 to %d)", num_devices,
-                          MR_MAX_GRAPH_DEVICES);
-  if (mr_graph_parse(json, size, &g) != 0) return -1;
-  ex = (mr_graph_executor_t*)calloc(1, sizeof(*ex));
+    mr_error_setf(kMrErrorType, "graph executor: the kernel library is not a Module");
+  else if (num_devices < 1 || num_devices > MR_MAX_GRAPH_DEVICES)
+    mr_value_error("graph executor: %d devices (1 to %d)", num_devices, MR_MAX_GRAPH_DEVICES);
+  else if (!(ex = (mr_graph_executor_t*)calloc(1, sizeof(*ex))))
+    mr_error_oom("a graph executor");
   if (!ex) {
-    mr_graph_free(g);
-    return mr_error_oom("a graph executor");
+    if (!owner) mr_graph_free(g);
+    return -1;
   }
   mr_mutex_init_recursive(&ex->lock);
   ex->g = g;
+  ex->owner = owner;
+  mr_object_retain(owner);
   ex->lib = lib;
   mr_object_retain(lib);
   memcpy(ex->devs, devs, (size_t)num_devices * sizeof(DLDevice));
   ex->num_devs = num_devices;
-  ex->slots = (TVMFFIObject**)calloc(g->num_storage + 1, sizeof(TVMFFIObject*));
-  ex->ext = (TVMFFIObject**)calloc(g->num_entries, sizeof(TVMFFIObject*));
-  ex->entries = (DLTensor*)calloc(g->num_entries, sizeof(DLTensor));
-  ex->arg_flags = (uint8_t*)calloc(g->num_args + 1, 1);
-  ex->from_params = (uint8_t*)calloc(g->num_entries + 1, 1);
   ex->params_changed = 1;
-  ex->json = mr_strndup(json, size);
+  ex->json = owner ? json : mr_strndup(json, size);
   ex->json_size = size;
   ex->arena = (unsigned char*)arena;
   ex->arena_size = arena_bytes;
-  if (!ex->slots || !ex->ext || !ex->entries || !ex->arg_flags || !ex->from_params ||
-      !ex->json) {
+  if (!ex->json) {
     mr_error_oom("a graph executor");
     goto fail;
   }
-  if (alloc_storage(ex, linked) != 0 || bind_ops(ex) != 0 ||
+  if (alloc_arrays(ex) != 0 || alloc_storage(ex, linked) != 0 || bind_ops(ex) != 0 ||
       mr_module_create("GraphExecutor", ex, executor_get_function, executor_free,
                        &ex->module) != 0)
     goto fail;
@@ -233,12 +263,12 @@ void mr_graph_set_entry_data(mr_graph_executor_t* ex, uint32_t eid, void* data, 
   mr_object_release(ex->ext[eid]);
   ex->ext[eid] = ext;
   ex->entries[eid].data = data;
-  for (k = 0; k < ex->num_op_args; ++k)
-    if (ex->op_eid[k] == eid) ex->op_args[k].data = data;
+  for (k = 0; k < ex->num_flat; ++k)
+    if (ex->flat[k].eid == eid) ex->flat[k].t.data = data;
 }
 
 static void* slot_data(const mr_graph_executor_t* ex, uint32_t eid) {
-  return mr_tensor_dl(ex->slots[ex->g->entries[eid].storage_id])->data;
+  return ex->slot_data[ex->g->entries[eid].storage_id];
 }
 
 int mr_graph_executor_set_arg(mr_graph_executor_t* ex, uint32_t arg, const DLTensor* value,
@@ -288,6 +318,7 @@ int mr_graph_executor_zero_copy(mr_graph_executor_t* ex, const char* func, uint3
 
 int mr_graph_executor_entry(mr_graph_executor_t* ex, uint32_t eid, TVMFFIObject** out) {
   const DLTensor* e = &ex->entries[eid];
+  TVMFFIObject* slot;
   if (ex->ext[eid]) { /* a caller's tensor, or one shared from another executor */
     mr_object_retain(ex->ext[eid]);
     *out = ex->ext[eid];
@@ -295,8 +326,8 @@ int mr_graph_executor_entry(mr_graph_executor_t* ex, uint32_t eid, TVMFFIObject*
   }
   if (e->data != slot_data(ex, eid)) /* a caller's DLTensor*: borrowed */
     return mr_tensor_wrap(e, NULL, mr_graph_no_release, out);
-  return mr_tensor_view(ex->slots[ex->g->entries[eid].storage_id], e->ndim, e->shape, e->dtype,
-                        0, out);
+  if (slot_tensor(ex, ex->g->entries[eid].storage_id, &slot) != 0) return -1;
+  return mr_tensor_view(slot, e->ndim, e->shape, e->dtype, 0, out);
 }
 
 void mr_graph_no_release(void* owner) { (void)owner; }
@@ -308,7 +339,8 @@ int mr_graph_run_op(mr_graph_executor_t* ex, const mr_graph_op_t* op) {
   int status = 0;
   if (op->kind == MR_GRAPH_OP_NOP) return 0;
   if (op->kind == MR_GRAPH_OP_COPY) {
-    status = mr_tensor_copy(&ex->op_args[op->first], &ex->op_args[op->first + 1], NULL);
+    status = mr_tensor_copy(mr_graph_op_arg(ex, op->first), mr_graph_op_arg(ex, op->first + 1),
+                            NULL);
   } else {
     memset(&result, 0, sizeof(result));
     status = mr_function_call(op->func, ex->op_any + op->first, (int32_t)op->n, &result);

@@ -12,10 +12,17 @@ enum { MR_GRAPH_ARG_SET = 1, MR_GRAPH_ARG_PARAM = 2, MR_GRAPH_ARG_LINKED = 4 };
 
 typedef struct {
   TVMFFIObject* func; /* the kernel (MR_GRAPH_OP_CALL) */
-  uint32_t nid, first, n; /* its node, and its arguments at op_args[first .. first + n) */
+  uint32_t nid, first, n; /* its node, and its arguments at op_any[first .. first + n) */
   uint8_t kind;
   uint8_t of_params; /* reads parameters alone into slots of its own (executor.c) */
 } mr_graph_op_t;
+
+/* An argument of an op with flatten_data: its entry seen as 1-D. */
+typedef struct {
+  DLTensor t;
+  int64_t len; /* t's one dimension */
+  uint32_t eid;
+} mr_graph_flat_arg_t;
 
 /* The workspace part of an executor's arena: a stack of 64-byte aligned blocks in
  * [mem, mem + size), of which [mem, mem + used) are given out (arena.c). */
@@ -31,29 +38,35 @@ typedef struct {
  * atomic: callers that share an executor serialize their sequences themselves. */
 struct mr_graph_executor {
   mr_mutex_t lock;
-  mr_graph_t* g;
-  char* json; /* the graph JSON it was made from */
+  mr_graph_t* g;    /* its own, or borrowed from `owner` (read only) */
+  TVMFFIObject* owner; /* the factory module whose graph and JSON it uses, or NULL */
+  const char* json; /* the graph JSON it was made from (its own copy when owner is NULL) */
   size_t json_size;
   TVMFFIObject* module; /* the GraphExecutor module holding this state (borrowed) */
   TVMFFIObject* lib;
   DLDevice devs[MR_MAX_GRAPH_DEVICES];
   int num_devs;
-  TVMFFIObject** slots;   /* a uint8 tensor per storage slot */
+  void** slot_data;       /* per storage slot: its memory */
+  TVMFFIObject** slots;   /* per storage slot: a uint8 tensor of it; made when first needed for
+                             slots in the arena or holding a linked param (not the memory) */
   DLTensor* entries;      /* per entry: its data (the slot's, or an external tensor's) */
   TVMFFIObject** ext;     /* per entry: the external tensor it uses, or NULL */
   uint8_t* arg_flags;     /* per input: MR_GRAPH_ARG_* */
   uint8_t* from_params;   /* per entry: computed from parameters alone (executor.c) */
   int params_changed;     /* a parameter was set since the ops of parameters last ran */
   mr_graph_op_t* ops;
-  uint32_t num_ops, num_op_args;
-  DLTensor* op_args;      /* the ops' arguments (copies of entries; 1-D when flatten_data) */
-  TVMFFIAny* op_any;      /* the same as DLTensor* values */
-  uint32_t* op_eid;       /* the entry of each argument */
-  int64_t* op_flat;       /* the 1-D shape of a flattened argument */
+  uint32_t num_ops, num_flat;
+  TVMFFIAny* op_any;      /* the ops' arguments, DLTensor* values: entries, or in `flat` */
+  mr_graph_flat_arg_t* flat; /* the arguments of ops with flatten_data */
   unsigned char* arena;   /* the caller's memory for the slots and workspaces (arena.c), or NULL */
   size_t arena_size, arena_used;
   mr_graph_arena_ws_t ws; /* the workspace part of the arena */
 };
+
+/* Argument k of the ops (op_any). */
+static inline DLTensor* mr_graph_op_arg(const mr_graph_executor_t* ex, uint32_t k) {
+  return (DLTensor*)ex->op_any[k].v_ptr;
+}
 
 /* Marks input `arg` set with `flags` (MR_GRAPH_ARG_*); setting a parameter makes the ops
  * that read parameters alone run again at the next run. */
@@ -64,8 +77,8 @@ int mr_graph_executor_check_settable(const mr_graph_executor_t* ex, const char* 
                                      uint32_t arg);
 
 /* ---- arena.c: an executor in a caller's memory ---- */
-/* Slot s as a tensor over the next bytes of ex->arena. */
-int mr_graph_arena_slot(mr_graph_executor_t* ex, uint32_t s, TVMFFIObject** out);
+/* Slot s at the next bytes of ex->arena, into ex->slot_data[s]. */
+int mr_graph_arena_slot(mr_graph_executor_t* ex, uint32_t s);
 /* Gives back what the executor's arena serves besides its slots (the thread's workspace). */
 void mr_graph_arena_release(mr_graph_executor_t* ex);
 

@@ -18,7 +18,8 @@
 int mr_graph_executor_share(mr_graph_executor_t* ex, uint32_t arg, mr_graph_executor_t* from,
                             uint32_t from_arg) {
   uint32_t eid = mr_graph_arg_entry(ex->g, arg), feid = mr_graph_arg_entry(from->g, from_arg);
-  TVMFFIObject* owner;
+  uint32_t fs = from->g->entries[feid].storage_id;
+  TVMFFIObject* owner = NULL;
   char what[MR_MAX_NAME + 16];
   snprintf(what, sizeof(what), "parameter '%s'", ex->g->nodes[ex->g->args[arg]].name);
   if (!(from->arg_flags[from_arg] & MR_GRAPH_ARG_SET))
@@ -26,8 +27,11 @@ int mr_graph_executor_share(mr_graph_executor_t* ex, uint32_t arg, mr_graph_exec
   if ((ex->arg_flags[arg] & MR_GRAPH_ARG_LINKED) && ex->entries[eid].data == from->entries[feid].data)
     return 0; /* the same linked param */
   if (mr_graph_executor_check_settable(ex, "share_params", arg) != 0) return -1;
-  if (mr_graph_check_value("share_params", what, &ex->entries[eid], &from->entries[feid]) != 0 ||
-      mr_graph_executor_entry(from, feid, &owner) != 0)
+  if (mr_graph_check_value("share_params", what, &ex->entries[eid], &from->entries[feid]) != 0)
+    return -1;
+  /* Memory of `from`'s own that no object owns (its arena, a linked param) is shared as is;
+   * else through a tensor that keeps it alive (not made here: `from` is not locked). */
+  if ((from->ext[feid] || from->slots[fs]) && mr_graph_executor_entry(from, feid, &owner) != 0)
     return -1;
   mr_graph_set_entry_data(ex, eid, from->entries[feid].data, owner);
   mr_object_release(owner);
@@ -46,7 +50,7 @@ int mr_graph_executor_time_nodes(mr_graph_executor_t* ex, int number, int repeat
   for (r = 0; r < repeat; ++r)
     for (i = 0; i < ex->num_ops; ++i) {
       const mr_graph_op_t* op = &ex->ops[i];
-      DLDevice dev = ex->op_args[op->first + op->n - 1].device;
+      DLDevice dev = mr_graph_op_arg(ex, op->first + op->n - 1)->device;
       int64_t t0 = mr_now_ns();
       for (k = 0; k < number; ++k)
         if (mr_graph_run_op(ex, op) != 0) return -1;
@@ -265,7 +269,7 @@ static int g_factory_create(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny
   if (status == 0) status = mr_array_create(items, count, &names);
   if (status == 0) status = mr_array_create(items + count, count, &tensors);
   if (status == 0)
-    status = mr_graph_factory_new(json, size, name, names, tensors, NULL, 0, &m);
+    status = mr_graph_factory_new(json, size, name, names, tensors, NULL, 0, NULL, &m);
   if (status == 0 && (status = mr_module_import(m, a[1].v_obj)) != 0) mr_object_release(m);
   if (status == 0) mr_any_set_object(out, m);
   mr_object_release(names);

@@ -20,9 +20,13 @@ typedef mr_graph_factory_t factory_t;
 static void factory_free(void* self) {
   factory_t* f = (factory_t*)self;
   if (!f) return;
-  free(f->json);
+  if (f->text_owner) {
+    mr_object_release(f->text_owner);
+  } else {
+    free((void*)f->json);
+    free((void*)f->manifest);
+  }
   free(f->module_name);
-  free(f->manifest);
   free(f->linked_args);
   free((void*)f->linked);
   mr_object_release(f->names);
@@ -74,13 +78,16 @@ static int check_params(const factory_t* f) {
 
 int mr_graph_factory_new(const char* json, size_t json_size, const char* module_name,
                          TVMFFIObject* names, TVMFFIObject* tensors, const char* manifest,
-                         size_t manifest_size, TVMFFIObject** out_module) {
+                         size_t manifest_size, TVMFFIObject* text_owner,
+                         TVMFFIObject** out_module) {
   factory_t* f = (factory_t*)calloc(1, sizeof(factory_t));
   if (!f) return mr_error_oom("a GraphExecutorFactory");
-  f->json = mr_strndup(json, json_size);
+  f->text_owner = text_owner;
+  mr_object_retain(text_owner);
+  f->json = text_owner ? json : mr_strndup(json, json_size);
   f->json_size = json_size;
   f->module_name = mr_strndup(module_name, strlen(module_name));
-  f->manifest = manifest ? mr_strndup(manifest, manifest_size) : NULL;
+  f->manifest = !manifest || text_owner ? manifest : mr_strndup(manifest, manifest_size);
   f->manifest_size = manifest_size;
   f->names = names;
   f->tensors = tensors;
@@ -122,10 +129,9 @@ static int read_name(mr_reader_t* r, const char* field, size_t max, char** out) 
 int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_module) {
   mr_reader_t r = {NULL, 0, 0, 0, "GraphExecutorFactory"};
   const char *json, *manifest = NULL;
-  uint64_t json_size, manifest_size = 0, count = 0, count2, i, params_at, params_end;
-  TVMFFIAny* items = NULL;
-  TVMFFIObject *names = NULL, *tensors = NULL, *obj;
-  char *name = NULL, *module_name = NULL;
+  uint64_t json_size, manifest_size = 0, count = 0, count2, params_at, params_end;
+  TVMFFIObject *names = NULL, *tensors = NULL;
+  char* module_name = NULL;
   int status = -1;
   r.p = (const unsigned char*)data;
   r.size = size;
@@ -141,38 +147,18 @@ int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_modu
     mr_reader_bad(&r, "name count", count2, "differs from the param count");
     goto done;
   }
-  if (!(items = (TVMFFIAny*)calloc(2 * count + 1, sizeof(TVMFFIAny)))) {
-    mr_error_oom("params");
-    goto done;
-  }
-  for (i = 0; i < count; ++i) {
-    if (read_name(&r, "param name", MR_MAX_NAME, &name) != 0 ||
-        mr_str_create(name, strlen(name), &obj) != 0)
-      goto done;
-    free(name);
-    name = NULL;
-    mr_any_set_object(&items[i], obj);
-  }
-  for (i = 0; i < count; ++i) {
-    if (mr_params_read_tensor(&r, &obj) != 0) goto done;
-    mr_any_set_object(&items[count + i], obj);
-  }
+  if (mr_params_read_lists(&r, count, "param name", NULL, &names, &tensors) != 0) goto done;
   params_end = r.pos;
   if (read_name(&r, "module_name", MR_MAX_NAME, &module_name) != 0) goto done;
   if (r.pos < r.size && mr_read_bytes(&r, "manifest", &manifest, &manifest_size) != 0) goto done;
   if (mr_reader_end(&r) != 0 ||
       (manifest && mr_graph_manifest_check_sums(manifest, (size_t)manifest_size, json,
                                                 (size_t)json_size, r.p + params_at,
-                                                (size_t)(params_end - params_at)) != 0) ||
-      mr_array_create(items, (int64_t)count, &names) != 0 ||
-      mr_array_create(items + count, (int64_t)count, &tensors) != 0)
+                                                (size_t)(params_end - params_at)) != 0))
     goto done;
   status = mr_graph_factory_new(json, (size_t)json_size, module_name, names, tensors, manifest,
-                                (size_t)manifest_size, out_module);
+                                (size_t)manifest_size, mr_module_payload_owner(), out_module);
 done:
-  for (i = 0; items && i < 2 * count; ++i) mr_any_clear(&items[i]);
-  free(items);
-  free(name);
   free(module_name);
   mr_object_release(names);
   mr_object_release(tensors);
@@ -213,8 +199,9 @@ static int create_executor(factory_t* f, const DLDevice* devs, int n, void* aren
   int64_t i, count = mr_array_view(f->names)->size;
   uint32_t arg;
   if (mr_graph_factory_check(f->module) != 0 ||
-      mr_graph_executor_new_in(f->json, f->json_size, mr_module_import_at(f->module, 0), devs,
-                               n, arena, arena_bytes, f->linked, &ex_module) != 0)
+      mr_graph_executor_new_in(f->graph, f->module, f->json, f->json_size,
+                               mr_module_import_at(f->module, 0), devs, n, arena, arena_bytes,
+                               f->linked, &ex_module) != 0)
     return -1;
   ex = mr_graph_executor_of(ex_module);
   for (arg = 0; f->linked && arg < f->graph->num_args; ++arg)

@@ -14,7 +14,7 @@
 typedef struct {
   mr_json_t doc;
   mr_graph_t* g;
-  size_t pool_used;
+  size_t pool_used, pool_size;
 } ctx_t;
 
 static int gfail(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
@@ -33,7 +33,10 @@ static int node_fail(const mr_graph_t* g, uint32_t nid, const char* field, const
   return gfail("node %u ('%s'): field '%s': %s", (unsigned)nid, name ? name : "?", field, problem);
 }
 
-static const mr_json_value_t* val(const ctx_t* c, uint32_t i) { return &c->doc.v[i]; }
+static mr_json_type_t type(const ctx_t* c, uint32_t v) { return mr_json_type(&c->doc, v); }
+static uint32_t len(const ctx_t* c, uint32_t v) { return mr_json_len(&c->doc, v); }
+static uint32_t first(const ctx_t* c, uint32_t v) { return mr_json_first(&c->doc, v); }
+static uint32_t next(const ctx_t* c, uint32_t v) { return mr_json_next(&c->doc, v); }
 
 /* "graph JSON: attrs: <field> of entry <e> <problem>". */
 static int entry_fail(const char* field, uint32_t e, const char* problem) {
@@ -52,8 +55,9 @@ static int read_uint(const ctx_t* c, uint32_t i, uint64_t max, uint32_t* out) {
 static int pool_str(ctx_t* c, uint32_t i, char** out) {
   size_t n;
   char* dst = c->g->strings + c->pool_used;
-  if (val(c, i)->type != MR_JSON_STRING || val(c, i)->len >= MR_MAX_NAME ||
-      mr_json_str(&c->doc, i, dst, (size_t)val(c, i)->len + 1, &n) != 0)
+  size_t raw = type(c, i) == MR_JSON_STRING ? len(c, i) : MR_MAX_NAME;
+  if (raw >= MR_MAX_NAME || raw + 1 > c->pool_size - c->pool_used ||
+      mr_json_str(&c->doc, i, dst, raw + 1, &n) != 0)
     return -1;
   c->pool_used += n + 1;
   *out = dst;
@@ -62,17 +66,16 @@ static int pool_str(ctx_t* c, uint32_t i, char** out) {
 
 /* An array value of exactly n items (n == UINT32_MAX: any length). */
 static int is_array(const ctx_t* c, uint32_t i, uint32_t n) {
-  return i && val(c, i)->type == MR_JSON_ARRAY && (n == UINT32_MAX || val(c, i)->len == n);
+  return i && type(c, i) == MR_JSON_ARRAY && (n == UINT32_MAX || len(c, i) == n);
 }
 
 /* A [nid, index] or [nid, index, version] reference to an entry of a node before `limit`. */
 static int read_ref(const ctx_t* c, uint32_t i, uint32_t limit, uint32_t* out_eid) {
   const mr_graph_t* g = c->g;
-  uint32_t nid, idx, version;
-  if (val(c, i)->type != MR_JSON_ARRAY || (val(c, i)->len != 2 && val(c, i)->len != 3) ||
-      read_uint(c, i + 1, limit ? limit - 1 : 0, &nid) != 0 || limit == 0 ||
-      read_uint(c, i + 2, UINT32_MAX, &idx) != 0 ||
-      (val(c, i)->len == 3 && read_uint(c, i + 3, UINT32_MAX, &version) != 0) ||
+  uint32_t nid, idx, version, n = type(c, i) == MR_JSON_ARRAY ? len(c, i) : 0, k = first(c, i);
+  if ((n != 2 && n != 3) || read_uint(c, k, limit ? limit - 1 : 0, &nid) != 0 || limit == 0 ||
+      read_uint(c, k = next(c, k), UINT32_MAX, &idx) != 0 ||
+      (n == 3 && read_uint(c, next(c, k), UINT32_MAX, &version) != 0) ||
       idx >= g->row_ptr[nid + 1] - g->row_ptr[nid])
     return -1;
   *out_eid = g->row_ptr[nid] + idx;
@@ -80,13 +83,13 @@ static int read_ref(const ctx_t* c, uint32_t i, uint32_t limit, uint32_t* out_ei
 }
 
 /* node_row_ptr: num_nodes + 1 non-decreasing ints from 0. */
-static int read_row_ptr(ctx_t* c, uint32_t root) {
+static int read_row_ptr(ctx_t* c, uint32_t a) {
   mr_graph_t* g = c->g;
-  uint32_t a = mr_json_get(&c->doc, root, "node_row_ptr"), i, k;
+  uint32_t i, k;
   if (!is_array(c, a, g->num_nodes + 1))
     return gfail("'node_row_ptr' must be a list of %u ints (one more than the nodes)",
                  (unsigned)g->num_nodes + 1);
-  for (i = 0, k = a + 1; i <= g->num_nodes; ++i, k = val(c, k)->next)
+  for (i = 0, k = first(c, a); i <= g->num_nodes; ++i, k = next(c, k))
     if (read_uint(c, k, MR_MAX_GRAPH_ENTRIES, &g->row_ptr[i]) != 0 ||
         (i == 0 && g->row_ptr[0] != 0) || (i > 0 && g->row_ptr[i] < g->row_ptr[i - 1]))
       return gfail("'node_row_ptr'[%u] is not a valid entry offset (starting at 0, "
@@ -103,12 +106,12 @@ static int read_op_attrs(ctx_t* c, uint32_t nid, uint32_t attrs, uint32_t n_in) 
   char buf[24];
   uint32_t k[4], i;
   unsigned long v[3];
-  if (!attrs || val(c, attrs)->type != MR_JSON_OBJECT)
+  if (!attrs || type(c, attrs) != MR_JSON_OBJECT)
     return node_fail(g, nid, "attrs", "a tvm_op node needs an object of attributes");
+  (void)mr_json_fields(&c->doc, attrs, keys, 4, k); /* other attributes are TVM's, unread */
   for (i = 0; i < 4; ++i) {
     char* end;
-    k[i] = mr_json_get(&c->doc, attrs, keys[i]);
-    if (!k[i] || val(c, k[i])->type != MR_JSON_STRING)
+    if (!k[i] || type(c, k[i]) != MR_JSON_STRING)
       return node_fail(g, nid, keys[i], "missing, or not a string");
     if (i == 0) continue;
     if (mr_json_str(&c->doc, k[i], buf, sizeof(buf), NULL) != 0 || buf[0] < '0' ||
@@ -133,49 +136,43 @@ static int read_op_attrs(ctx_t* c, uint32_t nid, uint32_t attrs, uint32_t n_in) 
   return 0;
 }
 
-static int only_keys(ctx_t* c, uint32_t obj, const char* const* keys, int n, const char* where,
-                     uint32_t nid) {
-  uint32_t j, k;
-  int i;
-  for (j = 0, k = obj + 1; j < val(c, obj)->len; ++j, k = val(c, k + 1)->next) {
-    for (i = 0; i < n && !mr_json_str_eq(&c->doc, k, keys[i]); ++i) continue;
-    if (i == n) {
-      char key[64];
-      if (mr_json_str(&c->doc, k, key, sizeof(key), NULL) != 0) strcpy(key, "...");
-      if (nid == UINT32_MAX) return gfail("unknown key '%s' in %s", key, where);
-      return node_fail(c->g, nid, key, "unknown key in a node");
-    }
-  }
-  return 0;
+/* The key `unknown` of an object, not one of its keys the graph knows, as an error. */
+static int unknown_key(ctx_t* c, uint32_t unknown, const char* where, uint32_t nid) {
+  char key[64];
+  if (mr_json_str(&c->doc, unknown, key, sizeof(key), NULL) != 0) strcpy(key, "...");
+  if (nid == UINT32_MAX) return gfail("unknown key '%s' in %s", key, where);
+  return node_fail(c->g, nid, key, "unknown key in a node");
 }
 
+/* A node's fields: op, name, inputs, attrs (or TVM's older attr), control_deps (unread). */
+static const char* const k_node_keys[] = {"op", "name", "inputs", "attrs", "attr",
+                                          "control_deps"};
+enum { F_OP, F_NAME, F_INPUTS, F_ATTRS, F_ATTR, F_NODE_KEYS = 6 };
+
 static int read_node(ctx_t* c, uint32_t nid, uint32_t k, uint32_t* next_input) {
-  static const char* const keys[] = {"op", "name", "inputs", "attrs", "attr", "control_deps"};
   mr_graph_t* g = c->g;
   mr_graph_node_t* node = &g->nodes[nid];
-  uint32_t op, name, inputs, attrs, i, j;
+  uint32_t f[F_NODE_KEYS], unknown, op, inputs, i, j;
   int is_op;
-  if (val(c, k)->type != MR_JSON_OBJECT) return gfail("node %u is not an object", (unsigned)nid);
-  name = mr_json_get(&c->doc, k, "name");
-  if (!name || pool_str(c, name, &node->name) != 0)
+  if (type(c, k) != MR_JSON_OBJECT) return gfail("node %u is not an object", (unsigned)nid);
+  unknown = mr_json_fields(&c->doc, k, k_node_keys, F_NODE_KEYS, f);
+  if (!f[F_NAME] || pool_str(c, f[F_NAME], &node->name) != 0)
     return gfail("node %u: field 'name': missing, too long, or not a string", (unsigned)nid);
-  if (only_keys(c, k, keys, 6, "a node", nid) != 0) return -1;
-  op = mr_json_get(&c->doc, k, "op");
+  if (unknown) return unknown_key(c, unknown, "a node", nid);
+  op = f[F_OP];
   is_op = op && mr_json_str_eq(&c->doc, op, "tvm_op");
   if (!op || (!is_op && !mr_json_str_eq(&c->doc, op, "null")))
     return node_fail(g, nid, "op", "must be \"null\" or \"tvm_op\"");
-  inputs = mr_json_get(&c->doc, k, "inputs");
+  inputs = f[F_INPUTS];
   if (!is_array(c, inputs, UINT32_MAX))
     return node_fail(g, nid, "inputs", "missing, or not a list");
   node->first_input = *next_input;
-  node->num_inputs = val(c, inputs)->len;
-  for (i = 0, j = inputs + 1; i < node->num_inputs; ++i, j = val(c, j)->next)
+  node->num_inputs = len(c, inputs);
+  for (i = 0, j = first(c, inputs); i < node->num_inputs; ++i, j = next(c, j))
     if (read_ref(c, j, nid, &g->inputs[(*next_input)++]) != 0)
       return node_fail(g, nid, "inputs", "each input must be [node, output(, version)] of a "
                        "node before this one");
-  attrs = mr_json_get(&c->doc, k, "attrs");
-  if (!attrs) attrs = mr_json_get(&c->doc, k, "attr");
-  if (is_op) return read_op_attrs(c, nid, attrs, node->num_inputs);
+  if (is_op) return read_op_attrs(c, nid, f[F_ATTRS] ? f[F_ATTRS] : f[F_ATTR], node->num_inputs);
   if (node->num_inputs) return node_fail(g, nid, "inputs", "an input node (op \"null\") has none");
   if (g->row_ptr[nid + 1] - g->row_ptr[nid] != 1)
     return node_fail(g, nid, "node_row_ptr", "an input node has exactly one output");
@@ -183,16 +180,27 @@ static int read_node(ctx_t* c, uint32_t nid, uint32_t k, uint32_t* next_input) {
   return 0;
 }
 
+/* The string's characters as written and its NUL (its decoded size at most), or 0. */
+static size_t raw_size(const ctx_t* c, uint32_t v) {
+  return v && type(c, v) == MR_JSON_STRING ? (size_t)len(c, v) + 1 : 0;
+}
+
+/* Sizes the inputs and the string pool (names and function names), then reads the nodes. */
 static int read_nodes(ctx_t* c, uint32_t nodes) {
   mr_graph_t* g = c->g;
   uint32_t nid, k, total = 0, next_input = 0;
-  for (nid = 0, k = nodes + 1; nid < g->num_nodes; ++nid, k = val(c, k)->next) {
-    uint32_t in = val(c, k)->type == MR_JSON_OBJECT ? mr_json_get(&c->doc, k, "inputs") : 0;
-    if (in && val(c, in)->type == MR_JSON_ARRAY) total += val(c, in)->len;
+  for (nid = 0, k = first(c, nodes); nid < g->num_nodes; ++nid, k = next(c, k)) {
+    uint32_t f[F_NODE_KEYS];
+    (void)mr_json_fields(&c->doc, k, k_node_keys, F_NODE_KEYS, f);
+    if (f[F_INPUTS] && type(c, f[F_INPUTS]) == MR_JSON_ARRAY) total += len(c, f[F_INPUTS]);
+    c->pool_size += raw_size(c, f[F_NAME]) +
+                    raw_size(c, mr_json_get(&c->doc, f[F_ATTRS] ? f[F_ATTRS] : f[F_ATTR],
+                                            "func_name"));
   }
   g->inputs = (uint32_t*)calloc(total ? total : 1, sizeof(uint32_t));
-  if (!g->inputs) return mr_error_oom("graph inputs");
-  for (nid = 0, k = nodes + 1; nid < g->num_nodes; ++nid, k = val(c, k)->next)
+  g->strings = (char*)malloc(c->pool_size + 1);
+  if (!g->inputs || !g->strings) return mr_error_oom("graph inputs");
+  for (nid = 0, k = first(c, nodes); nid < g->num_nodes; ++nid, k = next(c, k))
     if (read_node(c, nid, k, &next_input) != 0) return -1;
   return 0;
 }
@@ -218,20 +226,19 @@ static int check_unique_args(const mr_graph_t* g) {
 }
 
 /* arg_nodes: every "null" node exactly once; heads: entry references. */
-static int read_args_heads(ctx_t* c, uint32_t root) {
+static int read_args_heads(ctx_t* c, uint32_t a, uint32_t h) {
   mr_graph_t* g = c->g;
-  uint32_t a = mr_json_get(&c->doc, root, "arg_nodes"), h = mr_json_get(&c->doc, root, "heads");
   uint32_t i, k, nid, nulls = 0;
   if (!is_array(c, a, UINT32_MAX)) return gfail("'arg_nodes' must be a list of node ids");
-  if (!is_array(c, h, UINT32_MAX) || val(c, h)->len == 0)
+  if (!is_array(c, h, UINT32_MAX) || !first(c, h))
     return gfail("'heads' must be a non-empty list of [node, output, version]");
   for (i = 0; i < g->num_nodes; ++i) nulls += g->nodes[i].func_name == NULL;
-  g->num_args = val(c, a)->len;
-  g->num_heads = val(c, h)->len;
+  g->num_args = len(c, a);
+  g->num_heads = len(c, h);
   g->args = (uint32_t*)calloc(g->num_args + 1, sizeof(uint32_t));
   g->heads = (uint32_t*)calloc(g->num_heads, sizeof(uint32_t));
   if (!g->args || !g->heads) return mr_error_oom("graph arguments");
-  for (i = 0, k = a + 1; i < g->num_args; ++i, k = val(c, k)->next) {
+  for (i = 0, k = first(c, a); i < g->num_args; ++i, k = next(c, k)) {
     if (read_uint(c, k, g->num_nodes - 1, &nid) != 0 || g->nodes[nid].func_name)
       return gfail("'arg_nodes'[%u] is not the id of an input node (op \"null\")", (unsigned)i);
     g->args[i] = nid;
@@ -240,43 +247,42 @@ static int read_args_heads(ctx_t* c, uint32_t root) {
   if (g->num_args != nulls)
     return gfail("'arg_nodes' lists %u nodes but the graph has %u input nodes (op \"null\")",
                  (unsigned)g->num_args, (unsigned)nulls);
-  for (i = 0, k = h + 1; i < g->num_heads; ++i, k = val(c, k)->next)
+  for (i = 0, k = first(c, h); i < g->num_heads; ++i, k = next(c, k))
     if (read_ref(c, k, g->num_nodes, &g->heads[i]) != 0)
       return gfail("'heads'[%u] must be [node, output(, version)] of an existing node",
                    (unsigned)i);
   return 0;
 }
 
-/* attrs.<key> = [tag, list of num_entries items]; *out is the list. */
-static int attr_list(ctx_t* c, uint32_t attrs, const char* key, const char* tag, int required,
+/* attrs.<key> = [tag, list of num_entries items] at a; *out is the list. */
+static int attr_list(ctx_t* c, uint32_t a, const char* key, const char* tag, int required,
                      uint32_t* out) {
-  uint32_t a = mr_json_get(&c->doc, attrs, key);
   *out = 0;
   if (!a && !required) return 0;
-  if (!is_array(c, a, 2) || !mr_json_str_eq(&c->doc, a + 1, tag) ||
-      !is_array(c, val(c, a + 1)->next, c->g->num_entries))
+  if (!is_array(c, a, 2) || !mr_json_str_eq(&c->doc, first(c, a), tag) ||
+      !is_array(c, next(c, first(c, a)), c->g->num_entries))
     return gfail("attrs: '%s' must be [\"%s\", a list of %u items, one per entry]", key, tag,
                  (unsigned)c->g->num_entries);
-  *out = val(c, a + 1)->next;
+  *out = next(c, first(c, a));
   return 0;
 }
 
 static int read_shapes(ctx_t* c, uint32_t list) {
   mr_graph_t* g = c->g;
-  uint32_t e, k, d, j, dims = 0;
-  for (e = 0, k = list + 1; e < g->num_entries; ++e, k = val(c, k)->next) {
-    if (!is_array(c, k, UINT32_MAX) || val(c, k)->len > MR_MAX_NDIM)
+  uint32_t e, k, d, j, n, dims = 0;
+  for (e = 0, k = first(c, list); e < g->num_entries; ++e, k = next(c, k)) {
+    n = type(c, k) == MR_JSON_ARRAY ? len(c, k) : MR_MAX_NDIM + 1;
+    if (n > MR_MAX_NDIM)
       return gfail("attrs: shape of entry %u must be a list of at most %d dims", (unsigned)e,
                    MR_MAX_NDIM);
-    dims += val(c, k)->len;
+    g->entries[e].ndim = (int32_t)n;
+    dims += n;
   }
   g->shapes = (int64_t*)calloc(dims ? dims : 1, sizeof(int64_t));
   if (!g->shapes) return mr_error_oom("graph shapes");
-  for (e = 0, dims = 0, k = list + 1; e < g->num_entries; ++e, k = val(c, k)->next) {
-    mr_graph_entry_t* en = &g->entries[e];
-    en->shape_at = dims;
-    en->ndim = (int32_t)val(c, k)->len;
-    for (d = 0, j = k + 1; d < val(c, k)->len; ++d, j = val(c, j)->next)
+  for (e = 0, dims = 0, k = first(c, list); e < g->num_entries; ++e, k = next(c, k)) {
+    g->entries[e].shape_at = dims;
+    for (d = 0, j = first(c, k); j; ++d, j = next(c, j))
       if (mr_json_int(&c->doc, j, &g->shapes[dims++]) != 0 || g->shapes[dims - 1] < 0)
         return gfail("attrs: shape of entry %u has an invalid dimension %u", (unsigned)e,
                      (unsigned)d);
@@ -284,34 +290,37 @@ static int read_shapes(ctx_t* c, uint32_t list) {
   return 0;
 }
 
-static int read_entry_attrs(ctx_t* c, uint32_t root) {
+static int read_entry_attrs(ctx_t* c, uint32_t attrs) {
+  static const char* const keys[] = {"shape", "dltype", "storage_id", "device_index",
+                                     "storage_scope"};
   mr_graph_t* g = c->g;
-  uint32_t attrs = mr_json_get(&c->doc, root, "attrs"), shape, dltype, sid, dev, scope, e, k;
+  uint32_t a[5], shape, dltype, sid, dev, scope, e, k;
   char buf[32];
-  if (!attrs || val(c, attrs)->type != MR_JSON_OBJECT) return gfail("'attrs' must be an object");
-  if (attr_list(c, attrs, "shape", "list_shape", 1, &shape) != 0 ||
-      attr_list(c, attrs, "dltype", "list_str", 1, &dltype) != 0 ||
-      attr_list(c, attrs, "storage_id", "list_int", 1, &sid) != 0 ||
-      attr_list(c, attrs, "device_index", "list_int", 0, &dev) != 0 ||
-      attr_list(c, attrs, "storage_scope", "list_str", 0, &scope) != 0 ||
+  if (!attrs || type(c, attrs) != MR_JSON_OBJECT) return gfail("'attrs' must be an object");
+  (void)mr_json_fields(&c->doc, attrs, keys, 5, a); /* other attributes are TVM's, unread */
+  if (attr_list(c, a[0], "shape", "list_shape", 1, &shape) != 0 ||
+      attr_list(c, a[1], "dltype", "list_str", 1, &dltype) != 0 ||
+      attr_list(c, a[2], "storage_id", "list_int", 1, &sid) != 0 ||
+      attr_list(c, a[3], "device_index", "list_int", 0, &dev) != 0 ||
+      attr_list(c, a[4], "storage_scope", "list_str", 0, &scope) != 0 ||
       read_shapes(c, shape) != 0)
     return -1;
-  for (e = 0, k = dltype + 1; e < g->num_entries; ++e, k = val(c, k)->next) {
+  for (e = 0, k = first(c, dltype); e < g->num_entries; ++e, k = next(c, k)) {
     mr_graph_entry_t* en = &g->entries[e];
     if (mr_json_str(&c->doc, k, buf, sizeof(buf), NULL) != 0 ||
         mr_dtype_parse(buf, &en->dtype) != 0 || en->dtype.bits == 0 || en->dtype.lanes == 0)
       return entry_fail("dltype", e, "is not a valid data type");
   }
-  for (e = 0, k = sid + 1; e < g->num_entries; ++e, k = val(c, k)->next) {
+  for (e = 0, k = first(c, sid); e < g->num_entries; ++e, k = next(c, k)) {
     if (read_uint(c, k, g->num_entries - 1, &g->entries[e].storage_id) != 0)
       return gfail("attrs: storage_id of entry %u must be in [0, %u)", (unsigned)e,
                    (unsigned)g->num_entries);
     if (g->entries[e].storage_id >= g->num_storage) g->num_storage = g->entries[e].storage_id + 1;
   }
-  for (e = 0, k = dev + 1; dev && e < g->num_entries; ++e, k = val(c, k)->next)
+  for (e = 0, k = first(c, dev); dev && e < g->num_entries; ++e, k = next(c, k))
     if (read_uint(c, k, 255, (uint32_t*)&g->entries[e].device_type) != 0)
       return entry_fail("device_index", e, "is not a device type");
-  for (e = 0, k = scope + 1; scope && e < g->num_entries; ++e, k = val(c, k)->next)
+  for (e = 0, k = first(c, scope); scope && e < g->num_entries; ++e, k = next(c, k))
     if (!mr_json_str_eq(&c->doc, k, "global") && !mr_json_str_eq(&c->doc, k, ""))
       return entry_fail("storage_scope", e, "is not supported (only \"global\")");
   return 0;
@@ -417,26 +426,25 @@ static int check_storage_plan(const mr_graph_t* g) {
   return status;
 }
 
-static int parse(ctx_t* c, size_t size) {
+static int parse(ctx_t* c) {
   static const char* const keys[] = {"nodes", "arg_nodes", "heads", "node_row_ptr", "attrs",
                                      "metadata"};
   mr_graph_t* g = c->g;
-  uint32_t nodes;
-  if (val(c, 0)->type != MR_JSON_OBJECT) return gfail("the graph must be a JSON object");
-  if (only_keys(c, 0, keys, 6, "the graph", UINT32_MAX) != 0) return -1;
-  nodes = mr_json_get(&c->doc, 0, "nodes");
-  if (!is_array(c, nodes, UINT32_MAX) || val(c, nodes)->len == 0 ||
-      val(c, nodes)->len > MR_MAX_GRAPH_NODES)
+  uint32_t f[6], unknown, nodes;
+  if (type(c, c->doc.root) != MR_JSON_OBJECT) return gfail("the graph must be a JSON object");
+  if ((unknown = mr_json_fields(&c->doc, c->doc.root, keys, 6, f)))
+    return unknown_key(c, unknown, "the graph", UINT32_MAX);
+  nodes = f[0];
+  g->num_nodes = is_array(c, nodes, UINT32_MAX) ? len(c, nodes) : 0;
+  if (g->num_nodes == 0 || g->num_nodes > MR_MAX_GRAPH_NODES)
     return gfail("'nodes' must be a list of 1 to %u nodes", (unsigned)MR_MAX_GRAPH_NODES);
-  g->num_nodes = val(c, nodes)->len;
   g->nodes = (mr_graph_node_t*)calloc(g->num_nodes, sizeof(mr_graph_node_t));
   g->row_ptr = (uint32_t*)calloc(g->num_nodes + 1, sizeof(uint32_t));
-  g->strings = (char*)malloc(size + 2 * (size_t)g->num_nodes + 1);
-  if (!g->nodes || !g->row_ptr || !g->strings) return mr_error_oom("the graph");
-  if (read_row_ptr(c, 0) != 0) return -1;
+  if (!g->nodes || !g->row_ptr) return mr_error_oom("the graph");
+  if (read_row_ptr(c, f[3]) != 0) return -1;
   g->entries = (mr_graph_entry_t*)calloc(g->num_entries + 1, sizeof(mr_graph_entry_t));
   if (!g->entries) return mr_error_oom("graph entries");
-  return read_nodes(c, nodes) || read_args_heads(c, 0) || read_entry_attrs(c, 0) ||
+  return read_nodes(c, nodes) || read_args_heads(c, f[1], f[2]) || read_entry_attrs(c, f[4]) ||
          plan_storage(g) || check_storage_plan(g) ? -1 : 0;
 }
 
@@ -446,8 +454,7 @@ int mr_graph_parse(const char* json, size_t size, mr_graph_t** out_graph) {
   memset(&c, 0, sizeof(c));
   if (mr_json_parse(json, size, "graph JSON", &c.doc) != 0) return mr_graph_refail(NULL);
   c.g = (mr_graph_t*)calloc(1, sizeof(mr_graph_t));
-  status = c.g ? parse(&c, size) : mr_error_oom("the graph");
-  mr_json_free(&c.doc);
+  status = c.g ? parse(&c) : mr_error_oom("the graph");
   if (status != 0) {
     mr_graph_free(c.g);
     return -1;

@@ -67,14 +67,18 @@ void mr_graph_describe(const int64_t* shape, int32_t ndim, DLDataType dtype, cha
 
 /* ---- executor.c: the executor state and its operations ---- */
 typedef struct mr_graph_executor mr_graph_executor_t;
+/* An executor of its own copy of the graph JSON, parsed. */
 int mr_graph_executor_new(const char* json, size_t size, TVMFFIObject* lib, const DLDevice* devs,
                           int num_devices, TVMFFIObject** out_module);
-/* The same with its storage slots laid out in `arena` (arena.c), when not NULL, and the
- * slots of linked params (`linked`, per slot, or NULL: mr_graph_linked_resolve) viewing the
- * library's data, neither allocated nor in the arena. */
-int mr_graph_executor_new_in(const char* json, size_t size, TVMFFIObject* lib,
-                             const DLDevice* devs, int num_devices, void* arena,
-                             size_t arena_bytes, const DLTensor* const* linked,
+/* An executor of graph g, parsed from json[0..size). owner NULL: the executor takes g (freed
+ * with it, or at once when this fails) and copies json; else g and json stay owner's (a
+ * factory module), which the executor holds a reference to, so executors of one factory share
+ * one graph. Its storage slots are laid out in `arena` (arena.c) when not NULL, and the slots
+ * of linked params (`linked`, per slot, or NULL: mr_graph_linked_resolve) view the library's
+ * data, neither allocated nor in the arena. */
+int mr_graph_executor_new_in(mr_graph_t* g, TVMFFIObject* owner, const char* json, size_t size,
+                             TVMFFIObject* lib, const DLDevice* devs, int num_devices,
+                             void* arena, size_t arena_bytes, const DLTensor* const* linked,
                              TVMFFIObject** out_module);
 /* The executor behind a GraphExecutor module, or NULL (TypeError recorded). */
 mr_graph_executor_t* mr_graph_executor_of(TVMFFIObject* module);
@@ -87,7 +91,9 @@ const mr_graph_t* mr_graph_executor_graph(const mr_graph_executor_t* ex);
 /* The state of a GraphExecutorFactory module. */
 typedef struct {
   TVMFFIObject* module; /* the factory module holding this state (borrowed) */
-  char *json, *module_name, *manifest;
+  const char *json, *manifest; /* copies, or read in place in text_owner's image */
+  TVMFFIObject* text_owner;    /* the library holding json and manifest, or NULL */
+  char* module_name;
   size_t json_size, manifest_size;
   TVMFFIObject *names, *tensors;
   mr_graph_t* graph;
@@ -96,10 +102,13 @@ typedef struct {
   int checked; /* the kernels resolve in the imports, and the linked params */
 } mr_graph_factory_t;
 int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_module);
-/* A factory over graph JSON, imported lib and params given as parallel arrays. */
+/* A factory over graph JSON, imported lib and params given as parallel arrays. text_owner
+ * NULL: the factory copies json and manifest; else they lie in the image of that library
+ * (mr_module_payload_owner), which the factory holds a reference to, and are read there. */
 int mr_graph_factory_new(const char* json, size_t json_size, const char* module_name,
                          TVMFFIObject* names, TVMFFIObject* tensors, const char* manifest,
-                         size_t manifest_size, TVMFFIObject** out_module);
+                         size_t manifest_size, TVMFFIObject* text_owner,
+                         TVMFFIObject** out_module);
 /* A new executor (module) of the factory's graph on devs, with its params set. */
 int mr_graph_factory_create_executor(TVMFFIObject* factory, const DLDevice* devs, int n,
                                      TVMFFIObject** out_executor);

@@ -24,11 +24,14 @@ typedef struct {
   uint8_t* linked; /* per input: linked into the library */
 } ctx_t;
 
-static const mr_json_value_t* val(const ctx_t* c, uint32_t i) { return &c->doc.v[i]; }
+static uint32_t len(const ctx_t* c, uint32_t v) { return mr_json_len(&c->doc, v); }
+static uint32_t first(const ctx_t* c, uint32_t v) { return mr_json_first(&c->doc, v); }
+static uint32_t next(const ctx_t* c, uint32_t v) { return mr_json_next(&c->doc, v); }
 
+/* The top-level list `key`, or 0. */
 static uint32_t list(const ctx_t* c, const char* key) {
-  uint32_t i = mr_json_get(&c->doc, 0, key);
-  return i && val(c, i)->type == MR_JSON_ARRAY ? i : 0;
+  uint32_t i = mr_json_get(&c->doc, c->doc.root, key);
+  return i && mr_json_type(&c->doc, i) == MR_JSON_ARRAY ? i : 0;
 }
 
 static int has_name(TVMFFIObject* names, const char* name) {
@@ -46,22 +49,23 @@ static int same_tensor(const ctx_t* c, uint32_t it, uint32_t eid, char* got, siz
   int64_t dims[MR_MAX_NDIM];
   DLDataType t = {0, 0, 0};
   char text[32];
-  uint32_t d, k;
-  int ok = shape && val(c, shape)->type == MR_JSON_ARRAY && val(c, shape)->len <= MR_MAX_NDIM &&
-           dtype && mr_json_str(&c->doc, dtype, text, sizeof(text), NULL) == 0 &&
+  uint32_t d = 0, k, ndim = shape && mr_json_type(&c->doc, shape) == MR_JSON_ARRAY
+                                ? len(c, shape) : MR_MAX_NDIM + 1;
+  int ok = ndim <= MR_MAX_NDIM && dtype &&
+           mr_json_str(&c->doc, dtype, text, sizeof(text), NULL) == 0 &&
            mr_dtype_parse(text, &t) == 0;
   mr_error_clear();
-  for (d = 0, k = shape + 1; ok && d < val(c, shape)->len; ++d, k = val(c, k)->next)
+  for (k = ok ? first(c, shape) : 0; ok && k; ++d, k = next(c, k))
     ok = mr_json_int(&c->doc, k, &dims[d]) == 0;
   if (!ok) {
     snprintf(got, cap, "a malformed shape or dtype");
     return 0;
   }
-  mr_graph_describe(dims, (int32_t)val(c, shape)->len, t, got, cap);
-  if ((int32_t)val(c, shape)->len != e->ndim || t.code != e->dtype.code ||
-      t.bits != e->dtype.bits || t.lanes != e->dtype.lanes)
+  mr_graph_describe(dims, (int32_t)ndim, t, got, cap);
+  if ((int32_t)ndim != e->ndim || t.code != e->dtype.code || t.bits != e->dtype.bits ||
+      t.lanes != e->dtype.lanes)
     return 0;
-  for (d = 0; d < val(c, shape)->len; ++d)
+  for (d = 0; d < ndim; ++d)
     if (dims[d] != c->g->shapes[e->shape_at + d]) return 0;
   return 1;
 }
@@ -81,16 +85,18 @@ static int counts_fail(uint32_t listed, const char* what, uint32_t actual) {
 
 static int check_io(const ctx_t* c, TVMFFIObject* params) {
   const mr_graph_t* g = c->g;
-  uint32_t in = list(c, "inputs"), out = list(c, "outputs"), i, k, n = 0;
+  uint32_t in = list(c, "inputs"), out = list(c, "outputs"), i, k, n = 0, n_in, n_out;
   char got[256], what[MR_MAX_NAME + 32];
   if (!in || !out) return mr_graph_fail("manifest: 'inputs' and 'outputs' must be lists");
-  for (i = 0, k = in + 1; i < g->num_args; ++i) {
+  n_in = len(c, in);
+  n_out = len(c, out);
+  for (i = 0, k = first(c, in); i < g->num_args; ++i) {
     const char* name = g->nodes[g->args[i]].name;
     uint32_t key;
     if (has_name(params, name) || c->linked[i]) continue;
-    if (n++ >= val(c, in)->len)
+    if (n++ >= n_in)
       return mr_graph_fail("manifest: lists %u inputs, the graph has more (input '%s')",
-                           (unsigned)val(c, in)->len, name);
+                           (unsigned)n_in, name);
     key = mr_json_get(&c->doc, k, "name");
     if (!key || !mr_json_str_eq(&c->doc, key, name))
       return mr_graph_fail("manifest: input %u is not named '%s' as in the graph",
@@ -98,13 +104,11 @@ static int check_io(const ctx_t* c, TVMFFIObject* params) {
     snprintf(what, sizeof(what), "input '%s'", name);
     if (!same_tensor(c, k, mr_graph_arg_entry(g, i), got, sizeof(got)))
       return tensor_fail(c, what, mr_graph_arg_entry(g, i), got);
-    k = val(c, k)->next;
+    k = next(c, k);
   }
-  if (n != val(c, in)->len)
-    return counts_fail(val(c, in)->len, "inputs", n);
-  if (val(c, out)->len != g->num_heads)
-    return counts_fail(val(c, out)->len, "outputs", g->num_heads);
-  for (i = 0, k = out + 1; i < g->num_heads; ++i, k = val(c, k)->next) {
+  if (n != n_in) return counts_fail(n_in, "inputs", n);
+  if (n_out != g->num_heads) return counts_fail(n_out, "outputs", g->num_heads);
+  for (i = 0, k = first(c, out); i < g->num_heads; ++i, k = next(c, k)) {
     snprintf(what, sizeof(what), "output %u", (unsigned)i);
     if (!same_tensor(c, k, g->heads[i], got, sizeof(got)))
       return tensor_fail(c, what, g->heads[i], got);
@@ -114,17 +118,18 @@ static int check_io(const ctx_t* c, TVMFFIObject* params) {
 
 static int check_storage(const ctx_t* c) {
   const mr_graph_t* g = c->g;
-  uint32_t sb = list(c, "storage_bytes"), tb = mr_json_get(&c->doc, 0, "total_bytes"), i, k;
+  uint32_t sb = list(c, "storage_bytes"), tb = mr_json_get(&c->doc, c->doc.root, "total_bytes");
+  uint32_t i, k;
   uint64_t total = 0;
   int64_t v;
-  if (!sb || val(c, sb)->len != g->num_storage)
+  if (!sb || len(c, sb) != g->num_storage)
     return mr_graph_fail("manifest: 'storage_bytes' must list %u slots, as the graph plans",
                          (unsigned)g->num_storage);
-  for (i = 0, k = sb + 1; i < g->num_storage; ++i, k = val(c, k)->next) {
+  for (i = 0, k = first(c, sb); i < g->num_storage; ++i, k = next(c, k)) {
     if (mr_json_int(&c->doc, k, &v) != 0 || (uint64_t)v != g->storage_bytes[i])
       return mr_graph_fail("manifest: storage slot %u is %.*s bytes in the manifest but %llu "
-                           "in the graph", (unsigned)i, (int)(val(c, k)->len < 40 ? val(c, k)->len : 40),
-                           c->doc.text + val(c, k)->start,
+                           "in the graph", (unsigned)i, (int)(len(c, k) < 40 ? len(c, k) : 40),
+                           c->doc.text + k - 1,
                            (unsigned long long)g->storage_bytes[i]);
     total += g->storage_bytes[i];
   }
@@ -137,10 +142,10 @@ static int check_storage(const ctx_t* c) {
 /* Manifest kernels and params are the graph's functions and the payload's params. */
 static int check_names(const ctx_t* c, TVMFFIObject* params) {
   const mr_graph_t* g = c->g;
-  uint32_t kl = list(c, "kernels"), pl = list(c, "params"), i, j, k;
+  uint32_t kl = list(c, "kernels"), pl = list(c, "params"), j, k, n_params;
   char name[MR_MAX_NAME];
   if (!kl || !pl) return mr_graph_fail("manifest: 'kernels' and 'params' must be lists");
-  for (i = 0, k = kl + 1; i < val(c, kl)->len; ++i, k = val(c, k)->next) {
+  for (k = first(c, kl); k; k = next(c, k)) {
     if (mr_json_str(&c->doc, k, name, sizeof(name), NULL) != 0) return mr_graph_refail("manifest");
     for (j = 0; j < g->num_nodes; ++j)
       if (g->nodes[j].func_name && strcmp(g->nodes[j].func_name, name) == 0) break;
@@ -150,15 +155,14 @@ static int check_names(const ctx_t* c, TVMFFIObject* params) {
   for (j = 0; j < g->num_nodes; ++j) {
     const char* fn = g->nodes[j].func_name;
     if (g->nodes[j].kind != MR_GRAPH_OP_CALL) continue;
-    for (i = 0, k = kl + 1; i < val(c, kl)->len && !mr_json_str_eq(&c->doc, k, fn); ++i)
-      k = val(c, k)->next;
-    if (i == val(c, kl)->len)
+    for (k = first(c, kl); k && !mr_json_str_eq(&c->doc, k, fn);) k = next(c, k);
+    if (!k)
       return mr_graph_fail("manifest: the graph calls '%s', which 'kernels' does not list", fn);
   }
-  if ((int64_t)val(c, pl)->len != mr_array_view(params)->size)
-    return mr_graph_fail("manifest: lists %u params, the model holds %lld",
-                         (unsigned)val(c, pl)->len, (long long)mr_array_view(params)->size);
-  for (i = 0, k = pl + 1; i < val(c, pl)->len; ++i, k = val(c, k)->next) {
+  if ((int64_t)(n_params = len(c, pl)) != mr_array_view(params)->size)
+    return mr_graph_fail("manifest: lists %u params, the model holds %lld", (unsigned)n_params,
+                         (long long)mr_array_view(params)->size);
+  for (k = first(c, pl); k; k = next(c, k)) {
     if (mr_json_str(&c->doc, k, name, sizeof(name), NULL) != 0) return mr_graph_refail("manifest");
     if (!has_name(params, name))
       return mr_graph_fail("manifest: param '%s' is not among the model's params", name);
@@ -168,13 +172,13 @@ static int check_names(const ctx_t* c, TVMFFIObject* params) {
 
 /* Reads "linked_params" (absent: none) into c->linked. */
 static int read_linked(const ctx_t* c, TVMFFIObject* params) {
-  uint32_t ll = mr_json_get(&c->doc, 0, "linked_params"), i, k;
+  uint32_t ll = mr_json_get(&c->doc, c->doc.root, "linked_params"), k;
   char name[MR_MAX_NAME];
   int64_t arg;
   if (!ll) return 0;
-  if (val(c, ll)->type != MR_JSON_ARRAY)
+  if (mr_json_type(&c->doc, ll) != MR_JSON_ARRAY)
     return mr_graph_fail("manifest: 'linked_params' must be a list");
-  for (i = 0, k = ll + 1; i < val(c, ll)->len; ++i, k = val(c, k)->next) {
+  for (k = first(c, ll); k; k = next(c, k)) {
     if (mr_json_str(&c->doc, k, name, sizeof(name), NULL) != 0) return mr_graph_refail("manifest");
     if ((arg = mr_graph_find_arg(c->g, name)) < 0)
       return mr_graph_fail("manifest: linked param '%s' is not an input of the graph", name);
@@ -195,8 +199,8 @@ int mr_graph_manifest_check(const char* manifest, size_t size, const mr_graph_t*
   c.g = g;
   c.linked = linked_args;
   if (mr_json_parse(manifest, size, "manifest", &c.doc) != 0) return mr_graph_refail(NULL);
-  fmt = mr_json_get(&c.doc, 0, "format");
-  ver = mr_json_get(&c.doc, 0, "version");
+  fmt = mr_json_get(&c.doc, c.doc.root, "format");
+  ver = mr_json_get(&c.doc, c.doc.root, "version");
   if (!fmt || !mr_json_str_eq(&c.doc, fmt, "kiln.manifest"))
     status = mr_graph_fail("manifest: 'format' is not \"kiln.manifest\"");
   else if (!ver || mr_json_int(&c.doc, ver, &version) != 0 || version != 1)
@@ -204,7 +208,6 @@ int mr_graph_manifest_check(const char* manifest, size_t size, const mr_graph_t*
   else
     status = read_linked(&c, param_names) || check_io(&c, param_names) || check_storage(&c) ||
              check_names(&c, param_names);
-  mr_json_free(&c.doc);
   return status ? -1 : 0;
 }
 
@@ -229,12 +232,11 @@ int mr_graph_manifest_check_sums(const char* manifest, size_t size, const char* 
   int status = 0;
   if (!mr_checksum_verify_enabled()) return 0;
   if (mr_json_parse(manifest, size, "manifest", &doc) != 0) return mr_graph_refail(NULL);
-  sums = mr_json_get(&doc, 0, "crc32c");
-  if (sums && doc.v[sums].type != MR_JSON_OBJECT)
+  sums = mr_json_get(&doc, doc.root, "crc32c");
+  if (sums && mr_json_type(&doc, sums) != MR_JSON_OBJECT)
     status = mr_graph_fail("manifest: 'crc32c' must be an object");
   else if (sums)
     status = check_sum(&doc, sums, "graph_json", "the graph JSON", json, json_size) ||
              check_sum(&doc, sums, "params", "params", params, params_size);
-  mr_json_free(&doc);
   return status ? -1 : 0;
 }
