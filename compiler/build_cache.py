@@ -66,6 +66,18 @@ def key(*parts: Union[str, bytes]) -> str:
     return h.hexdigest()
 
 
+def structural_text(node) -> Optional[str]:
+    """The text of `node`'s structural key (compiler/ir/structural_equal.py: variables numbered
+    in order of definition), for a cache key part; None for a tree too deep to walk (such a
+    product is not cached)."""
+    from .ir.structural_equal import Hasher
+
+    try:
+        return repr(Hasher(True).key(node))
+    except RecursionError:
+        return None
+
+
 def load(kind: str, k: str) -> Optional[bytes]:
     """The bytes stored under key `k` of `kind`, or None (absent, or the cache is off)."""
     root = cache_dir()
@@ -110,4 +122,5 @@ def _prune(folder: pathlib.Path) -> None:
         pass
 
 
-__all__ = ["CACHE_ENV", "MAX_ENTRIES", "cache_dir", "fingerprint", "key", "load", "store"]
+__all__ = ["CACHE_ENV", "MAX_ENTRIES", "cache_dir", "fingerprint", "key", "load", "store",
+           "structural_text"]

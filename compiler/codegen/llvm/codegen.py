@@ -33,7 +33,6 @@ from ... import build_cache
 from ...build_jobs import forked_map
 from ...contrib.cc import create_relocatable
 from ...ir.errors import BuildError, InternalError, TargetError
-from ...ir.structural_equal import Hasher
 from ...target import Target, check_system_lib_prefix
 from ...target.triple import is_bare_metal, normalize_triple
 from .. import HostArtifact, LazySources
@@ -281,9 +280,8 @@ def _function_key(name: str, func, spec: str, opt: int) -> Optional[str]:
     """The build-cache key of function `name`'s object (None: the cache is off): the target,
     the optimization level and the function's structural key (compiler/build_cache.py adds the
     compiler's fingerprint)."""
-    if build_cache.cache_dir() is None:
-        return None
-    return build_cache.key("llvm function", spec, str(opt), name, repr(Hasher(True).key(func)))
+    text = build_cache.structural_text(func) if build_cache.cache_dir() is not None else None
+    return None if text is None else build_cache.key("llvm function", spec, str(opt), name, text)
 
 
 def _objects(makers, keys, spec: str, opt: int):

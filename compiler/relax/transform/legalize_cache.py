@@ -8,7 +8,7 @@ definition) with its parameters' names (the kernel's buffers and messages carry 
 is not cached while a tuning context occupies the seat (it records the configs it applies) or
 while the pass context has instruments (they observe the passes that run); a pass context
 config holding functions (tir.add_lower_pass) prints differently in every process, so it
-never matches a stored key.
+never matches a stored key. A function too deep for the structural key's walk is not cached.
 """
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import pickle
 from typing import Optional
 
 from ... import build_cache
-from ...ir.structural_equal import Hasher
 from ...transform import PassContext
 from ..strategy import TuningSeat
 
@@ -29,11 +28,13 @@ def lowering_key(func, name: str, target) -> Optional[str]:
     ctx = PassContext.current()
     if build_cache.cache_dir() is None or TuningSeat.current() is not None or ctx.instruments:
         return None
+    text = build_cache.structural_text(func)
+    if text is None:
+        return None
     config = repr(sorted((k, repr(v)) for k, v in ctx.config.items()))
     return build_cache.key("kernel", name, str(target), str(ctx.opt_level),
                            repr(sorted(ctx.required_pass)), repr(sorted(ctx.disabled_pass)),
-                           config, repr([p.name_hint for p in func.params]),
-                           repr(Hasher(True).key(func)))
+                           config, repr([p.name_hint for p in func.params]), text)
 
 
 def load(key: Optional[str]):

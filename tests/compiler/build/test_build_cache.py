@@ -122,3 +122,13 @@ def test_what_the_key_leaves_out_is_not_cached(cache, monkeypatch):
         _build_and_run(m, inputs)
     assert len(lowered) > count
     np.testing.assert_allclose(second, first, rtol=1e-5, atol=1e-6)
+
+
+def test_a_tree_too_deep_to_walk_has_no_key():
+    from compiler import te
+    x = te.var("x")
+    e = x
+    for _ in range(20000):
+        e = e * x + x
+    assert build_cache.structural_text(e) is None
+    assert build_cache.structural_text(x * x + x) is not None
