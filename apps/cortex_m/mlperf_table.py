@@ -2,7 +2,9 @@
 both executors and prints, per run: flash (text + read-only data + .data's initial values),
 RAM (.data + .bss, which holds the arena, + the heap the app took), the arena, the runtime's
 share of flash, cycles per inference and whether the output matched the reference (ONNX
-Runtime on this machine, atol 1e-5 + rtol 1e-4).
+Runtime on this machine: atol 1e-5 + rtol 1e-4 for the float models; the same int8 values for
+the int8 ones, against ONNX Runtime with graph optimizations off), then each int8 model beside
+its float model on the same board and executor.
 
     python apps/cortex_m/mlperf_table.py [BUILD_DIR] [--jobs N]
 
@@ -30,7 +32,10 @@ REGIONS = {"m4": {"RAM": "4 MB RAM", "FLASH": "4 MB code memory"},
            "m7": {"RAM": "4 MB RAM", "FLASH": "4 MB code memory"},
            "m55": {"RAM": "512 KB DTCM", "FLASH": "2 MB code SRAM"}}
 NAMES = {"kws": "DS-CNN (KWS)", "ic": "ResNet-8 (IC)", "vww": "MobileNetV1-0.25 (VWW)",
-         "ad": "AD autoencoder"}
+         "ad": "AD autoencoder", "kws_int8": "DS-CNN (KWS) int8", "ic_int8": "ResNet-8 (IC) int8"}
+# The table's models: each float model, its int8 version after it.
+ALL_MODELS = tuple(m for f in mlperf_tiny.MODELS for m in
+                   (f, *(q for q, base in mlperf_tiny.INT8_MODELS.items() if base == f)))
 
 
 def _make(build, board, model, executor, goal):
@@ -101,6 +106,10 @@ def run_one(build, board, model, executor):
     row["arena"] = int(_field(r"^arena: (\d+) bytes", text, "0"))
     row["cycles"] = int(_field(r"^cycles: (\d+)", text, "0"))
     row["error_max"] = _field(r"max abs error (\S+)", text)
+    if model in mlperf_tiny.INT8_MODELS and row["error_max"] is not None:
+        # atol is half a step of the output's scale: the error in steps of the int8 output
+        step = 2 * float(_field(r"\(atol (\S+), rtol", text, "0"))
+        row["error_max"] = f"{float(row['error_max']) / step:g} steps" if step else "?"
     row["match"] = run.returncode == 0 and text.rstrip().endswith("PASS")
     if not row["match"]:
         row["error"] = _field(r"^(error: .*)$", text) or text[-2000:]
@@ -136,6 +145,8 @@ def print_table(rows):
             print(f"{lead} build failed")
         else:
             match = f"yes (max error {r['error_max']})" if r["match"] else "NO"
+            if r["match"] and r["model"] in mlperf_tiny.INT8_MODELS:
+                match = f"yes (equal int8, max error {r['error_max']})"
             print(f"{lead} {_kb(r['flash']):>9} {_kb(r['runtime']):>10} {_kb(r['ram']):>8} "
                   f"{_kb(r['arena']):>9} {r['cycles']:>13,}  {match}")
     print("flash: text + read-only data (weights) + .data's initial values; runtime: the part "
@@ -144,13 +155,34 @@ def print_table(rows):
           "instructions executed per inference (QEMU -icount shift=0, counted with SysTick; "
           "QEMU models no DWT cycle counter, caches or pipeline). For comparison: TFLite "
           "Micro's framework is about 16-20 KB of flash (published).")
+    print_int8_ratios(rows)
+
+
+def print_int8_ratios(rows):
+    """Each int8 run's flash, RAM and cycles as a fraction of its float model's on the same
+    board and executor."""
+    done = {(r["model"], r["board"], r["executor"]): r for r in rows if r.get("match")}
+    lines = []
+    for (model, board, executor), r in done.items():
+        base = mlperf_tiny.INT8_MODELS.get(model)
+        f = done.get((base, board, executor))
+        if base is None or f is None:
+            continue
+        lines.append(f"{NAMES[model]:<24} {BOARDS[board]:<18} {executor:<8} "
+                     f"{r['flash'] / f['flash']:>9.2f} {r['ram'] / f['ram']:>8.2f} "
+                     f"{r['cycles'] / f['cycles']:>8.2f}")
+    if lines:
+        head = f"{'int8 / float':<24} {'board':<18} {'executor':<8} {'flash':>9} {'RAM':>8} " \
+               f"{'cycles':>8}"
+        print(f"\n{head}\n{'-' * len(head)}")
+        print("\n".join(lines))
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build", "cortex_m"))
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--models", default=",".join(mlperf_tiny.MODELS))
+    ap.add_argument("--models", default=",".join(ALL_MODELS))
     ap.add_argument("--boards", default=",".join(BOARDS))
     args = ap.parse_args(argv)
     build = os.path.abspath(args.build)

@@ -187,14 +187,15 @@ class CHostPrinter(CFamilyPrinter):
 
     def call_extern(self, e: E.Call) -> str:
         """`name(args)`, with a file-scope prototype from the argument and result types (the
-        name in parentheses, so that a function-like macro of that name is left alone)."""
+        name in parentheses, so that a function-like macro of that name is left alone); a
+        compiler builtin (`__builtin_*`) is declared by the C compiler itself, not here."""
         name = e.args[0].value if isinstance(e.args[0], E.Broadcast) else e.args[0]
         if not isinstance(name, E.StringImm):
             raise InternalError(f"{e} needs the function name as a StringImm")
         args = e.args[1:]
         params = ", ".join(self.value_type(a.dtype.element_of()) for a in args) or "void"
         decl = f"extern {self.value_type(e.dtype.element_of())} ({name.value})({params});"
-        if decl not in self.lambdas:
+        if decl not in self.lambdas and not name.value.startswith("__builtin_"):
             self.lambdas.append(decl)
         return f"{name.value}({', '.join(self.expr(a) for a in args)})"
 
