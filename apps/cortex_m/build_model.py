@@ -10,8 +10,8 @@ MODEL: "mlp" (Gemm, Relu, MatMul, Add, Softmax) or "lenet" (Conv, Relu, MaxPool,
 Flatten, Gemm, then Softmax), the ONNX models of compiler/frontend/testing/onnx_models.py, at
 batch 1; or an MLPerf Tiny model of mlperf_tiny.py: "kws" (DS-CNN), "ic" (ResNet-8), "vww"
 (MobileNetV1 0.25), "ad" (the autoencoder), or their int8 versions "kws_int8" and "ic_int8"
-(quantized by ONNX Runtime's quantize_static, QDQ per channel). EXECUTOR: "graph" (default) or "aot" (a "c"
-target). TARGET: a `--system-lib` target, e.g.
+(quantized by ONNX Runtime's quantize_static, QDQ per channel). EXECUTOR: "graph" (default) or
+"aot" (a "c" target). TARGET: a `--system-lib` target, e.g.
     "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4 --system-lib"   (Cortex-M4F)
     "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m7 --system-lib"   (Cortex-M7)
     "c -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4 --system-lib"      (with CC arm-none-eabi-gcc)

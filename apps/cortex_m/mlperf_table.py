@@ -38,10 +38,10 @@ ALL_MODELS = tuple(m for f in mlperf_tiny.MODELS for m in
                    (f, *(q for q, base in mlperf_tiny.INT8_MODELS.items() if base == f)))
 
 
-def _make(build, board, model, executor, goal):
+def _make(build, board, model, executor, goal, dsp="on"):
     cmd = ["make", "-s", "-C", APP, f"PYTHON={sys.executable}", f"BUILD={build}",
            f"BOARD={board}", "MODEL_BOARD=m4", f"MODEL={model}", "KIND=c",
-           f"EXECUTOR={executor}", goal]
+           f"EXECUTOR={executor}", f"DSP={dsp}", goal]
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           check=False)
 
@@ -83,10 +83,17 @@ def _field(pattern, text, default=None):
     return m.group(1) if m else default
 
 
-def run_one(build, board, model, executor):
-    """One row: a dict of what was measured, or the reason it cannot run."""
-    row = {"board": board, "model": model, "executor": executor}
-    link = _make(build, board, model, executor, "all")
+def _out_dir(build, board, model, executor, dsp="on"):
+    """The Makefile's build folder of one run."""
+    return os.path.join(build, f"{board}-c-{'aot-' if executor == 'aot' else ''}"
+                               f"{'nodsp-' if dsp == 'off' else ''}{model}")
+
+
+def run_one(build, board, model, executor, dsp="on"):
+    """One row: a dict of what was measured, or the reason it cannot run. dsp "off": the
+    model built with -mattr=-dsp (the integer kernels without the SMLAD intrinsic)."""
+    row = {"board": board, "model": model, "executor": executor, "dsp": dsp}
+    link = _make(build, board, model, executor, "all", dsp)
     overflow = re.findall(r"region `(\w+)' overflowed by (\d+) bytes", link.stdout)
     if link.returncode != 0:
         if overflow:
@@ -95,11 +102,11 @@ def run_one(build, board, model, executor):
         else:
             row["error"] = link.stdout[-2000:]
         return row
-    out = os.path.join(build, f"{board}-c-{'aot-' if executor == 'aot' else ''}{model}")
+    out = _out_dir(build, board, model, executor, dsp)
     elf = os.path.join(out, "app.elf")
     row["flash"], static = _sizes(elf)
     row["runtime"] = _runtime_flash(os.path.join(out, "app.map"))
-    run = _make(build, board, model, executor, "run")
+    run = _make(build, board, model, executor, "run", dsp)
     text = run.stdout
     heap = int(_field(r"^heap: (\d+) bytes", text, "0"))
     row["ram"] = static + heap
@@ -114,9 +121,8 @@ def run_one(build, board, model, executor):
     if not row["match"]:
         row["error"] = _field(r"^(error: .*)$", text) or text[-2000:]
         if "out of memory" in row["error"]:   # the heap left beside the arena is too small
-            model_dir = os.path.join(build, f"m4-c-{'aot-' if executor == 'aot' else ''}{model}")
-            arena = int(_arena_bytes(model_dir)) // 1024
-            row = {k: row[k] for k in ("board", "model", "executor")}
+            arena = int(_arena_bytes(_out_dir(build, "m4", model, executor, dsp))) // 1024
+            row = {k: row[k] for k in ("board", "model", "executor", "dsp")}
             row["reason"] = (f"does not fit: {REGIONS[board]['RAM']} holds the {arena} KB arena "
                              "but not the executor's heap (out of memory at load)")
     return row
@@ -132,13 +138,17 @@ def _kb(n):
     return f"{n / 1024:,.1f}"
 
 
+def _name(row):
+    return NAMES[row["model"]] + (" no SMLAD" if row.get("dsp") == "off" else "")
+
+
 def print_table(rows):
-    head = (f"{'model':<24} {'board':<18} {'executor':<8} {'flash KB':>9} {'runtime KB':>10} "
+    head = (f"{'model':<28} {'board':<18} {'executor':<8} {'flash KB':>9} {'runtime KB':>10} "
             f"{'RAM KB':>8} {'arena KB':>9} {'cycles':>13}  match")
     print(head)
     print("-" * len(head))
     for r in rows:
-        lead = f"{NAMES[r['model']]:<24} {BOARDS[r['board']]:<18} {r['executor']:<8}"
+        lead = f"{_name(r):<28} {BOARDS[r['board']]:<18} {r['executor']:<8}"
         if "reason" in r:
             print(f"{lead} {r['reason']}")
         elif "flash" not in r:
@@ -154,26 +164,33 @@ def print_table(rows):
           "runtime); RAM: .data + .bss (arena, input and output buffers) + heap; cycles: "
           "instructions executed per inference (QEMU -icount shift=0, counted with SysTick; "
           "QEMU models no DWT cycle counter, caches or pipeline). For comparison: TFLite "
-          "Micro's framework is about 16-20 KB of flash (published).")
+          "Micro's framework is about 16-20 KB of flash (published). int8: the model quantized "
+          "by ONNX Runtime (QDQ, per channel); its outputs are compared as int8 values (atol "
+          "half a step of the output's scale). no SMLAD: the same model built with -mattr=-dsp: "
+          "the same kernels with each 16-bit pair's products in plain C instead of the SMLAD "
+          "intrinsic (GCC makes SMLABB + SMLATT of them for the Cortex-M4).")
     print_int8_ratios(rows)
 
 
 def print_int8_ratios(rows):
     """Each int8 run's flash, RAM and cycles as a fraction of its float model's on the same
-    board and executor."""
-    done = {(r["model"], r["board"], r["executor"]): r for r in rows if r.get("match")}
+    board and executor (and, built without the DSP kernels, of the int8 run with them)."""
+    done = {(r["model"], r["board"], r["executor"], r["dsp"]): r for r in rows
+            if r.get("match")}
     lines = []
-    for (model, board, executor), r in done.items():
+    for (model, board, executor, dsp), r in done.items():
         base = mlperf_tiny.INT8_MODELS.get(model)
-        f = done.get((base, board, executor))
+        f = done.get((base, board, executor, "on")) if dsp == "on" else \
+            done.get((model, board, executor, "on"))
         if base is None or f is None:
             continue
-        lines.append(f"{NAMES[model]:<24} {BOARDS[board]:<18} {executor:<8} "
-                     f"{r['flash'] / f['flash']:>9.2f} {r['ram'] / f['ram']:>8.2f} "
-                     f"{r['cycles'] / f['cycles']:>8.2f}")
+        what = f"{_name(r)} / {'float' if dsp == 'on' else 'SMLAD'}"
+        lines.append(f"{what:<34} {BOARDS[board]:<18} {executor:<8} "
+                     f"{r['flash'] / f['flash']:>7.2f} {r['ram'] / f['ram']:>7.2f} "
+                     f"{r['cycles'] / f['cycles']:>7.2f}")
     if lines:
-        head = f"{'int8 / float':<24} {'board':<18} {'executor':<8} {'flash':>9} {'RAM':>8} " \
-               f"{'cycles':>8}"
+        head = f"{'ratio':<34} {'board':<18} {'executor':<8} {'flash':>7} {'RAM':>7} " \
+               f"{'cycles':>7}"
         print(f"\n{head}\n{'-' * len(head)}")
         print("\n".join(lines))
 
@@ -188,7 +205,10 @@ def main(argv=None):
     build = os.path.abspath(args.build)
     models, boards = args.models.split(","), args.boards.split(",")
     # First each model (once per executor) and each board's runtimes, then the runs.
+    # The int8 models also without the SMLAD intrinsic (-mattr=-dsp), on the M4F with AOT.
+    nodsp = [m for m in models if m in mlperf_tiny.INT8_MODELS] if "m4" in boards else []
     jobs = [("m4", m, e, "model") for m in models for e in EXECUTORS] + \
+        [("m4", m, "aot", "model", "off") for m in nodsp] + \
         [(b, models[0], "graph", "runtime") for b in boards]
     failed = []
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -199,12 +219,15 @@ def main(argv=None):
         if failed:
             print("\n".join(failed))
             return 1
-        runs = [(b, m, e) for m in models for b in boards for e in EXECUTORS]
+        runs = [(b, m, e) for m in models for b in boards for e in EXECUTORS] + \
+            [("m4", m, "aot", "off") for m in nodsp]
+        runs.sort(key=lambda r: (ALL_MODELS.index(r[1]) if r[1] in ALL_MODELS else 0,
+                                 len(r) > 3))
         rows = list(pool.map(lambda r: run_one(build, *r), runs))
     print_table(rows)
     bad = [r for r in rows if "reason" not in r and not r.get("match")]
     for r in bad:
-        print(f"\n{r['model']} on {r['board']} ({r['executor']}):\n{r.get('error', '')}")
+        print(f"\n{_name(r)} on {r['board']} ({r['executor']}):\n{r.get('error', '')}")
     return 1 if bad else 0
 
 

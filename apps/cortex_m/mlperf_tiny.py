@@ -197,8 +197,12 @@ def calibration_set(shapes: Dict[str, Tuple[int, ...]]) -> List[Dict[str, np.nda
 def quantize(model: onnx.ModelProto, shapes: Dict[str, Tuple[int, ...]]) -> onnx.ModelProto:
     """`model` quantized by onnxruntime.quantization.quantize_static: QDQ, int8 activations
     (asymmetric) and int8 weights (symmetric, per output channel), on calibration_set(shapes)."""
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
-                                          quantize_static)
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
 
     class _Feeds(CalibrationDataReader):
         def __init__(self):

@@ -3,10 +3,10 @@ their compute (legalize_ops/qnn.py) scheduled by the target's qnn schedule (topi
 target without one schedules them by their pattern. The blocked convolution (made by
 qnn_layout_nchwc for a CPU only) takes topi.x86's blocked schedule on every CPU target, told
 the target (which picks VNNI or the portable multiply-add): the generic schedule would run
-it untiled and serial, tens of times slower. On a Cortex-M target with the DSP extension
-(topi.arm_cpu.has_dsp) an NCHW integer convolution of groups 1 over int8/uint8 computes over
-16-bit pairs with SMLAD (topi.arm_cpu.qnn_conv2d), and on every Cortex-M target a grouped
-(depthwise) one takes topi.arm_cpu's direct schedule; the others take the portable kernels. On
+it untiled and serial, tens of times slower. On a Cortex-M target an NCHW integer convolution
+of groups 1 over int8/uint8 computes over 16-bit pairs (topi.arm_cpu.qnn_conv2d), by SMLAD
+where the target has the DSP extension (topi.arm_cpu.has_dsp), and a grouped (depthwise) one
+takes topi.arm_cpu's direct schedule; other targets take the portable kernels. On
 every Cortex-M target requantize computes in single precision where that decides the result
 (topi.arm_cpu.qnn_requantize: the same values as the portable formula, without the double
 arithmetic an M4F or M7 runs in software)."""
@@ -35,8 +35,8 @@ def _conv2d_nchwc(call, target, schedules) -> OpStrategy:
 
 
 def _smlad_conv2d(call) -> bool:
-    """Whether the SMLAD convolution takes `call` (relax.qnn.conv2d): groups 1, int8/uint8
-    data and weight of static 4-d shapes."""
+    """Whether the convolution over 16-bit pairs takes `call` (relax.qnn.conv2d): groups 1,
+    int8/uint8 data and weight of static 4-d shapes."""
     if call.attrs.groups != 1:
         return False
     for arg in call.args[:2]:
@@ -48,7 +48,7 @@ def _smlad_conv2d(call) -> bool:
 
 
 def _conv2d(call, target, schedules) -> OpStrategy:
-    if target is not None and arm_cpu.has_dsp(target) and _smlad_conv2d(call):
+    if target is not None and arm_cpu.is_cortex_m(target) and _smlad_conv2d(call):
         def compute(call, a):
             at = call.attrs
             return arm_cpu.qnn_conv2d_nchw_smlad(a[0], a[1], a[2], a[3], list(at.strides),

@@ -29,8 +29,8 @@ from typing import Dict, Optional, Set, Tuple
 import numpy as np
 
 from ...ir.module import IRModule
-from ...topi.nn.layout import transform_numpy
 from ...topi.arm_cpu import dsp
+from ...topi.nn.layout import transform_numpy
 from ...topi.x86.qnn_vnni import register_intrinsics
 from .. import expr as X
 from .. import op as R

@@ -27,7 +27,7 @@ from ..nn.qnn import _param
 from ..nn.utils import get_pad_tuple, pair
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
 from ..x86.anchored import accumulator_stages, schedule_anchored
-from .dsp import dot2, pack16, smlad
+from .dsp import dot2, has_dsp, pack16, smlad
 
 TAG = "qnn_conv2d_nchw_smlad"
 # Output channels computed from one column word, at most (their accumulators stay in registers).
@@ -135,7 +135,9 @@ def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE):
     """Schedule qnn_conv2d_nchw_smlad and what was fused after it (bias, requantize, the clamp
     of a relu) for `target`: per output pixel, its column words, then `oc_tile` output channels
     at a time (a divisor of the channel count), each step of the reduction one SMLAD per
-    channel from one column word; the epilogue applied as each tile is written."""
+    channel from one column word (on a target without the DSP extension, dot2 in plain
+    arithmetic in its place); the epilogue applied as each tile is written."""
+    smlad_ok = has_dsp(target)
 
     def tile(s, anchor, out_op):
         acc, o = accumulator_stages(s, anchor, out_op)
@@ -163,15 +165,19 @@ def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE):
             a.unroll(axis)
         if get_const_tuple(col.output(0).shape)[3] == 1:
             a.unroll(rko)
-        a.tensorize(af, smlad_tile(ft, target))
+        if smlad_ok:
+            a.tensorize(af, smlad_tile(ft, target))
+        else:
+            a.unroll(af)
+            a.unroll(rki)
         # The packing stages loop over (kernel row, column, channel pair), so their word
         # index needs no division.
         wp = _stage_of(anchor, "weight16")
         weight = next(t for t in wp.input_tensors if t.ndim == 4)
-        _, c, kh, kw = get_const_tuple(weight.shape)
+        _, c, _, kw = get_const_tuple(weight.shape)
         for stage in (s[col], s[wp]):
-            rest, pair_ = stage.split(stage.op.axis[-1], factor=(c + 1) // 2)
-            stage.split(rest, factor=kw)
+            rows_cols, _ = stage.split(stage.op.axis[-1], factor=(c + 1) // 2)
+            stage.split(rows_cols, factor=kw)
 
     return schedule_anchored(as_outputs(outs), lambda t: t == TAG, tile)
 
