@@ -7,9 +7,10 @@ it untiled and serial, tens of times slower. On a Cortex-M target an NCHW intege
 of groups 1 over int8/uint8 computes over 16-bit pairs (topi.arm_cpu.qnn_conv2d), by SMLAD
 where the target has the DSP extension (topi.arm_cpu.has_dsp), and a grouped (depthwise) one
 takes topi.arm_cpu's direct schedule; other targets take the portable kernels. On
-every Cortex-M target requantize computes in single precision where that decides the result
-(topi.arm_cpu.qnn_requantize: the same values as the portable formula, without the double
-arithmetic an M4F or M7 runs in software)."""
+every Cortex-M target requantize computes in single precision where that decides the result,
+and quantize and requantize round with the FPU (topi.arm_cpu.qnn_requantize: the same values
+as the portable formulas, without the double arithmetic an M4F or M7 runs in software, nor a
+library call per value)."""
 from __future__ import annotations
 
 from ... import te
@@ -74,8 +75,21 @@ def _requantize(call, target, schedules) -> OpStrategy:
     return OpStrategy("requantize_cortex_m", compute, base.schedule)
 
 
+def _quantize(call, target, schedules) -> OpStrategy:
+    base = default_strategy(call, target, schedules)
+    if target is None or not arm_cpu.is_cortex_m(target) or \
+            call.args[0].struct_info.dtype != "float32":
+        return base
+
+    def compute(call, a):
+        at = call.attrs
+        return arm_cpu.quantize_cortex_m(a[0], a[1], a[2], at.axis, at.out_dtype)
+    return OpStrategy("quantize_cortex_m", compute, base.schedule)
+
+
 STRATEGIES = {
     "relax.qnn.conv2d": _conv2d,
+    "relax.qnn.quantize": _quantize,
     "relax.qnn.requantize": _requantize,
     "relax.qnn.conv2d_NCHWc": _conv2d_nchwc,
     "relax.qnn.matmul": _qnn("schedule_qnn_matmul"),

@@ -3,7 +3,8 @@
 The reduction runs over int32 words that each hold two 16-bit values, word k being (kernel
 row ky, kernel column kx, input channel pair c2) in that order:
 
-    col[n, y, x, k] = pack16(x'(2 c2), x'(2 c2 + 1))     x' = int32(data) - zx, 0 outside it
+    col[n, y, x, k] = pack16(x'(2 c2), x'(2 c2 + 1))     x' = int32(data) - zx (the data
+                                                         padded with zx: x' = 0 there)
     wp[o, k]        = pack16(w'(2 c2), w'(2 c2 + 1))     w' = int32(weight) - zw
     out[n, o, y, x] = sum over k of dot2(col[n, y, x, k], wp[o, k])
 
@@ -13,8 +14,8 @@ the products and no correction term follows; the padding holds x' = 0. `dot2(a, 
 SMLAD adds (dsp.py): the schedule replaces each step of the reduction by SMLAD, computing
 `oc_tile` output channels from one loaded column word. The column words of one output pixel
 (KH * KW * C/2 words) are made once, where the pixel's output channels are computed; the
-packed weights (OC * KH * KW * C/2 words) once per call, at the root. The result is the int32
-sum of the NCHW kernel (topi.nn.qnn.qnn_conv2d_nchw), bit for bit.
+padded data and the packed weights (OC * KH * KW * C/2 words) once per call, at the root. The
+result is the int32 sum of the NCHW kernel (topi.nn.qnn.qnn_conv2d_nchw), bit for bit.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from ...ir.dtype import as_dtype
 from ...ir.errors import IRError
 from ...tir import expr as E
 from ...tir.stmt import seq
+from ..nn.pad import pad
 from ..nn.qnn import _param
 from ..nn.utils import get_pad_tuple, pair
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
@@ -32,6 +34,8 @@ from .dsp import dot2, has_dsp, pack16, smlad
 TAG = "qnn_conv2d_nchw_smlad"
 # Output channels computed from one column word, at most (their accumulators stay in registers).
 OC_TILE = 4
+# Column words per step of the reduction loop, at most.
+K_UNROLL = 2
 
 
 def qnn_conv2d_nchw_smlad(data, weight, data_zero_point, weight_zero_point, strides, padding,
@@ -57,15 +61,15 @@ def qnn_conv2d_nchw_smlad(data, weight, data_zero_point, weight_zero_point, stri
     i32 = as_dtype("int32")
     zero = E.make_const(i32, 0)
 
+    if pt or pl or pb or pr:
+        # the padding holds zx (x' = 0 there): one stage per call, no bounds tests per word
+        zx = data_zero_point() if isinstance(data_zero_point, te.Tensor) else data_zero_point
+        data = pad(data, (0, 0, pt, pl), (0, 0, pb, pr), pad_value=zx, name="pad_temp")
+
     def x_centered(b, ch, iy, ix):
         v = E.cast(i32, data[b, ch, iy, ix]) - _param(data_zero_point, (b, ch, iy, ix), 1,
                                                       "int32")
-        conds = [ch < c] if c % 2 else []
-        if pt or pb:
-            conds += [iy >= 0, iy < h]
-        if pl or pr:
-            conds += [ix >= 0, ix < w]
-        return te.if_then_else(te.all(*conds), v, zero) if conds else v
+        return te.if_then_else(ch < c, v, zero) if c % 2 else v
 
     def w_centered(o, ch, ry, rx):
         v = E.cast(i32, weight[o, ch, ry, rx]) - _param(weight_zero_point, (o, ch, ry, rx), 0,
@@ -78,7 +82,7 @@ def qnn_conv2d_nchw_smlad(data, weight, data_zero_point, weight_zero_point, stri
 
     def col_word(b, y, x, k):
         ry, rx, p = split_k(k)
-        iy, ix = y * sh + ry * dh - pt, x * sw + rx * dw - pl
+        iy, ix = y * sh + ry * dh, x * sw + rx * dw
         return pack16(x_centered(b, 2 * p, iy, ix), x_centered(b, 2 * p + 1, iy, ix))
 
     def weight_word(o, k):
@@ -153,8 +157,13 @@ def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE):
         a.compute_at(o, fo)
         an, af, ay, ax = a.op.axis
         rk, = a.op.reduce_axis
+        words = get_const_tuple(col.output(0).shape)[3]
         rko, rki = a.split(rk, factor=1)
-        a.reorder(an, ay, ax, rko, af, rki)
+        # two words per loop step (where the count is even): half the loop's overhead
+        step = divisor_at_most(words, K_UNROLL)
+        rkoo, rkoi = a.split(rko, factor=step)
+        a.reorder(an, ay, ax, rkoo, rkoi, af, rki)
+        a.unroll(rkoi)
         # Loops of one iteration around the tensorized stage are marked unrolled (as in the
         # x86 VNNI schedule): as serial loops they would be dropped before the intrinsic's
         # buffer views are flattened, leaving those views indexed by the dropped loop's variable.
@@ -163,8 +172,8 @@ def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE):
                 stage.unroll(axis)
         for axis in (an, ay, ax):
             a.unroll(axis)
-        if get_const_tuple(col.output(0).shape)[3] == 1:
-            a.unroll(rko)
+        if words == step:
+            a.unroll(rkoo)
         if smlad_ok:
             a.tensorize(af, smlad_tile(ft, target))
         else:

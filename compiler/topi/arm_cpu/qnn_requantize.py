@@ -1,4 +1,5 @@
-"""Requantize on Cortex-M: single precision where it decides the result, double where it may not.
+"""Requantize (and quantize) on Cortex-M: single precision where it decides the result, double
+where it may not; rounding by the FPU instead of a library call.
 
 ONNX's requantize is saturate(round_half_to_even(x * multiplier) + zero_point). The graph's
 multiplier is often float64 (the product of the float32 scales, kept exact), and a Cortex-M4F
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from ... import te
 from ...ir.dtype import as_dtype
+from ...ir.errors import IRError
 from ...tir import expr as E
 from .. import tag
 from ..nn.qnn import _param, _saturate
@@ -35,19 +37,50 @@ ROUND_MAGIC = 12582912.0
 TIE_MARGIN = 2.0 ** -10
 
 
+def _clamp(v):
+    f32 = as_dtype("float32")
+    return E.Min(E.Max(v, E.make_const(f32, -CLAMP)), E.make_const(f32, CLAMP))
+
+
+def _round_clamped(v):
+    """float32 `v` clamped to [-CLAMP, CLAMP] and rounded half to even (the FPU's default
+    rounding of the add)."""
+    magic = E.make_const(as_dtype("float32"), ROUND_MAGIC)
+    return (_clamp(v) + magic) - magic
+
+
+def quantize_cortex_m(x, scale, zero_point, axis: int = 1, out_dtype: str = "int8"):
+    """topi.nn.qnn.quantize of float32 `x`: saturate(round_half_to_even(x / scale) +
+    zero_point), the same values, rounded by the add of ROUND_MAGIC instead of a library call
+    (x / scale clamped to [-CLAMP, CLAMP] first, where every result saturates)."""
+    if str(x.dtype) != "float32":
+        raise IRError(f"quantize_cortex_m: the data is {x.dtype}; float32 expected")
+    axis = axis % max(x.ndim, 1)
+
+    def f(*i):
+        r = _round_clamped(x(*i) / _param(scale, i, axis, "float32"))
+        return _saturate(r + _param(zero_point, i, axis, "float32"), out_dtype)
+
+    return te.compute(x.shape, f, name="T_quantize", tag=tag.BROADCAST)
+
+
 def requantize_cortex_m(x, multiplier, zero_point, axis: int = 1, out_dtype: str = "int8",
                         compute_dtype: str = "float32"):
     """topi.nn.qnn.requantize(x, multiplier, zero_point, axis, out_dtype, compute_dtype), the
     same values (module docstring), in single precision but near a half-integer."""
     axis = axis % max(x.ndim, 1)
     f32 = as_dtype("float32")
+    m32 = multiplier
+    if isinstance(multiplier, te.Tensor) and multiplier.ndim == 1 and \
+            str(multiplier.dtype) != "float32":
+        # one conversion per channel and call, not one per output (a library call in double)
+        m32 = te.compute(multiplier.shape, lambda c: E.cast(f32, multiplier[c]),
+                         name="T_multiplier_f32", tag="multiplier_f32")
 
     def f(*i):
-        v = E.cast(f32, x(*i)) * _param(multiplier, i, axis, "float32")
-        v = E.Min(E.Max(v, E.make_const(f32, -CLAMP)), E.make_const(f32, CLAMP))
-        magic = E.make_const(f32, ROUND_MAGIC)
-        r = (v + magic) - magic
-        d = v - r
+        v = E.cast(f32, x(*i)) * _param(m32, i, axis, "float32")
+        r = _round_clamped(v)
+        d = _clamp(v) - r
         limit = E.make_const(f32, 0.5 - TIE_MARGIN)
         near_half = te.any(d >= limit, d <= -limit)
         fast = _saturate(r + _param(zero_point, i, axis, "float32"), out_dtype)
@@ -61,4 +94,4 @@ def requantize_cortex_m(x, multiplier, zero_point, axis: int = 1, out_dtype: str
     return te.compute(x.shape, f, name="T_requantize", tag=tag.BROADCAST)
 
 
-__all__ = ["requantize_cortex_m"]
+__all__ = ["quantize_cortex_m", "requantize_cortex_m"]

@@ -9,7 +9,8 @@ schedule and requantize in single precision, for Cortex-M targets.
   knows it) in the c target's source, and the SMLAD instruction in the object GCC makes of it.
   (The app test tests/apps/test_cortex_m.py runs it under QEMU against ONNX Runtime.)
 - requantize_cortex_m equals topi.nn.qnn.requantize (the double formula) bit for bit, on values
-  placed at and beside half-integers, large values, per-channel multipliers, int8 and uint8.
+  placed at and beside half-integers, large values, per-channel multipliers, int8 and uint8;
+  quantize_cortex_m equals topi.nn.qnn.quantize likewise.
 - which targets are Cortex-M and have the DSP extension; -mattr stays off GCC's command line on
   Arm (GCC spells extensions on the CPU name).
 """
@@ -30,11 +31,12 @@ from compiler.topi.arm_cpu import (
     has_dsp,
     is_cortex_m,
     qnn_conv2d_nchw_smlad,
+    quantize_cortex_m,
     requantize_cortex_m,
     schedule_qnn_conv2d_nchw_smlad,
     schedule_qnn_group_conv2d_nchw,
 )
-from compiler.topi.nn.qnn import qnn_conv2d_nchw, requantize
+from compiler.topi.nn.qnn import qnn_conv2d_nchw, quantize, requantize
 from compiler.topi.utils import get_const_tuple
 
 M4_C = "c -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4"
@@ -207,6 +209,27 @@ def test_requantize_cortex_m_float32_multiplier():
         f(runtime.nd.array(acc), out)
         results.append(out.numpy())
     np.testing.assert_array_equal(results[1], results[0])
+
+
+@pytest.mark.parametrize("out_dtype,zp", [("int8", 5), ("uint8", 128)])
+def test_quantize_cortex_m_equals_the_portable_formula(out_dtype, zp):
+    rng = np.random.default_rng(7)
+    scales = np.array([0.05, 0.1, 1 / 3], "float32")
+    halves = (rng.integers(-300, 300, (1, 3, 40)) + 0.5).astype("float32")
+    x = np.concatenate([halves * scales[None, :, None],
+                        rng.standard_normal((1, 3, 40)).astype("float32") * 1e4], axis=2)
+    X = te.placeholder(x.shape, "float32", name="X")
+    S = te.placeholder((3,), "float32", name="S")
+    results = []
+    for fn in (quantize, quantize_cortex_m):
+        t = fn(X, S, zp, 1, out_dtype)
+        f = build(te.create_schedule(t.op), [X, S, t], target="llvm")
+        out = runtime.nd.empty(x.shape, out_dtype)
+        f(runtime.nd.array(x), runtime.nd.array(scales), out)
+        results.append(out.numpy())
+    np.testing.assert_array_equal(results[1], results[0])
+    with pytest.raises(compiler.ir.errors.IRError, match="float32 expected"):
+        quantize_cortex_m(te.placeholder((2,), "float64", name="D"), 0.5, 0)
 
 
 @pytest.mark.parametrize("target,cortex_m,dsp", [
