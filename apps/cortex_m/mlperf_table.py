@@ -185,11 +185,11 @@ def print_int8_ratios(rows):
         if base is None or f is None:
             continue
         what = f"{_name(r)} / {'float' if dsp == 'on' else 'SMLAD'}"
-        lines.append(f"{what:<34} {BOARDS[board]:<18} {executor:<8} "
+        lines.append(f"{what:<36} {BOARDS[board]:<18} {executor:<8} "
                      f"{r['flash'] / f['flash']:>7.2f} {r['ram'] / f['ram']:>7.2f} "
                      f"{r['cycles'] / f['cycles']:>7.2f}")
     if lines:
-        head = f"{'ratio':<34} {'board':<18} {'executor':<8} {'flash':>7} {'RAM':>7} " \
+        head = f"{'ratio':<36} {'board':<18} {'executor':<8} {'flash':>7} {'RAM':>7} " \
                f"{'cycles':>7}"
         print(f"\n{head}\n{'-' * len(head)}")
         print("\n".join(lines))
