@@ -255,3 +255,53 @@ def test_arm_mattr_stays_off_the_gcc_command_line():
     assert not [f for f in flags if "dsp" in f]
     flags = compile_flags(Target("c -mcpu=haswell -mattr=+avx2"), "cc")
     assert "-mavx2" in flags
+
+
+def _qnn_module():
+    """x (int8) -> qnn.conv2d 3x3 (groups 1) -> requantize -> depthwise qnn.conv2d ->
+    requantize."""
+    from compiler.relax import expr as X
+    from compiler.relax import op
+    from compiler.relax.block_builder import BlockBuilder
+    from compiler.relax.struct_info import TensorStructInfo
+
+    def c(value, dtype):
+        return X.const(np.asarray(value, dtype=dtype), dtype)
+
+    rng = np.random.default_rng(2)
+    bb = BlockBuilder()
+    x = X.Var("x", TensorStructInfo((1, 4, 8, 8), "int8"))
+    bb.begin_function("main", None, {"global_symbol": "main", "num_input": 1})
+    with bb.dataflow():
+        acc = bb.emit(op.qnn.conv2d(x, c(rng.integers(-127, 128, (8, 4, 3, 3)), "int8"),
+                                    c(-3, "int32"), c([0] * 8, "int32"), padding=1))
+        y = bb.emit(op.qnn.requantize(acc, c(rng.random(8) * 1e-3, "float64"), c(2, "int32"),
+                                      1, "int8"))
+        acc = bb.emit(op.qnn.conv2d(y, c(rng.integers(-127, 128, (8, 1, 3, 3)), "int8"),
+                                    c(2, "int32"), c([0] * 8, "int32"), padding=1, groups=8))
+        out = bb.emit_output(op.qnn.requantize(acc, c(rng.random(8) * 1e-3, "float64"),
+                                               c(0, "int32"), 1, "int8"))
+    bb.emit_func_output(out, [x])
+    return bb.get()
+
+
+def test_cortex_m_strategies_and_no_blocked_layout():
+    from compiler.relax import expr as X
+    from compiler.relax.strategy import strategy_of
+    from compiler.relax.transform.qnn_layout_nchwc import qnn_layout_nchwc
+
+    mod = _qnn_module()
+    assert qnn_layout_nchwc(mod, target=Target(M4_C)) is mod
+    calls = [b.value for block in mod["main"].body.blocks for b in block.bindings
+             if isinstance(b.value, X.Call) and isinstance(b.value.op, X.Op)]
+
+    def names(target):
+        return [strategy_of(call, Target(target)).name for call in calls]
+
+    want = ["qnn_conv2d_nchw_smlad", "requantize_cortex_m", "qnn_group_conv2d_nchw_cortex_m",
+            "requantize_cortex_m"]
+    assert names(M4_C) == want
+    assert names(M4_LLVM) == want
+    assert names(M4_C + " -mattr=-dsp") == want   # the pair loops, without the intrinsic
+    assert "qnn_conv2d_nchw_smlad" not in names("llvm")
+    assert "requantize_cortex_m" not in names("llvm")
