@@ -34,6 +34,8 @@ from .dsp import dot2, has_dsp, pack16, smlad
 TAG = "qnn_conv2d_nchw_smlad"
 # Output channels computed from one column word, at most (their accumulators stay in registers).
 OC_TILE = 4
+# Output pixels of a row computed together, at most (each weight word loaded once for them).
+PX_TILE = 2
 # Column words per step of the reduction loop, at most.
 K_UNROLL = 2
 
@@ -97,37 +99,40 @@ def qnn_conv2d_nchw_smlad(data, weight, data_zero_point, weight_zero_point, stri
         dot2(col[b, y, x, rk], wp[o, rk]), axis=rk), name="conv2d_nchw_smlad", tag=TAG)
 
 
-def smlad_tile(oc_tile: int, target):
-    """The tensor intrinsic out[i, 0, 0] += dot2(col[0], wp[i, 0]), i < oc_tile: one column
-    word by `oc_tile` weight words (a row of the packed weights apart), one SMLAD each (out:
-    one output pixel of `oc_tile` NCHW channels)."""
-    col = te.placeholder((1,), dtype="int32", name="col")
+def smlad_tile(oc_tile: int, target, px_tile: int = 1):
+    """The tensor intrinsic out[i, 0, j] += dot2(col[j, 0], wp[i, 0]), i < oc_tile,
+    j < px_tile: the column words of `px_tile` output pixels (a column apart) by `oc_tile`
+    weight words (a row of the packed weights apart), one SMLAD each, each weight word loaded
+    once (out: `px_tile` pixels of one row by `oc_tile` NCHW channels)."""
+    col = te.placeholder((px_tile, 1), dtype="int32", name="col")
     wp = te.placeholder((oc_tile, 1), dtype="int32", name="wp")
     k = te.reduce_axis((0, 1), name="k")
-    out = te.compute((oc_tile, 1, 1), lambda i, y, x: te.sum(dot2(col[k], wp[i, k]), axis=k),
-                     name="out")
-    a_buf = tir.decl_buffer(col.shape, "int32", name="a", offset_factor=1, strides=[1])
+    out = te.compute((oc_tile, 1, px_tile), lambda i, y, x: te.sum(
+        dot2(col[x, k], wp[i, k]), axis=k), name="out")
+    a_buf = tir.decl_buffer(col.shape, "int32", name="a", offset_factor=1,
+                            strides=[te.var("ldp"), 1])
     b_buf = tir.decl_buffer(wp.shape, "int32", name="b", offset_factor=1,
                             strides=[te.var("ldw"), 1])
     c_buf = tir.decl_buffer(out.shape, "int32", name="c", offset_factor=1,
                             strides=[te.var("ldc"), te.var("ldy"), te.var("ldx")])
+    tiles = [(i, j) for i in range(oc_tile) for j in range(px_tile)]
 
     def intrin(ins, outs):
-        at = [[tir.const(i), tir.const(0), tir.const(0)] for i in range(oc_tile)]
+        at = {(i, j): [tir.const(i), tir.const(0), tir.const(j)] for i, j in tiles}
 
         def update(first: bool):
-            a = ins[0].vload([0], "int32")
+            cols = [ins[0].vload([j, 0], "int32") for j in range(px_tile)]
+            weights = [ins[1].vload([i, 0], "int32") for i in range(oc_tile)]
             return seq(*[tir.BufferStore(outs[0], smlad(
-                a, ins[1].vload([i, 0], "int32"),
-                tir.const(0, "int32") if first else outs[0].vload(at[i], "int32"), target),
-                at[i]) for i in range(oc_tile)])
+                cols[j], weights[i],
+                tir.const(0, "int32") if first else outs[0].vload(at[i, j], "int32"), target),
+                at[i, j]) for i, j in tiles])
 
         # the accumulators cleared before the reduction loops, so no step tests for the first
-        reset = seq(*[tir.BufferStore(outs[0], tir.const(0, "int32"), at[i])
-                      for i in range(oc_tile)])
+        reset = seq(*[tir.BufferStore(outs[0], tir.const(0, "int32"), at[t]) for t in tiles])
         return update(True), reset, update(False)
 
-    return te.decl_tensor_intrin(out.op, intrin, name=f"smlad_{oc_tile}",
+    return te.decl_tensor_intrin(out.op, intrin, name=f"smlad_{oc_tile}x{px_tile}",
                                  binds={col: a_buf, wp: b_buf, out: c_buf})
 
 
@@ -135,12 +140,14 @@ def _stage_of(anchor, tag_name):
     return next(t.op for t in anchor.input_tensors if t.op.tag == tag_name)
 
 
-def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE):
+def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE,
+                                   px_tile: int = PX_TILE):
     """Schedule qnn_conv2d_nchw_smlad and what was fused after it (bias, requantize, the clamp
-    of a relu) for `target`: per output pixel, its column words, then `oc_tile` output channels
-    at a time (a divisor of the channel count), each step of the reduction one SMLAD per
-    channel from one column word (on a target without the DSP extension, dot2 in plain
-    arithmetic in its place); the epilogue applied as each tile is written."""
+    of a relu) for `target`: per `px_tile` output pixels of a row (a divisor of the row's
+    length), their column words, then `oc_tile` output channels at a time (a divisor of the
+    channel count), each step of the reduction one SMLAD per channel and pixel, each column and
+    weight word loaded once (on a target without the DSP extension, dot2 in plain arithmetic
+    in its place); the epilogue applied as each tile is written."""
     smlad_ok = has_dsp(target)
 
     def tile(s, anchor, out_op):
@@ -148,11 +155,14 @@ def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE):
         n, f, y, x = o.op.axis
         nn, oc, oh, ow = get_const_tuple(anchor.output(0).shape)
         ft = divisor_at_most(oc, oc_tile)
+        xt = divisor_at_most(ow, px_tile)
         fo, fi = o.split(f, factor=ft)
-        o.reorder(n, y, x, fo, fi)
+        xo, xi = o.split(x, factor=xt)
+        o.reorder(n, y, xo, fo, fi, xi)
         o.unroll(fi)
+        o.unroll(xi)
         col = _stage_of(anchor, "im2col16")
-        s[col].compute_at(o, x)
+        s[col].compute_at(o, xo)
         a = s[acc]
         a.compute_at(o, fo)
         an, af, ay, ax = a.op.axis
@@ -162,22 +172,24 @@ def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE):
         # two words per loop step (where the count is even): half the loop's overhead
         step = divisor_at_most(words, K_UNROLL)
         rkoo, rkoi = a.split(rko, factor=step)
-        a.reorder(an, ay, ax, rkoo, rkoi, af, rki)
+        a.reorder(an, ay, rkoo, rkoi, af, ax, rki)
         a.unroll(rkoi)
         # Loops of one iteration around the tensorized stage are marked unrolled (as in the
         # x86 VNNI schedule): as serial loops they would be dropped before the intrinsic's
         # buffer views are flattened, leaving those views indexed by the dropped loop's variable.
-        for stage, axis, extent in ((o, n, nn), (o, y, oh), (o, x, ow), (o, fo, oc // ft)):
+        for stage, axis, extent in ((o, n, nn), (o, y, oh), (o, xo, ow // xt),
+                                    (o, fo, oc // ft)):
             if extent == 1:
                 stage.unroll(axis)
-        for axis in (an, ay, ax):
+        for axis in (an, ay):
             a.unroll(axis)
         if words == step:
             a.unroll(rkoo)
         if smlad_ok:
-            a.tensorize(af, smlad_tile(ft, target))
+            a.tensorize(af, smlad_tile(ft, target, xt))
         else:
             a.unroll(af)
+            a.unroll(ax)
             a.unroll(rki)
         # The packing stages loop over (kernel row, column, channel pair), so their word
         # index needs no division.
@@ -216,5 +228,5 @@ def schedule_qnn_group_conv2d_nchw(outs):
     return schedule_anchored(as_outputs(outs), lambda t: t == GROUP_TAG, tile, keep_pad=True)
 
 
-__all__ = ["OC_TILE", "qnn_conv2d_nchw_smlad", "schedule_qnn_conv2d_nchw_smlad",
+__all__ = ["OC_TILE", "PX_TILE", "qnn_conv2d_nchw_smlad", "schedule_qnn_conv2d_nchw_smlad",
            "schedule_qnn_group_conv2d_nchw", "smlad_tile"]

@@ -6,8 +6,10 @@ schedule and requantize in single precision, for Cortex-M targets.
   per tensor and per channel, odd and even channel counts, padding, strides, dilation.
 - Scheduled for a Cortex-M target with the DSP extension, each step of the reduction is SMLAD:
   `llvm.arm.smlad` in the llvm target's IR, `__builtin_arm_smlad` (no prototype: the C compiler
-  knows it) in the c target's source, and the SMLAD instruction in the object GCC makes of it.
-  (The app test tests/apps/test_cortex_m.py runs it under QEMU against ONNX Runtime.)
+  knows it) in the c target's source, and the SMLAD instruction in the object GCC makes of it;
+  that C source, compiled here with SMLAD written out as a macro, equals numpy (tiles of
+  output channels and of pixels). (tests/apps/test_cortex_m.py runs it under QEMU against
+  ONNX Runtime.)
 - requantize_cortex_m equals topi.nn.qnn.requantize (the double formula) bit for bit, on values
   placed at and beside half-integers, large values, per-channel multipliers, int8 and uint8;
   quantize_cortex_m equals topi.nn.qnn.quantize likewise.
@@ -149,6 +151,41 @@ def test_smlad_schedule_c_calls_the_builtin(tmp_path):
                          text=True, check=True).stdout
     assert "\tsmlad\t" in dis
     assert "__builtin_arm_smlad" not in dis   # inlined, no call
+
+
+# SMLAD's semantics for this machine's C compiler, so the tensorized kernels run here.
+SMLAD_ON_HOST = ("-D__builtin_arm_smlad(a,b,c)=((c) + (int32_t)(int16_t)(a) * (int16_t)(b)"
+                 " + ((int32_t)(a) >> 16) * ((int32_t)(b) >> 16))")
+
+
+@pytest.mark.parametrize("case", CONVS, ids=[f"conv{i}" for i in range(len(CONVS))])
+def test_smlad_schedule_equals_numpy(case, tmp_path):
+    """The kernel scheduled for the Cortex-M4 (tiles of output channels and pixels, SMLAD per
+    word), its C source compiled here with SMLAD written out, and the requantize fused."""
+    from compiler.contrib.cc import compile_source
+
+    xshape, wshape, stride, pad, dil, xdtype, wdtype, zx, per_channel = case
+    x, w, zw = _inputs(xshape, wshape, xdtype, wdtype, per_channel, sum(wshape))
+    X = te.placeholder(xshape, xdtype, name="X")
+    W = te.placeholder(wshape, wdtype, name="W")
+    ZW = te.placeholder((wshape[0],), "int32", name="ZW") if per_channel else 0
+    C = qnn_conv2d_nchw_smlad(X, W, zx, ZW, stride, pad, dil)
+    out_t = requantize(C, 0.01, 3)
+    with Target(M4_C):
+        s = schedule_qnn_conv2d_nchw_smlad(out_t, Target(M4_C))
+    args = [X, W] + ([ZW] if per_channel else []) + [out_t]
+    host = Target("c")
+    path = tmp_path / "kernel.c"
+    path.write_text(generate_c(host_passes(compiler.lower(s, args), host), host))
+    assert "__builtin_arm_smlad(" in path.read_text()
+    obj = str(tmp_path / "kernel.o")
+    compile_source(str(path), obj, compile_flags(host) + [SMLAD_ON_HOST])
+    f = runtime.load_module(obj)
+    out = runtime.nd.empty(get_const_tuple(out_t.shape), "int8")
+    f(*[runtime.nd.array(a) for a in ([x, w] + ([zw] if per_channel else []))], out)
+    acc = reference_conv(x, w, zx, zw, stride, pad, dil)
+    want = np.clip(np.rint(acc.astype(np.float32) * np.float32(0.01)) + 3, -128, 127)
+    np.testing.assert_array_equal(out.numpy(), want.astype("int8"))
 
 
 def test_group_conv_schedule_equals_numpy():
