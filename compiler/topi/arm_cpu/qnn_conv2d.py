@@ -147,7 +147,7 @@ def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE,
     length), their column words, then `oc_tile` output channels at a time (a divisor of the
     channel count), each step of the reduction one SMLAD per channel and pixel, each column and
     weight word loaded once (on a target without the DSP extension, dot2 in plain arithmetic
-    in its place); the epilogue applied as each tile is written."""
+    in its place, one pixel at a time); the epilogue applied as each tile is written."""
     smlad_ok = has_dsp(target)
 
     def tile(s, anchor, out_op):
@@ -155,7 +155,8 @@ def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE,
         n, f, y, x = o.op.axis
         nn, oc, oh, ow = get_const_tuple(anchor.output(0).shape)
         ft = divisor_at_most(oc, oc_tile)
-        xt = divisor_at_most(ow, px_tile)
+        # without SMLAD, twice the accumulators and the halves' extraction spill registers
+        xt = divisor_at_most(ow, px_tile if smlad_ok else 1)
         fo, fi = o.split(f, factor=ft)
         xo, xi = o.split(x, factor=xt)
         o.reorder(n, y, xo, fo, fi, xi)
