@@ -25,7 +25,7 @@ from ...ir.errors import IRError
 from ...tir import expr as E
 from ...tir.stmt import seq
 from ..nn.pad import pad
-from ..nn.qnn import _param
+from ..nn.qnn import qnn_param
 from ..nn.utils import get_pad_tuple, pair
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
 from ..x86.anchored import accumulator_stages, schedule_anchored
@@ -69,12 +69,12 @@ def qnn_conv2d_nchw_smlad(data, weight, data_zero_point, weight_zero_point, stri
         data = pad(data, (0, 0, pt, pl), (0, 0, pb, pr), pad_value=zx, name="pad_temp")
 
     def x_centered(b, ch, iy, ix):
-        v = E.cast(i32, data[b, ch, iy, ix]) - _param(data_zero_point, (b, ch, iy, ix), 1,
+        v = E.cast(i32, data[b, ch, iy, ix]) - qnn_param(data_zero_point, (b, ch, iy, ix), 1,
                                                       "int32")
         return te.if_then_else(ch < c, v, zero) if c % 2 else v
 
     def w_centered(o, ch, ry, rx):
-        v = E.cast(i32, weight[o, ch, ry, rx]) - _param(weight_zero_point, (o, ch, ry, rx), 0,
+        v = E.cast(i32, weight[o, ch, ry, rx]) - qnn_param(weight_zero_point, (o, ch, ry, rx), 0,
                                                         "int32")
         return te.if_then_else(ch < c, v, zero) if c % 2 else v
 

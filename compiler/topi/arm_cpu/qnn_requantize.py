@@ -26,7 +26,7 @@ from ...ir.dtype import as_dtype
 from ...ir.errors import IRError
 from ...tir import expr as E
 from .. import tag
-from ..nn.qnn import _param, _saturate
+from ..nn.qnn import qnn_param, saturate
 
 # |v| at and above which every int8/uint8 result saturates, whatever the zero point.
 CLAMP = 1024.0
@@ -58,8 +58,8 @@ def quantize_cortex_m(x, scale, zero_point, axis: int = 1, out_dtype: str = "int
     axis = axis % max(x.ndim, 1)
 
     def f(*i):
-        r = _round_clamped(x(*i) / _param(scale, i, axis, "float32"))
-        return _saturate(r + _param(zero_point, i, axis, "float32"), out_dtype)
+        r = _round_clamped(x(*i) / qnn_param(scale, i, axis, "float32"))
+        return saturate(r + qnn_param(zero_point, i, axis, "float32"), out_dtype)
 
     return te.compute(x.shape, f, name="T_quantize", tag=tag.BROADCAST)
 
@@ -78,16 +78,16 @@ def requantize_cortex_m(x, multiplier, zero_point, axis: int = 1, out_dtype: str
                          name="T_multiplier_f32", tag="multiplier_f32")
 
     def f(*i):
-        v = E.cast(f32, x(*i)) * _param(m32, i, axis, "float32")
+        v = E.cast(f32, x(*i)) * qnn_param(m32, i, axis, "float32")
         r = _round_clamped(v)
         d = _clamp(v) - r
         limit = E.make_const(f32, 0.5 - TIE_MARGIN)
         near_half = te.any(d >= limit, d <= -limit)
-        fast = _saturate(r + _param(zero_point, i, axis, "float32"), out_dtype)
+        fast = saturate(r + qnn_param(zero_point, i, axis, "float32"), out_dtype)
         if compute_dtype == "float32":
             return fast  # r is v rounded, and v is the reference's (clamped where it saturates)
-        w = E.cast(as_dtype(compute_dtype), x(*i)) * _param(multiplier, i, axis, compute_dtype)
-        exact = _saturate(te.nearbyint(w) + _param(zero_point, i, axis, compute_dtype),
+        w = E.cast(as_dtype(compute_dtype), x(*i)) * qnn_param(multiplier, i, axis, compute_dtype)
+        exact = saturate(te.nearbyint(w) + qnn_param(zero_point, i, axis, compute_dtype),
                           out_dtype)
         return te.if_then_else(near_half, exact, fast)
 
