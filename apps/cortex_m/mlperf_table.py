@@ -2,7 +2,9 @@
 both executors and prints, per run: flash (text + read-only data + .data's initial values),
 RAM (.data + .bss, which holds the arena, + the heap the app took), the arena, the runtime's
 share of flash, cycles per inference and whether the output matched the reference (ONNX
-Runtime on this machine, atol 1e-5 + rtol 1e-4).
+Runtime on this machine: atol 1e-5 + rtol 1e-4 for the float models; the same int8 values for
+the int8 ones, against ONNX Runtime with graph optimizations off), then each int8 model beside
+its float model on the same board and executor.
 
     python apps/cortex_m/mlperf_table.py [BUILD_DIR] [--jobs N]
 
@@ -30,13 +32,16 @@ REGIONS = {"m4": {"RAM": "4 MB RAM", "FLASH": "4 MB code memory"},
            "m7": {"RAM": "4 MB RAM", "FLASH": "4 MB code memory"},
            "m55": {"RAM": "512 KB DTCM", "FLASH": "2 MB code SRAM"}}
 NAMES = {"kws": "DS-CNN (KWS)", "ic": "ResNet-8 (IC)", "vww": "MobileNetV1-0.25 (VWW)",
-         "ad": "AD autoencoder"}
+         "ad": "AD autoencoder", "kws_int8": "DS-CNN (KWS) int8", "ic_int8": "ResNet-8 (IC) int8"}
+# The table's models: each float model, its int8 version after it.
+ALL_MODELS = tuple(m for f in mlperf_tiny.MODELS for m in
+                   (f, *(q for q, base in mlperf_tiny.INT8_MODELS.items() if base == f)))
 
 
-def _make(build, board, model, executor, goal):
+def _make(build, board, model, executor, goal, dsp="on"):
     cmd = ["make", "-s", "-C", APP, f"PYTHON={sys.executable}", f"BUILD={build}",
            f"BOARD={board}", "MODEL_BOARD=m4", f"MODEL={model}", "KIND=c",
-           f"EXECUTOR={executor}", goal]
+           f"EXECUTOR={executor}", f"DSP={dsp}", goal]
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           check=False)
 
@@ -78,10 +83,17 @@ def _field(pattern, text, default=None):
     return m.group(1) if m else default
 
 
-def run_one(build, board, model, executor):
-    """One row: a dict of what was measured, or the reason it cannot run."""
-    row = {"board": board, "model": model, "executor": executor}
-    link = _make(build, board, model, executor, "all")
+def _out_dir(build, board, model, executor, dsp="on"):
+    """The Makefile's build folder of one run."""
+    return os.path.join(build, f"{board}-c-{'aot-' if executor == 'aot' else ''}"
+                               f"{'nodsp-' if dsp == 'off' else ''}{model}")
+
+
+def run_one(build, board, model, executor, dsp="on"):
+    """One row: a dict of what was measured, or the reason it cannot run. dsp "off": the
+    model built with -mattr=-dsp (the integer kernels without the SMLAD intrinsic)."""
+    row = {"board": board, "model": model, "executor": executor, "dsp": dsp}
+    link = _make(build, board, model, executor, "all", dsp)
     overflow = re.findall(r"region `(\w+)' overflowed by (\d+) bytes", link.stdout)
     if link.returncode != 0:
         if overflow:
@@ -90,24 +102,27 @@ def run_one(build, board, model, executor):
         else:
             row["error"] = link.stdout[-2000:]
         return row
-    out = os.path.join(build, f"{board}-c-{'aot-' if executor == 'aot' else ''}{model}")
+    out = _out_dir(build, board, model, executor, dsp)
     elf = os.path.join(out, "app.elf")
     row["flash"], static = _sizes(elf)
     row["runtime"] = _runtime_flash(os.path.join(out, "app.map"))
-    run = _make(build, board, model, executor, "run")
+    run = _make(build, board, model, executor, "run", dsp)
     text = run.stdout
     heap = int(_field(r"^heap: (\d+) bytes", text, "0"))
     row["ram"] = static + heap
     row["arena"] = int(_field(r"^arena: (\d+) bytes", text, "0"))
     row["cycles"] = int(_field(r"^cycles: (\d+)", text, "0"))
     row["error_max"] = _field(r"max abs error (\S+)", text)
+    if model in mlperf_tiny.INT8_MODELS and row["error_max"] is not None:
+        # atol is half a step of the output's scale: the error in steps of the int8 output
+        step = 2 * float(_field(r"\(atol (\S+), rtol", text, "0"))
+        row["error_max"] = f"{float(row['error_max']) / step:g} steps" if step else "?"
     row["match"] = run.returncode == 0 and text.rstrip().endswith("PASS")
     if not row["match"]:
         row["error"] = _field(r"^(error: .*)$", text) or text[-2000:]
         if "out of memory" in row["error"]:   # the heap left beside the arena is too small
-            model_dir = os.path.join(build, f"m4-c-{'aot-' if executor == 'aot' else ''}{model}")
-            arena = int(_arena_bytes(model_dir)) // 1024
-            row = {k: row[k] for k in ("board", "model", "executor")}
+            arena = int(_arena_bytes(_out_dir(build, "m4", model, executor, dsp))) // 1024
+            row = {k: row[k] for k in ("board", "model", "executor", "dsp")}
             row["reason"] = (f"does not fit: {REGIONS[board]['RAM']} holds the {arena} KB arena "
                              "but not the executor's heap (out of memory at load)")
     return row
@@ -123,19 +138,25 @@ def _kb(n):
     return f"{n / 1024:,.1f}"
 
 
+def _name(row):
+    return NAMES[row["model"]] + (" no SMLAD" if row.get("dsp") == "off" else "")
+
+
 def print_table(rows):
-    head = (f"{'model':<24} {'board':<18} {'executor':<8} {'flash KB':>9} {'runtime KB':>10} "
+    head = (f"{'model':<28} {'board':<18} {'executor':<8} {'flash KB':>9} {'runtime KB':>10} "
             f"{'RAM KB':>8} {'arena KB':>9} {'cycles':>13}  match")
     print(head)
     print("-" * len(head))
     for r in rows:
-        lead = f"{NAMES[r['model']]:<24} {BOARDS[r['board']]:<18} {r['executor']:<8}"
+        lead = f"{_name(r):<28} {BOARDS[r['board']]:<18} {r['executor']:<8}"
         if "reason" in r:
             print(f"{lead} {r['reason']}")
         elif "flash" not in r:
             print(f"{lead} build failed")
         else:
             match = f"yes (max error {r['error_max']})" if r["match"] else "NO"
+            if r["match"] and r["model"] in mlperf_tiny.INT8_MODELS:
+                match = f"yes (equal int8, max error {r['error_max']})"
             print(f"{lead} {_kb(r['flash']):>9} {_kb(r['runtime']):>10} {_kb(r['ram']):>8} "
                   f"{_kb(r['arena']):>9} {r['cycles']:>13,}  {match}")
     print("flash: text + read-only data (weights) + .data's initial values; runtime: the part "
@@ -143,20 +164,51 @@ def print_table(rows):
           "runtime); RAM: .data + .bss (arena, input and output buffers) + heap; cycles: "
           "instructions executed per inference (QEMU -icount shift=0, counted with SysTick; "
           "QEMU models no DWT cycle counter, caches or pipeline). For comparison: TFLite "
-          "Micro's framework is about 16-20 KB of flash (published).")
+          "Micro's framework is about 16-20 KB of flash (published). int8: the model quantized "
+          "by ONNX Runtime (QDQ, per channel); its outputs are compared as int8 values (atol "
+          "half a step of the output's scale). no SMLAD: the same model built with -mattr=-dsp: "
+          "the same kernels with each 16-bit pair's products in plain C instead of the SMLAD "
+          "intrinsic (GCC makes SMLABB + SMLATT of them for the Cortex-M4).")
+    print_int8_ratios(rows)
+
+
+def print_int8_ratios(rows):
+    """Each int8 run's flash, RAM and cycles as a fraction of its float model's on the same
+    board and executor (and, built without the DSP kernels, of the int8 run with them)."""
+    done = {(r["model"], r["board"], r["executor"], r["dsp"]): r for r in rows
+            if r.get("match")}
+    lines = []
+    for (model, board, executor, dsp), r in done.items():
+        base = mlperf_tiny.INT8_MODELS.get(model)
+        f = done.get((base, board, executor, "on")) if dsp == "on" else \
+            done.get((model, board, executor, "on"))
+        if base is None or f is None:
+            continue
+        what = f"{_name(r)} / {'float' if dsp == 'on' else 'SMLAD'}"
+        lines.append(f"{what:<36} {BOARDS[board]:<18} {executor:<8} "
+                     f"{r['flash'] / f['flash']:>7.2f} {r['ram'] / f['ram']:>7.2f} "
+                     f"{r['cycles'] / f['cycles']:>7.2f}")
+    if lines:
+        head = f"{'ratio':<36} {'board':<18} {'executor':<8} {'flash':>7} {'RAM':>7} " \
+               f"{'cycles':>7}"
+        print(f"\n{head}\n{'-' * len(head)}")
+        print("\n".join(lines))
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build", "cortex_m"))
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--models", default=",".join(mlperf_tiny.MODELS))
+    ap.add_argument("--models", default=",".join(ALL_MODELS))
     ap.add_argument("--boards", default=",".join(BOARDS))
     args = ap.parse_args(argv)
     build = os.path.abspath(args.build)
     models, boards = args.models.split(","), args.boards.split(",")
     # First each model (once per executor) and each board's runtimes, then the runs.
+    # The int8 models also without the SMLAD intrinsic (-mattr=-dsp), on the M4F with AOT.
+    nodsp = [m for m in models if m in mlperf_tiny.INT8_MODELS] if "m4" in boards else []
     jobs = [("m4", m, e, "model") for m in models for e in EXECUTORS] + \
+        [("m4", m, "aot", "model", "off") for m in nodsp] + \
         [(b, models[0], "graph", "runtime") for b in boards]
     failed = []
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -167,12 +219,15 @@ def main(argv=None):
         if failed:
             print("\n".join(failed))
             return 1
-        runs = [(b, m, e) for m in models for b in boards for e in EXECUTORS]
+        runs = [(b, m, e) for m in models for b in boards for e in EXECUTORS] + \
+            [("m4", m, "aot", "off") for m in nodsp]
+        runs.sort(key=lambda r: (ALL_MODELS.index(r[1]) if r[1] in ALL_MODELS else 0,
+                                 len(r) > 3))
         rows = list(pool.map(lambda r: run_one(build, *r), runs))
     print_table(rows)
     bad = [r for r in rows if "reason" not in r and not r.get("match")]
     for r in bad:
-        print(f"\n{r['model']} on {r['board']} ({r['executor']}):\n{r.get('error', '')}")
+        print(f"\n{_name(r)} on {r['board']} ({r['executor']}):\n{r.get('error', '')}")
     return 1 if bad else 0
 
 

@@ -8,6 +8,11 @@ shapes with random weights (nothing is downloaded):
 
     model, input_shapes = mlperf_tiny.build("kws")
 
+and their int8 versions, "kws_int8" and "ic_int8" (INT8_MODELS): the float model quantized by
+ONNX Runtime's `quantize_static` (QDQ, int8 activations and weights, weights per output
+channel, calibrated on CALIBRATION_SAMPLES inputs drawn from N(0, 1) with CALIBRATION_SEED), so
+the same name always gives the same bytes.
+
 Float32, batch 1, NCHW. Batch norm is folded into the convolution and dense weights (a
 per-channel scale and a bias). Weights are drawn from N(0, 1/fan_in) (seed 0), so activations
 stay of order one through the network. TensorFlow's "same" padding is written out as explicit
@@ -15,6 +20,8 @@ ONNX pads (extra row and column at the end, as TensorFlow does).
 """
 from __future__ import annotations
 
+import os
+import tempfile
 from typing import Dict, List, Tuple
 
 import numpy as np
@@ -22,6 +29,10 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 MODELS = ("kws", "ic", "vww", "ad")
+# int8 (QDQ) versions of float models: name -> the float model's name.
+INT8_MODELS = {"kws_int8": "kws", "ic_int8": "ic"}
+CALIBRATION_SEED = 1
+CALIBRATION_SAMPLES = 8
 OPSET = 13
 
 
@@ -174,8 +185,46 @@ def autoencoder() -> Tuple[onnx.ModelProto, Dict[str, Tuple[int, ...]]]:
 BUILDERS = {"kws": ds_cnn, "ic": resnet8, "vww": mobilenet_v1_025, "ad": autoencoder}
 
 
+def calibration_set(shapes: Dict[str, Tuple[int, ...]]) -> List[Dict[str, np.ndarray]]:
+    """CALIBRATION_SAMPLES feeds of N(0, 1) float32 inputs of `shapes`, from CALIBRATION_SEED
+    (the inputs the float models are built for: weights from N(0, 1/fan_in) keep activations of
+    order one)."""
+    rng = np.random.default_rng(CALIBRATION_SEED)
+    return [{k: rng.standard_normal(s).astype("float32") for k, s in shapes.items()}
+            for _ in range(CALIBRATION_SAMPLES)]
+
+
+def quantize(model: onnx.ModelProto, shapes: Dict[str, Tuple[int, ...]]) -> onnx.ModelProto:
+    """`model` quantized by onnxruntime.quantization.quantize_static: QDQ, int8 activations
+    (asymmetric) and int8 weights (symmetric, per output channel), on calibration_set(shapes)."""
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+
+    class _Feeds(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter(calibration_set(shapes))
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "float.onnx"), os.path.join(tmp, "int8.onnx")
+        onnx.save(model, src)
+        quantize_static(src, dst, _Feeds(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+        return onnx.load(dst)
+
+
 def build(name: str) -> Tuple[onnx.ModelProto, Dict[str, Tuple[int, ...]]]:
-    """(ONNX model, input shapes) of one of MODELS."""
+    """(ONNX model, input shapes) of one of MODELS or INT8_MODELS."""
+    if name in INT8_MODELS:
+        model, shapes = BUILDERS[INT8_MODELS[name]]()
+        return quantize(model, shapes), shapes
     if name not in BUILDERS:
-        raise SystemExit(f"unknown model {name!r}: use one of {', '.join(MODELS)}")
+        raise SystemExit(f"unknown model {name!r}: use one of "
+                         f"{', '.join(MODELS + tuple(INT8_MODELS))}")
     return BUILDERS[name]()

@@ -3,11 +3,15 @@ Cortex-M4F and Cortex-M7 (and M55 with MVE), linked with the bare-metal runtime
 (MR_PLATFORM_BAREMETAL, MR_CONFIG_SMALL) into one ELF, run under qemu-system-arm with
 semihosting; the same app source built for this machine and for AArch64 (qemu-user); and the
 MLPerf Tiny DS-CNN (apps/cortex_m/mlperf_tiny.py) on the M4F with the AOT executor (the run
-function, kernels and weights linked with the AOT runtime only).
+function, kernels and weights linked with the AOT runtime only); and its int8 version (quantized
+by ONNX Runtime, QDQ per channel) on the M4F (c target and AOT: SMLAD through GCC's builtin;
+llvm target and the graph executor: through LLVM's intrinsic) and on the M55 (its own code).
 
 Each run must exit with status 0 and print "PASS" (the app compares its output with the test
 vectors of a reference run, within atol 1e-5 + rtol 1e-4); the printed output is also compared
-here with onnxruntime's on the same input (same tolerance). Neither the runtime nor the model
+here with onnxruntime's on the same input (same tolerance; for an int8 model the same int8
+values as onnxruntime's with graph optimizations off: atol half a step of the output's scale,
+and the model's code holds the SMLAD instruction). Neither the runtime nor the model
 references dlopen; on bare metal the runtime references no pthread function and the model no
 C library function beyond memcpy/memset/libm. The executor runs in a static arena of the
 manifest's size (tests/c/test_graph_arena.c proves nothing is allocated after init). Skipped
@@ -61,19 +65,27 @@ def build_dir(tmp_path_factory):
 
 
 def _onnx_reference(model_name, inputs):
+    """(onnxruntime's output, atol, rtol): an int8 model's with graph optimizations off, to
+    half a step of its output's scale."""
     sys.path.insert(0, APP)
     import build_model
     import onnxruntime as ort
 
     model, _ = build_model.onnx_model(model_name)
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(None, dict(inputs))[0]
+    step = build_model.output_step(model)
+    opts = ort.SessionOptions()
+    if step:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
+    tol = (step / 2, 0.0) if step else (ATOL, RTOL)
+    return (sess.run(None, dict(inputs))[0],) + tol
 
 
 # What generated code may take from the C library: memcpy/memset and libm.
 ALLOWED_LIBC = {"memcpy", "memset", "memmove", "expf", "exp", "logf", "log", "tanhf", "tanh",
                 "sqrtf", "sqrt", "powf", "pow", "erff", "erf", "fabsf", "floorf", "ceilf",
-                "roundf", "fmodf", "sinf", "cosf"}
+                "roundf", "fmodf", "sinf", "cosf", "nearbyintf", "nearbyint"}
 
 
 def _undefined(nm, path):
@@ -92,7 +104,8 @@ CASES = [("m4", "mlp", "llvm", "graph"), ("m4", "lenet", "llvm", "graph"),
          ("m4", "lenet", "c", "graph"), ("m7", "lenet", "llvm", "graph"),
          ("m7", "mlp", "c", "graph"), ("m55", "lenet", "llvm", "graph"),
          ("host", "mlp", "llvm", "graph"), ("aarch64", "mlp", "llvm", "graph"),
-         ("m4", "kws", "c", "aot")]
+         ("m4", "kws", "c", "aot"), ("m4", "kws_int8", "c", "aot"),
+         ("m4", "kws_int8", "llvm", "graph"), ("m55", "kws_int8", "c", "aot")]
 
 
 @pytest.mark.parametrize("board,model,kind,executor", CASES, ids=["-".join(c) for c in CASES])
@@ -127,9 +140,13 @@ def test_cortex_m_app(build_dir, board, model, kind, executor):
         assert cycles and int(cycles.group(1)) > 0, run.stdout
     got = _printed_output(run.stdout)
     inputs = dict(np.load(os.path.join(out_dir, "inputs.npz")))
-    want = _onnx_reference(model, inputs)
+    want, atol, rtol = _onnx_reference(model, inputs)
     assert got.shape == (want.size,), run.stdout
-    np.testing.assert_allclose(got, want.ravel(), atol=ATOL, rtol=RTOL)
+    np.testing.assert_allclose(got, want.ravel(), atol=atol, rtol=rtol)
+    if model.endswith("_int8") and board in ("m4", "m7", "m55"):   # SMLAD in the kernels
+        dis = subprocess.run(["arm-none-eabi-objdump", "-d", os.path.join(out_dir, "model.a")],
+                             stdout=subprocess.PIPE, text=True, check=True).stdout
+        assert re.search(r"\tsmlad\t", dis), "no SMLAD in the int8 model's code"
 
 
 def test_cortex_m_app_fails_on_mismatch(build_dir):

@@ -187,14 +187,15 @@ class CHostPrinter(CFamilyPrinter):
 
     def call_extern(self, e: E.Call) -> str:
         """`name(args)`, with a file-scope prototype from the argument and result types (the
-        name in parentheses, so that a function-like macro of that name is left alone)."""
+        name in parentheses, so that a function-like macro of that name is left alone); a
+        compiler builtin (`__builtin_*`) is declared by the C compiler itself, not here."""
         name = e.args[0].value if isinstance(e.args[0], E.Broadcast) else e.args[0]
         if not isinstance(name, E.StringImm):
             raise InternalError(f"{e} needs the function name as a StringImm")
         args = e.args[1:]
         params = ", ".join(self.value_type(a.dtype.element_of()) for a in args) or "void"
         decl = f"extern {self.value_type(e.dtype.element_of())} ({name.value})({params});"
-        if decl not in self.lambdas:
+        if decl not in self.lambdas and not name.value.startswith("__builtin_"):
             self.lambdas.append(decl)
         return f"{name.value}({', '.join(self.expr(a) for a in args)})"
 
@@ -429,7 +430,8 @@ def compile_flags(target, cc=None, host: bool = True) -> List[str]:
     CPU: `-mcpu=<name>` (or `-march=<name>`) picks the CPU (`-march=` on x86, `-mcpu=` elsewhere);
     `-mcpu=generic` is the compiler's portable baseline; with neither, a host build (no foreign
     `-mtriple`, a native `cc`, `host` true) uses `-march=native` like the llvm target's host CPU,
-    and a cross build gets no CPU flag. `-mattr=+avx2,+fma` -> `-mavx2 -mfma` (`-x` -> `-mno-x`).
+    and a cross build gets no CPU flag. `-mattr=+avx2,+fma` -> `-mavx2 -mfma` (`-x` -> `-mno-x`);
+    not on Arm (thumb*/arm* triples), where GCC takes extensions only on the CPU name.
     FP contraction (`a*b + c` -> fma): `-ffp-contract=fast` unless `-fp-contract=off`
     (bit-exact results), as the llvm target. `-fast-math` -> `-ffast-math`. A bare-metal
     `-mtriple` (OS "none": `thumbv7em-none-eabihf`) adds `-fno-pic` (static code, as the llvm
@@ -454,7 +456,10 @@ def compile_flags(target, cc=None, host: bool = True) -> List[str]:
     if cpu and cpu != "generic":
         x86 = arch in ("x86_64", "x86")
         flags.append(f"-march={cpu}" if x86 or target.get("march") else f"-mcpu={cpu}")
-    for attr in target.get("mattr") or []:
+    # On Arm, GCC spells extensions on the CPU (-mcpu=cortex-m33+nodsp), not as -m<feature>
+    # flags: there the -mcpu decides, and -mattr only steers Kiln's own kernel choice.
+    arm = arch.startswith(("arm", "thumb"))
+    for attr in [] if arm else target.get("mattr") or []:
         feature = attr.lstrip("+-")
         flags.append(f"-mno-{feature}" if attr.startswith("-") else f"-m{feature}")
     flags += bare_metal_flags(target)[1:]

@@ -16,7 +16,9 @@ after:  every relax.qnn.conv2d with groups 1, static shapes, constant int8/uint8
         pool2d, adaptive pools to (1, 1), and the next such convolution (data of a block
         divisible by 4); it is brought back to NCHW (a layout_transform, then a slice of the
         padded channels) once, where something else reads it. Integer results are the ones
-        the NCHW kernels compute, bit for bit. For a GPU target nothing changes. When a
+        the NCHW kernels compute, bit for bit. For a GPU target nothing changes, nor for a
+        Cortex-M target (topi.arm_cpu's kernels take NCHW; with the DSP extension, the SMLAD
+        intrinsic of the llvm target is looked up in this process, as VNNI's below). When a
         convolution was blocked, the target's VNNI intrinsics are looked up in this process
         (qnn_vnni.register_intrinsics), so that its kernels lowered by forked workers compile.
 """
@@ -27,6 +29,7 @@ from typing import Dict, Optional, Set, Tuple
 import numpy as np
 
 from ...ir.module import IRModule
+from ...topi.arm_cpu import dsp
 from ...topi.nn.layout import transform_numpy
 from ...topi.x86.qnn_vnni import register_intrinsics
 from .. import expr as X
@@ -225,8 +228,12 @@ def _block_constant(data: np.ndarray, channels: int, block: int) -> Optional[X.C
 
 def qnn_layout_nchwc(mod: IRModule, target=None) -> IRModule:
     """`mod` with its integer convolutions blocked for the CPU `target` (None: this host);
-    unchanged for a GPU target."""
+    unchanged for a GPU or a Cortex-M target."""
     if is_gpu(target):
+        return mod
+    if dsp.is_cortex_m(target):
+        if dsp.has_dsp(target):
+            dsp.register_intrinsics()
         return mod
     functions = {}
     changed = False

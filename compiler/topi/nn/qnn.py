@@ -36,7 +36,7 @@ def dtype_range(dtype: str):
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 
-def _param(p, idx, axis: int, dtype: str):
+def qnn_param(p, idx, axis: int, dtype: str):
     """Parameter `p` (a number, a 0-d / 1-D tensor, or a tensor of the output's rank that
     broadcasts against it, as a per-channel parameter in a blocked layout) at the output index
     `idx`, as `dtype`."""
@@ -57,7 +57,7 @@ def _is_zero(p) -> bool:
     return not isinstance(p, te.Tensor) and p == 0
 
 
-def _saturate(v, out_dtype: str):
+def saturate(v, out_dtype: str):
     """Float `v`, already rounded, clamped to `out_dtype`'s range and converted."""
     lo, hi = dtype_range(out_dtype)
     v = E.Min(E.Max(v, E.make_const(v.dtype, lo)), E.make_const(v.dtype, hi))
@@ -70,8 +70,8 @@ def quantize(x, scale, zero_point, axis: int = 1, out_dtype: str = "int8"):
     axis = axis % max(x.ndim, 1)
 
     def f(*i):
-        v = te.nearbyint(x(*i) / _param(scale, i, axis, ft))
-        return _saturate(v + _param(zero_point, i, axis, ft), out_dtype)
+        v = te.nearbyint(x(*i) / qnn_param(scale, i, axis, ft))
+        return saturate(v + qnn_param(zero_point, i, axis, ft), out_dtype)
 
     return te.compute(x.shape, f, name="T_quantize", tag=tag.BROADCAST)
 
@@ -81,8 +81,8 @@ def dequantize(x, scale, zero_point, axis: int = 1, out_dtype: str = "float32"):
     axis = axis % max(x.ndim, 1)
 
     def f(*i):
-        v = E.cast(as_dtype("int32"), x(*i)) - _param(zero_point, i, axis, "int32")
-        return E.cast(as_dtype(out_dtype), v) * _param(scale, i, axis, out_dtype)
+        v = E.cast(as_dtype("int32"), x(*i)) - qnn_param(zero_point, i, axis, "int32")
+        return E.cast(as_dtype(out_dtype), v) * qnn_param(scale, i, axis, out_dtype)
 
     return te.compute(x.shape, f, name="T_dequantize", tag=tag.BROADCAST)
 
@@ -94,8 +94,8 @@ def requantize(x, multiplier, zero_point, axis: int = 1, out_dtype: str = "int8"
     axis = axis % max(x.ndim, 1)
 
     def f(*i):
-        v = E.cast(as_dtype(compute_dtype), x(*i)) * _param(multiplier, i, axis, compute_dtype)
-        return _saturate(te.nearbyint(v) + _param(zero_point, i, axis, compute_dtype),
+        v = E.cast(as_dtype(compute_dtype), x(*i)) * qnn_param(multiplier, i, axis, compute_dtype)
+        return saturate(te.nearbyint(v) + qnn_param(zero_point, i, axis, compute_dtype),
                          out_dtype)
 
     return te.compute(x.shape, f, name="T_requantize", tag=tag.BROADCAST)
@@ -107,7 +107,7 @@ def _weight_minus_zero(w, zero_point, axis: int):
     if _is_zero(zero_point):
         return te.compute(w.shape, lambda *i: E.cast(i32, w(*i)), name="T_weight_int32",
                           tag=tag.ELEMWISE)
-    return te.compute(w.shape, lambda *i: E.cast(i32, w(*i)) - _param(zero_point, i, axis,
+    return te.compute(w.shape, lambda *i: E.cast(i32, w(*i)) - qnn_param(zero_point, i, axis,
                                                                         "int32"),
                       name="T_weight_centered", tag=tag.BROADCAST)
 
@@ -132,7 +132,7 @@ def qnn_conv2d_nchw(data, weight, data_zero_point, weight_zero_point, strides, p
     rx = te.reduce_axis((0, kw), name="rx")
     wsum = te.compute((w.shape[0],), lambda o: te.sum(w[o, rc, ry, rx], axis=[rc, ry, rx]),
                       name="T_weight_sum")
-    return te.compute(core.shape, lambda n, o, y, x: core[n, o, y, x] - _param(
+    return te.compute(core.shape, lambda n, o, y, x: core[n, o, y, x] - qnn_param(
         data_zero_point, (n, o, y, x), 1, "int32") * wsum[o], name="T_qnn_conv2d",
         tag=tag.BROADCAST)
 
@@ -154,7 +154,7 @@ def qnn_matmul(a, b, a_zero_point, b_zero_point):
         return core
     kk = te.reduce_axis((0, K), name="kk")
     wsum = te.compute((N,), lambda j: te.sum(w[kk, j], axis=kk), name="T_weight_sum")
-    return te.compute(core.shape, lambda *i: core(*i) - _param(a_zero_point, i, 0, "int32")
+    return te.compute(core.shape, lambda *i: core(*i) - qnn_param(a_zero_point, i, 0, "int32")
                       * wsum[i[-1]], name="T_qnn_matmul", tag=tag.BROADCAST)
 
 
@@ -223,4 +223,4 @@ def qnn_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding, 
 
 
 __all__ = ["dequantize", "dtype_range", "qnn_conv2d_NCHWc_int8", "qnn_conv2d_nchw",
-           "qnn_matmul", "quantize", "requantize"]
+           "qnn_matmul", "qnn_param", "quantize", "requantize", "saturate"]
