@@ -106,7 +106,14 @@ class IfThenElse(Stmt):
 
 @dataclass(frozen=True, eq=False, slots=True)
 class SeqStmt(Stmt):
+    """Statements run in order; `seq` may be given as any sequence (TVM's SeqStmt takes a
+    list) and is held as a tuple, the form the IR visitors walk."""
+
     seq: Tuple[Stmt, ...]
+
+    def __post_init__(self):
+        if not isinstance(self.seq, tuple):
+            object.__setattr__(self, "seq", tuple(self.seq))
 
 
 @dataclass(frozen=True, eq=False, slots=True)
