@@ -148,7 +148,7 @@ def _padded(cond_needed: bool, cond, value, dtype):
     return te.if_then_else(cond, value, te.const(0, dtype)) if cond_needed else value
 
 
-def rows_axis(lead) -> int:
+def rows_axis(lead):
     """The axis of `lead` (A's dimensions but the last) that holds the GEMM's rows: the one
     that is not 1 (the last where all are 1); None where two or more are not 1."""
     big = [i for i, d in enumerate(lead) if d != 1]
@@ -164,7 +164,9 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
 
     a: [M, K], or [..., K] whose leading dimensions are all 1 but one (M): a model's
     [1, L, K] or [L, 1, K] activations, read in place; C then has A's leading shape
-    ([1, L, N], [L, 1, N]) and K must fit one k block (K <= kc). b: [K, N]; with
+    ([1, L, N], [L, 1, N]) and K must fit one k block (K <= kc). (Several leading dimensions
+    other than 1 would put a division in every row's index: batch_matmul's tile serves
+    those.) b: [K, N]; with
     transpose_b [N, K] (dense's weight); with b_packed the
     packed [ceil(N / nr), Kp, nr] that `pack_b_numpy` makes (then `n` gives N, and nr is b's
     last dimension). Static shapes. mr, nr: the register tile (None: `register_tile` of the
@@ -181,9 +183,7 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
     m = lead[axis]
 
     def a_read(row, kk):
-        idx = [0] * len(lead)
-        idx[axis] = row
-        return a[tuple(idx) + (kk,)]
+        return a[tuple(row if d == axis else 0 for d in range(len(lead))) + (kk,)]
 
     out_dtype = as_dtype(out_dtype or a.dtype)
     dmr, dnr = register_tile(None, str(out_dtype))
@@ -284,7 +284,8 @@ def packed_matmul_applies(a_shape, b_shape, dtype: str) -> bool:
 
 def matmul_packed(a, b, out_dtype=None, transpose_b: bool = False):
     """A model's matmul (B [K, N]) or dense (transpose_b: B [N, K]) as `gemm_packed` with one k
-    block: A [M, K] or [..., K] (its leading dimensions all 1 but one), C in A's leading shape.
+    block: A [M, K] or [..., K] (its leading dimensions all 1 but one), C in A's leading
+    shape.
     Schedule it with `schedule_gemm_packed`."""
     k = get_const_tuple(a.shape)[-1]
     return gemm_packed(a, b, None, out_dtype, transpose_b, kc=max(GEMM_KC, k))
@@ -306,8 +307,8 @@ def _tile_packed(s, anchor, out_op, mc: int, nc: int, pack_b_in_block: bool = Fa
     *lead, j = o.op.axis
     shape = get_const_tuple(anchor.output(0).shape)
     axis = rows_axis(shape[:-1])
-    i = lead[axis]
-    units = [ax for d, ax in enumerate(lead) if d != axis]    # extent 1, outermost
+    i = lead[axis]                                               # the rows
+    units = [ax for d, ax in enumerate(lead) if d != axis]       # extent 1, outermost
     mcb = max(1, min(mc // mr, mt)) * mr
     ncb = _dividing_block(shape[-1], max(1, min(nc // nr, nt)) * nr, nr)
     ic, ir = o.split(i, factor=mcb)

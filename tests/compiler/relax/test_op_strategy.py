@@ -130,6 +130,7 @@ def test_gemms_with_enough_rows_take_the_packed_gemm():
         assert strategy_of(call, CUDA).name != "matmul_packed"
     assert strategy_of(op.matmul(T((4, 64)), T((64, 32)))).name == "matmul"
     assert strategy_of(op.matmul(T((2, 64, 64)), T((64, 32)))).name == "batch_matmul"
+    assert strategy_of(op.matmul(T((2, 64, 64)), T((2, 64, 32)))).name == "batch_matmul"
     # the packed compute gives the call's result
     a = np.random.default_rng(0).standard_normal((40, 16)).astype("float32")
     w = np.random.default_rng(1).standard_normal((24, 16)).astype("float32")
