@@ -26,7 +26,8 @@ only feed accumulator rows and columns that are never stored. So every tile comp
 mr x nr accumulator with no bounds check inside its k loop; only the store to T_gemm (or the
 epilogue) checks the edges.
 
-Loops (schedule_gemm_packed): blocks of mc rows x nc columns run in parallel (each writes its
+Loops (schedule_gemm_packed): blocks of about mc rows (the row blocks evened out, whole tiles)
+x nc columns (narrowed to divide N where N is whole tiles) run in parallel (each writes its
 own rows and columns of C: no two threads share a cache line of the output but at the block
 edges; with two threads each takes half of the column blocks, and so its own half of B),
 inside them the k blocks, then the nr-column panels, then the mr-row tiles. A panel of B
@@ -309,7 +310,9 @@ def _tile_packed(s, anchor, out_op, mc: int, nc: int, pack_b_in_block: bool = Fa
     axis = rows_axis(shape[:-1])
     i = lead[axis]                                               # the rows
     units = [ax for d, ax in enumerate(lead) if d != axis]       # extent 1, outermost
-    mcb = max(1, min(mc // mr, mt)) * mr
+    # rows in blocks of about mc, evened out (197 rows: 72 + 72 + 53, not 96 + 96 + 5, which
+    # left one of two threads twice the other's work)
+    mcb = _cdiv(mt, _cdiv(mt, max(1, mc // mr))) * mr
     ncb = _dividing_block(shape[-1], max(1, min(nc // nr, nt)) * nr, nr)
     ic, ir = o.split(i, factor=mcb)
     jc, jr = o.split(j, factor=ncb)
