@@ -4,8 +4,8 @@ NCHW[x]c (x: the channel block, the target's float32 vector lanes), converted on
 before: weights bound (constants), batch norms folded (`fold_batch_norm`), not yet fused.
 after:  every float32 conv2d of NCHW data with OIHW weights, groups 1 or depthwise (groups =
         in = out channels), is a conv2d of NCHW[i]c data with OIHW[i]i[o]o weights (depthwise:
-        OIHW1i[o]o) giving NCHW[o]c, o = `output_block` of the output channels (a whole
-        vector or a power of two where the largest divisor up to x is an odd width),
+        OIHW1i[o]o) giving NCHW[o]c, o = `output_block` of the output channels (their largest
+        divisor up to x, or a power-of-two divisor at least half as wide: 1000 -> 8, not 10),
         i = the block its input already has, else the largest divisor of the input channels up
         to x. Constant weights are transformed now. The value a blocked convolution produces
         stays blocked through what consumes it in that layout:
