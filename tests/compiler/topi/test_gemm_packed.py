@@ -340,3 +340,19 @@ def test_packed_matmul_applies_to_enough_rows_of_float32():
     assert not applies((1, 56, 56, 96), (96, 384), "float32")     # rows in two dims
     assert not applies((64, 8192), (8192, 64), "float32")         # more than one k block
     assert not applies((64, 64), (64, 64), "int8")
+
+
+def test_gemv_takes_a_wider_tile_where_it_divides_n(run, rng):
+    """One row (a matrix-vector product): the tile is GEMV_VECTORS (or half as many) vectors
+    wide where that divides N, else the GEMM tile; the result is the same."""
+    from compiler.topi.x86.gemm import _gemv_cols
+    assert [_gemv_cols(1, n, 16) for n in (1024, 320, 1000, 96)] == [128, 64, None, None]
+    assert _gemv_cols(2, 1024, 16) is None
+    for n in (256, 200):
+        a = rng.standard_normal((1, 40)).astype("float32")
+        b = rng.standard_normal((40, n)).astype("float32")
+        with Target("llvm"):
+            A, B = te.placeholder(a.shape, name="A"), te.placeholder(b.shape, name="B")
+            C = topi.nn.matmul(A, B)
+            (got,) = run(topi.x86.schedule_matmul([C]), [A, B], [C], [a, b])
+        np.testing.assert_allclose(got, a @ b, **TOL)
