@@ -6,10 +6,13 @@ at each thread count. Each runtime is timed alone in its own process; a sample i
 median of the rounds is printed). Prints one line per model and thread count (Kiln ms, ONNX
 Runtime ms, kiln/ort: below 1, Kiln is faster) and the geometric mean of kiln/ort per thread
 count. A model without a compiled library (run check.py first), or built for the VM, is listed
-as skipped.
+as skipped. With --baseline DIR (a zoo whose kiln.so files an older compiler built), that
+library is timed in the same rounds too, alternating with the two others, and its ms and
+ratio to ONNX Runtime are printed beside: before and after a change, in one run.
 
     .venv/bin/python bench/zoo/speed.py [--zoo build/zoo] [--only resnet18,convnext_tiny]
                                         [--threads 1 2] [--rounds 3] [--repeat 5]
+                                        [--baseline other_zoo]
 """
 import argparse
 import math
@@ -69,12 +72,16 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--baseline", default="",
+                    help="a zoo of libraries built otherwise, timed in the same rounds")
     args = ap.parse_args()
     names = sorted(n for n in os.listdir(args.zoo) if os.path.isdir(os.path.join(args.zoo, n)))
     if args.only:
         names = [n for n in names if n in args.only.split(",")]
     ratios = {t: [] for t in args.threads}
-    print(f"{'model':28s} {'threads':>7s} {'kiln ms':>10s} {'ort ms':>10s} {'kiln/ort':>9s}")
+    base_ratios = {t: [] for t in args.threads}
+    print(f"{'model':28s} {'threads':>7s} {'kiln ms':>10s} {'ort ms':>10s} {'kiln/ort':>9s}"
+          + (f" {'base ms':>10s} {'base/ort':>9s}" if args.baseline else ""))
     for name in names:
         d = os.path.join(args.zoo, name)
         lib, onnx_path, inputs = (os.path.join(d, f) for f in
@@ -85,22 +92,35 @@ def main():
         if not _is_graph_library(lib):
             print(f"{name:28s} skipped: built for the Relax VM")
             continue
+        base = os.path.join(args.baseline, name, "kiln.so") if args.baseline else None
+        if base and not os.path.exists(base):
+            print(f"{name:28s} skipped: no baseline {base}")
+            continue
         for t in args.threads:
             try:
-                kiln, ort = [], []
+                kiln, ort, before = [], [], []
                 for _ in range(args.rounds):
                     kiln.append(_time(KILN, [lib, inputs, str(args.repeat)], t))
                     ort.append(_time(ORT, [onnx_path, inputs, str(args.repeat), str(t)], t))
+                    if base:
+                        before.append(_time(KILN, [base, inputs, str(args.repeat)], t))
             except (RuntimeError, subprocess.TimeoutExpired) as err:
                 print(f"{name:28s} {t:>7d} failed: {err}")
                 continue
             k, o = statistics.median(kiln), statistics.median(ort)
             ratios[t].append(k / o)
-            print(f"{name:28s} {t:>7d} {k:>10.2f} {o:>10.2f} {k / o:>9.2f}", flush=True)
-    for t, rs in ratios.items():
-        if rs:
-            gm = math.exp(sum(math.log(r) for r in rs) / len(rs))
-            print(f"geometric mean kiln/ort at {t} thread(s): {gm:.2f} over {len(rs)} models")
+            extra = ""
+            if base:
+                b = statistics.median(before)
+                base_ratios[t].append(b / o)
+                extra = f" {b:>10.2f} {b / o:>9.2f}"
+            print(f"{name:28s} {t:>7d} {k:>10.2f} {o:>10.2f} {k / o:>9.2f}{extra}", flush=True)
+    for label, table in (("kiln/ort", ratios), ("base/ort", base_ratios)):
+        for t, rs in table.items():
+            if rs:
+                gm = math.exp(sum(math.log(r) for r in rs) / len(rs))
+                print(f"geometric mean {label} at {t} thread(s): {gm:.2f} over {len(rs)} models "
+                      f"(worst {max(rs):.2f})")
 
 
 if __name__ == "__main__":

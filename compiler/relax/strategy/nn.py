@@ -112,10 +112,35 @@ def winograd_weight_transform(call, target, schedules) -> OpStrategy:
     return default_strategy(call, target, schedules)
 
 
+def _packed(call, name: str) -> bool:
+    """Whether a CPU's dense / matmul `call` takes the packed GEMM (topi.x86.matmul_packed): a
+    2-d B, A [M, K] or [..., K] with one leading dimension not 1, enough rows
+    (topi.x86.packed_matmul_applies)."""
+    if len(call.args) != 2:
+        return False
+    x, y = call.args
+    a = _static(x, getattr(x.struct_info, "ndim", -1))
+    b = _static(y, 2)
+    if name == "dense":
+        if a is None or len(a) != 2 or b is None:
+            return False
+        b = b[::-1]
+    return (_out_dtype(call) in (None, "float32")
+            and topi.x86.packed_matmul_applies(a, b, str(x.struct_info.dtype))
+            and str(y.struct_info.dtype) == "float32")
+
+
 def gemm(name: str):
-    """dense / 2-d matmul: `schedule_<name>`, tuned by template `<name>.x86`; a batched matmul
-    (an operand not 2-d) takes schedule_batch_matmul."""
+    """dense / matmul: on a CPU, a GEMM with enough rows and a 2-d B (A's other leading
+    dimensions 1) takes the packed GEMM (`_packed`); else a 2-d one `schedule_<name>`, tuned
+    by template `<name>.x86`, and a batched matmul (an operand not 2-d)
+    schedule_batch_matmul."""
     def strategy(call, target, schedules) -> OpStrategy:
+        if is_cpu(target) and _packed(call, name):
+            return OpStrategy("matmul_packed",
+                              lambda c, a: topi.x86.matmul_packed(
+                                  a[0], a[1], _out_dtype(c), transpose_b=name == "dense"),
+                              schedules.schedule_gemm_packed)
         if any(a.struct_info.ndim != 2 for a in call.args):
             return OpStrategy("batch_matmul", compute_of(call), schedules.schedule_batch_matmul)
         workload = _gemm_workload(call, name + ".x86") if is_cpu(target) else None

@@ -4,15 +4,19 @@ NCHW[x]c (x: the channel block, the target's float32 vector lanes), converted on
 before: weights bound (constants), batch norms folded (`fold_batch_norm`), not yet fused.
 after:  every float32 conv2d of NCHW data with OIHW weights, groups 1 or depthwise (groups =
         in = out channels), is a conv2d of NCHW[i]c data with OIHW[i]i[o]o weights (depthwise:
-        OIHW1i[o]o) giving NCHW[o]c, o = the largest divisor of the output channels up to x,
+        OIHW1i[o]o) giving NCHW[o]c, o = `output_block` of the output channels (their largest
+        divisor up to x, or a power-of-two divisor at least half as wide: 1000 -> 8, not 10),
         i = the block its input already has, else the largest divisor of the input channels up
         to x. Constant weights are transformed now. The value a blocked convolution produces
         stays blocked through what consumes it in that layout:
           - elementwise operators of one tensor (relu, clip, sigmoid, ...);
-          - broadcast binary operators (add, multiply, ...) of two values blocked alike, or
-            of a blocked value and a constant that is a scalar or per channel (the constant is
-            blocked now), when the result keeps the blocked operand's shape;
+          - broadcast binary operators (add, multiply, ...) of values blocked alike (one may
+            be per channel, [N, C, 1, 1]: a squeeze-and-excitation scale), or of a blocked
+            value and a constant that is a scalar or per channel (the constant is blocked
+            now), when the result keeps the blocked operand's shape;
           - max / avg pool2d, and adaptive pools to (1, 1);
+          - concat along the channels of values blocked alike (or made so), each a whole
+            number of blocks (SqueezeNet's fire modules, DenseNet's, Inception's);
         and is brought back to NCHW (`layout_transform`) once, where something else reads it
         (flatten, dense, reshape, the function's result, ...). NCHW data entering a blocked
         convolution gets one `layout_transform` in. So a ResNet or MobileNet body runs with no
@@ -42,6 +46,17 @@ _ADAPTIVE = {"relax.nn.adaptive_avg_pool2d", "relax.nn.adaptive_max_pool2d"}
 def blocked_layout(block: int) -> str:
     """The data layout of channel blocks of `block` lanes: NCHW<block>c."""
     return f"NCHW{block}c"
+
+
+def output_block(channels: int, lanes: int) -> int:
+    """The channel block of a convolution's output: the largest divisor of `channels` up to
+    `lanes`, unless a power-of-two divisor at least half as wide exists (then that one): a
+    block of 10, 12 or 15 lanes is a vector LLVM splits into pieces or masks (SqueezeNet's
+    1000 classes in blocks of 10 ran at 60% of the speed of its 16-lane convolutions), one of
+    8 is a whole narrower vector."""
+    widest = divisor_at_most(channels, lanes)
+    power = max(p for p in (1, 2, 4, 8, 16, 32, 64) if p <= lanes and channels % p == 0)
+    return power if 2 * power >= widest else widest
 
 
 def _static_f32(e: X.Expr, ndim: int) -> Optional[tuple]:
@@ -102,6 +117,8 @@ class _Convert(ExprMutator):
                 made = self._conv2d(b.var, v)
             elif name in _POOLS or name in _ADAPTIVE:
                 made = self._pool(v)
+            elif name == "relax.concat":
+                made = self._concat(v)
             elif pattern_of_op(name) in (ELEMWISE, BROADCAST):
                 made = self._elementwise(v)
         if made is None:
@@ -127,7 +144,7 @@ class _Convert(ExprMutator):
         depthwise = a.groups > 1
         if depthwise and not (a.groups == c == o and ws[1] == 1):
             return None
-        ob = divisor_at_most(o, self.lanes)
+        ob = output_block(o, self.lanes)
         if depthwise:
             data, ib = self._as_blocked(x, ob, c, x.name_hint + "_c")
             klayout = f"OIHW1i{ob}o"
@@ -169,7 +186,7 @@ class _Convert(ExprMutator):
             arg = call.args[i]
             if i in blocked:
                 bv, b = self.blocked[id(arg)]
-                if b != block or _static_f32(arg, 4) != out:
+                if b != block or not _broadcasts_per_channel(_static_f32(arg, 4), out):
                     return None
                 args[i] = bv
             elif isinstance(arg, X.Constant):
@@ -183,6 +200,30 @@ class _Convert(ExprMutator):
             else:
                 return None
         return X.Call(call.op, tuple(args), call.attrs, call.sinfo_args), block
+
+    def _concat(self, call: X.Call):
+        """A concat along the channels of blocked values (others made blocked), each a whole
+        number of the first blocked one's blocks: the blocked values concatenated along their
+        channel-block axis."""
+        fields = call.args[0].fields if isinstance(call.args[0], X.Tuple) else None
+        if fields is None or call.attrs.axis not in (1, -4) or _static_f32(call, 4) is None:
+            return None
+        shapes = [_static_f32(f, 4) for f in fields]
+        blocks = [self.blocked[id(f)][1] for f in fields
+                  if isinstance(f, X.Var) and id(f) in self.blocked]
+        if not blocks or any(s is None or s[1] % blocks[0] for s in shapes):
+            return None
+        block = blocks[0]
+        parts = [self._as_blocked(f, block, s[1], getattr(f, "name_hint", "v") + "_c")[0]
+                 for f, s in zip(fields, shapes)]
+        return R.concat(parts, axis=1), block
+
+
+def _broadcasts_per_channel(shape: Optional[tuple], out: tuple) -> bool:
+    """Whether a value of NCHW `shape`, blocked as `out` is, broadcasts against it the same way
+    in both layouts: the same shape, or [N, C, 1, 1] with out's N and C (a per-channel value of
+    each image)."""
+    return shape is not None and (shape == out or shape == (out[0], out[1], 1, 1))
 
 
 def _block_constant(data: np.ndarray, out: tuple, block: int) -> Optional[X.Constant]:

@@ -24,7 +24,9 @@ from .dense import (  # noqa: F401
 from .fused import schedule_fused  # noqa: F401
 from .gemm import (  # noqa: F401
     gemm_packed,
+    matmul_packed,
     pack_b_numpy,
+    packed_matmul_applies,
     register_tile,
     schedule_gemm_packed,
 )

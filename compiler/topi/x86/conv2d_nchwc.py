@@ -26,11 +26,12 @@ the tiles over the output:
       it took 0.79 of the 5.0 s of LLVM time in ResNet-18's build (compile 5.5 -> 4.8 s without
       it), and the model runs as fast (39.56 vs 39.58 ms at 1 thread, 20.30 vs 20.28 at 2). The
       epilogue then runs over the band.
-  rows (short reductions, and 1x1 convolutions with a tile that divides the width and whose
-      weights fit in L1): one tile covers `ow_tile` columns of one output row and keeps its
-      accumulators in registers through the whole reduction (with a kernel window, each
-      input-channel block, or with one block each kernel row, summed from zero and then
-      added, as the band's passes); the epilogue runs on the tile.
+  rows (short reductions, 1x1 convolutions of one output column, and 1x1 convolutions with
+      a tile that divides the width and whose weights fit in L1): one tile covers `ow_tile`
+      columns of one output row and keeps its accumulators in registers through the whole
+      reduction (with a kernel window, each input-channel block, or with one block each
+      kernel row, summed from zero and then added, as the band's passes); the epilogue runs
+      on the tile.
 
 The (n, channel-block group, band or row) loops are fused and run in parallel.
 
@@ -188,6 +189,10 @@ def _in_rows(ocb, ow, icb, window, ib, vector_bytes, registers, max_accumulators
     """Whether the automatic choice is row tiles (see BAND_MIN_STEPS)."""
     if window > 1:
         return icb * window * ib < BAND_MIN_STEPS
+    if ow == 1 and max_accumulators is None:
+        # one column (a squeeze-and-excitation layer on a pooled 1 x 1 image): a band of one
+        # pixel pays a pass over its buffer per channel chunk, a row tile sums in registers
+        return True
     tile = pointwise_tile(ocb, ow, registers)
     return (max_accumulators is None and tile is not None
             and tile[0] * icb * ib * vector_bytes <= ROW_WEIGHT_BYTES)

@@ -26,7 +26,8 @@ only feed accumulator rows and columns that are never stored. So every tile comp
 mr x nr accumulator with no bounds check inside its k loop; only the store to T_gemm (or the
 epilogue) checks the edges.
 
-Loops (schedule_gemm_packed): blocks of mc rows x nc columns run in parallel (each writes its
+Loops (schedule_gemm_packed): blocks of about mc rows (the row blocks evened out, whole tiles)
+x nc columns (narrowed to divide N where N is whole tiles) run in parallel (each writes its
 own rows and columns of C: no two threads share a cache line of the output but at the block
 edges; with two threads each takes half of the column blocks, and so its own half of B),
 inside them the k blocks, then the nr-column panels, then the mr-row tiles. A panel of B
@@ -68,6 +69,7 @@ from ...target.isa import vector_isa
 from ..nn.dense import add_bias
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
 from .anchored import accumulator_stages, schedule_anchored
+from .injective import inline_injective_producers
 
 # Reduction block: a B panel of GEMM_KC x nr float32 (128 KiB at nr = 16) stays in L2.
 GEMM_KC = 2048
@@ -92,8 +94,17 @@ GEMM_SUM_CHUNK = 128
 GEMM_VECTORS = 2
 # At most this many rows per tile (wide ISAs with many registers would unroll further).
 GEMM_MAX_ROWS = 8
+# A matrix-vector product's tile: up to this many vectors of columns (`_gemv_cols`).
+GEMV_VECTORS = 8
 
 PACKED_TAG = "gemm_packed"
+# A model's matmul takes the packed GEMM (`matmul_packed`) from this many rows: B is packed
+# at every call, which pays where mr-row tiles reuse each panel several times (ViT-B/16's
+# 197 x 3072 x 768: 22 -> 10 ms at 1 thread; tile_gemm reads B [K, N] in place, a cache line
+# per row of K and one TLB page every few rows). Fewer rows keep tile_gemm.
+PACKED_MIN_ROWS = 32
+# ... and up to this reduction (one k block with the panel in L2; an A of 3 dims needs one).
+PACKED_MAX_K = 4096
 
 
 def register_tile(target=None, dtype="float32") -> Tuple[int, int]:
@@ -140,19 +151,43 @@ def _padded(cond_needed: bool, cond, value, dtype):
     return te.if_then_else(cond, value, te.const(0, dtype)) if cond_needed else value
 
 
+def rows_axis(lead):
+    """The axis of `lead` (A's dimensions but the last) that holds the GEMM's rows: the one
+    that is not 1 (the last where all are 1); None where two or more are not 1."""
+    big = [i for i, d in enumerate(lead) if d != 1]
+    if len(big) > 1:
+        return None
+    return big[0] if big else len(lead) - 1
+
+
 def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
                 b_packed: bool = False, n: Optional[int] = None, mr: Optional[int] = None,
                 nr: Optional[int] = None, kc: int = GEMM_KC, pack_a: bool = True):
     """C = A @ B (+ bias) through packed panels (tag "gemm_packed"; see the module docstring).
 
-    a: [M, K]. b: [K, N]; with transpose_b [N, K] (dense's weight); with b_packed the
+    a: [M, K], or [..., K] whose leading dimensions are all 1 but one (M): a model's
+    [1, L, K] or [L, 1, K] activations, read in place; C then has A's leading shape
+    ([1, L, N], [L, 1, N]) and K must fit one k block (K <= kc). (Several leading dimensions
+    other than 1 would put a division in every row's index: batch_matmul's tile serves
+    those.) b: [K, N]; with
+    transpose_b [N, K] (dense's weight); with b_packed the
     packed [ceil(N / nr), Kp, nr] that `pack_b_numpy` makes (then `n` gives N, and nr is b's
     last dimension). Static shapes. mr, nr: the register tile (None: `register_tile` of the
     current target); kc: the reduction block; pack_a: pack A into panels (False: read it in
     place). See the module docstring for what each does."""
-    if a.ndim != 2:
-        raise IRError(f"gemm_packed: A must be 2-d [M, K], got {a.ndim} dims")
-    m, k = get_const_tuple(a.shape)
+    if a.ndim < 2:
+        raise IRError(f"gemm_packed: A must be [M, K] or [..., M, K], got {a.ndim} dims")
+    lead = get_const_tuple(a.shape[:-1])
+    k = get_const_tuple(a.shape)[-1]
+    axis = rows_axis(lead)
+    if axis is None:
+        raise IRError(f"gemm_packed: A's leading dimensions {lead} have more than one that is "
+                      "not 1; use batch_matmul")
+    m = lead[axis]
+
+    def a_read(row, kk):
+        return a[tuple(row if d == axis else 0 for d in range(len(lead))) + (kk,)]
+
     out_dtype = as_dtype(out_dtype or a.dtype)
     dmr, dnr = register_tile(None, str(out_dtype))
     mr = mr or dmr
@@ -172,6 +207,9 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
     if not all(isinstance(v, int) for v in (m, n, k)):
         raise IRError("gemm_packed: needs static shapes; use topi.nn.matmul for symbolic ones")
     nb, kb = k_blocks(k, kc)
+    if nb > 1 and len(lead) > 1:
+        raise IRError(f"gemm_packed: an A of {len(lead) + 1} dims needs K <= kc (one k block), "
+                      f"got K={k}, kc={kc}")
     kp = nb * kb
     mt, nt = _cdiv(m, mr), _cdiv(n, nr)
     if b_packed and (nt, kp) != (get_const_tuple(b.shape)[0], kp_b):
@@ -191,8 +229,8 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
         if m % mr:
             row = te.min(row, m - 1)
         if not pad_k:
-            return cast(a[row, kk])
-        return _padded(True, kk < k, cast(a[row, te.min(kk, k - 1)]), dt)
+            return cast(a_read(row, kk))
+        return _padded(True, kk < k, cast(a_read(row, te.min(kk, k - 1))), dt)
 
     if pack_a:
         pa = te.compute((mt, kp, mr), a_at, name="T_gemm_pack_a")
@@ -216,8 +254,11 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
                          lambda it, jt, ii, ji: te.sum(a_tile(it, r, ii) * cast(pb[jt, r, ji]),
                                                        axis=r),
                          name="T_gemm_acc")
-        out = te.compute((m, n), lambda i, j: acc[i // mr, j // nr, i % mr, j % nr],
-                         name="T_gemm", tag=PACKED_TAG)
+        def at(*idx):
+            i, j = idx[axis], idx[-1]
+            return acc[i // mr, j // nr, i % mr, j % nr]
+
+        out = te.compute(lead + (n,), at, name="T_gemm", tag=PACKED_TAG)
     else:
         r = te.reduce_axis((0, kb), name="k")
         acc = te.compute((nb, mt, nt, mr, nr),
@@ -229,6 +270,28 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
                                                      axis=rq),
                          name="T_gemm", tag=PACKED_TAG)
     return out if bias is None else add_bias(out, bias)
+
+
+def packed_matmul_applies(a_shape, b_shape, dtype: str) -> bool:
+    """Whether a model's GEMM of A `a_shape` ([..., M, K]) by a 2-d B `b_shape` of `dtype`
+    takes `matmul_packed`: static float32 shapes, A's leading dimensions all 1 but one (see
+    `gemm_packed`), at least PACKED_MIN_ROWS rows and K <= PACKED_MAX_K."""
+    if a_shape is None or b_shape is None or len(a_shape) < 2 or len(b_shape) != 2 \
+            or str(dtype) != "float32":
+        return False
+    lead = tuple(a_shape[:-1])
+    axis = rows_axis(lead)
+    return (axis is not None and lead[axis] >= PACKED_MIN_ROWS
+            and a_shape[-1] <= PACKED_MAX_K)
+
+
+def matmul_packed(a, b, out_dtype=None, transpose_b: bool = False):
+    """A model's matmul (B [K, N]) or dense (transpose_b: B [N, K]) as `gemm_packed` with one k
+    block: A [M, K] or [..., K] (its leading dimensions all 1 but one), C in A's leading
+    shape.
+    Schedule it with `schedule_gemm_packed`."""
+    k = get_const_tuple(a.shape)[-1]
+    return gemm_packed(a, b, None, out_dtype, transpose_b, kc=max(GEMM_KC, k))
 
 
 def _stage_inputs(op):
@@ -244,23 +307,29 @@ def _tile_packed(s, anchor, out_op, mc: int, nc: int, pack_b_in_block: bool = Fa
     if out_op is not anchor and not blocked:
         s[anchor].compute_inline()
     o = s[out_op]
-    i, j = o.op.axis
-    mcb = max(1, min(mc // mr, mt)) * mr
-    ncb = max(1, min(nc // nr, nt)) * nr
+    *lead, j = o.op.axis
+    shape = get_const_tuple(anchor.output(0).shape)
+    axis = rows_axis(shape[:-1])
+    i = lead[axis]                                               # the rows
+    units = [ax for d, ax in enumerate(lead) if d != axis]       # extent 1, outermost
+    # rows in blocks of about mc, evened out (197 rows: 72 + 72 + 53, not 96 + 96 + 5, which
+    # left one of two threads twice the other's work)
+    mcb = _cdiv(mt, _cdiv(mt, max(1, mc // mr))) * mr
+    ncb = _dividing_block(shape[-1], max(1, min(nc // nr, nt)) * nr, nr)
     ic, ir = o.split(i, factor=mcb)
     jc, jr = o.split(j, factor=ncb)
     if out_op is anchor or not blocked:
         # the tiles of the output stage itself (k blocks: summed in place in the output)
         it, ii = o.split(ir, factor=mr)
         jt, ji = o.split(jr, factor=nr)
-        o.reorder(jc, ic, *o.op.reduce_axis, jt, it, ii, ji)
-        block = jc if pack_b_in_block else o.fuse(jc, ic)
+        o.reorder(*units, jc, ic, *o.op.reduce_axis, jt, it, ii, ji)
+        block = o.fuse(*units, jc) if pack_b_in_block else o.fuse(*units, jc, ic)
         t, t_it, t_jt, t_ii = o, it, jt, ii
     else:
         # k blocks with an epilogue: the block's sum in a buffer of its own, the epilogue
         # applied as it is copied out
-        o.reorder(jc, ic, ir, jr)
-        block = jc if pack_b_in_block else o.fuse(jc, ic)
+        o.reorder(*units, jc, ic, ir, jr)
+        block = o.fuse(*units, jc) if pack_b_in_block else o.fuse(*units, jc, ic)
         t = s[anchor]
         t.compute_at(o, ic if pack_b_in_block else block)
         ti, tj = t.op.axis
@@ -277,6 +346,7 @@ def _tile_packed(s, anchor, out_op, mc: int, nc: int, pack_b_in_block: bool = Fa
     a.compute_at(t, t_it)
     t.pragma(t_it, "loop_partition", 1)
     t.pragma(t_jt, "loop_partition", 1)
+    a = _sum_in_chunks(s, acc.output(0), get_const_tuple((acc.reduce_axis[0].dom.extent,))[0])
     *_, aii, aji = a.op.axis
     a.reorder(*a.op.axis[:-2], *a.op.reduce_axis, aii, aji)
     a.unroll(aii)
@@ -291,6 +361,7 @@ def _tile_packed(s, anchor, out_op, mc: int, nc: int, pack_b_in_block: bool = Fa
         if in_block:
             s[op].compute_at(o, block)
         _schedule_pack(s, op, contiguous_width=name == "T_gemm_pack_b", parallel=not in_block)
+        inline_injective_producers(s, op, set())
 
 
 def _schedule_pack(s, op, contiguous_width: bool, parallel: bool = True):
@@ -376,7 +447,8 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
     contiguous along N (matmul's [K, N]; dense's constant weights are transposed so at
     compile time, transpose_dense_weight); a tile at the edge (M % mr, N % nr) is the tail of
     a `loop_partition` loop, so the other tiles have no bounds check. Fewer rows than mr give
-    a tile of M rows; fewer columns than nr a narrower one. Returns s."""
+    a tile of M rows; fewer columns than nr a narrower one; one row (a matrix-vector product)
+    a wider one where it divides N (`_gemv_cols`). Returns s."""
     shape = get_const_tuple(anchor.output(0).shape)
     m, n = shape[-2:]
     if 0 in shape:
@@ -391,7 +463,7 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
         for d in shape[:-1]:
             m *= d
     mr = min(mr or dmr, m) if isinstance(m, int) else (mr or dmr)
-    nr = _fit_cols(n, nr or dnr, lanes)
+    nr = _fit_cols(n, nr or _gemv_cols(m, n, lanes) or dnr, lanes)
     acc, o = accumulator_stages(s, anchor, out_op)
     if out_op is not anchor:
         s[acc].set_scope("local")
@@ -428,6 +500,22 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
     a.unroll(ai)
     a.vectorize(aj)
     return s
+
+
+def _gemv_cols(m, n, lanes: int) -> Optional[int]:
+    """The tile width of a matrix-vector product (one row): the widest of GEMV_VECTORS,
+    GEMV_VECTORS / 2 ... vectors down to GEMM_VECTORS * 2 that divides N (more independent
+    sums than the two vectors of a GEMM tile, whose multiply-adds then wait on each other's
+    latency, and longer contiguous runs of each row of B: 1 x 576 x 1024 90 -> 29 us at 1
+    thread); None where none divides N or there are several rows."""
+    if m != 1 or not isinstance(n, int):
+        return None
+    v = GEMV_VECTORS
+    while v > GEMM_VECTORS:
+        if n % (v * lanes) == 0:
+            return v * lanes
+        v //= 2
+    return None
 
 
 def _tile_axes(stage, axes, rows: bool):

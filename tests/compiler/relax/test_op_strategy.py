@@ -119,3 +119,27 @@ def test_a_registered_strategy_is_what_the_kernel_maker_uses():
     finally:
         register_strategy(name, original)
     assert strategy_of(call).name == before.name
+
+
+def test_gemms_with_enough_rows_take_the_packed_gemm():
+    for call in (op.matmul(T((1, 197, 768)), T((768, 3072))),
+                 op.matmul(T((197, 1, 768)), T((768, 2304))),
+                 op.nn.dense(T((64, 64)), T((32, 64)))):
+        s = strategy_of(call)
+        assert s.name == "matmul_packed" and s.schedule is topi.x86.schedule_gemm_packed
+        assert strategy_of(call, CUDA).name != "matmul_packed"
+    assert strategy_of(op.matmul(T((4, 64)), T((64, 32)))).name == "matmul"
+    assert strategy_of(op.matmul(T((2, 64, 64)), T((64, 32)))).name == "batch_matmul"
+    assert strategy_of(op.matmul(T((2, 64, 64)), T((2, 64, 32)))).name == "batch_matmul"
+    # the packed compute gives the call's result
+    a = np.random.default_rng(0).standard_normal((40, 16)).astype("float32")
+    w = np.random.default_rng(1).standard_normal((24, 16)).astype("float32")
+    call = op.nn.dense(T((40, 16)), T((24, 16)))
+    s = strategy_of(call)
+    A, B = te.placeholder((40, 16), name="A"), te.placeholder((24, 16), name="B")
+    with Target("llvm"):
+        C = s.compute(call, [A, B])
+        f = build(s.schedule([C]), [A, B, C], target="llvm", name="f")
+    out = microruntime.nd.array(np.zeros((40, 24), "float32"))
+    f["f"](microruntime.nd.array(a), microruntime.nd.array(w), out)
+    np.testing.assert_allclose(out.numpy(), a @ w.T, rtol=1e-4, atol=1e-4)

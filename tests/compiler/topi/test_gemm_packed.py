@@ -291,3 +291,68 @@ def test_matmul_one_row_per_batch_tiles_the_batch_as_rows(rng, lead):
     gm.set_input("x", a)
     gm.run()
     np.testing.assert_allclose(gm.get_output(0).numpy(), a @ b, **TOL)
+
+
+@pytest.mark.parametrize("lead,k,n", [((1, 45), 70, 50), ((45, 1), 33, 64), ((40,), 300, 37),
+                                      ((1, 1, 37, 1), 16, 32)])
+def test_matmul_packed_reads_a_model_activation_in_place(run, rng, lead, k, n):
+    """matmul_packed: A [1, L, K] / [L, 1, K] / [L, K] (any leading dimensions of 1) by
+    B [K, N], C in A's leading shape, one k block (K up to PACKED_MAX_K), a fused bias + relu
+    epilogue."""
+    a = rng.standard_normal((*lead, k)).astype("float32")
+    w = rng.standard_normal((k, n)).astype("float32")
+    b = rng.standard_normal(n).astype("float32")
+    with Target("llvm"):
+        A, B = te.placeholder(a.shape, name="A"), te.placeholder(w.shape, name="B")
+        bt = te.placeholder((n,), name="bias")
+        C = topi.x86.matmul_packed(A, B)
+        assert C.op.tag == "gemm_packed" and tuple(int(d) for d in C.shape) == (*lead, n)
+        D = topi.nn.relu(te.compute(C.shape, lambda *i: C(*i) + bt[i[-1]], name="add",
+                                    tag="elemwise"))
+        s = topi.x86.schedule_gemm_packed(D)
+    (got,) = run(s, [A, B, bt], [D], [a, w, b])
+    np.testing.assert_allclose(got, np.maximum(a @ w + b, 0), **TOL)
+
+
+def test_matmul_packed_dense_weight_and_errors(run, rng):
+    a = rng.standard_normal((33, 20)).astype("float32")
+    w = rng.standard_normal((24, 20)).astype("float32")      # dense's [N, K]
+    with Target("llvm"):
+        A, B = te.placeholder(a.shape, name="A"), te.placeholder(w.shape, name="B")
+        C = topi.x86.matmul_packed(A, B, transpose_b=True)
+        s = topi.x86.schedule_gemm_packed(C)
+    (got,) = run(s, [A, B], [C], [a, w])
+    np.testing.assert_allclose(got, a @ w.T, **TOL)
+    with pytest.raises(compiler.ir.errors.IRError, match="more than one"):
+        topi.x86.gemm_packed(te.placeholder((2, 3, 8)), te.placeholder((8, 4)))
+    with pytest.raises(compiler.ir.errors.IRError, match="one k block"):
+        topi.x86.gemm_packed(te.placeholder((1, 3, 80)), te.placeholder((80, 4)), kc=32)
+
+
+def test_packed_matmul_applies_to_enough_rows_of_float32():
+    applies = topi.x86.packed_matmul_applies
+    assert applies((1, 197, 768), (768, 3072), "float32")
+    assert applies((197, 1, 768), (768, 2304), "float32")
+    assert applies((32, 64), (64, 10), "float32")
+    assert not applies((31, 64), (64, 10), "float32")             # too few rows
+    assert not applies((1, 64), (64, 1000), "float32")            # a GEMV
+    assert not applies((2, 197, 64), (64, 64), "float32")         # a batch
+    assert not applies((1, 56, 56, 96), (96, 384), "float32")     # rows in two dims
+    assert not applies((64, 8192), (8192, 64), "float32")         # more than one k block
+    assert not applies((64, 64), (64, 64), "int8")
+
+
+def test_gemv_takes_a_wider_tile_where_it_divides_n(run, rng):
+    """One row (a matrix-vector product): the tile is GEMV_VECTORS (or half as many) vectors
+    wide where that divides N, else the GEMM tile; the result is the same."""
+    from compiler.topi.x86.gemm import _gemv_cols
+    assert [_gemv_cols(1, n, 16) for n in (1024, 320, 1000, 96)] == [128, 64, None, None]
+    assert _gemv_cols(2, 1024, 16) is None
+    for n in (256, 200):
+        a = rng.standard_normal((1, 40)).astype("float32")
+        b = rng.standard_normal((40, n)).astype("float32")
+        with Target("llvm"):
+            A, B = te.placeholder(a.shape, name="A"), te.placeholder(b.shape, name="B")
+            C = topi.nn.matmul(A, B)
+            (got,) = run(topi.x86.schedule_matmul([C]), [A, B], [C], [a, b])
+        np.testing.assert_allclose(got, a @ b, **TOL)

@@ -217,3 +217,12 @@ def test_band_tile_divides_its_band():
     assert tiling(512, 512, 7, 16, 8) == (7, 4, 3, 1)      # AVX2: no even tile near 12
     assert conv_tiling((1, 32, 7, 7, 16), (32, 32, 3, 3, 16, 16), 4, 32,
                        ow_tile=4) == (7, 4, 4, 1)           # an explicit tile is kept
+
+
+def test_pointwise_conv_of_one_column_runs_in_rows():
+    """A 1x1 convolution with a 1 x 1 output (a squeeze-and-excitation layer) takes row tiles
+    (band_rows 0), not a one-pixel band with a pass per channel chunk."""
+    from compiler.topi.x86.conv2d_nchwc import conv_tiling
+    band, ob, t, _ = conv_tiling((1, 9, 1, 1, 16), (9, 36, 1, 1, 16, 16), 4, 32)
+    assert (band, t) == (0, 1) and 9 % ob == 0
+    assert conv_tiling((1, 9, 14, 14, 16), (9, 36, 1, 1, 16, 16), 4, 32)[0] > 0

@@ -12,7 +12,7 @@ from compiler.relax import expr as X
 from compiler.relax import interpreter, op
 from compiler.relax.testing.models import _build
 from compiler.relax.transform import bind_params
-from compiler.relax.transform.convert_layout_nchwc import convert_layout_nchwc
+from compiler.relax.transform.convert_layout_nchwc import convert_layout_nchwc, output_block
 from compiler.relay.build_module import optimize
 from compiler.target import Target
 from microruntime import graph_executor
@@ -57,15 +57,16 @@ def test_region_is_blocked_once():
     transforms = [(c.attrs.src_layout, c.attrs.dst_layout) for c in calls
                   if c.op.name == "relax.layout_transform"]
     # in before the first conv (3 channels: block 3), 8c -> 8c between convs needs nothing,
-    # the 1x1 conv's 12 channels are in blocks of 6, out before flatten
-    assert transforms == [("NCHW", "NCHW3c"), ("NCHW6c", "NCHW")]
+    # the 1x1 conv's 12 channels are in blocks of 4 (a whole power of two, not 6), out before
+    # flatten
+    assert transforms == [("NCHW", "NCHW3c"), ("NCHW4c", "NCHW")]
     convs = [c for c in calls if c.op.name == "relax.nn.conv2d"]
     assert [c.attrs.kernel_layout for c in convs] == ["OIHW3i8o", "OIHW8i8o", "OIHW1i8o",
-                                                      "OIHW8i6o"]
+                                                      "OIHW8i4o"]
     for c in convs:   # weights were blocked at compile time
         assert isinstance(c.args[1], X.Constant) and c.args[1].data.ndim == 6
     pools = [c for c in calls if "pool" in c.op.name]
-    assert [c.attrs.layout for c in pools] == ["NCHW8c", "NCHW6c"]
+    assert [c.attrs.layout for c in pools] == ["NCHW8c", "NCHW4c"]
     inputs = m.inputs(seed=1)
     np.testing.assert_allclose(np.asarray(interpreter.run(mod, inputs["x"])),
                                _expected(m, inputs), **TOL)
@@ -95,3 +96,69 @@ def test_region_vm(target):
     vm = VirtualMachine(relax.build(m.mod, target, params=m.params), microruntime.cpu())
     got = vm["main"](microruntime.nd.array(inputs["x"]))
     np.testing.assert_allclose(got.numpy(), _expected(m, inputs), **TOL)
+
+
+def test_output_block_prefers_whole_vectors():
+    # the largest divisor up to the lanes, unless a power of two at least half as wide exists
+    assert [output_block(c, 16) for c in (64, 1000, 24, 40, 88, 120, 12, 10, 3, 116)] == \
+        [16, 8, 8, 8, 8, 8, 12, 10, 3, 4]
+    assert [output_block(c, 8) for c in (12, 24, 6, 5)] == [4, 8, 6, 5]
+
+
+def _fire():
+    """A fire module (SqueezeNet: squeeze 1x1, two expands, concat over the channels, a max
+    pool, a conv after) and a squeeze-and-excitation scale (a per-channel product of two
+    computed values), then out to a dense layer."""
+    def body(bb, w, x):
+        s = op.nn.relu(op.nn.conv2d(x, w("sq_w", (8, 16, 1, 1), 0.3)))
+        e1 = op.nn.relu(op.nn.conv2d(s, w("e1_w", (16, 8, 1, 1), 0.3)))
+        e3 = op.nn.relu(op.nn.conv2d(s, w("e3_w", (16, 8, 3, 3), 0.2), padding=1))
+        c = bb.emit(op.concat([e1, e3], axis=1))
+        c = op.nn.max_pool2d(c, 2, 2)
+        g = op.nn.adaptive_avg_pool2d(c, (1, 1))
+        scale = op.sigmoid(op.nn.conv2d(g, w("se_w", (32, 32, 1, 1), 0.3)))
+        y = op.multiply(c, scale)
+        y = op.nn.conv2d(y, w("out_w", (24, 32, 1, 1), 0.3))
+        g = op.nn.adaptive_avg_pool2d(y, (1, 1))
+        return op.nn.dense(op.reshape(g, (1, 24)), w("fc_w", (5, 24), 0.3))
+
+    return _build("fire", {"x": (1, 16, 8, 8)}, body, None)
+
+
+def test_concat_and_channel_scale_stay_blocked():
+    m = _fire()
+    mod = convert_layout_nchwc(bind_params(m.mod, m.params), "llvm -mcpu=haswell")
+    calls = _calls(mod["main"])
+    transforms = [(c.attrs.src_layout, c.attrs.dst_layout) for c in calls
+                  if c.op.name == "relax.layout_transform"]
+    # in once, out once before the dense layer: the concat and the scale run blocked
+    assert transforms == [("NCHW", "NCHW8c"), ("NCHW8c", "NCHW")]
+    concat = next(c for c in calls if c.op.name == "relax.concat")
+    assert concat.attrs.axis == 1 and all(f.struct_info.ndim == 5
+                                          for f in concat.args[0].fields)
+    mul = next(c for c in calls if c.op.name == "relax.multiply")
+    assert [tuple(a.struct_info.shape) for a in mul.args] == [(1, 4, 4, 4, 8), (1, 4, 1, 1, 8)]
+    inputs = m.inputs(seed=4)
+    np.testing.assert_allclose(np.asarray(interpreter.run(mod, inputs["x"])),
+                               _expected(m, inputs), **TOL)
+    lib = relay.build(m.mod, target="llvm", params=m.params)
+    gm = graph_executor.GraphModule(lib["default"](microruntime.cpu()))
+    gm.run(**inputs)
+    np.testing.assert_allclose(gm.get_output(0).numpy(), _expected(m, inputs), **TOL)
+
+
+def test_concat_of_partial_blocks_stays_nchw():
+    # a 16-channel value (blocks of 8) and a 6-channel one (blocks of 6): not whole blocks of
+    # the first one's, so the concat reads both in NCHW
+    def body(bb, w, x):
+        a = op.nn.conv2d(x, w("a_w", (16, 8, 1, 1), 0.3))
+        b = op.nn.conv2d(x, w("b_w", (6, 8, 1, 1), 0.3))
+        return op.concat([a, b], axis=1)
+
+    m = _build("odd", {"x": (1, 8, 5, 5)}, body, None)
+    mod = convert_layout_nchwc(bind_params(m.mod, m.params), "llvm -mcpu=haswell")
+    concat = next(c for c in _calls(mod["main"]) if c.op.name == "relax.concat")
+    assert all(f.struct_info.ndim == 4 for f in concat.args[0].fields)
+    inputs = m.inputs(seed=5)
+    np.testing.assert_allclose(np.asarray(interpreter.run(mod, inputs["x"])),
+                               _expected(m, inputs), **TOL)
