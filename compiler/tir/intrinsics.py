@@ -20,6 +20,8 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
     "tir.abs": (1, "absolute value of an int or float"),
     "tir.if_then_else": (3, "cond ? a : b, evaluating only the taken side"),
     "tir.likely": (1, "branch hint; value unchanged"),
+    "tir.assume": (1, "(cond: bool) -> a fact that holds where it stands (T.assume), for the "
+                      "optimizer; lower_intrin drops the Evaluate holding it"),
     "tir.checked_index": (4, "(index, extent, op: StringImm, axis: IntImm) -> the index "
                              "wrapped into [0, extent) (negative ones count from the end), "
                              "which must lie in [-extent, extent); lower_checked_index makes "
