@@ -106,7 +106,7 @@ def match_buffer(param, shape, dtype="float32", data=None, strides=None, elem_of
     return decl
 
 
-def decl_buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None,  
+def decl_buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None,
                 scope="global", align=-1, offset_factor=0, buffer_type="",
                 axis_separators=None) -> BufferDecl:
     """A buffer declared in the body; without `data` it allocates its own memory."""
