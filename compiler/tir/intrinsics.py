@@ -69,6 +69,10 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
                               "An arg may be a Buffer until lower_call_packed (a DLTensor* of "
                               "it is passed); ints go as Int, floats as Float (float64), "
                               "handles as DLTensor*, StringImms as raw C strings"),
+    "tir.call_trace_packed": (None, "(name: StringImm, args..., value) -> calls `name` as "
+                                    "tir.call_packed does (tir.trace); the value is what it "
+                                    "returned (an Int or Float, converted to the call's dtype) "
+                                    "or `value` when it returned None"),
     "tir.make_dltensor": (None, "(data, device_type, device_id, dtype_code, dtype_bits, "
                                 "dtype_lanes, shape_0, ..., shape_{ndim-1}) -> DLTensor* to a "
                                 "DLTensor on the calling function's stack (ndim = number of "
