@@ -26,6 +26,7 @@ from .scan import setup_scans
 from .schedule_ops import infer_schedule_bounds, schedule_ops
 from .stage import Stage
 from .tensor import ComputeOp, Operation, Tensor, TensorLoad
+from .tensor_compute import TensorComputeOp
 
 
 class Schedule:
@@ -41,6 +42,9 @@ class Schedule:
         for op in self.outputs:
             self.stage_map[op].is_output = True
         setup_scans(self)
+        for st in self.stages:
+            if isinstance(st.op, TensorComputeOp):
+                st.op.schedule_stage(st)
 
     def __getitem__(self, key: Union[Tensor, Operation]) -> Stage:
         op = key.op if isinstance(key, Tensor) else key
@@ -122,6 +126,8 @@ class Schedule:
         for st in out.stages + out.groups:
             if st.attach_type == "scope" and st.attach_ivar in rebased:
                 st.attach_ivar = rebased[st.attach_ivar]
+            if getattr(st, "tensorized", None) and st.tensorized[0] in rebased:
+                st.tensorized = (rebased[st.tensorized[0]], st.tensorized[1])
         return out
 
     # ---- cache stages ------------------------------------------------------------------------
@@ -182,6 +188,9 @@ class _ReplaceLoads(IRMutator):
 
 def _rewrite_op(op: ComputeOp, vmap: Dict[Tensor, Tensor]) -> ComputeOp:
     body = tuple(_ReplaceLoads(vmap).visit(b) for b in op.body)
+    if isinstance(op, TensorComputeOp):
+        return TensorComputeOp(op.name, op.tag, op.attrs, op.axis, body, op.intrin, op.outer,
+                               op.call_reduce_axis)
     return ComputeOp(op.name, op.tag, op.attrs, op.axis, body)
 
 

@@ -108,6 +108,15 @@ class IfThenElse(Stmt):
 class SeqStmt(Stmt):
     seq: Tuple[Stmt, ...]
 
+    def __getitem__(self, i):  # as TVM's: seq_stmt[k] is its k-th statement
+        return self.seq[i]
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def __bool__(self) -> bool:  # a statement is always something, even with no parts
+        return True
+
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Evaluate(Stmt):
