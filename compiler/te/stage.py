@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
+from microruntime.object import OpaqueValue
+
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.stmt import ForKind
 from .iter_relation import Fuse, Relation, Singleton, Split
 from .tensor import ExternOp, PlaceholderOp
+from .tensor_compute import TensorComputeOp
 
 # The thread tags a loop can be bound to: launch dimensions, then virtual threads (serial loops
 # in the kernel whose cache stages are shared across them).
@@ -55,7 +58,7 @@ _ANNOTATION_TYPES = {ForKind.UNROLLED: E.IterVar.Unrolled, ForKind.VECTORIZED: E
                      ForKind.PARALLEL: E.IterVar.Parallelized}
 
 
-class Stage:
+class Stage(OpaqueValue):
     def __init__(self, op, schedule):
         self.op = op
         self.origin_op = op
@@ -343,10 +346,15 @@ class Stage:
     def tensorize(self, var, tensor_intrin):
         """Replace the loops from leaf axis `var` inwards by the tensor intrinsic's statement
         (te.decl_tensor_intrin); lowering checks that the intrinsic computes what those loops
-        compute (compiler/te/tensorize.py)."""
+        compute (compiler/te/tensorize.py). As in TVM, a stage computed by a tensor intrinsic
+        inside te.compute (compiler/te/tensor_compute.py) keeps that intrinsic: tensorizing
+        it again changes nothing."""
         self._check_compute("tensorize")
         self._check_not_extern("tensorize")
         var = self._leaf("tensorize", var)
+        if isinstance(self.op, TensorComputeOp) and self.tensorized is not None \
+                and self.tensorized[1] is not tensor_intrin:
+            return
         if not hasattr(tensor_intrin, "reduce_update"):
             self._fail("tensorize", f"{tensor_intrin!r} is not a TensorIntrin (make one with "
                                     "te.decl_tensor_intrin)")

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from microruntime.object import OpaqueValue
+
 from ..ir.dtype import DType
 from ..ir.errors import IRError
 from ..tir import expr as E
@@ -36,7 +38,7 @@ class TensorLoad(E.PrimExpr):
                       "element")
 
 
-class Tensor:
+class Tensor(OpaqueValue):
     """Output `value_index` of `op`, of `shape` and `dtype`."""
 
     # `expr + tensor` is a whole-tensor operation: the expression's operators defer to ours

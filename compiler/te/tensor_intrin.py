@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
+from microruntime.object import OpaqueValue
+
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.buffer import Buffer, decl_buffer
@@ -27,7 +29,7 @@ from .tensor import ComputeOp, PlaceholderOp, Tensor
 from .tensor_compute import intrin_call
 
 
-class TensorIntrin:
+class TensorIntrin(OpaqueValue):
     """What decl_tensor_intrin made: `op` (a compute over `inputs`), the `buffers` bound to
     inputs then outputs, and the statements `body`, `reduce_init`, `reduce_update` (any may be
     None)."""
