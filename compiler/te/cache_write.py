@@ -65,12 +65,23 @@ def substitute_bodies(bodies, vmap) -> tuple:
                                              tuple(substitute(x, vmap) for x in c.identity))
         return combiners[id(c)]
 
+    axes: Dict[int, E.IterVar] = {}
+
+    def axis(iv: E.IterVar) -> E.IterVar:
+        """A reduction axis whose range reads a substituted variable (a reduction over
+        (0, i)), over the substituted range; one new axis per old one."""
+        if id(iv) not in axes:
+            lo, ext = substitute(iv.dom.min, vmap), substitute(iv.dom.extent, vmap)
+            axes[id(iv)] = iv if lo is iv.dom.min and ext is iv.dom.extent else \
+                E.IterVar(E.Range(lo, ext), iv.var, iv.kind, iv.thread_tag)
+        return axes[id(iv)]
+
     out = []
     for b in bodies:
         b = substitute(b, vmap)
         if isinstance(b, E.Reduce):
-            b = E.Reduce(combiner(b.combiner), b.source, b.axis, b.condition, b.value_index,
-                         b.init, b.dtype)
+            b = E.Reduce(combiner(b.combiner), b.source, tuple(axis(iv) for iv in b.axis),
+                         b.condition, b.value_index, b.init, b.dtype)
         out.append(b)
     return tuple(out)
 

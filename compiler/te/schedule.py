@@ -15,6 +15,7 @@ from ..tir import expr as E
 from ..tir.buffer import Buffer
 from ..tir.expr import IterVar
 from ..tir.functor import IRMutator
+from ..transform import CONFIG_OPTIONS, PassContext, PassContextError
 from .auto_inline import auto_inline_broadcast, auto_inline_elemwise, auto_inline_injective
 from .cache_write import cache_write_relayout
 from .graph import create_read_graph, post_dfs_order
@@ -28,6 +29,19 @@ from .stage import Stage
 from .tensor import ComputeOp, Operation, Tensor, TensorLoad
 from .tensor_compute import TensorComputeOp
 
+KEEP_SCHEDULE_RECORD = "te.keep_schedule_record"
+
+
+def _bool_option(key: str, value) -> bool:
+    if not isinstance(value, (bool, int)):
+        raise PassContextError(f"config {key!r} takes a bool, got {value!r}")
+    return bool(value)
+
+
+CONFIG_OPTIONS.setdefault(KEEP_SCHEDULE_RECORD, (
+    _bool_option, "create_schedule keeps a copy of the schedule after each primitive "
+                  "(Schedule.schedule_record, Schedule.primitive_record)"))
+
 
 class Schedule:
     def __init__(self, outputs: Sequence[Operation]):
@@ -35,6 +49,11 @@ class Schedule:
         self.stages: List[Stage] = []
         self.stage_map: Dict[Operation, Stage] = {}
         self.groups: List[GroupStage] = []
+        # with PassContext config "te.keep_schedule_record": a copy of the schedule after each
+        # primitive (the first one before any), and the primitives' names
+        self.schedule_record: List["Schedule"] = []
+        self.primitive_record: List[str] = []
+        self.keeps_record = bool(PassContext.current().config.get(KEEP_SCHEDULE_RECORD))
         for op in _post_order(self.outputs):
             st = Stage(op, self)
             self.stages.append(st)
@@ -45,6 +64,15 @@ class Schedule:
         for st in self.stages:
             if isinstance(st.op, TensorComputeOp):
                 st.op.schedule_stage(st)
+        self.schedule_record.clear()
+        self.primitive_record.clear()
+        self.record_primitive("vanilla")
+
+    def record_primitive(self, name: str) -> None:
+        """Appends a copy of the schedule and `name` to the record, when it keeps one."""
+        if self.keeps_record:
+            self.schedule_record.append(self.copy())
+            self.primitive_record.append(name)
 
     def __getitem__(self, key: Union[Tensor, Operation]) -> Stage:
         op = key.op if isinstance(key, Tensor) else key
@@ -81,6 +109,7 @@ class Schedule:
         structure and attachments): scheduling it leaves this one unchanged."""
         out = object.__new__(Schedule)
         out.outputs = list(self.outputs)
+        out.schedule_record, out.primitive_record, out.keeps_record = [], [], False
         twin: Dict[Stage, Stage] = {}
         for st in self.stages:
             c = copy.copy(st)
@@ -163,13 +192,17 @@ class Schedule:
         `scope`; the original stage copies it out. After split/fuse/reorder of the stage's data
         axes the cache takes the stage's loop order as its layout, as TVM's; returns the cache
         tensor (a list for a list)."""
-        return cache_write_relayout(self, tensor, scope)
+        out = cache_write_relayout(self, tensor, scope)
+        self.record_primitive("cache_write")
+        return out
 
     def rfactor(self, tensor: Tensor, axis, factor_axis: int = 0):
         """Factor the reduction of `tensor` over the reduce axis `axis` (a leaf, typically
         one part of a split reduce axis) into a new stage (returned) that keeps `axis` as a
         data axis at position `factor_axis`; `tensor`'s stage then reduces over that axis."""
-        return rfactor(self, tensor, axis, factor_axis)
+        out = rfactor(self, tensor, axis, factor_axis)
+        self.record_primitive("rfactor")
+        return out
 
     def create_group(self, outputs, inputs, include_inputs: bool = False) -> GroupStage:
         """A group stage of the stages between `inputs` and `outputs` (see group.py)."""

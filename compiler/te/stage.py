@@ -58,7 +58,49 @@ _ANNOTATION_TYPES = {ForKind.UNROLLED: E.IterVar.Unrolled, ForKind.VECTORIZED: E
                      ForKind.PARALLEL: E.IterVar.Parallelized}
 
 
+def _recorded(primitive):
+    """Records the schedule after `primitive` when it keeps a record (Schedule.schedule_record,
+    PassContext config "te.keep_schedule_record")."""
+    def wrapped(self, *args, **kwargs):
+        out = primitive(self, *args, **kwargs)
+        record = getattr(self.schedule, "record_primitive", None)
+        if record is not None:
+            record(primitive.__name__)
+        return out
+
+    wrapped.__name__, wrapped.__doc__ = primitive.__name__, primitive.__doc__
+    return wrapped
+
+
+class AttachType(str):
+    """An attachment kind ("root", "inline", "scope", "scan_update"), which also compares
+    equal to TVM's AttachType code (kGroupRoot 1, kInline 2, kInlinedAlready 3, kScope 4,
+    kScanUpdate 5), as `s[T].attach_type == 2` reads in classic code."""
+
+    CODES = {"root": 1, "inline": 2, "inlined_already": 3, "scope": 4, "scan_update": 5}
+
+    def __eq__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.CODES.get(str(self)) == other
+        return str.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+
 class Stage(OpaqueValue):
+    @property
+    def attach_type(self) -> AttachType:
+        return self._attach_type
+
+    @attach_type.setter
+    def attach_type(self, kind: str) -> None:
+        if kind not in AttachType.CODES:
+            raise ScheduleError(f"unknown attachment kind {kind!r}")
+        self._attach_type = AttachType(kind)
+
     def __init__(self, op, schedule):
         self.op = op
         self.origin_op = op
@@ -145,6 +187,7 @@ class Stage(OpaqueValue):
         return self.iter_attrs[iv]
 
     # ---- loop structure ----------------------------------------------------------------------
+    @_recorded
     def split(self, parent, factor=None, nparts=None):
         """Split `parent` into (outer, inner): by inner extent `factor` or outer extent
         `nparts`."""
@@ -169,6 +212,7 @@ class Stage(OpaqueValue):
         self.all_iter_vars += [outer, inner]
         return outer, inner
 
+    @_recorded
     def fuse(self, *axes):
         """Fuse adjacent leaf axes (outermost first) into one. One axis is returned as it is;
         no axis at all makes a new outermost loop of extent 1 (named "singleton"), as TVM."""
@@ -201,6 +245,7 @@ class Stage(OpaqueValue):
             fused = new
         return fused
 
+    @_recorded
     def reorder(self, *axes):
         """Put the given leaf axes in this order, in the positions they occupy now."""
         self._check_compute("reorder")
@@ -229,15 +274,19 @@ class Stage(OpaqueValue):
             self._fail(prim, f"cannot run the reduction axis '{iv.name}' {how}")
         self._attr(iv).kind = kind
 
+    @_recorded
     def parallel(self, iv):
         self._annotate("parallel", iv, ForKind.PARALLEL)
 
+    @_recorded
     def vectorize(self, iv):
         self._annotate("vectorize", iv, ForKind.VECTORIZED)
 
+    @_recorded
     def unroll(self, iv):
         self._annotate("unroll", iv, ForKind.UNROLLED)
 
+    @_recorded
     def bind(self, iv, thread_iv):
         iv = self._leaf("bind", iv)
         if not isinstance(thread_iv, E.IterVar) or not thread_iv.thread_tag:
@@ -249,6 +298,7 @@ class Stage(OpaqueValue):
         attr = self._attr(iv)
         attr.kind, attr.thread = ForKind.THREAD_BINDING, thread_iv
 
+    @_recorded
     def pragma(self, iv, key: str, value=1):
         """Annotates leaf axis `iv` with `key = value`; the keys "unroll" and "vectorize" are
         those annotations (as `unroll(iv)`, `vectorize(iv)`)."""
@@ -261,6 +311,7 @@ class Stage(OpaqueValue):
         return None
 
     # ---- attachment and storage --------------------------------------------------------------
+    @_recorded
     def compute_at(self, parent: "Stage", axis):
         """Compute this stage inside `parent`'s loop `axis`, only the region that loop needs.
         `parent` may read it through other stages; lowering then requires every consumer of this
@@ -283,6 +334,7 @@ class Stage(OpaqueValue):
                                      f"'{axis.name}'")
         self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, axis
 
+    @_recorded
     def compute_inline(self):
         """Substitute this stage's expression into its consumers (no loops of its own)."""
         self._check_compute("compute_inline")
@@ -293,6 +345,7 @@ class Stage(OpaqueValue):
                                          "stage (compute_at or root)")
         self.attach_type, self.attach_stage, self.attach_ivar = "inline", None, None
 
+    @_recorded
     def compute_root(self):
         """Compute this stage at the root of its group (the function's root when it has no
         group), as TVM."""
@@ -313,9 +366,11 @@ class Stage(OpaqueValue):
                              f"'{parent.name}' is outside that group; compute it at a stage of "
                              "the same group")
 
+    @_recorded
     def set_scope(self, scope: str):
         self.scope = scope
 
+    @_recorded
     def storage_align(self, axis, factor: int, offset: int):
         """Pad this stage's allocation so that the stride of root axis `axis` (in elements) is
         `k * factor + offset` for some k, as TVM's (e.g. to avoid bank conflicts)."""
@@ -335,6 +390,7 @@ class Stage(OpaqueValue):
         self.dim_align = tuple(a for a in self.dim_align if a[0] != dim) + \
             ((dim, factor, offset),)
 
+    @_recorded
     def double_buffer(self):
         """Compute this stage into two buffers used in turn by the iterations of the loop it
         is computed at, the next iteration's data written while the current one is read
@@ -343,6 +399,7 @@ class Stage(OpaqueValue):
         self._check_not_extern("double_buffer")
         self.double_buffered = True
 
+    @_recorded
     def tensorize(self, var, tensor_intrin):
         """Replace the loops from leaf axis `var` inwards by the tensor intrinsic's statement
         (te.decl_tensor_intrin); lowering checks that the intrinsic computes what those loops

@@ -96,6 +96,19 @@ class Allocate(Stmt):
     body: Stmt
     condition: Optional[PrimExpr] = None
 
+    # TVM's fields of an Allocate, read from its buffer
+    @property
+    def buffer_var(self) -> Var:
+        return self.buffer.data
+
+    @property
+    def dtype(self):
+        return self.buffer.dtype
+
+    @property
+    def extents(self) -> Tuple[PrimExpr, ...]:
+        return self.buffer.shape
+
 
 @dataclass(frozen=True, eq=False, slots=True)
 class IfThenElse(Stmt):
