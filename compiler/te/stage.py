@@ -322,17 +322,26 @@ class Stage(OpaqueValue):
         if not isinstance(parent, Stage):
             self._fail("compute_at", "the first argument must be a stage (s[T])")
         self._check_group("compute_at", parent)
-        if parent is self:
-            self._fail("compute_at", "a stage cannot be computed at itself")
         if not isinstance(axis, E.IterVar) or axis not in parent.leaf_iter_vars:
             name = getattr(axis, "name", repr(axis))
             self._fail("compute_at", f"axis '{name}' is not a leaf axis of stage "
                                      f"'{parent.name}'")
+        # As in TVM, an attachment that cannot be (at itself, at a stage that does not read
+        # this one, in a cycle) is an error when the schedule is lowered (check_attachment).
+        self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, axis
+
+    def check_attachment(self) -> None:
+        """Raises ScheduleError when this stage is computed at a loop of itself or of a stage
+        that does not read it."""
+        if self.attach_type != "scope" or self.attach_stage is None:
+            return
+        parent = self.attach_stage
+        if parent is self:
+            self._fail("compute_at", "a stage cannot be computed at itself")
         if not self.schedule.reads_transitively(parent, self):
             self._fail("compute_at", f"stage '{parent.name}' does not consume '{self.name}', "
                                      f"so '{self.name}' cannot be computed at its axis "
-                                     f"'{axis.name}'")
-        self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, axis
+                                     f"'{self.attach_ivar.name}'")
 
     @_recorded
     def compute_inline(self):
