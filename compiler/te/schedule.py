@@ -24,6 +24,7 @@ from .iter_relation import Fuse, Rebase, Singleton, Split
 from .operation import compute
 from .rfactor import rfactor
 from .scan import setup_scans
+from .scan_analysis import scan_fix_point_analysis, scan_get_body
 from .schedule_ops import infer_schedule_bounds, schedule_ops
 from .stage import Stage
 from .tensor import ComputeOp, Operation, Tensor, TensorLoad
@@ -266,9 +267,12 @@ def InferBound(sch: Schedule) -> Map:
 ScheduleOps = schedule_ops
 CreateReadGraph = create_read_graph
 PostDFSOrder = post_dfs_order
+ScanGetBody = scan_get_body
+ScanFixPointAnalysis = scan_fix_point_analysis
 # Names TVM's te.schedule module also gives (relations, and the tir classes stages hold).
 __all__ = ["Schedule", "create_schedule", "InferBound", "ScheduleOps", "CreateReadGraph",
-           "PostDFSOrder", "AutoInlineElemWise", "AutoInlineBroadcast", "AutoInlineInjective",
+           "PostDFSOrder", "ScanGetBody", "ScanFixPointAnalysis", "AutoInlineElemWise",
+           "AutoInlineBroadcast", "AutoInlineInjective",
            "Buffer", "IterVar", "Split", "Fuse", "Rebase", "Singleton"]
 AutoInlineElemWise = auto_inline_elemwise
 AutoInlineBroadcast = auto_inline_broadcast
