@@ -147,3 +147,21 @@ def test_intrinsic_compute_may_read_the_stage_outer_axis():
                          lambda n: calls.append(n) if isinstance(n, tir.Call)
                          and n.op == "tir.call_packed" else None)
     assert len(calls) == 1
+
+
+def test_placeholder_argument_nothing_reads_is_an_unused_parameter(target):
+    A = te.placeholder((4,), name="A", dtype="int32")
+    B = te.placeholder((3,), name="B", dtype="int32")
+    D, M = te.compute((4, 3), lambda i, j: (tir.truncdiv(tir.const(-7), B[j]),
+                                             tir.truncmod(tir.const(-7), B[j])), name="DM")
+    s = te.create_schedule([D.op, M.op])
+    f = compiler.build(s, [A, B, D, M], target)
+    b = np.array([2, -3, 5], "int32")
+    d = runtime.nd.array(np.zeros((4, 3), "int32"))
+    m = runtime.nd.array(np.zeros((4, 3), "int32"))
+    f(runtime.nd.array(np.zeros(4, "int32")), runtime.nd.array(b), d, m)
+    np.testing.assert_array_equal(d.numpy(), np.broadcast_to(np.trunc(-7 / b), (4, 3)))
+    np.testing.assert_array_equal(m.numpy(), np.broadcast_to(np.fmod(-7, b), (4, 3)))
+    with pytest.raises(compiler.ir.errors.ScheduleError, match="not a tensor of this schedule"):
+        other = te.compute((4,), lambda i: A[i] + 1, name="other")
+        compiler.lower(s, [B, D, M, other])
