@@ -18,21 +18,33 @@ class ScriptError(CompilerError):
 
 class DTypeName:
     """`T.<dtype>`: called with a number, a constant of the dtype; with an expression, its cast
-    to the dtype; with nothing, a new variable of the dtype. As a parameter or assignment
-    annotation, the variable's dtype."""
+    to the dtype; with nothing, a new variable of the dtype (VarDecl). As a parameter or
+    assignment annotation, the variable's dtype."""
 
     def __init__(self, dtype: str):
         self.dtype = as_dtype(dtype)
 
     def __call__(self, value=None, *, is_size_var: bool = False):
         if value is None:
-            return (E.SizeVar if is_size_var else E.Var)("v", self.dtype)
+            return VarDecl(self.dtype, is_size_var)
         if isinstance(value, (bool, int, float)):
             return E.make_const(self.dtype, value)
         return E.cast(self.dtype, value)
 
     def __repr__(self) -> str:
         return f"T.{self.dtype}"
+
+
+@dataclass
+class VarDecl:
+    """`n = T.int32()`: a new variable of the dtype, named after what it is assigned to (a
+    symbolic shape, stride or offset)."""
+
+    dtype: Any
+    is_size_var: bool = False
+
+    def build(self, name: str) -> E.Var:
+        return (E.SizeVar if self.is_size_var else E.Var)(name, self.dtype)
 
 
 @dataclass

@@ -8,7 +8,8 @@ so Python arithmetic on them builds loop-IR expressions. Statements map as follo
   `range(a, b)`: a `For`; `for i, j in T.grid(n, m)`: nested serial loops.
 - `B[i, j] = v` (and `B[i] += v`): a `BufferStore`; `A[i, j]` in an expression a `BufferLoad`.
 - `x = <expression>` (or `x: T.int32 = ...`): a `LetStmt` around the rest of the scope;
-  `x = <Python value>` binds a Python value at parse time.
+  `n = T.int32()` a new variable (a symbolic shape); `x = <Python value>` binds a Python
+  value at parse time.
 - `A = T.Buffer(shape, dtype, data=...)`: a buffer over existing memory;
   `A = T.match_buffer(a, shape, dtype)`: the tensor argument of handle parameter `a`;
   `p = T.allocate(extents, dtype, scope)` / `A = T.decl_buffer(shape, dtype)`: an `Allocate`
@@ -61,6 +62,7 @@ from .frames import (
     LetDecl,
     LoopDecl,
     ScriptError,
+    VarDecl,
     loop,
 )
 
@@ -95,6 +97,17 @@ def parse_prim_func(func) -> PrimFunc:
     env = {**vars(builtins), **func.__globals__, **closure.nonlocals}
     first_line = func.__code__.co_firstlineno
     return _Parser(env, func.__code__.co_filename, first_line - 1).function(fdef)
+
+
+def parse_source(text: str, t_namespace) -> PrimFunc:
+    """The PrimFunc of the first function defined in the TVMScript `text` (what
+    `PrimFunc.script()` prints), its `T` being `t_namespace`."""
+    tree = ast.parse(textwrap.dedent(text))
+    fdef = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+    if fdef is None:
+        raise ScriptError("from_source: the text defines no function")
+    env = {**vars(builtins), "T": t_namespace}
+    return _Parser(env, "<tvmscript>", 0).function(fdef)
 
 
 class _Parser:
@@ -232,6 +245,9 @@ class _Parser:
         if not isinstance(target, ast.Name):
             raise self.error(node, f"unsupported assignment target {type(target).__name__}")
         name = target.id
+        if isinstance(value, VarDecl):
+            self.bind(name, value.build(name))
+            return None
         if isinstance(value, BufferDecl):
             buf = value.build(name)
             self.bind(name, buf)

@@ -2,14 +2,17 @@
 TVM reads it: parameters annotated `T.Buffer(shape, dtype)` are tensor arguments, `T.handle`
 ones are bound by `T.match_buffer`, scalar ones (`T.int32`) are scalar arguments; loops,
 stores, lets, allocations, ifs and asserts become the matching loop-IR statements. Each parsed
-function is built and run against numpy, or compared structurally with the IR built by hand."""
+function is built and run against numpy, or compared structurally with the IR built by hand;
+`func.script()` prints a function back as TVMScript that `from_source` reads into a
+structurally equal one."""
 import numpy as np
 import pytest
 
 import compiler
 import microruntime as runtime
-from compiler import tir
-from compiler.ir import IRModule, structural_equal
+from compiler import te, tir
+from compiler.ir import IRModule, assert_structural_equal, structural_equal
+from compiler.script import from_source
 from compiler.script import tir as T
 from compiler.script.frames import ScriptError
 
@@ -175,3 +178,67 @@ def test_unsupported_constructs_raise_naming_them():
         @T.prim_func
         def wrong_rank(A: T.Buffer((2, 2), "float32")):
             A[0] = T.float32(1)
+
+
+# ---- printing: func.script() and tvm.script.from_source -------------------------------------
+def _round_trip(func, map_free_vars=False):
+    text = func.script()
+    assert text.startswith("# from tvm.script import tir as T\n@T.prim_func\n")
+    again = from_source(text)
+    assert_structural_equal(again, func, map_free_vars)
+    return text
+
+
+def test_script_round_trips_a_parsed_function(target):
+    @T.prim_func
+    def staged(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32"), n: T.int32):
+        T.func_attr({"global_symbol": "staged", "tir.noalias": True})
+        tmp = T.decl_buffer((8,), "int32", scope="local")
+        for i in range(8):
+            x = A[i] * 3
+            if x % 2 == 0 and n > 0:
+                tmp[i] = x
+            else:
+                tmp[i] = T.if_then_else(x > 10, x - 10, T.min(x, n))
+        B_flat = T.Buffer((2, 4), "int32", data=B.data)
+        for i, j in T.grid(2, 4):
+            B_flat[i, j] = tmp[i * 4 + j] + T.truncdiv(n, 2)
+        for k in T.parallel(2, 4):
+            B[k] = T.Cast("int32", T.float32(1.5) * T.Cast("float32", B[k]))
+
+    text = _round_trip(staged)
+    assert "T.decl_buffer((8,), \"int32\", scope=\"local\")" in text
+    assert "for k in T.parallel(2, 4):" in text
+    a = np.arange(8, dtype="int32")
+    _, b, _ = _run(from_source(text), target, a, np.zeros(8, "int32"), 5)
+    _, want, _ = _run(staged, target, a, np.zeros(8, "int32"), 5)
+    np.testing.assert_array_equal(b, want)
+
+
+def test_script_of_a_lowered_te_function_round_trips(target):
+    n = 16
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: te.exp(A[i]) * 2.0 + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    xo, xi = s[B].split(B.op.axis[0], factor=4)
+    s[B].vectorize(xi)
+    func = compiler.lower(s, [A, B], name="f")["f"]
+    text = _round_trip(func)
+    assert "T.Ramp(" in text and "T.call_intrin(\"float32x4\", \"tir.exp\"" in text
+    a = np.random.rand(n).astype("float32")
+    _, b = _run(from_source(text), target, a, np.zeros(n, "float32"))
+    np.testing.assert_allclose(b, np.exp(a) * 2 + 1, rtol=1e-5)
+
+
+def test_script_match_buffer_for_strided_buffers_and_errors():
+    a = tir.decl_buffer((4, 4), "float32", "A", strides=[tir.Var("s", "int32"), 1])
+    i = tir.Var("i", "int32")
+    body = tir.For(i, 0, 4, tir.ForKind.SERIAL,
+                   tir.BufferStore(a, tir.const(0.0), (i, i)))
+    func = tir.PrimFunc((a,), body, attrs={"global_symbol": "diag"})
+    text = _round_trip(func, map_free_vars=True)  # the stride is a free variable
+    assert "def diag(A: T.handle):" in text and "s = T.int32()" in text
+    assert "A_1 = T.match_buffer(A, (4, 4), \"float32\", strides=(s, 1))" in text
+    with pytest.raises(ScriptError, match="does not support the expression Let"):
+        x = tir.Var("x", "int32")
+        tir.PrimFunc((), tir.Evaluate(tir.Let(x, tir.const(1), x + 1))).script()
