@@ -30,6 +30,7 @@ import builtins
 import inspect
 import operator
 import textwrap
+import types
 from typing import Any, Dict, List, Optional
 
 from ..tir import expr as E
@@ -428,8 +429,11 @@ class _Parser:
         try:
             return getattr(value, node.attr)
         except AttributeError:
-            raise self.error(node, f"{value!r} has no attribute {node.attr!r} "
-                                   "(not supported here)") from None
+            if isinstance(value, types.ModuleType):
+                owner = ast.unparse(node.value)
+                raise self.error(node, f"{owner}.{node.attr} is not supported (Kiln reads the "
+                                       "non-block subset of TVMScript)") from None
+            raise self.error(node, f"{value!r} has no attribute {node.attr!r}") from None
 
     def eval_Tuple(self, node):
         return tuple(self._elements(node.elts))

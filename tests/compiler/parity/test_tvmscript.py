@@ -162,7 +162,7 @@ def test_unsupported_constructs_raise_naming_them():
         def sliced(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
             B[0:2] = A[0]
 
-    with pytest.raises(ScriptError, match="has no attribute 'block'"):
+    with pytest.raises(ScriptError, match="T.block is not supported"):
         @T.prim_func
         def blocked(A: T.Buffer((4,), "float32")):
             for i in range(4):
