@@ -172,3 +172,63 @@ test_wrap_callback = get_global_func("testing.test_wrap_callback")
 test_raise_error_callback = get_global_func("testing.test_raise_error_callback")
 test_check_eq_callback = get_global_func("testing.test_check_eq_callback")
 ErrorTest = get_global_func("testing.ErrorTest")
+
+
+def check_numerical_grads(function, input_values, grad_values, function_value=None,
+                          delta=1e-3, atol=1e-2, rtol=0.1):
+    """Checks gradients `grad_values` of the scalar `function` at `input_values` (lists, or
+    dicts by argument name) against finite differences, as TVM's check_numerical_grads: each
+    partial derivative is a forward difference of step `delta`, refined (central difference,
+    then Richardson extrapolation) where it disagrees with the given one; the check fails when
+    the distance between the numerical and the given gradient of an input exceeds
+    `atol * sqrt(size) + rtol * |numerical gradient|`, or is not finite."""
+    if isinstance(input_values, dict):
+        names = list(input_values)
+        values = [np.asarray(input_values[n]) for n in names]
+        grads = [np.asarray(grad_values[n]) for n in names]
+
+        def call(vals):
+            return function(**dict(zip(names, vals)))
+    else:
+        names = [str(i) for i in range(len(input_values))]
+        values = [np.asarray(v) for v in input_values]
+        grads = [np.asarray(g) for g in grad_values]
+
+        def call(vals):
+            return function(*vals)
+
+    base = call(values) if function_value is None else function_value
+
+    def partial(k, j, step):
+        moved = [v.copy() for v in values]
+        moved[k].reshape(-1)[j] += step
+        return (call(moved) - base) / step
+
+    for k, (name, value, grad) in enumerate(zip(names, values, grads)):
+        if grad.shape != value.shape:
+            raise AssertionError(f"gradient with respect to '{name}' has shape {grad.shape}, "
+                                 f"expected {value.shape}")
+        numeric = np.zeros(grad.shape, dtype="float64")
+        flat = grad.reshape(-1)
+
+        def close(j, d, flat=flat):
+            return abs(d - flat[j]) < atol + rtol * abs(d)
+
+        for j in range(grad.size):
+            d = partial(k, j, delta)
+            if not close(j, d):
+                d = (partial(k, j, -delta) + d) / 2
+                if not close(j, d):
+                    half = (partial(k, j, delta / 2) + partial(k, j, -delta / 2)) / 2
+                    d = (4 * half - d) / 3
+            numeric.reshape(-1)[j] = d
+        dist = float(np.sqrt(np.sum((numeric - grad) ** 2)))
+        norm = float(np.sqrt(np.sum(numeric ** 2)))
+        if not (np.isfinite(dist) and np.isfinite(norm)):
+            raise ValueError(f"gradient check with respect to '{name}': NaN or infinity "
+                             f"(given {grad}, numerical {numeric})")
+        bound = atol * np.sqrt(float(grad.size)) + rtol * norm
+        if dist > bound:
+            raise AssertionError(f"gradient with respect to '{name}' differs from the "
+                                 f"numerical one: distance {dist} > {bound}\n"
+                                 f"given {grad}\nnumerical {numeric}")

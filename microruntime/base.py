@@ -12,6 +12,9 @@ from ._loader import ffi, lib
 from .abi import OBJECT_HEADER_BYTES
 
 _ERROR_CLASSES = {}
+# The base class of the errors classic TVM code catches (`tvm._ffi.base.TVMError`): every error
+# raised through the runtime, and every error of the compiler, is a RuntimeError.
+TVMError = RuntimeError
 _tls = threading.local()
 # The C runtime keeps at most this many bytes of an error's kind and message, NUL included
 # (MR_MAX_ERROR_KIND and MR_MAX_ERROR_MESSAGE in microruntime/src/config.h).

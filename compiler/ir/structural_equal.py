@@ -225,7 +225,26 @@ class Equal:
         self.value(dict(a.attrs), dict(b.attrs), lp.attr("attrs"), rp.attr("attrs"))
 
 
+# How a Python number given as a whole side of a comparison becomes a node (as TVM converts
+# both arguments of structural_equal): registered by the loop IR (a constant of it).
+_NUMBER_AS_NODE: Dict[str, Callable[[Any], Any]] = {}
+
+
+def register_number_conversion(convert: Callable[[Any], Any]) -> None:
+    """`convert(number)`: the node a bool, int or float argument of structural_equal stands
+    for."""
+    _NUMBER_AS_NODE["convert"] = convert
+
+
+def _as_node(x: Any) -> Any:
+    convert = _NUMBER_AS_NODE.get("convert")
+    if convert is not None and isinstance(x, (bool, int, float, np.number)):
+        return convert(x)
+    return x
+
+
 def _compare(a, b, map_free_vars: bool) -> Optional[Mismatch]:
+    a, b = _as_node(a), _as_node(b)
     try:
         Equal(map_free_vars).value(a, b, ObjectPath.root(), ObjectPath.root())
     except Mismatch as m:

@@ -24,6 +24,7 @@ from ..tir.functor import substitute
 from .iter_relation import Fuse, Rebase, Singleton, Split, pass_down, pass_up_values, split_factor
 from .stage import Stage
 from .tensor import ComputeOp, Tensor
+from .tensor_compute import TensorComputeOp
 
 
 def _tensors(sch, tensor) -> List[Tensor]:
@@ -64,12 +65,23 @@ def substitute_bodies(bodies, vmap) -> tuple:
                                              tuple(substitute(x, vmap) for x in c.identity))
         return combiners[id(c)]
 
+    axes: Dict[int, E.IterVar] = {}
+
+    def axis(iv: E.IterVar) -> E.IterVar:
+        """A reduction axis whose range reads a substituted variable (a reduction over
+        (0, i)), over the substituted range; one new axis per old one."""
+        if id(iv) not in axes:
+            lo, ext = substitute(iv.dom.min, vmap), substitute(iv.dom.extent, vmap)
+            axes[id(iv)] = iv if lo is iv.dom.min and ext is iv.dom.extent else \
+                E.IterVar(E.Range(lo, ext), iv.var, iv.kind, iv.thread_tag)
+        return axes[id(iv)]
+
     out = []
     for b in bodies:
         b = substitute(b, vmap)
         if isinstance(b, E.Reduce):
-            b = E.Reduce(combiner(b.combiner), b.source, b.axis, b.condition, b.value_index,
-                         b.init, b.dtype)
+            b = E.Reduce(combiner(b.combiner), b.source, tuple(axis(iv) for iv in b.axis),
+                         b.condition, b.value_index, b.init, b.dtype)
         out.append(b)
     return tuple(out)
 
@@ -131,7 +143,15 @@ def cache_write_relayout(sch, tensor, scope: str):
                 preds.append(values[iv] < dom[iv].extent)
     vmap = {iv.var: simplify(iv.dom.min + values[iv]) for iv in op.axis}
     bodies = tuple(_guarded(b, preds) for b in substitute_bodies(op.body, vmap))
-    cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, bodies)
+    if isinstance(op, TensorComputeOp):  # the cache is computed by the intrinsic
+        if data_leaves != list(op.axis):
+            raise ScheduleError(f"cache_write on stage '{stage.name}': a stage computed by a "
+                                "tensor intrinsic can be cached only before its axes are "
+                                "split or fused")
+        cache_op = TensorComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, bodies,
+                                   op.intrin, op.outer, op.call_reduce_axis)
+    else:
+        cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, bodies)
     # C reads the cache at the leaf values of its root indices
     down = {iv: iv.var for iv in op.axis}
     down.update({iv: iv.var for iv in op.reduce_axis})
@@ -149,6 +169,10 @@ def cache_write_relayout(sch, tensor, scope: str):
     stage.all_iter_vars = list(new_op.axis)
     stage.leaf_iter_vars = list(new_op.axis)
     stage.relations = []
+    if isinstance(op, TensorComputeOp):
+        stage.tensorized = None
+        stage.iter_attrs = {}
+        cache_op.schedule_stage(cache_stage)
     sch.stages.insert(sch.stages.index(stage), cache_stage)
     sch.stage_map[cache_op] = cache_stage
     caches = [cache_op.outputs[t.value_index] for t in tensors]

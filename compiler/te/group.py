@@ -298,6 +298,8 @@ def resolve_attachments(sch):
     group take the group's attachment, and a scan's update (and body) is computed at the
     scan's time loop. Attach axes split or fused after compute_at are legalized first."""
     out = sch.copy()
+    for st in out.stages:
+        st.check_attachment()
     legalize_attach_points(out)
     for st in out.stages:
         spec = attach_spec(st)

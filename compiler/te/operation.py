@@ -11,6 +11,7 @@ from ..tir.buffer import decl_buffer
 from ..tir.stmt import Evaluate, Stmt
 from .tag import scoped_tag
 from .tensor import ComputeOp, ExternOp, PlaceholderOp, Tensor
+from .tensor_compute import TensorIntrinCall, make_tensor_compute
 
 
 def _shape(shape) -> tuple:
@@ -100,12 +101,14 @@ def compute(shape, fcompute: Callable, name: str = "compute", tag: str = "",
     fewer named indices (and no `*indices`) computes only that many leading dimensions of
     `shape` (`compute((4, 5), lambda i: A[i, 0])` has shape (4,))."""
     tag = scoped_tag(tag, f"compute {name}")
-    shape = _shape(shape)
-    names = _arg_names(fcompute, len(shape))
-    shape = shape[:len(names)]
+    full_shape = _shape(shape)
+    names = _arg_names(fcompute, len(full_shape))
+    shape = full_shape[:len(names)]
     axis = tuple(E.IterVar(E.Range(E.make_const(s.dtype, 0), s), E.Var(n, s.dtype))
                  for n, s in zip(names, shape))
     body = fcompute(*[iv.var for iv in axis])
+    if isinstance(body, TensorIntrinCall):  # computed by a tensor intrinsic on regions
+        return make_tensor_compute(full_shape, axis, body, name, tag, attrs)
     multi = isinstance(body, (tuple, list))
     bodies = tuple(E.convert(b) for b in (body if multi else (body,)))
     if not bodies:

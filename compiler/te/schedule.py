@@ -15,6 +15,7 @@ from ..tir import expr as E
 from ..tir.buffer import Buffer
 from ..tir.expr import IterVar
 from ..tir.functor import IRMutator
+from ..transform import CONFIG_OPTIONS, PassContext, PassContextError
 from .auto_inline import auto_inline_broadcast, auto_inline_elemwise, auto_inline_injective
 from .cache_write import cache_write_relayout
 from .graph import create_read_graph, post_dfs_order
@@ -23,9 +24,24 @@ from .iter_relation import Fuse, Rebase, Singleton, Split
 from .operation import compute
 from .rfactor import rfactor
 from .scan import setup_scans
+from .scan_analysis import scan_fix_point_analysis, scan_get_body
 from .schedule_ops import infer_schedule_bounds, schedule_ops
 from .stage import Stage
 from .tensor import ComputeOp, Operation, Tensor, TensorLoad
+from .tensor_compute import TensorComputeOp
+
+KEEP_SCHEDULE_RECORD = "te.keep_schedule_record"
+
+
+def _bool_option(key: str, value) -> bool:
+    if not isinstance(value, (bool, int)):
+        raise PassContextError(f"config {key!r} takes a bool, got {value!r}")
+    return bool(value)
+
+
+CONFIG_OPTIONS.setdefault(KEEP_SCHEDULE_RECORD, (
+    _bool_option, "create_schedule keeps a copy of the schedule after each primitive "
+                  "(Schedule.schedule_record, Schedule.primitive_record)"))
 
 
 class Schedule:
@@ -34,6 +50,11 @@ class Schedule:
         self.stages: List[Stage] = []
         self.stage_map: Dict[Operation, Stage] = {}
         self.groups: List[GroupStage] = []
+        # with PassContext config "te.keep_schedule_record": a copy of the schedule after each
+        # primitive (the first one before any), and the primitives' names
+        self.schedule_record: List["Schedule"] = []
+        self.primitive_record: List[str] = []
+        self.keeps_record = bool(PassContext.current().config.get(KEEP_SCHEDULE_RECORD))
         for op in _post_order(self.outputs):
             st = Stage(op, self)
             self.stages.append(st)
@@ -41,6 +62,18 @@ class Schedule:
         for op in self.outputs:
             self.stage_map[op].is_output = True
         setup_scans(self)
+        for st in self.stages:
+            if isinstance(st.op, TensorComputeOp):
+                st.op.schedule_stage(st)
+        self.schedule_record.clear()
+        self.primitive_record.clear()
+        self.record_primitive("vanilla")
+
+    def record_primitive(self, name: str) -> None:
+        """Appends a copy of the schedule and `name` to the record, when it keeps one."""
+        if self.keeps_record:
+            self.schedule_record.append(self.copy())
+            self.primitive_record.append(name)
 
     def __getitem__(self, key: Union[Tensor, Operation]) -> Stage:
         op = key.op if isinstance(key, Tensor) else key
@@ -77,6 +110,7 @@ class Schedule:
         structure and attachments): scheduling it leaves this one unchanged."""
         out = object.__new__(Schedule)
         out.outputs = list(self.outputs)
+        out.schedule_record, out.primitive_record, out.keeps_record = [], [], False
         twin: Dict[Stage, Stage] = {}
         for st in self.stages:
             c = copy.copy(st)
@@ -122,6 +156,8 @@ class Schedule:
         for st in out.stages + out.groups:
             if st.attach_type == "scope" and st.attach_ivar in rebased:
                 st.attach_ivar = rebased[st.attach_ivar]
+            if getattr(st, "tensorized", None) and st.tensorized[0] in rebased:
+                st.tensorized = (rebased[st.tensorized[0]], st.tensorized[1])
         return out
 
     # ---- cache stages ------------------------------------------------------------------------
@@ -157,13 +193,17 @@ class Schedule:
         `scope`; the original stage copies it out. After split/fuse/reorder of the stage's data
         axes the cache takes the stage's loop order as its layout, as TVM's; returns the cache
         tensor (a list for a list)."""
-        return cache_write_relayout(self, tensor, scope)
+        out = cache_write_relayout(self, tensor, scope)
+        self.record_primitive("cache_write")
+        return out
 
     def rfactor(self, tensor: Tensor, axis, factor_axis: int = 0):
         """Factor the reduction of `tensor` over the reduce axis `axis` (a leaf, typically
         one part of a split reduce axis) into a new stage (returned) that keeps `axis` as a
         data axis at position `factor_axis`; `tensor`'s stage then reduces over that axis."""
-        return rfactor(self, tensor, axis, factor_axis)
+        out = rfactor(self, tensor, axis, factor_axis)
+        self.record_primitive("rfactor")
+        return out
 
     def create_group(self, outputs, inputs, include_inputs: bool = False) -> GroupStage:
         """A group stage of the stages between `inputs` and `outputs` (see group.py)."""
@@ -182,6 +222,9 @@ class _ReplaceLoads(IRMutator):
 
 def _rewrite_op(op: ComputeOp, vmap: Dict[Tensor, Tensor]) -> ComputeOp:
     body = tuple(_ReplaceLoads(vmap).visit(b) for b in op.body)
+    if isinstance(op, TensorComputeOp):
+        return TensorComputeOp(op.name, op.tag, op.attrs, op.axis, body, op.intrin, op.outer,
+                               op.call_reduce_axis)
     return ComputeOp(op.name, op.tag, op.attrs, op.axis, body)
 
 
@@ -224,9 +267,12 @@ def InferBound(sch: Schedule) -> Map:
 ScheduleOps = schedule_ops
 CreateReadGraph = create_read_graph
 PostDFSOrder = post_dfs_order
+ScanGetBody = scan_get_body
+ScanFixPointAnalysis = scan_fix_point_analysis
 # Names TVM's te.schedule module also gives (relations, and the tir classes stages hold).
 __all__ = ["Schedule", "create_schedule", "InferBound", "ScheduleOps", "CreateReadGraph",
-           "PostDFSOrder", "AutoInlineElemWise", "AutoInlineBroadcast", "AutoInlineInjective",
+           "PostDFSOrder", "ScanGetBody", "ScanFixPointAnalysis", "AutoInlineElemWise",
+           "AutoInlineBroadcast", "AutoInlineInjective",
            "Buffer", "IterVar", "Split", "Fuse", "Rebase", "Singleton"]
 AutoInlineElemWise = auto_inline_elemwise
 AutoInlineBroadcast = auto_inline_broadcast

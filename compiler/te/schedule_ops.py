@@ -27,7 +27,7 @@ from .inline import inline_bodies
 from .scan import ScanOp, allocate_scan, check_scans, make_scan_stmt, scan_full_stages
 from .stage import Stage
 from .storage import aligned_strides, check_double_buffer, mark_double_buffer
-from .tensor import ExternOp, Tensor, tensor_loads
+from .tensor import ExternOp, PlaceholderOp, Tensor, tensor_loads
 from .tensorize import make_tensorize_stmt
 from .thread_scope import finish_thread_scopes
 
@@ -47,10 +47,11 @@ class _Lowering:
         if isinstance(a, Tensor):
             buf = self.binds.get(a) or decl_buffer(a.shape, a.dtype, a.name)
             st = self.sch.stage_map.get(a.op)
-            if st is None:
+            if st is None and not isinstance(a.op, PlaceholderOp):
                 raise ScheduleError(f"argument '{a.name}' is not a tensor of this schedule")
-            self.storage[(id(st), a.value_index)] = (buf, (E.const(0),) * a.ndim)
-            self.arg_stages.add(st)
+            if st is not None:  # a placeholder nothing reads is an unused argument, as in TVM
+                self.storage[(id(st), a.value_index)] = (buf, (E.const(0),) * a.ndim)
+                self.arg_stages.add(st)
             param = E.Var(a.name, handle)
             self.params.append(param)
             self.buffer_map.append((param, buf))

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
+from microruntime.object import OpaqueValue
+
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.stmt import ForKind
 from .iter_relation import Fuse, Relation, Singleton, Split
 from .tensor import ExternOp, PlaceholderOp
+from .tensor_compute import TensorComputeOp
 
 # The thread tags a loop can be bound to: launch dimensions, then virtual threads (serial loops
 # in the kernel whose cache stages are shared across them).
@@ -55,7 +58,49 @@ _ANNOTATION_TYPES = {ForKind.UNROLLED: E.IterVar.Unrolled, ForKind.VECTORIZED: E
                      ForKind.PARALLEL: E.IterVar.Parallelized}
 
 
-class Stage:
+def _recorded(primitive):
+    """Records the schedule after `primitive` when it keeps a record (Schedule.schedule_record,
+    PassContext config "te.keep_schedule_record")."""
+    def wrapped(self, *args, **kwargs):
+        out = primitive(self, *args, **kwargs)
+        record = getattr(self.schedule, "record_primitive", None)
+        if record is not None:
+            record(primitive.__name__)
+        return out
+
+    wrapped.__name__, wrapped.__doc__ = primitive.__name__, primitive.__doc__
+    return wrapped
+
+
+class AttachType(str):
+    """An attachment kind ("root", "inline", "scope", "scan_update"), which also compares
+    equal to TVM's AttachType code (kGroupRoot 1, kInline 2, kInlinedAlready 3, kScope 4,
+    kScanUpdate 5), as `s[T].attach_type == 2` reads in classic code."""
+
+    CODES = {"root": 1, "inline": 2, "inlined_already": 3, "scope": 4, "scan_update": 5}
+
+    def __eq__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.CODES.get(str(self)) == other
+        return str.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+
+class Stage(OpaqueValue):
+    @property
+    def attach_type(self) -> AttachType:
+        return self._attach_type
+
+    @attach_type.setter
+    def attach_type(self, kind: str) -> None:
+        if kind not in AttachType.CODES:
+            raise ScheduleError(f"unknown attachment kind {kind!r}")
+        self._attach_type = AttachType(kind)
+
     def __init__(self, op, schedule):
         self.op = op
         self.origin_op = op
@@ -142,6 +187,7 @@ class Stage:
         return self.iter_attrs[iv]
 
     # ---- loop structure ----------------------------------------------------------------------
+    @_recorded
     def split(self, parent, factor=None, nparts=None):
         """Split `parent` into (outer, inner): by inner extent `factor` or outer extent
         `nparts`."""
@@ -166,6 +212,7 @@ class Stage:
         self.all_iter_vars += [outer, inner]
         return outer, inner
 
+    @_recorded
     def fuse(self, *axes):
         """Fuse adjacent leaf axes (outermost first) into one. One axis is returned as it is;
         no axis at all makes a new outermost loop of extent 1 (named "singleton"), as TVM."""
@@ -198,6 +245,7 @@ class Stage:
             fused = new
         return fused
 
+    @_recorded
     def reorder(self, *axes):
         """Put the given leaf axes in this order, in the positions they occupy now."""
         self._check_compute("reorder")
@@ -226,15 +274,19 @@ class Stage:
             self._fail(prim, f"cannot run the reduction axis '{iv.name}' {how}")
         self._attr(iv).kind = kind
 
+    @_recorded
     def parallel(self, iv):
         self._annotate("parallel", iv, ForKind.PARALLEL)
 
+    @_recorded
     def vectorize(self, iv):
         self._annotate("vectorize", iv, ForKind.VECTORIZED)
 
+    @_recorded
     def unroll(self, iv):
         self._annotate("unroll", iv, ForKind.UNROLLED)
 
+    @_recorded
     def bind(self, iv, thread_iv):
         iv = self._leaf("bind", iv)
         if not isinstance(thread_iv, E.IterVar) or not thread_iv.thread_tag:
@@ -246,6 +298,7 @@ class Stage:
         attr = self._attr(iv)
         attr.kind, attr.thread = ForKind.THREAD_BINDING, thread_iv
 
+    @_recorded
     def pragma(self, iv, key: str, value=1):
         """Annotates leaf axis `iv` with `key = value`; the keys "unroll" and "vectorize" are
         those annotations (as `unroll(iv)`, `vectorize(iv)`)."""
@@ -258,6 +311,7 @@ class Stage:
         return None
 
     # ---- attachment and storage --------------------------------------------------------------
+    @_recorded
     def compute_at(self, parent: "Stage", axis):
         """Compute this stage inside `parent`'s loop `axis`, only the region that loop needs.
         `parent` may read it through other stages; lowering then requires every consumer of this
@@ -268,18 +322,28 @@ class Stage:
         if not isinstance(parent, Stage):
             self._fail("compute_at", "the first argument must be a stage (s[T])")
         self._check_group("compute_at", parent)
-        if parent is self:
-            self._fail("compute_at", "a stage cannot be computed at itself")
         if not isinstance(axis, E.IterVar) or axis not in parent.leaf_iter_vars:
             name = getattr(axis, "name", repr(axis))
             self._fail("compute_at", f"axis '{name}' is not a leaf axis of stage "
                                      f"'{parent.name}'")
+        # As in TVM, an attachment that cannot be (at itself, at a stage that does not read
+        # this one, in a cycle) is an error when the schedule is lowered (check_attachment).
+        self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, axis
+
+    def check_attachment(self) -> None:
+        """Raises ScheduleError when this stage is computed at a loop of itself or of a stage
+        that does not read it."""
+        if self.attach_type != "scope" or self.attach_stage is None:
+            return
+        parent = self.attach_stage
+        if parent is self:
+            self._fail("compute_at", "a stage cannot be computed at itself")
         if not self.schedule.reads_transitively(parent, self):
             self._fail("compute_at", f"stage '{parent.name}' does not consume '{self.name}', "
                                      f"so '{self.name}' cannot be computed at its axis "
-                                     f"'{axis.name}'")
-        self.attach_type, self.attach_stage, self.attach_ivar = "scope", parent, axis
+                                     f"'{self.attach_ivar.name}'")
 
+    @_recorded
     def compute_inline(self):
         """Substitute this stage's expression into its consumers (no loops of its own)."""
         self._check_compute("compute_inline")
@@ -290,6 +354,7 @@ class Stage:
                                          "stage (compute_at or root)")
         self.attach_type, self.attach_stage, self.attach_ivar = "inline", None, None
 
+    @_recorded
     def compute_root(self):
         """Compute this stage at the root of its group (the function's root when it has no
         group), as TVM."""
@@ -310,9 +375,11 @@ class Stage:
                              f"'{parent.name}' is outside that group; compute it at a stage of "
                              "the same group")
 
+    @_recorded
     def set_scope(self, scope: str):
         self.scope = scope
 
+    @_recorded
     def storage_align(self, axis, factor: int, offset: int):
         """Pad this stage's allocation so that the stride of root axis `axis` (in elements) is
         `k * factor + offset` for some k, as TVM's (e.g. to avoid bank conflicts)."""
@@ -332,6 +399,7 @@ class Stage:
         self.dim_align = tuple(a for a in self.dim_align if a[0] != dim) + \
             ((dim, factor, offset),)
 
+    @_recorded
     def double_buffer(self):
         """Compute this stage into two buffers used in turn by the iterations of the loop it
         is computed at, the next iteration's data written while the current one is read
@@ -340,13 +408,19 @@ class Stage:
         self._check_not_extern("double_buffer")
         self.double_buffered = True
 
+    @_recorded
     def tensorize(self, var, tensor_intrin):
         """Replace the loops from leaf axis `var` inwards by the tensor intrinsic's statement
         (te.decl_tensor_intrin); lowering checks that the intrinsic computes what those loops
-        compute (compiler/te/tensorize.py)."""
+        compute (compiler/te/tensorize.py). As in TVM, a stage computed by a tensor intrinsic
+        inside te.compute (compiler/te/tensor_compute.py) keeps that intrinsic: tensorizing
+        it again changes nothing."""
         self._check_compute("tensorize")
         self._check_not_extern("tensorize")
         var = self._leaf("tensorize", var)
+        if isinstance(self.op, TensorComputeOp) and self.tensorized is not None \
+                and self.tensorized[1] is not tensor_intrin:
+            return
         if not hasattr(tensor_intrin, "reduce_update"):
             self._fail("tensorize", f"{tensor_intrin!r} is not a TensorIntrin (make one with "
                                     "te.decl_tensor_intrin)")

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from microruntime.object import OpaqueValue
+
 from ..ir.dtype import DType
 from ..ir.errors import IRError
 from ..tir import expr as E
@@ -36,7 +38,7 @@ class TensorLoad(E.PrimExpr):
                       "element")
 
 
-class Tensor:
+class Tensor(OpaqueValue):
     """Output `value_index` of `op`, of `shape` and `dtype`."""
 
     # `expr + tensor` is a whole-tensor operation: the expression's operators defer to ours
@@ -57,6 +59,8 @@ class Tensor:
         TensorSlice to index further, as TVM: `T[i][j]` is `T[i, j]`."""
         if not isinstance(indices, tuple):
             indices = (indices,)
+        if any(isinstance(i, slice) for i in indices):
+            return TensorRegion.of(self, indices)
         if len(indices) < self.ndim:
             return TensorSlice(self, indices)
         return self(*indices)
@@ -188,6 +192,50 @@ class TensorSlice:
 
     def __repr__(self) -> str:
         return f"{self.tensor.name}[{', '.join(str(i) for i in self.indices)}]"
+
+
+class TensorRegion:
+    """`T[i, 0:16]`: a region of a tensor, one Range per dimension (an index is a range of
+    one); what a tensor intrinsic is called on inside te.compute (compiler/te/tensor_compute.py).
+    """
+
+    __slots__ = ("tensor", "ranges")
+
+    def __init__(self, tensor: "Tensor", ranges):
+        self.tensor, self.ranges = tensor, tuple(ranges)
+
+    @staticmethod
+    def of(tensor: "Tensor", indices) -> "TensorRegion":
+        if len(indices) != tensor.ndim:
+            raise IRError(f"tensor {tensor.name} has {tensor.ndim} dimensions but the region "
+                          f"has {len(indices)}")
+        ranges = []
+        for i, extent in zip(indices, tensor.shape):
+            if isinstance(i, slice):
+                if i.step not in (None, 1):
+                    raise IRError(f"tensor {tensor.name}: a region's slices take no step, "
+                                  f"got {i}")
+                lo = E.convert(0 if i.start is None else i.start)
+                hi = E.convert(extent if i.stop is None else i.stop)
+                ranges.append(E.Range(lo, hi - lo if not (E.is_const_int(lo) and
+                                                          E.is_const_int(hi))
+                                      else E.const(hi.value - lo.value, hi.dtype)))
+            else:
+                ranges.append(E.Range(E.convert(i), E.const(1)))
+        return TensorRegion(tensor, ranges)
+
+    @staticmethod
+    def whole(tensor: "Tensor") -> "TensorRegion":
+        return TensorRegion(tensor, [E.Range(E.make_const(s.dtype, 0), s) for s in tensor.shape])
+
+    def asobject(self):
+        raise IRError(f"the region {self!r} is not a value; call a tensor intrinsic on it")
+
+    _as_expr = asobject
+
+    def __repr__(self) -> str:
+        return (f"{self.tensor.name}[" +
+                ", ".join(f"{r.min}:{r.min + r.extent}" for r in self.ranges) + "]")
 
 
 def _delegate_to_element(name):

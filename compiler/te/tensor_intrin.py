@@ -19,14 +19,17 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
+from microruntime.object import OpaqueValue
+
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.buffer import Buffer, decl_buffer
 from ..tir.stmt import Evaluate, Stmt
 from .tensor import ComputeOp, PlaceholderOp, Tensor
+from .tensor_compute import intrin_call
 
 
-class TensorIntrin:
+class TensorIntrin(OpaqueValue):
     """What decl_tensor_intrin made: `op` (a compute over `inputs`), the `buffers` bound to
     inputs then outputs, and the statements `body`, `reduce_init`, `reduce_update` (any may be
     None)."""
@@ -42,10 +45,10 @@ class TensorIntrin:
         tensors = list(self.inputs) + list(self.op.outputs)
         return self.buffers[tensors.index(tensor)]
 
-    def __call__(self, *args, **kwargs):
-        raise ScheduleError(f"tensor intrinsic '{self.name}': calling it inside te.compute "
-                            "(TensorIntrinCall) is not supported; use s[T].tensorize(axis, "
-                            "intrin) on the stage instead")
+    def __call__(self, *args, reduce_axis=None, scalar_inputs=None):
+        """Inside te.compute: the intrinsic computing regions of tensors (TensorIntrinCall;
+        compiler/te/tensor_compute.py)."""
+        return intrin_call(self, args, reduce_axis, scalar_inputs)
 
     def __repr__(self) -> str:
         return f"TensorIntrin({self.name})"

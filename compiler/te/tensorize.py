@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Tuple
 
+from microruntime import register_func
+from microruntime.object_generic import make_map
+
 from ..arith import can_prove, covered_ranges, relax, simplify
 from ..ir.errors import ScheduleError
 from ..ir.structural_equal import structural_equal
@@ -133,6 +136,19 @@ class _ToIntrinsic(IRMutator):
 
 
 def _match(stage, intrin, expr, inputs, vmap) -> None:
+    mine = _in_intrinsic_terms(stage, intrin, expr, inputs, vmap)
+    # the intrinsic's compute may read the stage's own outer axes (a tail guard): at their
+    # values here
+    theirs = substitute(intrin.op.body[0], vmap)
+    a, b = _simplified(mine), _simplified(theirs)
+    if not structural_equal(a, b):
+        _fail(stage, intrin, f"the stage computes {a} over the tensorized loops, but the "
+                             f"intrinsic declares {b}")
+
+
+def _in_intrinsic_terms(stage, intrin, expr, inputs, vmap):
+    """The stage's expression over the intrinsic's axes and placeholders (a reduction with
+    the intrinsic's combiner and axes once the combiners agree)."""
     mine = _ToIntrinsic(inputs, vmap).visit(expr)
     theirs = intrin.op.body[0]
     if mine.dtype != theirs.dtype:
@@ -153,10 +169,7 @@ def _match(stage, intrin, expr, inputs, vmap) -> None:
                                  f"{', '.join(str(r) for r in c2.result)}")
         mine = E.Reduce(c2, mine.source, theirs.axis, mine.condition, mine.value_index,
                         mine.init, mine.dtype)
-    a, b = _simplified(mine), _simplified(theirs)
-    if not structural_equal(a, b):
-        _fail(stage, intrin, f"the stage computes {a} over the tensorized loops, but the "
-                             f"intrinsic declares {b}")
+    return mine
 
 
 def _simplified(e):
@@ -338,3 +351,36 @@ def _check_in_bounds(stage, intrin, region, bounds: Bounds) -> None:
             _fail(stage, intrin, f"the tensorized region of axis '{iv.name}' may pass its "
                                  f"extent {iv.dom.extent} (split it by a factor that divides "
                                  "it)")
+
+
+# ---- TVM's testing hooks of tensorize ----------------------------------------------------------
+def infer_tensorize_region(stage: Stage, dom_map):
+    """TVM's `test.op.InferTensorizeRegion`: (the range of each root axis of the tensorized
+    `stage` inside its tensorized loops, the region each input tensor is read at there), with
+    the axis ranges `dom_map` that InferBound gave."""
+    if not stage.tensorized:
+        raise ScheduleError(f"stage '{stage.name}' is not tensorized")
+    axis, intrin = stage.tensorized
+    bounds = Bounds()
+    bounds.dom = dict(dom_map.items())
+    leaves = list(stage.leaf_iter_vars)
+    t = leaves.index(axis)
+    region = _region(stage, bounds, leaves[:t], leaves[t:])
+    reads = _input_regions(stage, intrin, stage.op.body[0], region)
+    return make_map(region), make_map({tensor: list(rng) for tensor, rng in reads})
+
+
+def match_tensorize_body(stage: Stage, out_dom, in_dom, intrin: TensorIntrin):
+    """TVM's `test.op.MatchTensorizeBody`: the stage's expressions over the intrinsic's axes
+    and placeholders, given the regions infer_tensorize_region found."""
+    region = dict(out_dom.items())
+    op = stage.op
+    vmap = _axis_map(stage, intrin, list(op.axis), list(intrin.op.axis), region, "data")
+    vmap.update(_axis_map(stage, intrin, list(op.reduce_axis), list(intrin.op.reduce_axis),
+                          region, "reduction"))
+    inputs = {tensor: (p, list(rng)) for (tensor, rng), p in zip(in_dom.items(), intrin.inputs)}
+    return [_in_intrinsic_terms(stage, intrin, op.body[0], inputs, vmap)]
+
+
+register_func("test.op.InferTensorizeRegion", infer_tensorize_region, override=True)
+register_func("test.op.MatchTensorizeBody", match_tensorize_body, override=True)

@@ -74,6 +74,7 @@ from .op import (
     indexdiv,
     indexmod,
     likely,
+    trace,
     truncdiv,
     truncmod,
 )

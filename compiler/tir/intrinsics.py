@@ -20,6 +20,8 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
     "tir.abs": (1, "absolute value of an int or float"),
     "tir.if_then_else": (3, "cond ? a : b, evaluating only the taken side"),
     "tir.likely": (1, "branch hint; value unchanged"),
+    "tir.assume": (1, "(cond: bool) -> a fact that holds where it stands (T.assume), for the "
+                      "optimizer; lower_intrin drops the Evaluate holding it"),
     "tir.checked_index": (4, "(index, extent, op: StringImm, axis: IntImm) -> the index "
                              "wrapped into [0, extent) (negative ones count from the end), "
                              "which must lie in [-extent, extent); lower_checked_index makes "
@@ -67,6 +69,10 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
                               "An arg may be a Buffer until lower_call_packed (a DLTensor* of "
                               "it is passed); ints go as Int, floats as Float (float64), "
                               "handles as DLTensor*, StringImms as raw C strings"),
+    "tir.call_trace_packed": (None, "(name: StringImm, args..., value) -> calls `name` as "
+                                    "tir.call_packed does (tir.trace); the value is what it "
+                                    "returned (an Int or Float, converted to the call's dtype) "
+                                    "or `value` when it returned None"),
     "tir.make_dltensor": (None, "(data, device_type, device_id, dtype_code, dtype_bits, "
                                 "dtype_lanes, shape_0, ..., shape_{ndim-1}) -> DLTensor* to a "
                                 "DLTensor on the calling function's stack (ndim = number of "

@@ -171,3 +171,37 @@ def indexmod(a, b):
     """floormod for index arithmetic (operands meant to be non-negative), as TVM's indexmod."""
     _integers("indexmod", a, b)
     return _folded(E.FloorMod, a, b)
+
+
+# ---- tracing --------------------------------------------------------------------------------
+DEFAULT_TRACE_ACTION = "tvm.default_trace_action"
+
+
+def trace(args, trace_action: str = DEFAULT_TRACE_ACTION) -> E.Call:
+    """`tvm.tir.trace`: at run time, calls the global function `trace_action` with `args`
+    (expressions; the traced value last) and is the traced value, or what the function
+    returned when it returned an Int or Float (converted to the traced value's dtype).
+    The default action prints the arguments on one line; it is registered in this process
+    when a trace names it."""
+    if not isinstance(args, list) or not args:
+        raise IRError(f"tir.trace takes a non-empty list of expressions, got {args!r}")
+    if not isinstance(trace_action, str) or not trace_action:
+        raise IRError(f"tir.trace needs the action's name as a str, got {trace_action!r}")
+    values = tuple(E.convert(a) for a in args)
+    if any(v.dtype.lanes > 1 or v.dtype.is_handle for v in values):
+        raise IRError(f"tir.trace traces scalars, got {list(values)}")
+    if trace_action == DEFAULT_TRACE_ACTION:
+        _register_default_trace_action()
+    return E.Call(values[-1].dtype, "tir.call_trace_packed",
+                  (E.StringImm(trace_action),) + values)
+
+
+def _print_trace(*values):
+    print(" ".join(str(v) for v in values), flush=True)
+
+
+def _register_default_trace_action() -> None:
+    import microruntime  # the runtime registry holds global functions
+
+    if microruntime.get_global_func(DEFAULT_TRACE_ACTION, allow_missing=True) is None:
+        microruntime.register_func(DEFAULT_TRACE_ACTION, _print_trace)

@@ -96,6 +96,19 @@ class Allocate(Stmt):
     body: Stmt
     condition: Optional[PrimExpr] = None
 
+    # TVM's fields of an Allocate, read from its buffer
+    @property
+    def buffer_var(self) -> Var:
+        return self.buffer.data
+
+    @property
+    def dtype(self):
+        return self.buffer.dtype
+
+    @property
+    def extents(self) -> Tuple[PrimExpr, ...]:
+        return self.buffer.shape
+
 
 @dataclass(frozen=True, eq=False, slots=True)
 class IfThenElse(Stmt):
@@ -114,6 +127,15 @@ class SeqStmt(Stmt):
     def __post_init__(self):
         if not isinstance(self.seq, tuple):
             object.__setattr__(self, "seq", tuple(self.seq))
+
+    def __getitem__(self, i):  # as TVM's: seq_stmt[k] is its k-th statement
+        return self.seq[i]
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def __bool__(self) -> bool:  # a statement is always something, even with no parts
+        return True
 
 
 @dataclass(frozen=True, eq=False, slots=True)

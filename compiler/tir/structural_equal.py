@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..ir.structural_equal import Equal, Hasher, register_node
+from ..ir.structural_equal import Equal, Hasher, register_node, register_number_conversion
 from . import expr as E
 from . import stmt as S
 from .buffer import Buffer
@@ -116,3 +116,5 @@ register_node(E.Let, defines=("var",))
 register_node(S.Allocate, defines=("buffer",))
 register_node(E.IterVar, defines=("var",), defines_once=True)
 register_node(E.CommReducer, defines=("lhs", "rhs"))
+
+register_number_conversion(E.convert)  # structural_equal(IntImm(16), 16) holds, as in TVM

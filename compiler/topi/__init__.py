@@ -57,6 +57,7 @@ from .math import (  # noqa: F401
     trunc,
 )
 from .reduction import all, any, argmax, argmin, max, mean, min, prod, sum  # noqa: F401
+from .tensor import einsum, full, full_like, tensordot  # noqa: F401
 from .transform import (  # noqa: F401
     concatenate,
     expand_dims,

@@ -87,6 +87,7 @@ class CHostPrinter(CFamilyPrinter):
         self.lookups: Dict[str, str] = {}  # call_packed name -> its lookup function
         self.tasks = 0  # parallel launches so far
         self.in_parallel = False
+        self.last_packed_stack = ""  # the argument array of the last call_packed emitted
 
     # ---- the packed function: prologue here, compute body outlined ---------------------------
     def print_function(self, func) -> None:
@@ -173,6 +174,8 @@ class CHostPrinter(CFamilyPrinter):
             return self.make_dltensor(args)
         if op == "tir.call_packed":
             return self.call_packed(e)
+        if op == "tir.call_trace_packed":
+            return self.call_trace_packed(e)
         if op in ("tir.call_extern", "tir.call_pure_extern"):
             return self.call_extern(e)
         if op == "tir.parallel_task_id":
@@ -229,6 +232,7 @@ class CHostPrinter(CFamilyPrinter):
             self.emit(f"{stack}[{i}].type_index = {index};")
             self.emit(f"{stack}[{i}].zero_padding = 0;")
             self.emit(f"{stack}[{i}].u.{field} = {value};")
+        self.last_packed_stack = stack
         self.emit(f"{rc} = kiln_call_packed(&{cache}, {init}, {stack}, {len(args)});")
         if self.error_frees:
             self.emit(f"if ({rc} != 0) {{")
@@ -239,6 +243,19 @@ class CHostPrinter(CFamilyPrinter):
         else:
             self.emit(f"if ({rc} != 0) return {rc};")
         return rc
+
+    def call_trace_packed(self, e: E.Call) -> str:
+        """`tir.call_trace_packed(name, args..., value)`: calls `name` as call_packed does;
+        the value is what the function returned (an Int, Bool or Float, converted to the
+        call's dtype), or `value` when it returned anything else (None)."""
+        self.call_packed(e)
+        result = f"{self.last_packed_stack}[{len(e.args) - 1}]"
+        ctype = self.value_type(e.dtype)
+        index = self.fresh("kiln_ret")
+        self.emit(f"int32_t {index} = {result}.type_index;")
+        return (f"(({index} == {_ANY_INT} || {index} == {_ANY_BOOL}) ? ({ctype})"
+                f"{result}.u.v_int64 : ({index} == {_ANY_FLOAT} ? ({ctype}){result}.u.v_float64"
+                f" : ({self.expr(e.args[-1])})))")
 
     def lookup_function(self, name: str) -> str:
         """The `int f(void** out)` that looks `name` up through the library context (one per
@@ -307,6 +324,7 @@ class CHostPrinter(CFamilyPrinter):
         self.outline(f"{name}_body", S.SeqStmt((s.body, S.Return(E.const(0)))), list(s.node),
                      (("int", "task_id"), ("TVMParallelGroupEnv*", "penv")))
         self.in_parallel = False
+        self.last_packed_stack = ""  # the argument array of the last call_packed emitted
         self.lambdas.append(render("c/parallel_lambda.c.j2", name=name, fields=fields))
         closure, rc = self.fresh("kiln_closure"), self.fresh("kiln_rc")
         values = ", ".join(f for _, f in fields) or "0"

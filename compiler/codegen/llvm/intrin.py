@@ -299,6 +299,9 @@ class IntrinEmitter(ApproxMath):
     def intrin_call_packed(self, e):
         return self.call_packed(e)
 
+    def intrin_call_trace_packed(self, e):
+        return self.call_trace_packed(e)
+
     def intrin_make_dltensor(self, e):
         """A DLTensor (and its shape array) in entry-block stack slots of this call site,
         filled here: strides NULL, byte_offset 0; the value is its address."""

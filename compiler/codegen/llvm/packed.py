@@ -132,6 +132,30 @@ class PackedEmitter:
         (thread-safe inside parallel loops, as TVM's LLVM codegen) and read with acquire loads.
         A failure returns its status from the calling function at once (as TVM's CPU codegen
         does); the value is the status, 0."""
+        rc, _ = self._packed_call(e)
+        return self._fit(rc, True, e.dtype)
+
+    def call_trace_packed(self, e) -> ir.Value:
+        """`tir.call_trace_packed(name, args..., value)`: calls `name` as call_packed does;
+        the value is what the function returned (an Int, Bool or Float, converted to the call's
+        dtype), or `value` when it returned anything else (None)."""
+        _, stack = self._packed_call(e)
+        result = self._any_slot(stack, len(e.args) - 1)
+        field = [self.b.gep(result, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True,
+                            source_etype=ANY) for k in (0, 2)]
+        index = self.b.load(field[0], typ=I32, align=8)
+        payload = self.b.load(field[1], typ=I64, align=8)
+        from_int = self.cast(payload, DType(0, 64), e.dtype)
+        from_float = self.cast(self.b.bitcast(payload, ir.DoubleType()), DType(2, 64), e.dtype)
+        traced = self.expr(e.args[-1])
+        is_int = self.b.or_(self.b.icmp_signed("==", index, ir.Constant(I32, INT)),
+                            self.b.icmp_signed("==", index, ir.Constant(I32, BOOL)))
+        is_float = self.b.icmp_signed("==", index, ir.Constant(I32, FLOAT))
+        return self.b.select(is_int, from_int, self.b.select(is_float, from_float, traced))
+
+    def _packed_call(self, e):
+        """(status, argument stack) of a call_packed-like call (see call_packed); the result
+        Any is the stack's slot after the arguments."""
         if not e.args or not isinstance(e.args[0], StringImm):
             raise InternalError(f"llvm codegen: {e} needs the function name as a StringImm")
         name, args = e.args[0].value, e.args[1:]
@@ -171,7 +195,7 @@ class PackedEmitter:
         rc.add_incoming(rc_call, call_end)
         with self.b.if_then(self.b.icmp_signed("!=", rc, ir.Constant(I32, 0)), likely=False):
             self.error_return(rc)  # the callee (or the lookup) recorded the error
-        return self._fit(rc, True, e.dtype)
+        return rc, stack
 
     def _lookup_function(self, name: str) -> ir.Function:
         """`internal i32 (ptr out)`: looks `name` up through the library context into *out; the

@@ -4,7 +4,8 @@ simpler IR, the same for every host target.
 Before: any IR (packed form or not).
 After:
 - no `tir.sigmoid` (1 / (1 + exp(-x))), `tir.rsqrt` (1 / sqrt(x)), `tir.exp10` (pow(10, x)) or
-  `tir.likely` (its argument);
+  `tir.likely` (its argument); no `tir.assume` (a fact for the optimizer, evaluated for no
+  effect: the statement becomes a no-op);
 - integer FloorDiv / FloorMod by a positive power-of-two constant are `tir.shift_right` /
   `tir.bitwise_and` (exact floor semantics in two's complement);
 - float FloorDiv is `floor(a / b)` and float FloorMod is `a - floor(a / b) * b`;
@@ -15,7 +16,19 @@ Vector operands (Broadcast divisors) are handled lane-wise like scalars.
 from __future__ import annotations
 
 from ...ir import IRModule
-from .. import Broadcast, Call, FloorDiv, FloorMod, IntImm, IRMutator, PrimExpr, make_const
+from .. import (
+    Broadcast,
+    Call,
+    Evaluate,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    IRMutator,
+    PrimExpr,
+    Stmt,
+    make_const,
+    no_op,
+)
 from .common import map_funcs
 
 
@@ -42,6 +55,11 @@ def _like(e: PrimExpr, value) -> PrimExpr:
 
 
 class _LowerIntrin(IRMutator):
+    def visit_Evaluate(self, s: Evaluate) -> Stmt:
+        if isinstance(s.value, Call) and s.value.op == "tir.assume":
+            return no_op()
+        return self.generic_visit(s)
+
     def visit_Call(self, e: Call) -> PrimExpr:
         e = self.generic_visit(e)
         if e.op == "tir.likely":

@@ -31,6 +31,8 @@ MODULES = {
     "tvm.contrib.graph_executor": "microruntime.graph_executor",
     "tvm.testing": "compiler.testing",
     "tvm.runtime": "microruntime",
+    "tvm._ffi": "microruntime",
+    "tvm.script": "compiler.script",
     "tvm.nd": "microruntime.nd",
     "tvm.error": "compiler.ir.errors",
 }

@@ -10,8 +10,23 @@ def test_compute_at_into_a_stage_that_does_not_read_it():
     U = te.compute((8,), lambda i: A[i] + 1.0, name="U")
     B = te.compute((8,), lambda i: T[i] + U[i], name="B")
     s = te.create_schedule(B.op)
+    s[T].compute_at(s[U], U.op.axis[0])  # as in TVM, the attachment is checked when lowering
     with pytest.raises(ScheduleError, match=r"stage 'U' does not consume 'T'.*axis 'i'"):
-        s[T].compute_at(s[U], U.op.axis[0])
+        lower(s, [A, B])
+
+
+def test_compute_at_itself_or_in_a_cycle():
+    A = te.compute((4, 4), lambda i, j: 1.0, name="A")
+    C = te.compute((4, 4), lambda i, j: A[i, j] + 2.0, name="C")
+    s = te.create_schedule(C.op)
+    s[C].compute_at(s[C], C.op.axis[0])
+    with pytest.raises(ScheduleError, match="a stage cannot be computed at itself"):
+        lower(s, [C])
+    s = te.create_schedule(C.op)
+    s[A].compute_at(s[C], C.op.axis[0])
+    s[C].compute_at(s[A], A.op.axis[0])
+    with pytest.raises(ScheduleError, match="stage 'A' does not consume 'C'"):
+        lower(s, [C])
 
 
 def _pipeline():
