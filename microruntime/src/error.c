@@ -10,6 +10,7 @@
 typedef struct {
   int raised;
   uint64_t serial; /* counts the errors recorded on this thread */
+  uint32_t code;   /* the site's code (small build), 0 for an error given by its text */
   mr_error_kind_t kind_id;
   char kind[MR_MAX_ERROR_KIND];
   char message[MR_MAX_ERROR_MESSAGE];
@@ -35,6 +36,7 @@ static const char k_kind_names[] =
 /* Records a new error of kind `id`, named `name`. */
 static void set_kind_named(mr_error_kind_t id, const char* name) {
   copy_text(g_error.kind, sizeof(g_error.kind), name, strlen(name));
+  g_error.code = 0;
   g_error.kind_id = id;
   g_error.raised = 1;
   ++g_error.serial;
@@ -69,6 +71,31 @@ const char* mr_last_error(void) { return g_error.message; }
 const char* mr_last_error_kind(void) { return g_error.kind; }
 mr_error_kind_t mr_last_error_kind_id(void) { return g_error.kind_id; }
 uint64_t mr_last_error_serial(void) { return g_error.serial; }
+uint32_t mr_last_error_code(void) { return g_error.code; }
+
+#ifdef MR_CONFIG_SMALL
+/* The message of a site's code: "E<code>", in decimal. */
+static int set_code(uint32_t code) {
+  char digits[10];
+  size_t n = 0, i;
+  g_error.code = code;
+  do digits[n++] = (char)('0' + code % 10); while ((code /= 10) != 0);
+  g_error.message[0] = 'E';
+  for (i = 0; i < n; ++i) g_error.message[1 + i] = digits[n - 1 - i];
+  g_error.message[1 + n] = '\0';
+  return -1;
+}
+
+int mr_error_code(mr_error_kind_t kind, uint32_t code) {
+  set_kind_named(kind, kind_name(kind));
+  return set_code(code);
+}
+
+int mr_error_code_named(const char* kind, uint32_t code) {
+  set_kind(kind);
+  return set_code(code);
+}
+#endif
 
 int mr_error_set(const char* kind, const char* message) {
   set_kind(kind);
@@ -114,6 +141,7 @@ int mr_error_oom(const char* what) {
 
 void mr_error_clear(void) {
   g_error.raised = 0;
+  g_error.code = 0;
   g_error.kind_id = kMrErrorNone;
   g_error.kind[0] = '\0';
   g_error.message[0] = '\0';

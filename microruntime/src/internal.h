@@ -11,6 +11,35 @@
 #include "platform.h"
 
 /* ---- error.c ---- */
+/* Error sites. Each place that raises an error does so through one of these macros (or a
+ * file's own helper built on them). The normal build formats the message with mr_error_setf's
+ * arguments. Under MR_CONFIG_SMALL the message text and its formatting are left out of the
+ * binary: the site records its kind and a code naming it, MR_ERROR_CODE, which
+ * mr_last_error_code() returns and mr_last_error() reads as "E<code>". The checks and the
+ * statuses are the same in both builds. The small build does not evaluate the message's
+ * arguments (they are still type-checked), so they must have no side effects. */
+#ifdef MR_CONFIG_SMALL
+#include "error_files.h"
+/* The site's code: MR_ERROR_FILE (the number error_files.h gives the source file, which
+ * defines MR_ERROR_FILE to it) * 10000 + its line. */
+#define MR_ERROR_CODE ((uint32_t)MR_ERROR_FILE * 10000u + (uint32_t)__LINE__)
+/* Type-checks a message's arguments without evaluating them. */
+#define MR_MESSAGE_UNUSED(...) ((void)sizeof(mr_error_message_unused(__VA_ARGS__)))
+#define MR_RAISE(kind, ...) (MR_MESSAGE_UNUSED(__VA_ARGS__), mr_error_code((kind), MR_ERROR_CODE))
+#define MR_VALUE_ERROR(...) MR_RAISE(kMrErrorValue, __VA_ARGS__)
+#define MR_OOM(what) (MR_MESSAGE_UNUSED(what), mr_error_code(kMrErrorMemory, MR_ERROR_CODE))
+/* Never defined or called: only named in sizeof. */
+int mr_error_message_unused(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
+#else
+#define MR_RAISE(kind, ...) mr_error_setf((kind), __VA_ARGS__)
+#define MR_VALUE_ERROR(...) mr_value_error(__VA_ARGS__)
+#define MR_OOM(what) mr_error_oom(what)
+#endif
+/* Records an error of `kind` (one of the enum's, not kMrErrorOther) with site code `code`, the
+ * message "E<code>"; returns -1. */
+int mr_error_code(mr_error_kind_t kind, uint32_t code);
+/* The same for a kind given by name ("GraphExecutorError"). */
+int mr_error_code_named(const char* kind, uint32_t code);
 int mr_error_setf(mr_error_kind_t kind, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
 int mr_error_setv(mr_error_kind_t kind, const char* fmt, va_list ap);
 /* The same with the message "<context>: <formatted>". */
@@ -60,10 +89,18 @@ typedef struct {
   uint64_t at;      /* offset of the last integer read */
   const char* what; /* names the data in errors: "params", "lib.so: library blob" */
 } mr_reader_t;
-/* ValueError "<what>: <message>". */
+/* ValueError "<what>: <message>" (an error site, see MR_RAISE). */
 int mr_reader_fail(const mr_reader_t* r, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
 /* ValueError "<what>: <field> <value> at offset <at> <problem>" about the last integer read. */
 int mr_reader_bad(const mr_reader_t* r, const char* field, uint64_t value, const char* problem);
+#ifdef MR_CONFIG_SMALL
+#define MR_READER_FAIL(r, ...) ((void)sizeof(r), MR_VALUE_ERROR(__VA_ARGS__))
+#define MR_READER_BAD(r, field, value, problem) \
+  ((void)sizeof(r), (void)sizeof(value), MR_VALUE_ERROR("%s%s", field, problem))
+#else
+#define MR_READER_FAIL(r, ...) mr_reader_fail((r), __VA_ARGS__)
+#define MR_READER_BAD(r, field, value, problem) mr_reader_bad((r), (field), (value), (problem))
+#endif
 /* Fails unless n more bytes are left. */
 int mr_reader_need(const mr_reader_t* r, uint64_t n, const char* field);
 /* Fails unless all the data was read. */

@@ -5,13 +5,15 @@
  * nothing elsewhere (threadpool.c there). */
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileThreadpoolInline
+
 #ifdef MR_PLATFORM_BAREMETAL
 int mr_num_threads(void) { return 1; }
 
 int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
   TVMParallelGroupEnv env;
-  if (!flambda) return mr_value_error("parallel launch of a NULL function");
-  if (num_task < 0) return mr_value_error("invalid num_task %d", num_task);
+  if (!flambda) return MR_VALUE_ERROR("parallel launch of a NULL function");
+  if (num_task < 0) return MR_VALUE_ERROR("invalid num_task %d", num_task);
   env.sync_handle = NULL;
   env.num_task = 1;
   return flambda(0, &env, cdata);
