@@ -7,6 +7,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileError
+
 typedef struct {
   int raised;
   uint64_t serial; /* counts the errors recorded on this thread */
@@ -104,6 +106,7 @@ int mr_error_set(const char* kind, const char* message) {
   return -1;
 }
 
+#ifndef MR_CONFIG_SMALL /* the small build records codes (mr_error_code), never formats */
 int mr_error_setv_in(mr_error_kind_t kind, const char* context, const char* fmt, va_list ap) {
   size_t n = 0;
   set_kind_named(kind, kind_name(kind));
@@ -138,6 +141,7 @@ int mr_value_error(const char* fmt, ...) {
 int mr_error_oom(const char* what) {
   return mr_error_setf(kMrErrorMemory, "out of memory allocating %s", what);
 }
+#endif
 
 void mr_error_clear(void) {
   g_error.raised = 0;
@@ -198,7 +202,7 @@ int TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* messag
   parts[1] = message ? message : &empty;
   parts[2] = backtrace ? backtrace : &empty;
   for (i = 0; i < 3; ++i) {
-    if (parts[i]->size > (SIZE_MAX >> 1) - total) return mr_value_error("error text too long");
+    if (parts[i]->size > (SIZE_MAX >> 1) - total) return MR_VALUE_ERROR("error text too long");
     total += parts[i]->size;
   }
   err = (mr_error_obj_t*)mr_object_alloc(total, kTVMFFIError, NULL, "an Error object");
@@ -229,7 +233,7 @@ void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) {
     set_kind(kind);
     copy_text(g_error.message, sizeof(g_error.message), cell->message.data, cell->message.size);
   } else {
-    (void)mr_error_setf(kMrErrorRuntime, "an object that is not an Error was raised");
+    (void)MR_RAISE(kMrErrorRuntime, "an object that is not an Error was raised");
   }
 }
 

@@ -35,11 +35,19 @@ int mr_error_message_unused(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 #define MR_VALUE_ERROR(...) mr_value_error(__VA_ARGS__)
 #define MR_OOM(what) mr_error_oom(what)
 #endif
+/* Text made only for a message: MR_MESSAGE_TEXT(buf, fmt, ...) formats into the array `buf`
+ * and is `buf` in the normal build; in the small build it formats nothing and is "". */
+#ifdef MR_CONFIG_SMALL
+#define MR_MESSAGE_TEXT(buf, ...) (MR_MESSAGE_UNUSED(__VA_ARGS__), (void)(buf), "")
+#else
+#define MR_MESSAGE_TEXT(buf, ...) (snprintf((buf), sizeof(buf), __VA_ARGS__), (const char*)(buf))
+#endif
 /* Records an error of `kind` (one of the enum's, not kMrErrorOther) with site code `code`, the
  * message "E<code>"; returns -1. */
 int mr_error_code(mr_error_kind_t kind, uint32_t code);
 /* The same for a kind given by name ("GraphExecutorError"). */
 int mr_error_code_named(const char* kind, uint32_t code);
+#ifndef MR_CONFIG_SMALL
 int mr_error_setf(mr_error_kind_t kind, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
 int mr_error_setv(mr_error_kind_t kind, const char* fmt, va_list ap);
 /* The same with the message "<context>: <formatted>". */
@@ -47,6 +55,7 @@ int mr_error_setv_in(mr_error_kind_t kind, const char* context, const char* fmt,
 /* mr_error_setf(kMrErrorValue, ...), the most common kind. */
 int mr_value_error(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 int mr_error_oom(const char* what);
+#endif
 
 /* ---- object.c ---- */
 /* Fresh header: one strong and one (implicit) weak reference. */

@@ -101,11 +101,10 @@ int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t s
   TVMFFIObject** mods = NULL;
   char what[MR_MAX_NAME + 16], kind[MR_MAX_NAME];
   int status = -1, has_lib = 0;
-  snprintf(what, sizeof(what), "%s: library blob", origin);
   r.p = blob;
   r.size = size;
   r.pos = 0;
-  r.what = what;
+  r.what = MR_MESSAGE_TEXT(what, "%s: library blob", origin);
   if (mr_read_le(&r, 8, "nbytes", &nbytes) != 0) return -1;
   if (nbytes > size - 8)
     return MR_READER_BAD(&r, "nbytes", nbytes, "exceeds the blob's size");
@@ -144,6 +143,9 @@ int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t s
     }
     if (mr_read_bytes(&r, "module payload", &payload, &len) != 0) goto done;
     if (mr_module_load_from_library(kind, payload, (size_t)len, lib, &mods[i]) != 0) {
+#ifdef MR_CONFIG_SMALL
+      MR_RAISE(kMrErrorRuntime, "%s", origin);
+#else
       char inner[MR_MAX_ERROR_MESSAGE / 2];
       snprintf(inner, sizeof(inner), "%s", mr_last_error());
       /* A checksum mismatch says all there is to say: which part of which file. */
@@ -152,6 +154,7 @@ int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t s
       else
         MR_RAISE(kMrErrorRuntime, "%s: cannot load imported module %llu of kind '%s': %s",
                       origin, (unsigned long long)i, kind, inner);
+#endif
       goto done;
     }
   }

@@ -36,6 +36,7 @@ int mr_shape_numel(int32_t ndim, const int64_t* shape, uint64_t* out_numel) {
   return 0;
 }
 
+#ifndef MR_CONFIG_SMALL
 /* "(2, 3)", "(5,)" or "()" into buf (of at least 8 bytes), ending in "...)" when it is cut. */
 static void format_shape(int32_t ndim, const int64_t* shape, char* buf, size_t size) {
   size_t len = 1;
@@ -56,6 +57,7 @@ static void format_shape(int32_t ndim, const int64_t* shape, char* buf, size_t s
   buf[len++] = ')';
   buf[len] = '\0';
 }
+#endif
 
 int mr_tensor_nbytes_checked(int32_t ndim, const int64_t* shape, DLDataType dtype,
                              const char* context, uint64_t* out_nbytes) {
@@ -78,8 +80,13 @@ int mr_tensor_nbytes_checked(int32_t ndim, const int64_t* shape, DLDataType dtyp
     *out_nbytes = bytes;
     return 0;
   }
+#ifdef MR_CONFIG_SMALL
+  (void)dims;
+  (void)dt;
+#else
   format_shape(ndim, shape, dims, sizeof(dims));
   if (mr_dtype_format(dtype, dt, sizeof(dt)) != 0) strcpy(dt, "(unknown dtype)");
+#endif
   return MR_VALUE_ERROR("%s%stensor of shape %s %s %s", context, sep, dims, dt, problem);
 }
 

@@ -55,10 +55,14 @@ static int read_fields(mr_reader_t* r, const mr_params_field_t* f, int n, uint64
     if ((f[i].rule == MR_FIELD_EQUAL && v != f[i].limit) ||
         (f[i].rule == MR_FIELD_AT_MOST && v > f[i].limit) ||
         (f[i].rule == MR_FIELD_AT_LEAST && v < f[i].limit)) {
+#ifdef MR_CONFIG_SMALL
+      (void)text;
+#else
       if (f[i].width == 4)
         snprintf(text, sizeof(text), "%ld", (long)(int32_t)(uint32_t)v);
       else
         snprintf(text, sizeof(text), "%llu", (unsigned long long)v);
+#endif
       return MR_READER_FAIL(r, "bad %s %s at offset %llu, expected %s%llu", f[i].name, text,
                             (unsigned long long)r->at, k_rule_text[f[i].rule],
                             (unsigned long long)f[i].limit);

@@ -246,15 +246,21 @@ const mr_graph_t* mr_graph_executor_graph(const mr_graph_executor_t* ex) { retur
 /* ---- inputs and outputs ---- */
 int mr_graph_check_value(const char* func, const char* what, const DLTensor* want,
                          const DLTensor* got) {
-  char a[256], b[256];
   int32_t d;
   int same = got->ndim == want->ndim && got->dtype.code == want->dtype.code &&
              got->dtype.bits == want->dtype.bits && got->dtype.lanes == want->dtype.lanes;
   for (d = 0; same && d < got->ndim; ++d) same = got->shape[d] == want->shape[d];
   if (same) return 0;
-  mr_graph_describe(want->shape, want->ndim, want->dtype, a, sizeof(a));
-  mr_graph_describe(got->shape, got->ndim, got->dtype, b, sizeof(b));
-  return MR_GRAPH_FAIL("%s: %s expects %s, got %s", func, what, a, b);
+#ifdef MR_CONFIG_SMALL
+  return MR_GRAPH_FAIL("%s %s", func, what);
+#else
+  {
+    char a[256], b[256];
+    mr_graph_describe(want->shape, want->ndim, want->dtype, a, sizeof(a));
+    mr_graph_describe(got->shape, got->ndim, got->dtype, b, sizeof(b));
+    return MR_GRAPH_FAIL("%s: %s expects %s, got %s", func, what, a, b);
+  }
+#endif
 }
 
 /* Points entry eid (and every op argument that is that entry) at `data`, held
@@ -277,9 +283,10 @@ int mr_graph_executor_set_arg(mr_graph_executor_t* ex, uint32_t arg, const DLTen
                               int is_param) {
   uint32_t eid = mr_graph_arg_entry(ex->g, arg);
   char what[MR_MAX_NAME + 16];
-  snprintf(what, sizeof(what), "input '%s'", ex->g->nodes[ex->g->args[arg]].name);
   if (mr_graph_executor_check_settable(ex, "set_input", arg) != 0 ||
-      mr_graph_check_value("set_input", what, &ex->entries[eid], value) != 0)
+      mr_graph_check_value("set_input",
+                           MR_MESSAGE_TEXT(what, "input '%s'", ex->g->nodes[ex->g->args[arg]].name),
+                           &ex->entries[eid], value) != 0)
     return -1;
   mr_graph_set_entry_data(ex, eid, slot_data(ex, eid), NULL);
   if (mr_tensor_copy(value, &ex->entries[eid], NULL) != 0) return -1;
@@ -337,7 +344,6 @@ void mr_graph_no_release(void* owner) { (void)owner; }
 /* ---- running ---- */
 int mr_graph_run_op(mr_graph_executor_t* ex, const mr_graph_op_t* op) {
   TVMFFIAny result;
-  const mr_graph_node_t* node = &ex->g->nodes[op->nid];
   int status = 0;
   if (op->kind == MR_GRAPH_OP_NOP) return 0;
   if (op->kind == MR_GRAPH_OP_COPY) {
@@ -348,14 +354,17 @@ int mr_graph_run_op(mr_graph_executor_t* ex, const mr_graph_op_t* op) {
     status = mr_function_call(op->func, ex->op_any + op->first, (int32_t)op->n, &result);
     if (status == 0) mr_any_clear(&result);
   }
+#ifndef MR_CONFIG_SMALL /* the small build keeps the kernel's error as it is */
   if (status != 0) {
+    const mr_graph_node_t* node = &ex->g->nodes[op->nid];
     char buf[MR_MAX_ERROR_MESSAGE], kind[MR_MAX_ERROR_KIND];
     snprintf(kind, sizeof(kind), "%s", mr_last_error_kind());
     snprintf(buf, sizeof(buf), "node %u ('%s', function '%s'): %s", (unsigned)op->nid,
              node->name, node->func_name, mr_last_error());
     return mr_error_set(kind, buf);
   }
-  return 0;
+#endif
+  return status;
 }
 
 int mr_graph_executor_check_inputs(const mr_graph_executor_t* ex, const char* func) {

@@ -71,8 +71,8 @@ static int check_params(const factory_t* f) {
     want.ndim = g->entries[mr_graph_arg_entry(g, (uint32_t)arg)].ndim;
     want.dtype = g->entries[mr_graph_arg_entry(g, (uint32_t)arg)].dtype;
     want.shape = g->shapes + g->entries[mr_graph_arg_entry(g, (uint32_t)arg)].shape_at;
-    snprintf(what, sizeof(what), "parameter '%s'", name);
-    if (mr_graph_check_value("GraphExecutorFactory", what, &want, item_tensor(f->tensors, i)))
+    if (mr_graph_check_value("GraphExecutorFactory", MR_MESSAGE_TEXT(what, "parameter '%s'", name),
+                             &want, item_tensor(f->tensors, i)))
       return -1;
   }
   return 0;

@@ -504,6 +504,7 @@ int64_t mr_graph_find_node(const mr_graph_t* g, const char* name) {
   return -1;
 }
 
+#ifndef MR_CONFIG_SMALL
 void mr_graph_describe(const int64_t* shape, int32_t ndim, DLDataType dtype, char* buf,
                        size_t cap) {
   size_t n = 0;
@@ -514,3 +515,4 @@ void mr_graph_describe(const int64_t* shape, int32_t ndim, DLDataType dtype, cha
   n += (size_t)snprintf(buf + n, cap - n, ndim ? "] " : "[] ");
   if (n < cap) (void)mr_dtype_format(dtype, buf + n, cap - n);
 }
+#endif

@@ -72,9 +72,11 @@ int64_t mr_graph_find_node(const mr_graph_t* g, const char* name);
 static inline uint32_t mr_graph_arg_entry(const mr_graph_t* g, uint32_t arg) {
   return g->row_ptr[g->args[arg]];
 }
-/* "[1, 4] float32" into buf. */
+#ifndef MR_CONFIG_SMALL
+/* "[1, 4] float32" into buf (for messages: not in the small build). */
 void mr_graph_describe(const int64_t* shape, int32_t ndim, DLDataType dtype, char* buf,
                        size_t cap);
+#endif
 
 /* ---- executor.c: the executor state and its operations ---- */
 typedef struct mr_graph_executor mr_graph_executor_t;

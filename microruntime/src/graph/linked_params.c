@@ -35,8 +35,9 @@ static int lookup_one(TVMFFIObject* fn, const mr_graph_t* g, uint32_t arg, const
   want.ndim = en->ndim;
   want.dtype = en->dtype;
   want.shape = g->shapes + en->shape_at;
-  snprintf(what, sizeof(what), "linked param '%s'", name);
-  if (mr_graph_check_value("GraphExecutorFactory", what, &want, t) != 0) return -1;
+  if (mr_graph_check_value("GraphExecutorFactory", MR_MESSAGE_TEXT(what, "linked param '%s'", name),
+                           &want, t) != 0)
+    return -1;
   if (t->device.device_type != kDLCPU || t->strides || t->byte_offset || !t->data ||
       ((uintptr_t)t->data) % MR_DATA_ALIGNMENT)
     return MR_GRAPH_FAIL("linked param '%s': the library's tensor is not compact CPU data at a "

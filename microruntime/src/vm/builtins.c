@@ -266,7 +266,7 @@ static int heap_of(const char* f, const TVMFFIAny* v, int64_t** data, int64_t* s
 
 static int heap_slot(const char* f, int64_t size, int64_t idx) {
   if (idx < 0 || idx >= size)
-    return mr_vm_error("vm.builtin.%s: shape heap slot %lld of %lld", f, (long long)idx,
+    return MR_VM_ERROR("vm.builtin.%s: shape heap slot %lld of %lld", f, (long long)idx,
                        (long long)size);
   return 0;
 }

@@ -174,6 +174,13 @@ static int parse_words(mr_reader_t* r, const char* field, int64_t** out, int64_t
 }
 
 /* ---- validation ---- */
+/* BAD(e, f, pc, fmt, ...): ValueError "VM executable: function '<name>', instruction <pc>:
+ * <formatted>" (f NULL: no function). */
+#ifdef MR_CONFIG_SMALL
+#define BAD(e, f, pc, ...) \
+  ((void)sizeof(e), (void)sizeof(f), (void)sizeof(pc), MR_VALUE_ERROR(__VA_ARGS__))
+#else
+#define BAD bad
 static int bad(const mr_vm_exec_t* e, const mr_vm_func_t* f, int64_t pc, const char* fmt, ...)
     MR_PRINTF_LIKE(4, 5);
 static int bad(const mr_vm_exec_t* e, const mr_vm_func_t* f, int64_t pc, const char* fmt, ...) {
@@ -190,6 +197,7 @@ static int bad(const mr_vm_exec_t* e, const mr_vm_func_t* f, int64_t pc, const c
   va_end(ap);
   return -1;
 }
+#endif
 
 /* Every instruction decodes exactly from its offset to the next one. */
 static int check_instructions(const mr_vm_exec_t* e) {
@@ -199,14 +207,14 @@ static int check_instructions(const mr_vm_exec_t* e) {
                                                                        : e->num_words;
     int64_t len;
     if (off < 0 || off >= e->num_words || next > e->num_words || next <= off)
-      return bad(e, NULL, pc, "offset %lld is outside instr_data (%lld words) or not increasing",
+      return BAD(e, NULL, pc, "offset %lld is outside instr_data (%lld words) or not increasing",
                  (long long)off, (long long)e->num_words);
     switch (e->instr_data[off]) {
       case MR_VM_OP_CALL:
-        if (next - off < 4) return bad(e, NULL, pc, "call is truncated");
+        if (next - off < 4) return BAD(e, NULL, pc, "call is truncated");
         len = e->instr_data[off + 3];
         if (len < 0 || len > MR_VM_MAX_CALL_ARGS)
-          return bad(e, NULL, pc, "call has %lld arguments", (long long)len);
+          return BAD(e, NULL, pc, "call has %lld arguments", (long long)len);
         len += 4;
         break;
       case MR_VM_OP_RET:
@@ -217,11 +225,11 @@ static int check_instructions(const mr_vm_exec_t* e) {
         len = 3;
         break;
       default:
-        return bad(e, NULL, pc, "unknown opcode %lld (1 call, 2 ret, 3 goto, 4 if)",
+        return BAD(e, NULL, pc, "unknown opcode %lld (1 call, 2 ret, 3 goto, 4 if)",
                    (long long)e->instr_data[off]);
     }
     if (next - off != len)
-      return bad(e, NULL, pc, "is %lld words long but the next instruction starts %lld words "
+      return BAD(e, NULL, pc, "is %lld words long but the next instruction starts %lld words "
                  "later", (long long)len, (long long)(next - off));
   }
   return 0;
@@ -231,7 +239,7 @@ static int check_reg(const mr_vm_exec_t* e, const mr_vm_func_t* f, int64_t pc, i
                      const char* what) {
   if ((reg >= 0 && reg < f->num_regs) || reg == MR_VM_VOID_REG || reg == MR_VM_STATE_REG)
     return 0;
-  return bad(e, f, pc, "%s register %lld is outside the register file (%lld registers)", what,
+  return BAD(e, f, pc, "%s register %lld is outside the register file (%lld registers)", what,
              (long long)reg, (long long)f->num_regs);
 }
 
@@ -239,7 +247,7 @@ static int check_target(const mr_vm_exec_t* e, const mr_vm_func_t* f, int64_t pc
                         const char* what) {
   int64_t t;
   if (off > f->end || off < -f->end || (t = pc + off) < f->start || t >= f->end)
-    return bad(e, f, pc, "%s offset %lld leaves the function (instructions %lld..%lld)", what,
+    return BAD(e, f, pc, "%s offset %lld leaves the function (instructions %lld..%lld)", what,
                (long long)off, (long long)f->start, (long long)f->end - 1);
   return 0;
 }
@@ -247,13 +255,13 @@ static int check_target(const mr_vm_exec_t* e, const mr_vm_func_t* f, int64_t pc
 static int check_function(const mr_vm_exec_t* e, const mr_vm_func_t* f) {
   int64_t pc, i;
   if (f->start < 0 || f->end > e->num_instrs || f->start >= f->end)
-    return bad(e, f, f->start, "instruction range %lld..%lld is empty or outside the %lld "
+    return BAD(e, f, f->start, "instruction range %lld..%lld is empty or outside the %lld "
                "instructions", (long long)f->start, (long long)f->end, (long long)e->num_instrs);
   if (f->num_args < 0 || f->num_regs < f->num_args || f->num_regs > MR_VM_MAX_REGISTERS)
-    return bad(e, f, f->start, "has %lld arguments and %lld registers", (long long)f->num_args,
+    return BAD(e, f, f->start, "has %lld arguments and %lld registers", (long long)f->num_args,
                (long long)f->num_regs);
   if (f->num_params != 0 && f->num_params != f->num_args)
-    return bad(e, f, f->start, "has %lld arguments but %lld parameter names",
+    return BAD(e, f, f->start, "has %lld arguments but %lld parameter names",
                (long long)f->num_args, (long long)f->num_params);
   for (pc = f->start; pc < f->end; ++pc) {
     const int64_t* w = &e->instr_data[e->instr_offset[pc]];
@@ -261,13 +269,13 @@ static int check_function(const mr_vm_exec_t* e, const mr_vm_func_t* f) {
       case MR_VM_OP_CALL: {
         int64_t dst = w[1], callee = w[2], n = w[3];
         if (dst != MR_VM_VOID_REG && (dst < 0 || dst >= f->num_regs))
-          return bad(e, f, pc, "call writes register %lld outside the register file (%lld "
+          return BAD(e, f, pc, "call writes register %lld outside the register file (%lld "
                      "registers)", (long long)dst, (long long)f->num_regs);
         if (callee < 0 || callee >= e->num_funcs)
-          return bad(e, f, pc, "calls function index %lld of %lld", (long long)callee,
+          return BAD(e, f, pc, "calls function index %lld of %lld", (long long)callee,
                      (long long)e->num_funcs);
         if (e->funcs[callee].kind == MR_VM_FUNC_BYTECODE && n != e->funcs[callee].num_args)
-          return bad(e, f, pc, "calls '%s' with %lld arguments; it takes %lld",
+          return BAD(e, f, pc, "calls '%s' with %lld arguments; it takes %lld",
                      e->funcs[callee].name, (long long)n, (long long)e->funcs[callee].num_args);
         for (i = 0; i < n; ++i) {
           int64_t a = w[4 + i], v = mr_vm_arg_value(a);
@@ -279,36 +287,36 @@ static int check_function(const mr_vm_exec_t* e, const mr_vm_func_t* f) {
               break;
             case MR_VM_ARG_CONST:
               if (v < 0 || v >= e->num_consts)
-                return bad(e, f, pc, "argument %lld names constant %lld of %lld", (long long)i,
+                return BAD(e, f, pc, "argument %lld names constant %lld of %lld", (long long)i,
                            (long long)v, (long long)e->num_consts);
               break;
             case MR_VM_ARG_FUNC:
               if (v < 0 || v >= e->num_funcs)
-                return bad(e, f, pc, "argument %lld names function %lld of %lld", (long long)i,
+                return BAD(e, f, pc, "argument %lld names function %lld of %lld", (long long)i,
                            (long long)v, (long long)e->num_funcs);
               break;
             default:
-              return bad(e, f, pc, "argument %lld has unknown kind %d", (long long)i,
+              return BAD(e, f, pc, "argument %lld has unknown kind %d", (long long)i,
                          mr_vm_arg_kind(a));
           }
         }
-        if (pc + 1 >= f->end) return bad(e, f, pc, "the function ends without a return");
+        if (pc + 1 >= f->end) return BAD(e, f, pc, "the function ends without a return");
         break;
       }
       case MR_VM_OP_RET:
         if (check_reg(e, f, pc, w[1], "returned") != 0) return -1;
         break;
       case MR_VM_OP_GOTO:
-        if (w[1] == 0) return bad(e, f, pc, "goto with offset 0 never ends");
+        if (w[1] == 0) return BAD(e, f, pc, "goto with offset 0 never ends");
         if (check_target(e, f, pc, w[1], "goto") != 0) return -1;
         break;
       default: /* MR_VM_OP_IF */
         if (w[1] == MR_VM_STATE_REG || check_reg(e, f, pc, w[1], "condition") != 0)
-          return w[1] == MR_VM_STATE_REG ? bad(e, f, pc, "the condition is the VM register") : -1;
-        if (w[2] <= 1) return bad(e, f, pc, "if has false offset %lld (must be > 1)",
+          return w[1] == MR_VM_STATE_REG ? BAD(e, f, pc, "the condition is the VM register") : -1;
+        if (w[2] <= 1) return BAD(e, f, pc, "if has false offset %lld (must be > 1)",
                                   (long long)w[2]);
         if (check_target(e, f, pc, w[2], "if") != 0) return -1;
-        if (pc + 1 >= f->end) return bad(e, f, pc, "the function ends without a return");
+        if (pc + 1 >= f->end) return BAD(e, f, pc, "the function ends without a return");
         break;
     }
   }
@@ -464,7 +472,7 @@ int mr_vm_executable_open(const char* path, TVMFFIObject** out_executable) {
   if ((path && *path ? mr_module_load(path, &m) : mr_module_system_lib("", &m)) != 0) return -1;
   kind = mr_module_type_key(m);
   if (strcmp(kind, "relax.VMExecutable") != 0) {
-    mr_vm_error("'%s' holds no Relax VM executable (its root module is a '%s' module)",
+    MR_VM_ERROR("'%s' holds no Relax VM executable (its root module is a '%s' module)",
                 path && *path ? path : "the system library", kind);
     mr_object_release(m);
     return -1;

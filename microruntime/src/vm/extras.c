@@ -74,7 +74,7 @@ static int keep_args(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIObject** 
   int32_t i;
   int status = 0;
   if (!kept) return MR_OOM("arguments");
-  if (!vm->initialized) status = mr_vm_error("the VM is not initialised");
+  if (!vm->initialized) status = MR_VM_ERROR("the VM is not initialised");
   for (i = 0; i < n && status == 0; ++i) status = mr_vm_arg_to_device(vm, &a[i], &kept[i]);
   if (status == 0) status = mr_array_create(kept, n, out_array);
   mr_vm_error_keep(&error, status != 0);

@@ -12,6 +12,7 @@
 
 #define MR_ERROR_FILE kMrFileVmInterp
 
+#ifndef MR_CONFIG_SMALL
 int mr_vm_error(const char* fmt, ...) {
   char buf[1024];
   va_list ap;
@@ -20,6 +21,7 @@ int mr_vm_error(const char* fmt, ...) {
   va_end(ap);
   return mr_error_set("VMError", buf);
 }
+#endif
 
 void mr_vm_error_keep(mr_vm_kept_error_t* k, int failed) {
   const char *kind = mr_last_error_kind(), *message = mr_last_error();
@@ -153,7 +155,7 @@ static int resolve(mr_vm_t* vm, const char* name, TVMFFIObject** out) {
     if (TVMFFIFunctionGetGlobal(&n, (TVMFFIObjectHandle*)&f) != 0) return -1;
   }
   if (!f)
-    return mr_vm_error("cannot find function '%s' in the kernel library of the VM executable "
+    return MR_VM_ERROR("cannot find function '%s' in the kernel library of the VM executable "
                        "(%lld imported modules) nor among the global functions", name,
                        (long long)k);
   *out = f;
@@ -164,7 +166,7 @@ int mr_vm_init(mr_vm_t* vm, const DLDevice* devs, const int* kinds, int n) {
   const mr_vm_exec_t* e = vm->exec;
   int64_t i;
   int d;
-  if (vm->initialized) return mr_vm_error("vm_initialization: the VM is already initialised");
+  if (vm->initialized) return MR_VM_ERROR("vm_initialization: the VM is already initialised");
   if (n < 1 || n > MR_VM_MAX_DEVICES)
     return MR_VALUE_ERROR("vm_initialization: %d devices (1 to %d)", n, MR_VM_MAX_DEVICES);
   for (d = 0; d < n; ++d) {
@@ -340,14 +342,14 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
   int status = -1;
   mr_vm_kept_error_t kept;
   if (!vm->initialized)
-    return mr_vm_error("the VM is not initialised (call vm_initialization with its devices)");
+    return MR_VM_ERROR("the VM is not initialised (call vm_initialization with its devices)");
   if (nargs != f->num_args)
     return MR_VALUE_ERROR("function '%s' takes %lld arguments, %d were given", f->name,
                           (long long)f->num_args, (int)nargs);
   if (vm->depth >= MR_VM_MAX_DEPTH)
-    return mr_vm_error("calls nest deeper than %d frames (in '%s')", MR_VM_MAX_DEPTH, f->name);
+    return MR_VM_ERROR("calls nest deeper than %d frames (in '%s')", MR_VM_MAX_DEPTH, f->name);
   if (vm->live_regs + nregs > MR_VM_MAX_LIVE_REGISTERS)
-    return mr_vm_error("the frames of this call would hold more than %d registers (calling '%s' "
+    return MR_VM_ERROR("the frames of this call would hold more than %d registers (calling '%s' "
                        "with %lld registers at depth %d)", MR_VM_MAX_LIVE_REGISTERS, f->name,
                        (long long)nregs, vm->depth);
   if (nregs > MR_VM_LOCAL_REGS && !(regs = (TVMFFIAny*)malloc((size_t)nregs * sizeof(TVMFFIAny))))
@@ -367,7 +369,7 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
     const int64_t* w = data + offs[pc];
 #if MR_VM_MAX_STEPS > 0
     if (++g_steps > MR_VM_MAX_STEPS) {
-      mr_vm_error("function '%s': more than %lld instructions run (MR_VM_MAX_STEPS)", f->name,
+      MR_VM_ERROR("function '%s': more than %lld instructions run (MR_VM_MAX_STEPS)", f->name,
                   (long long)MR_VM_MAX_STEPS);
       goto done;
     }
@@ -445,7 +447,7 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
         } else if (c->type_index == kTVMFFIInt || c->type_index == kTVMFFIBool) {
           cond = c->v_int64;
         } else {
-          mr_vm_error("function '%s', instruction %lld: the condition of if is a %s, not an "
+          MR_VM_ERROR("function '%s', instruction %lld: the condition of if is a %s, not an "
                       "int or bool (use vm.builtin.read_if_cond)", f->name, (long long)pc,
                       mr_type_index_name(c->type_index));
           goto done;
@@ -541,7 +543,7 @@ int mr_vm_invoke_value(mr_vm_t* vm, const TVMFFIAny* callee, const TVMFFIAny* ar
   c = (const mr_vm_closure_t*)callee->v_obj;
   if (c->func_index < 0 || c->func_index >= vm->exec->num_funcs ||
       vm->exec->funcs[c->func_index].kind != MR_VM_FUNC_BYTECODE)
-    return mr_vm_error("invoke_closure: the closure is not of this VM's executable");
+    return MR_VM_ERROR("invoke_closure: the closure is not of this VM's executable");
   if (c->num_bound == 0) {
     status = mr_vm_invoke(vm, c->func_index, args, nargs, result);
   } else {
