@@ -68,6 +68,9 @@ void* mr_object_alloc(size_t size, int32_t type_index, void (*deleter)(void*, in
 void mr_object_free_deleter(void* self, int flags);
 /* Copy of s[0..n) with a terminating NUL, or NULL. */
 char* mr_strndup(const char* s, size_t n);
+/* a, b and c (NULL: none) one after the other into buf of cap (> 0) bytes, NUL-terminated;
+ * -1 when they do not fit (buf then holds what did). Records no error. */
+int mr_concat(char* buf, size_t cap, const char* a, const char* b, const char* c);
 /* Makes room for one more element in *(T**)items holding count of *cap; doubles
  * the capacity (first 8). MemoryError naming `what` on failure. */
 int mr_grow(void* items, size_t* cap, size_t count, size_t elem_size, const char* what);

@@ -2,7 +2,6 @@
  * modules (a get_function callback), imports, the function cache, and the
  * environment services kernels call (TVMFFIEnvModLookupFromImports,
  * TVMFFIHandleInitOnce). Loaders by kind: module_loader.c. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,10 +81,9 @@ int mr_module_library_new(void* handle, mr_symbol_lookup_t lookup, const char* p
 static void* lookup_prefixed(mr_module_obj_t* m, const char* head, const char* name) {
   char buf[2 * MR_MAX_NAME];
   void* p = NULL;
-  if (m->prefix[0] &&
-      snprintf(buf, sizeof(buf), "%s%s%s", head, m->prefix, name) < (int)sizeof(buf))
+  if (m->prefix[0] && mr_concat(buf, sizeof(buf), head, m->prefix, name) == 0)
     p = m->lookup(m->lib_handle, buf);
-  if (!p && snprintf(buf, sizeof(buf), "%s%s", head, name) < (int)sizeof(buf))
+  if (!p && mr_concat(buf, sizeof(buf), head, name, NULL) == 0)
     p = m->lookup(m->lib_handle, buf);
   return p;
 }

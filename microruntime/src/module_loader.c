@@ -8,7 +8,6 @@
  * A kind missing from the table may still have such a global function, registered by
  * someone else (a loader written in Python, say): the blob loader calls that one, as TVM
  * does, handing it a Bytes copy of the payload. */
-#include <stdio.h>
 #include <string.h>
 
 #include "module.h"
@@ -55,7 +54,7 @@ int mr_module_loader_register(const char* kind, mr_module_loader_t loader) {
   if (mr_module_loader_find(kind) == loader) return 0; /* registered already */
   memcpy(&p, &loader, sizeof(p));
   if (mr_function_create_closure(p, load_global, NULL, &f) != 0) return -1;
-  snprintf(name, sizeof(name), LOAD_FROM_BYTES "%s", kind);
+  (void)mr_concat(name, sizeof(name), LOAD_FROM_BYTES, kind, NULL);
   status = mr_registry_set(name, f, 1);
   mr_object_release(f);
   /* The table last: a kind in it has its global too. */
@@ -83,7 +82,7 @@ int mr_module_load_from_library(const char* kind, const char* data, size_t size,
     g_payload_owner = outer;
     return status;
   }
-  snprintf(name, sizeof(name), LOAD_FROM_BYTES "%s", kind);
+  (void)mr_concat(name, sizeof(name), LOAD_FROM_BYTES, kind, NULL);
   if (mr_registry_get(name, &f) != 0)
     return MR_RAISE(kMrErrorRuntime,
                          "no loader registered for module kind '%s' (nor a global '%s')",

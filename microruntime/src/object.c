@@ -42,6 +42,28 @@ char* mr_strndup(const char* s, size_t n) {
   return d;
 }
 
+int mr_concat(char* buf, size_t cap, const char* a, const char* b, const char* c) {
+  const char* parts[3];
+  size_t len = 0, n;
+  int i;
+  parts[0] = a;
+  parts[1] = b;
+  parts[2] = c;
+  for (i = 0; i < 3; ++i) {
+    if (!parts[i]) continue;
+    n = strlen(parts[i]);
+    if (n > cap - 1 - len) {
+      memcpy(buf + len, parts[i], cap - 1 - len);
+      buf[cap - 1] = '\0';
+      return -1;
+    }
+    memcpy(buf + len, parts[i], n);
+    len += n;
+  }
+  buf[len] = '\0';
+  return 0;
+}
+
 int mr_grow(void* items, size_t* cap, size_t count, size_t elem_size, const char* what) {
   void** p = (void**)items;
   size_t n = *cap ? *cap * 2 : 8;

@@ -30,7 +30,7 @@
 
 #define MR_ERROR_FILE kMrFileThreadpool
 
-#ifndef MR_PLATFORM_BAREMETAL /* one thread there: threadpool_inline.c */
+#if !defined(MR_PLATFORM_BAREMETAL) && MR_MAX_THREADS > 1 /* else threadpool_inline.c */
 
 /* How long an idle pool thread (or a launcher awaiting its workers) spins
  * before it sleeps, and how many of its first turns use a pause hint rather

@@ -1,13 +1,13 @@
-/* TVMBackendParallelLaunch / TVMBackendParallelBarrier with one thread
- * (MR_PLATFORM_BAREMETAL): a launch runs its function inline as a single task, whatever
- * number of tasks it asks for (the kernels' parallel loops split their range over the
- * tasks they are given), and the barrier of one task returns at once. Compiles to
+/* TVMBackendParallelLaunch / TVMBackendParallelBarrier with one thread (MR_PLATFORM_BAREMETAL,
+ * or MR_MAX_THREADS 1 as in the small config): a launch runs its function inline as a single
+ * task, whatever number of tasks it asks for (the kernels' parallel loops split their range
+ * over the tasks they are given), and the barrier of one task returns at once. Compiles to
  * nothing elsewhere (threadpool.c there). */
 #include "internal.h"
 
 #define MR_ERROR_FILE kMrFileThreadpoolInline
 
-#ifdef MR_PLATFORM_BAREMETAL
+#if defined(MR_PLATFORM_BAREMETAL) || MR_MAX_THREADS == 1
 int mr_num_threads(void) { return 1; }
 
 int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
