@@ -155,6 +155,7 @@ void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
   (void)mr_error_set(kind, message);
 }
 
+#ifndef MR_CONFIG_SMALL
 /* Whether `value` is the number a message gives after a "type index " part. */
 static int is_type_index_value(const char* before, const char* value) {
   static const char k_head[] = "type index ";
@@ -164,8 +165,10 @@ static int is_type_index_value(const char* before, const char* value) {
   (void)strtol(value, &end, 10);
   return *end == '\0';
 }
+#endif
 
-/* Kernels say "... but got type index <n>": the runtime adds the type's name. */
+/* Kernels say "... but got type index <n>": the runtime adds the type's name (not in the small
+ * build, which keeps the kernel's text as it is). */
 void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t num_parts) {
   size_t len = 0;
   int32_t i;
@@ -173,11 +176,13 @@ void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int
   for (i = 0; parts && i < num_parts; ++i) {
     if (!parts[i]) continue;
     len = append(len, parts[i]);
+#ifndef MR_CONFIG_SMALL
     if (i > 0 && parts[i - 1] && is_type_index_value(parts[i - 1], parts[i])) {
       len = append(len, " (");
       len = append(len, mr_type_index_name((int32_t)strtol(parts[i], NULL, 10)));
       len = append(len, ")");
     }
+#endif
   }
   g_error.message[len] = '\0';
 }

@@ -79,7 +79,8 @@ int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out);
 /* Borrowed string view of a RawStr, SmallStr, ByteArrayPtr, Str or Bytes value. */
 int mr_any_get_str(const TVMFFIAny* value, const char** out_data, size_t* out_size);
 void mr_any_set_object(TVMFFIAny* out, TVMFFIObject* obj);
-/* What a type index stands for, for messages: "None", "int", "Tensor", "Function", ... */
+/* What a type index stands for, for messages: "None", "int", "Tensor", "Function", ...
+ * Not defined in the small build, whose messages do not evaluate their arguments. */
 const char* mr_type_index_name(int32_t type_index);
 
 /* ---- checked arithmetic ---- */

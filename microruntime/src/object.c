@@ -198,6 +198,7 @@ const TVMFFIShapeCell* mr_shape_view(const TVMFFIObject* shape) {
 }
 
 /* ---- values ---- */
+#ifndef MR_CONFIG_SMALL /* names are for messages */
 /* Names of type indices 0-12 and 64-74, NUL-separated. */
 static const char k_pod_type_names[] =
     "None\0int\0bool\0float\0opaque pointer\0DataType\0Device\0DLTensor*\0str\0bytes\0"
@@ -217,6 +218,7 @@ const char* mr_type_index_name(int32_t type_index) {
     return nth_name(k_object_type_names, type_index - kTVMFFIObject);
   return type_index >= kTVMFFIDynObjectBegin ? "object" : "unknown type";
 }
+#endif
 
 int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out) {
   TVMFFIObject* obj;
