@@ -130,6 +130,34 @@ ctest-valgrind: $(addprefix build/tests/,$(CTESTS)) $(FIXTURES)
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	    --suppressions=tests/c/valgrind.supp build/tests/$$t; done
 
+# ---- the small configuration ------------------------------------------------------
+# The runtime built with MR_CONFIG_SMALL, as on a microcontroller but with dlopen (for the
+# fixtures): its error sites record a code instead of a message, so under it CHECK_FAIL checks
+# the status, the kind and the code (check.h). The tests that hold within its limits run here;
+# the others test limits or message text of the normal build.
+SMALL_CTESTS := test_blob test_dtype test_error test_graph_arena test_graph_concurrency \
+  test_graph_executor \
+  test_graph_json test_graph_linked_params test_module test_module_loader test_module_replace \
+  test_ndarray test_object test_params test_registry test_timer test_workspace \
+  test_workspace_sizes
+MR_SMALL_SRCS := $(filter-out $(MR_DEVICE_SRCS),$(MR_SRCS))
+
+build/obj_small/%.o: microruntime/src/%.c $(MR_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) -DMR_CONFIG_SMALL $(INC) -c $< -o $@
+
+build/libmicroruntime_small.a: $(patsubst microruntime/src/%.c,build/obj_small/%.o,$(MR_SMALL_SRCS))
+	@rm -f $@; ar rcs $@ $^
+
+build/tests_small/%: tests/c/%.c tests/c/check.h $(MR_HDRS) build/libmicroruntime_small.a
+	@mkdir -p $(@D)
+	$(CC) $(CWARN) $(CDEFS) $(CFLAGS) -DMR_CONFIG_SMALL $(INC) -Imicroruntime/src -Itests/c $< build/libmicroruntime_small.a -o $@ -rdynamic -ldl -lpthread -lm $(TEST_LDFLAGS)
+build/tests_small/test_graph_arena: TEST_LDFLAGS := $(ALLOC_WRAP)
+
+.PHONY: ctest-small
+ctest-small: $(addprefix build/tests_small/,$(SMALL_CTESTS)) $(FIXTURES)
+	@set -e; for t in $(SMALL_CTESTS); do echo "== $$t (small config)"; build/tests_small/$$t; done
+
 # ---- ThreadSanitizer -----------------------------------------------------------------
 # The tests that use threads (the thread pool, graph executors shared by threads and one per
 # thread, the VM), against a -fsanitize=thread build of the runtime; any race reported fails.
@@ -227,7 +255,7 @@ venv: $(VENV)/.installed
 pytest: venv
 	$(PY) -m pytest tests
 
-test: ctest ctest-valgrind pytest
+test: ctest ctest-small ctest-valgrind pytest
 
 # Python tests that drive the runtime (directly, and through compiled kernels: parallel loops,
 # workspaces, packed calls), against an ASan/UBSan build of the extension. Allocations too big
@@ -243,12 +271,12 @@ lint: venv
 	$(PY) -m ruff check .
 	$(MAKE) -s runtime CFLAGS="-O2 -g"
 
-# The code and read-only data a link took from build/size/{core,graph,vm,thumb}/ (its map).
+# The code and read-only data a link took from build/size/{,small_}{core,graph,vm,thumb}/ (its map).
 define SIZE_LINKED_PY
 import re, sys
 text = open(sys.argv[1]).read()
 text = text[text.index("Linker script and memory map"):]
-parts = re.findall(r"^ [.](?:text|rodata)\S*\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+build/size/(?:core|graph|vm|thumb)/",
+parts = re.findall(r"^ [.](?:text|rodata)\S*\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+build/size/(?:small_)?(?:core|graph|vm|thumb)/",
                    text, re.M)
 n = sum(int(p, 16) for p in parts)
 print("%s: text %d bytes (%.1f KB)" % (sys.argv[2], n, n / 1024))
@@ -266,7 +294,7 @@ size:
 	@ar rcs build/size/libmicroruntime_core.a build/size/core/*.o
 	@strip --strip-unneeded build/size/libmicroruntime_core.a
 	@size -t build/size/libmicroruntime_core.a | tail -1 | \
-	  awk '{printf "microruntime core (static, -Os, no unwind tables, stripped): text %d bytes (%.1f KB); goal <= 24 KB\n", $$1, $$1/1024}'
+	  awk '{printf "microruntime core (static, -Os, no unwind tables, stripped, default config): text %d bytes (%.1f KB); goal <= 24 KB\n", $$1, $$1/1024}'
 	@size -A build/size/core/*.o | awk '$$1 ~ /^\.text/ {c+=$$2} $$1 ~ /^\.rodata/ {r+=$$2} $$1 ~ /^\.eh_frame/ {e+=$$2} \
 	  END {printf "  of which: code %d, read-only data (messages) %d, unwind tables (.eh_frame) %d\n", c, r, e}'
 	@size -t build/size/extra/*.o | tail -1 | \
@@ -275,7 +303,7 @@ size:
 	@for f in $(MR_GRAPH_CORE_SRCS); do $(CC) $(SIZE_FLAGS) -c $$f -o build/size/graph/$$(basename $$f .c).o || exit 1; done
 	@for f in $(MR_GRAPH_EXTRA_SRCS); do $(CC) $(SIZE_FLAGS) -c $$f -o build/size/graph_extra/$$(basename $$f .c).o || exit 1; done
 	@core=$$(size -t build/size/libmicroruntime_core.a | tail -1 | awk '{print $$1}'); \
-	  size -t build/size/graph/*.o | tail -1 | awk -v core=$$core '{printf "graph executor (src/graph except the extras: JSON reader, graph, executor, arena, factory, manifest, C API): text %d bytes (%.1f KB); core + graph executor: %d bytes (%.1f KB); goal <= 40 KB\n", $$1, $$1/1024, core + $$1, (core + $$1)/1024}'
+	  size -t build/size/graph/*.o | tail -1 | awk -v core=$$core '{printf "graph executor (src/graph except the extras: JSON reader, graph, executor, arena, factory, manifest, C API; default config): text %d bytes (%.1f KB); core + graph executor: %d bytes (%.1f KB); goal <= 40 KB\n", $$1, $$1/1024, core + $$1, (core + $$1)/1024}'
 	@echo 'int main(void) { return 0; }' > build/size/main.c
 	@$(CC) build/size/main.c build/size/core/*.o build/size/graph/*.o -lpthread -lm \
 	  -o build/size/core_graph || { echo "core + graph executor needs the extras (see above)"; exit 1; }
@@ -292,7 +320,7 @@ size:
 	@for f in $(MR_VM_EXTRA_SRCS); do $(CC) $(SIZE_FLAGS) -c $$f -o build/size/vm_extra/$$(basename $$f .c).o || exit 1; done
 	@core=$$(size -t build/size/libmicroruntime_core.a | tail -1 | awk '{print $$1}'); \
 	  graph=$$(size -t build/size/graph/*.o | tail -1 | awk '{print $$1}'); \
-	  size -t build/size/vm/*.o | tail -1 | awk -v core=$$core -v graph=$$graph '{printf "Relax VM (src/vm except extras.c: loader, validator, interpreter, builtins, allocators, C API): text %d bytes (%.1f KB); core + graph executor + VM: %d bytes (%.1f KB); goal <= 64 KB\n", $$1, $$1/1024, core + graph + $$1, (core + graph + $$1)/1024}'
+	  size -t build/size/vm/*.o | tail -1 | awk -v core=$$core -v graph=$$graph '{printf "Relax VM (src/vm except extras.c: loader, validator, interpreter, builtins, allocators, C API; default config): text %d bytes (%.1f KB); core + graph executor + VM: %d bytes (%.1f KB); goal <= 64 KB\n", $$1, $$1/1024, core + graph + $$1, (core + graph + $$1)/1024}'
 	@$(CC) build/size/main.c build/size/core/*.o build/size/graph/*.o build/size/vm/*.o -lpthread \
 	  -lm -o build/size/core_graph_vm || { echo "core + graph executor + VM needs the extras"; exit 1; }
 	@size -t build/size/vm_extra/*.o | tail -1 | \
@@ -303,8 +331,30 @@ size:
 	@strip --strip-unneeded build/size/libmicroruntime_aot.a
 	@size -t build/size/libmicroruntime_aot.a | tail -1 | \
 	  awk '{printf "AOT runtime (src/aot: kernel workspaces from the caller'"'"'s arena, errors, serial parallel launch; what a tvmgen_<name>_run model links beside its kernels, weights and run function): text %d bytes (%.1f KB); goal <= 8 KB\n", $$1, $$1/1024}'
+	@$(MAKE) -s size-small
 	@if command -v arm-none-eabi-gcc >/dev/null; then $(MAKE) -s size-thumb; else \
 	  echo "thumbv7em (Cortex-M4F): arm-none-eabi-gcc not installed (apt-get install gcc-arm-none-eabi)"; fi
+
+# The same parts on x86-64 built with MR_CONFIG_SMALL (error sites record a code, not a message;
+# the small limits), for comparison with the default config above and with thumbv7em below.
+SMALL_SIZE_FLAGS := $(SIZE_FLAGS) -DMR_CONFIG_SMALL
+.PHONY: size-small
+size-small:
+	@rm -rf build/size/small_*; mkdir -p build/size/small_core build/size/small_graph build/size/small_vm
+	@for f in $(MR_CORE_SRCS); do $(CC) $(SMALL_SIZE_FLAGS) -c $$f -o build/size/small_core/$$(basename $$f .c).o || exit 1; done
+	@for f in $(MR_GRAPH_CORE_SRCS); do $(CC) $(SMALL_SIZE_FLAGS) -c $$f -o build/size/small_graph/$$(basename $$f .c).o || exit 1; done
+	@for f in $(MR_VM_CORE_SRCS); do $(CC) $(SMALL_SIZE_FLAGS) -c $$f -o build/size/small_vm/$$(basename $$f .c).o || exit 1; done
+	@ar rcs build/size/libmicroruntime_small_core.a build/size/small_core/*.o
+	@strip --strip-unneeded build/size/libmicroruntime_small_core.a
+	@core=$$(size -t build/size/libmicroruntime_small_core.a | tail -1 | awk '{print $$1}'); \
+	  graph=$$(size -t build/size/small_graph/*.o | tail -1 | awk '{print $$1}'); \
+	  vm=$$(size -t build/size/small_vm/*.o | tail -1 | awk '{print $$1}'); \
+	  awk -v core=$$core -v graph=$$graph -v vm=$$vm 'BEGIN {printf "x86-64 small config (MR_CONFIG_SMALL: error codes instead of messages): core %d, graph executor %d, Relax VM %d bytes; core + graph executor: text %d bytes (%.1f KB); core + graph executor + VM: %d bytes (%.1f KB)\n", core, graph, vm, core + graph, (core + graph)/1024, core + graph + vm, (core + graph + vm)/1024}'
+	@$(CC) $(SMALL_SIZE_FLAGS) -c tests/c/size_graph_app.c -o build/size/small_graph_app.o
+	@$(CC) -Wl,--gc-sections -Wl,-Map=build/size/small_graph_app.map build/size/small_graph_app.o \
+	  build/size/small_core/*.o build/size/small_graph/*.o -lpthread -lm -o build/size/small_graph_app
+	@$(PYTHON) -c "$$SIZE_LINKED_PY" build/size/small_graph_app.map \
+	  "  x86-64 small config core + graph executor as linked into tests/c/size_graph_app.c (--gc-sections)"
 
 # The bare-metal footprint: the same core + graph executor for Cortex-M4F (Thumb-2), built with
 # MR_PLATFORM_BAREMETAL and MR_CONFIG_SMALL, text/data/bss as arm-none-eabi-size reports them.

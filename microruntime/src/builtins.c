@@ -4,10 +4,12 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileBuiltins
+
 /* TypeError naming the argument, what it must be, and what it is. */
 static int bad_argument(const char* func, const char* arg, const char* expected,
                         const TVMFFIAny* value) {
-  return mr_error_setf(kMrErrorType, "%s: argument '%s' must be %s, got type index %d (%s)",
+  return MR_RAISE(kMrErrorType, "%s: argument '%s' must be %s, got type index %d (%s)",
                        func, arg, expected, (int)value->type_index,
                        mr_type_index_name(value->type_index));
 }
@@ -19,7 +21,7 @@ static int string_argument(const char* func, const char* arg, const TVMFFIAny* v
   size_t len;
   if (mr_any_get_str(value, &text, &len) != 0) return bad_argument(func, arg, "a string", value);
   if (len >= MR_MAX_NAME)
-    return mr_value_error("%s: argument '%s' is longer than %d bytes", func, arg, MR_MAX_NAME - 1);
+    return MR_VALUE_ERROR("%s: argument '%s' is longer than %d bytes", func, arg, MR_MAX_NAME - 1);
   memcpy(buf, text, len);
   buf[len] = '\0';
   return 0;
@@ -30,7 +32,7 @@ static int builtin_system_lib(void* self, const TVMFFIAny* args, int32_t n, TVMF
   char buf[MR_MAX_NAME] = "";
   TVMFFIObject* mod;
   (void)self;
-  if (n > 1) return mr_error_setf(kMrErrorType, "%s takes at most 1 argument", k_name);
+  if (n > 1) return MR_RAISE(kMrErrorType, "%s takes at most 1 argument", k_name);
   if ((n == 1 && string_argument(k_name, "prefix", &args[0], buf) != 0) ||
       mr_module_system_lib(buf, &mod) != 0)
     return -1;
@@ -45,7 +47,7 @@ static int builtin_module_get_function(void* self, const TVMFFIAny* args, int32_
   TVMFFIObject* f;
   (void)self;
   if (n < 2 || n > 3)
-    return mr_error_setf(kMrErrorType, "%s(module, name, query_imports) takes 2 or 3 arguments, "
+    return MR_RAISE(kMrErrorType, "%s(module, name, query_imports) takes 2 or 3 arguments, "
                          "got %d", k_name, (int)n);
   if (args[0].type_index != kTVMFFIModule)
     return bad_argument(k_name, "module", "a Module", &args[0]);

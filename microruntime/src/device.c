@@ -5,6 +5,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileDevice
+
 static const mr_device_api_t* g_apis[MR_MAX_DEVICE_TYPES];
 static mr_mutex_t g_device_mutex = MR_MUTEX_INIT;
 static MR_THREAD_LOCAL void* g_streams[MR_MAX_DEVICE_TYPES][MR_MAX_DEVICE_IDS];
@@ -24,7 +26,7 @@ const char* mr_device_type_name(int32_t device_type) {
 
 int mr_device_api_register(int32_t device_type, const mr_device_api_t* api) {
   if (device_type <= 0 || device_type >= MR_MAX_DEVICE_TYPES)
-    return mr_value_error("invalid device type %d", (int)device_type);
+    return MR_VALUE_ERROR("invalid device type %d", (int)device_type);
   mr_mutex_lock(&g_device_mutex);
   g_apis[device_type] = api;
   mr_mutex_unlock(&g_device_mutex);
@@ -46,7 +48,7 @@ static const mr_device_api_t* find_api(int32_t device_type) {
 const mr_device_api_t* mr_device_api_get(int32_t device_type) {
   const mr_device_api_t* api = find_api(device_type);
   if (!api)
-    mr_error_setf(kMrErrorRuntime, "no backend for device '%s' (device type %d) in this runtime",
+    MR_RAISE(kMrErrorRuntime, "no backend for device '%s' (device type %d) in this runtime",
                   mr_device_type_name(device_type), (int)device_type);
   return api;
 }
@@ -103,7 +105,7 @@ int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, void* stream,
                        void** opt_out_original_stream) {
   void** slot = stream_slot(device_type, device_id);
   if (!slot)
-    return mr_value_error("device (%d, %d) out of range for streams", (int)device_type,
+    return MR_VALUE_ERROR("device (%d, %d) out of range for streams", (int)device_type,
                           (int)device_id);
   if (opt_out_original_stream) *opt_out_original_stream = *slot;
   *slot = stream;

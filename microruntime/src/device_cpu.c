@@ -4,6 +4,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileDeviceCpu
+
 static int cpu_get_attr(DLDevice dev, mr_device_attr_t attr, TVMFFIAny* out) {
   (void)dev;
   memset(out, 0, sizeof(*out));
@@ -21,9 +23,9 @@ static int cpu_alloc_data(DLDevice dev, size_t nbytes, size_t alignment, DLDataT
   (void)hint;
   if (alignment < MR_DATA_ALIGNMENT) alignment = MR_DATA_ALIGNMENT;
   if (alignment & (alignment - 1))
-    return mr_value_error("alignment %zu is not a power of two", alignment);
+    return MR_VALUE_ERROR("alignment %zu is not a power of two", alignment);
   p = mr_aligned_alloc(alignment, nbytes);
-  if (!p) return mr_error_setf(kMrErrorMemory, "cpu: cannot allocate %zu bytes", nbytes);
+  if (!p) return MR_RAISE(kMrErrorMemory, "cpu: cannot allocate %zu bytes", nbytes);
   *out_ptr = p;
   return 0;
 }

@@ -5,6 +5,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileDtype
+
 size_t mr_dtype_bytes(DLDataType dtype) {
   return ((size_t)dtype.bits * (size_t)dtype.lanes + 7) / 8;
 }
@@ -50,7 +52,7 @@ static int bits_allowed(const uint8_t* allowed, unsigned long bits) {
 }
 
 static int parse_error(const char* text) {
-  return mr_value_error("cannot parse dtype '%s' (expected int or uint of 1, 4, 8, 16, 32 or "
+  return MR_VALUE_ERROR("cannot parse dtype '%s' (expected int or uint of 1, 4, 8, 16, 32 or "
                         "64 bits, float16/32/64, bfloat16, complex64/128, bool or handle, "
                         "with lanes as in 'float32x4')", text);
 }
@@ -61,7 +63,7 @@ int mr_dtype_parse(const char* text, DLDataType* out_dtype) {
   size_t i;
   unsigned long bits, lanes = 1;
   int n;
-  if (!text) return mr_value_error("dtype string is NULL");
+  if (!text) return MR_VALUE_ERROR("dtype string is NULL");
   if (strcmp(text, "void") == 0) goto done;
   for (i = 0; i < sizeof(k_codes) / sizeof(k_codes[0]); ++i) {
     size_t len = strlen(k_codes[i].name);
@@ -107,7 +109,7 @@ int mr_dtype_format(DLDataType dtype, char* buf, size_t buf_size) {
   }
   len = strlen(tmp);
   if (!buf || len + 1 > buf_size)
-    return mr_value_error("buffer of %zu bytes too small for dtype '%s'", buf_size,
+    return MR_VALUE_ERROR("buffer of %zu bytes too small for dtype '%s'", buf_size,
                           tmp);
   memcpy(buf, tmp, len + 1);
   return 0;

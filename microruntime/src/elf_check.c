@@ -31,6 +31,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileElfCheck
+
 #if UINTPTR_MAX > 0xFFFFFFFFu
 typedef Elf64_Ehdr mr_ehdr_t;
 typedef Elf64_Phdr mr_phdr_t;
@@ -77,7 +79,7 @@ typedef struct {
 
 static int elf_fail(const char* origin, const char* what, uint64_t off, uint64_t len,
                     uint64_t file_size) {
-  return mr_error_setf(kMrErrorRuntime,
+  return MR_RAISE(kMrErrorRuntime,
                        "cannot load library '%s': truncated or corrupt ELF file: %s at offset "
                        "%llu (%llu bytes) does not fit in the file's %llu bytes",
                        origin, what, (unsigned long long)off, (unsigned long long)len,
@@ -85,7 +87,7 @@ static int elf_fail(const char* origin, const char* what, uint64_t off, uint64_t
 }
 
 static int corrupt(const elf_t* e, const char* what) {
-  return mr_error_setf(kMrErrorRuntime, "cannot load library '%s': corrupt ELF file: %s",
+  return MR_RAISE(kMrErrorRuntime, "cannot load library '%s': corrupt ELF file: %s",
                        e->origin, what);
 }
 
@@ -126,7 +128,7 @@ static int check_trailer(const elf_t* e) {
   got = mr_crc32c(got, e->data + end, (size_t)(body - end));
   got = mr_crc32c(got, t + 8, 20);
   if (got != want)
-    return mr_error_setf(kMrErrorRuntime,
+    return MR_RAISE(kMrErrorRuntime,
                          "%s: checksum mismatch in the library's code and headers (expected "
                          "0x%08x, got 0x%08x): the file is corrupt",
                          e->origin, (unsigned)want, (unsigned)got);
@@ -142,19 +144,19 @@ static int check_ehdr(const mr_ehdr_t* eh, uint64_t file_size, const char* origi
   if (eh->e_ident[EI_CLASS] != MR_ELF_CLASS || eh->e_ident[EI_DATA] != native_data) return 0;
   if (eh->e_ident[EI_VERSION] != EV_CURRENT || eh->e_version != EV_CURRENT ||
       eh->e_type != ET_DYN)
-    return mr_error_setf(kMrErrorRuntime,
+    return MR_RAISE(kMrErrorRuntime,
                          "cannot load library '%s': not a shared library (ELF type %u, version "
                          "%u)", origin, (unsigned)eh->e_type, (unsigned)eh->e_version);
 #ifdef MR_ELF_MACHINE
   if (eh->e_machine != MR_ELF_MACHINE)
-    return mr_error_setf(kMrErrorRuntime,
+    return MR_RAISE(kMrErrorRuntime,
                          "cannot load library '%s': it is built for ELF machine %u, this "
                          "runtime runs on machine %u", origin, (unsigned)eh->e_machine,
                          (unsigned)MR_ELF_MACHINE);
 #endif
   if (eh->e_ehsize != sizeof(mr_ehdr_t) || eh->e_phentsize != sizeof(mr_phdr_t) ||
       eh->e_phnum == 0 || eh->e_phnum == PN_XNUM)
-    return mr_error_setf(kMrErrorRuntime,
+    return MR_RAISE(kMrErrorRuntime,
                          "cannot load library '%s': corrupt ELF header (header size %u, program "
                          "header size %u, %u program headers)",
                          origin, (unsigned)eh->e_ehsize, (unsigned)eh->e_phentsize,
@@ -164,7 +166,7 @@ static int check_ehdr(const mr_ehdr_t* eh, uint64_t file_size, const char* origi
     return -1;
   if (eh->e_shoff != 0 || eh->e_shnum != 0) {
     if (eh->e_shentsize != sizeof(mr_shdr_t))
-      return mr_error_setf(kMrErrorRuntime,
+      return MR_RAISE(kMrErrorRuntime,
                            "cannot load library '%s': corrupt ELF header (section header size "
                            "%u)", origin, (unsigned)eh->e_shentsize);
     if (check_range(origin, "the section header table", eh->e_shoff,
@@ -184,20 +186,20 @@ static int check_phdrs(const mr_phdr_t* ph, unsigned n, uint64_t file_size, cons
     if (ph[i].p_type != PT_LOAD) continue;
     ++loads;
     if (ph[i].p_filesz > ph[i].p_memsz)
-      return mr_error_setf(kMrErrorRuntime,
+      return MR_RAISE(kMrErrorRuntime,
                            "cannot load library '%s': corrupt ELF file: segment %u has %llu "
                            "bytes in the file but %llu in memory",
                            origin, i, (unsigned long long)ph[i].p_filesz,
                            (unsigned long long)ph[i].p_memsz);
     if ((ph[i].p_align & (ph[i].p_align - 1)) != 0 ||
         (ph[i].p_align > 1 && (ph[i].p_vaddr - ph[i].p_offset) % ph[i].p_align != 0))
-      return mr_error_setf(kMrErrorRuntime,
+      return MR_RAISE(kMrErrorRuntime,
                            "cannot load library '%s': corrupt ELF file: segment %u is not "
                            "aligned as it says (alignment %llu)",
                            origin, i, (unsigned long long)ph[i].p_align);
   }
   if (loads == 0 || dynamics > 1)
-    return mr_error_setf(kMrErrorRuntime,
+    return MR_RAISE(kMrErrorRuntime,
                          "cannot load library '%s': corrupt ELF file: %u loadable segments, %u "
                          "dynamic sections", origin, loads, dynamics);
   return 0;
@@ -324,12 +326,12 @@ static int is_blob_symbol(const elf_t* e, const dyn_info_t* d, const mr_sym_t* s
 static int check_blob_extent(const elf_t* e, const mr_sym_t* s) {
   uint64_t off = 0;
   if (s->st_size != 0 && !file_offset(e, s->st_value, s->st_size, &off))
-    return mr_error_setf(kMrErrorRuntime,
+    return MR_RAISE(kMrErrorRuntime,
                          "cannot load library '%s': corrupt library blob: %llu bytes at address "
                          "0x%llx do not lie in the file's loaded data", e->origin,
                          (unsigned long long)s->st_size, (unsigned long long)s->st_value);
   if (s->st_size != 0 && (s->st_size < 8 || le_u64(e->data + off) > s->st_size - 8))
-    return mr_error_setf(kMrErrorRuntime,
+    return MR_RAISE(kMrErrorRuntime,
                          "cannot load library '%s': corrupt library blob: nbytes %llu at offset 0 "
                          "exceeds the blob's size (%llu bytes)", e->origin,
                          (unsigned long long)(s->st_size < 8 ? 0 : le_u64(e->data + off)),
@@ -373,7 +375,7 @@ int mr_elf_check_image(const void* data, size_t size, const char* origin) {
   status = check_ehdr(&e.eh, size, origin);
   if (status <= 0) return status;
   e.ph = (mr_phdr_t*)malloc((size_t)e.eh.e_phnum * sizeof(*e.ph));
-  if (!e.ph) return mr_error_oom("ELF program headers");
+  if (!e.ph) return MR_OOM("ELF program headers");
   memcpy(e.ph, e.data + e.eh.e_phoff, (size_t)e.eh.e_phnum * sizeof(*e.ph));
   status = check_phdrs(e.ph, e.eh.e_phnum, size, origin);
   if (status == 0) status = check_dynamic(&e, &d);
@@ -391,7 +393,7 @@ int mr_elf_check_file(const char* path) {
   if (fd < 0) return 0; /* dlopen says why it cannot open the file */
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     (void)close(fd);
-    return mr_error_setf(kMrErrorRuntime, "cannot load library '%s': not a regular file", path);
+    return MR_RAISE(kMrErrorRuntime, "cannot load library '%s': not a regular file", path);
   }
   if ((uint64_t)st.st_size < SELFMAG || (uint64_t)st.st_size > SIZE_MAX) {
     (void)close(fd);
@@ -400,7 +402,7 @@ int mr_elf_check_file(const char* path) {
   map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
   (void)close(fd);
   if (map == MAP_FAILED)
-    return mr_error_setf(kMrErrorRuntime, "cannot load library '%s': cannot map the file: %s",
+    return MR_RAISE(kMrErrorRuntime, "cannot load library '%s': cannot map the file: %s",
                          path, strerror(errno));
   status = mr_elf_check_image(map, (size_t)st.st_size, path);
   (void)munmap(map, (size_t)st.st_size);

@@ -7,9 +7,12 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileError
+
 typedef struct {
   int raised;
   uint64_t serial; /* counts the errors recorded on this thread */
+  uint32_t code;   /* the site's code (small build), 0 for an error given by its text */
   mr_error_kind_t kind_id;
   char kind[MR_MAX_ERROR_KIND];
   char message[MR_MAX_ERROR_MESSAGE];
@@ -35,6 +38,7 @@ static const char k_kind_names[] =
 /* Records a new error of kind `id`, named `name`. */
 static void set_kind_named(mr_error_kind_t id, const char* name) {
   copy_text(g_error.kind, sizeof(g_error.kind), name, strlen(name));
+  g_error.code = 0;
   g_error.kind_id = id;
   g_error.raised = 1;
   ++g_error.serial;
@@ -69,6 +73,31 @@ const char* mr_last_error(void) { return g_error.message; }
 const char* mr_last_error_kind(void) { return g_error.kind; }
 mr_error_kind_t mr_last_error_kind_id(void) { return g_error.kind_id; }
 uint64_t mr_last_error_serial(void) { return g_error.serial; }
+uint32_t mr_last_error_code(void) { return g_error.code; }
+
+#ifdef MR_CONFIG_SMALL
+/* The message of a site's code: "E<code>", in decimal. */
+static int set_code(uint32_t code) {
+  char digits[10];
+  size_t n = 0, i;
+  g_error.code = code;
+  do digits[n++] = (char)('0' + code % 10); while ((code /= 10) != 0);
+  g_error.message[0] = 'E';
+  for (i = 0; i < n; ++i) g_error.message[1 + i] = digits[n - 1 - i];
+  g_error.message[1 + n] = '\0';
+  return -1;
+}
+
+int mr_error_code(mr_error_kind_t kind, uint32_t code) {
+  set_kind_named(kind, kind_name(kind));
+  return set_code(code);
+}
+
+int mr_error_code_named(const char* kind, uint32_t code) {
+  set_kind(kind);
+  return set_code(code);
+}
+#endif
 
 int mr_error_set(const char* kind, const char* message) {
   set_kind(kind);
@@ -77,6 +106,7 @@ int mr_error_set(const char* kind, const char* message) {
   return -1;
 }
 
+#ifndef MR_CONFIG_SMALL /* the small build records codes (mr_error_code), never formats */
 int mr_error_setv_in(mr_error_kind_t kind, const char* context, const char* fmt, va_list ap) {
   size_t n = 0;
   set_kind_named(kind, kind_name(kind));
@@ -111,9 +141,11 @@ int mr_value_error(const char* fmt, ...) {
 int mr_error_oom(const char* what) {
   return mr_error_setf(kMrErrorMemory, "out of memory allocating %s", what);
 }
+#endif
 
 void mr_error_clear(void) {
   g_error.raised = 0;
+  g_error.code = 0;
   g_error.kind_id = kMrErrorNone;
   g_error.kind[0] = '\0';
   g_error.message[0] = '\0';
@@ -123,6 +155,7 @@ void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
   (void)mr_error_set(kind, message);
 }
 
+#ifndef MR_CONFIG_SMALL
 /* Whether `value` is the number a message gives after a "type index " part. */
 static int is_type_index_value(const char* before, const char* value) {
   static const char k_head[] = "type index ";
@@ -132,8 +165,10 @@ static int is_type_index_value(const char* before, const char* value) {
   (void)strtol(value, &end, 10);
   return *end == '\0';
 }
+#endif
 
-/* Kernels say "... but got type index <n>": the runtime adds the type's name. */
+/* Kernels say "... but got type index <n>": the runtime adds the type's name (not in the small
+ * build, which keeps the kernel's text as it is). */
 void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t num_parts) {
   size_t len = 0;
   int32_t i;
@@ -141,11 +176,13 @@ void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int
   for (i = 0; parts && i < num_parts; ++i) {
     if (!parts[i]) continue;
     len = append(len, parts[i]);
+#ifndef MR_CONFIG_SMALL
     if (i > 0 && parts[i - 1] && is_type_index_value(parts[i - 1], parts[i])) {
       len = append(len, " (");
       len = append(len, mr_type_index_name((int32_t)strtol(parts[i], NULL, 10)));
       len = append(len, ")");
     }
+#endif
   }
   g_error.message[len] = '\0';
 }
@@ -170,7 +207,7 @@ int TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* messag
   parts[1] = message ? message : &empty;
   parts[2] = backtrace ? backtrace : &empty;
   for (i = 0; i < 3; ++i) {
-    if (parts[i]->size > (SIZE_MAX >> 1) - total) return mr_value_error("error text too long");
+    if (parts[i]->size > (SIZE_MAX >> 1) - total) return MR_VALUE_ERROR("error text too long");
     total += parts[i]->size;
   }
   err = (mr_error_obj_t*)mr_object_alloc(total, kTVMFFIError, NULL, "an Error object");
@@ -201,7 +238,7 @@ void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) {
     set_kind(kind);
     copy_text(g_error.message, sizeof(g_error.message), cell->message.data, cell->message.size);
   } else {
-    (void)mr_error_setf(kMrErrorRuntime, "an object that is not an Error was raised");
+    (void)MR_RAISE(kMrErrorRuntime, "an object that is not an Error was raised");
   }
 }
 

@@ -6,6 +6,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileFunction
+
 typedef struct {
   TVMFFIObject header;
   TVMFFIFunctionCell cell;
@@ -37,7 +39,7 @@ static void function_deleter(void* obj, int flags) {
 int mr_function_create_closure(void* self, TVMFFISafeCallType call, void (*deleter)(void*),
                                TVMFFIObject** out_func) {
   mr_function_obj_t* f;
-  if (!call) return mr_value_error("function callback is NULL");
+  if (!call) return MR_VALUE_ERROR("function callback is NULL");
   f = (mr_function_obj_t*)mr_object_alloc(sizeof(*f), kTVMFFIFunction, function_deleter,
                                           "a Function");
   if (!f) return -1;
@@ -77,7 +79,7 @@ int TVMFFIFunctionCall(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_arg
   TVMFFIObject* obj = (TVMFFIObject*)func;
   const TVMFFIFunctionCell* cell;
   if (!obj || obj->type_index != kTVMFFIFunction)
-    return mr_error_setf(kMrErrorType, "called object is not a Function");
+    return MR_RAISE(kMrErrorType, "called object is not a Function");
   cell = (const TVMFFIFunctionCell*)(obj + 1);
   return cell->safe_call(func, args, num_args, result);
 }

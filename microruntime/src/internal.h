@@ -11,6 +11,43 @@
 #include "platform.h"
 
 /* ---- error.c ---- */
+/* Error sites. Each place that raises an error does so through one of these macros (or a
+ * file's own helper built on them). The normal build formats the message with mr_error_setf's
+ * arguments. Under MR_CONFIG_SMALL the message text and its formatting are left out of the
+ * binary: the site records its kind and a code naming it, MR_ERROR_CODE, which
+ * mr_last_error_code() returns and mr_last_error() reads as "E<code>". The checks and the
+ * statuses are the same in both builds. The small build does not evaluate the message's
+ * arguments (they are still type-checked), so they must have no side effects. */
+#ifdef MR_CONFIG_SMALL
+#include "error_files.h"
+/* The site's code: MR_ERROR_FILE (the number error_files.h gives the source file, which
+ * defines MR_ERROR_FILE to it) * 10000 + its line. */
+#define MR_ERROR_CODE ((uint32_t)MR_ERROR_FILE * 10000u + (uint32_t)__LINE__)
+/* Type-checks a message's arguments without evaluating them. */
+#define MR_MESSAGE_UNUSED(...) ((void)sizeof(mr_error_message_unused(__VA_ARGS__)))
+#define MR_RAISE(kind, ...) (MR_MESSAGE_UNUSED(__VA_ARGS__), mr_error_code((kind), MR_ERROR_CODE))
+#define MR_VALUE_ERROR(...) MR_RAISE(kMrErrorValue, __VA_ARGS__)
+#define MR_OOM(what) (MR_MESSAGE_UNUSED(what), mr_error_code(kMrErrorMemory, MR_ERROR_CODE))
+/* Never defined or called: only named in sizeof. */
+int mr_error_message_unused(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
+#else
+#define MR_RAISE(kind, ...) mr_error_setf((kind), __VA_ARGS__)
+#define MR_VALUE_ERROR(...) mr_value_error(__VA_ARGS__)
+#define MR_OOM(what) mr_error_oom(what)
+#endif
+/* Text made only for a message: MR_MESSAGE_TEXT(buf, fmt, ...) formats into the array `buf`
+ * and is `buf` in the normal build; in the small build it formats nothing and is "". */
+#ifdef MR_CONFIG_SMALL
+#define MR_MESSAGE_TEXT(buf, ...) (MR_MESSAGE_UNUSED(__VA_ARGS__), (void)(buf), "")
+#else
+#define MR_MESSAGE_TEXT(buf, ...) (snprintf((buf), sizeof(buf), __VA_ARGS__), (const char*)(buf))
+#endif
+/* Records an error of `kind` (one of the enum's, not kMrErrorOther) with site code `code`, the
+ * message "E<code>"; returns -1. */
+int mr_error_code(mr_error_kind_t kind, uint32_t code);
+/* The same for a kind given by name ("GraphExecutorError"). */
+int mr_error_code_named(const char* kind, uint32_t code);
+#ifndef MR_CONFIG_SMALL
 int mr_error_setf(mr_error_kind_t kind, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
 int mr_error_setv(mr_error_kind_t kind, const char* fmt, va_list ap);
 /* The same with the message "<context>: <formatted>". */
@@ -18,6 +55,7 @@ int mr_error_setv_in(mr_error_kind_t kind, const char* context, const char* fmt,
 /* mr_error_setf(kMrErrorValue, ...), the most common kind. */
 int mr_value_error(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 int mr_error_oom(const char* what);
+#endif
 
 /* ---- object.c ---- */
 /* Fresh header: one strong and one (implicit) weak reference. */
@@ -30,6 +68,9 @@ void* mr_object_alloc(size_t size, int32_t type_index, void (*deleter)(void*, in
 void mr_object_free_deleter(void* self, int flags);
 /* Copy of s[0..n) with a terminating NUL, or NULL. */
 char* mr_strndup(const char* s, size_t n);
+/* a, b and c (NULL: none) one after the other into buf of cap (> 0) bytes, NUL-terminated;
+ * -1 when they do not fit (buf then holds what did). Records no error. */
+int mr_concat(char* buf, size_t cap, const char* a, const char* b, const char* c);
 /* Makes room for one more element in *(T**)items holding count of *cap; doubles
  * the capacity (first 8). MemoryError naming `what` on failure. */
 int mr_grow(void* items, size_t* cap, size_t count, size_t elem_size, const char* what);
@@ -38,7 +79,8 @@ int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out);
 /* Borrowed string view of a RawStr, SmallStr, ByteArrayPtr, Str or Bytes value. */
 int mr_any_get_str(const TVMFFIAny* value, const char** out_data, size_t* out_size);
 void mr_any_set_object(TVMFFIAny* out, TVMFFIObject* obj);
-/* What a type index stands for, for messages: "None", "int", "Tensor", "Function", ... */
+/* What a type index stands for, for messages: "None", "int", "Tensor", "Function", ...
+ * Not defined in the small build, whose messages do not evaluate their arguments. */
 const char* mr_type_index_name(int32_t type_index);
 
 /* ---- checked arithmetic ---- */
@@ -60,10 +102,18 @@ typedef struct {
   uint64_t at;      /* offset of the last integer read */
   const char* what; /* names the data in errors: "params", "lib.so: library blob" */
 } mr_reader_t;
-/* ValueError "<what>: <message>". */
+/* ValueError "<what>: <message>" (an error site, see MR_RAISE). */
 int mr_reader_fail(const mr_reader_t* r, const char* fmt, ...) MR_PRINTF_LIKE(2, 3);
 /* ValueError "<what>: <field> <value> at offset <at> <problem>" about the last integer read. */
 int mr_reader_bad(const mr_reader_t* r, const char* field, uint64_t value, const char* problem);
+#ifdef MR_CONFIG_SMALL
+#define MR_READER_FAIL(r, ...) ((void)sizeof(r), MR_VALUE_ERROR(__VA_ARGS__))
+#define MR_READER_BAD(r, field, value, problem) \
+  ((void)sizeof(r), (void)sizeof(value), MR_VALUE_ERROR("%s%s", field, problem))
+#else
+#define MR_READER_FAIL(r, ...) mr_reader_fail((r), __VA_ARGS__)
+#define MR_READER_BAD(r, field, value, problem) mr_reader_bad((r), (field), (value), (problem))
+#endif
 /* Fails unless n more bytes are left. */
 int mr_reader_need(const mr_reader_t* r, uint64_t n, const char* field);
 /* Fails unless all the data was read. */

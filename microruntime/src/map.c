@@ -12,6 +12,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileMap
+
 #define MR_SMALL_MAP_TAG ((uint64_t)1 << 63)
 
 typedef struct {
@@ -109,8 +111,8 @@ int mr_map_create(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t size,
   int64_t i;
   if (size < 0 ||
       (uint64_t)size > (SIZE_MAX - sizeof(mr_map_obj_t)) / sizeof(mr_map_kv_t))
-    return mr_value_error("invalid map size %lld", (long long)size);
-  if (size && (!keys || !values)) return mr_value_error("map keys or values are NULL");
+    return MR_VALUE_ERROR("invalid map size %lld", (long long)size);
+  if (size && (!keys || !values)) return MR_VALUE_ERROR("map keys or values are NULL");
   map = (mr_map_obj_t*)mr_object_alloc(sizeof(mr_map_obj_t) + (size_t)size * sizeof(mr_map_kv_t),
                                        kTVMFFIMap, map_deleter, "a Map");
   if (!map) return -1;
@@ -121,7 +123,7 @@ int mr_map_create(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t size,
     int64_t at;
     if (keys[i].type_index == kTVMFFIObjectRValueRef) {
       mr_object_release(&map->header);
-      return mr_error_setf(kMrErrorType, "a map key cannot be an ObjectRValueRef");
+      return MR_RAISE(kMrErrorType, "a map key cannot be an ObjectRValueRef");
     }
     at = find(map, &keys[i]);
     if (put(map, at < 0 ? map->size : (uint64_t)at, &keys[i], &values[i]) != 0) {

@@ -2,11 +2,12 @@
  * modules (a get_function callback), imports, the function cache, and the
  * environment services kernels call (TVMFFIEnvModLookupFromImports,
  * TVMFFIHandleInitOnce). Loaders by kind: module_loader.c. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "module.h"
+
+#define MR_ERROR_FILE kMrFileModule
 
 static mr_mutex_t g_module_mutex = MR_MUTEX_INIT;
 
@@ -42,7 +43,7 @@ static int module_alloc(const char* type_key, mr_module_obj_t** out) {
   m->type_key = dup_str(type_key);
   if (!m->type_key) {
     free(m);
-    return mr_error_oom("a Module");
+    return MR_OOM("a Module");
   }
   *out = m;
   return 0;
@@ -52,7 +53,7 @@ int mr_module_create(const char* type_key, void* self, mr_module_get_function_t 
                      void (*deleter)(void* self), TVMFFIObject** out_module) {
   mr_module_obj_t* m;
   if (!type_key || !get_function)
-    return mr_value_error("module type key and get_function are required");
+    return MR_VALUE_ERROR("module type key and get_function are required");
   if (module_alloc(type_key, &m) != 0) return -1;
   m->self = self;
   m->get_function = get_function;
@@ -70,7 +71,7 @@ int mr_module_library_new(void* handle, mr_symbol_lookup_t lookup, const char* p
   m->prefix = dup_str(prefix ? prefix : "");
   if (!m->prefix) {
     mr_object_release(&m->header);
-    return mr_error_oom("a Module");
+    return MR_OOM("a Module");
   }
   *out_module = &m->header;
   return 0;
@@ -80,10 +81,9 @@ int mr_module_library_new(void* handle, mr_symbol_lookup_t lookup, const char* p
 static void* lookup_prefixed(mr_module_obj_t* m, const char* head, const char* name) {
   char buf[2 * MR_MAX_NAME];
   void* p = NULL;
-  if (m->prefix[0] &&
-      snprintf(buf, sizeof(buf), "%s%s%s", head, m->prefix, name) < (int)sizeof(buf))
+  if (m->prefix[0] && mr_concat(buf, sizeof(buf), head, m->prefix, name) == 0)
     p = m->lookup(m->lib_handle, buf);
-  if (!p && snprintf(buf, sizeof(buf), "%s%s", head, name) < (int)sizeof(buf))
+  if (!p && mr_concat(buf, sizeof(buf), head, name, NULL) == 0)
     p = m->lookup(m->lib_handle, buf);
   return p;
 }
@@ -113,7 +113,7 @@ static TVMFFIObject* cache_get(mr_module_obj_t* m, const char* name) {
 
 static int check_name(const char* name) {
   if (!name || strlen(name) >= MR_MAX_NAME)
-    return mr_value_error("function name is NULL or longer than %d bytes", MR_MAX_NAME - 1);
+    return MR_VALUE_ERROR("function name is NULL or longer than %d bytes", MR_MAX_NAME - 1);
   return 0;
 }
 
@@ -195,7 +195,7 @@ static int get_function(mr_module_obj_t* m, const char* name, int query_imports,
 int mr_module_get_function(TVMFFIObject* module, const char* name, int query_imports,
                            TVMFFIObject** out_func) {
   mr_module_obj_t* m = mr_module_cast(module);
-  if (!m) return mr_error_setf(kMrErrorType, "get_function: not a Module");
+  if (!m) return MR_RAISE(kMrErrorType, "get_function: not a Module");
   if (check_name(name) != 0) return -1;
   return get_function(m, name, query_imports, out_func);
 }
@@ -222,10 +222,10 @@ static int reaches(mr_module_obj_t* from, mr_module_obj_t* target, int depth) {
 int mr_module_import(TVMFFIObject* module, TVMFFIObject* imported) {
   mr_module_obj_t *m = mr_module_cast(module), *im = mr_module_cast(imported);
   int status = 0;
-  if (!m || !im) return mr_error_setf(kMrErrorType, "import: not a Module");
+  if (!m || !im) return MR_RAISE(kMrErrorType, "import: not a Module");
   mr_mutex_lock(&g_module_mutex);
   if (reaches(im, m, 0)) {
-    status = mr_value_error("import would create a cycle of modules");
+    status = MR_VALUE_ERROR("import would create a cycle of modules");
   } else {
     status = mr_grow(&m->imports, &m->cap_imports, (size_t)m->num_imports, sizeof(*m->imports),
                      "module imports");
@@ -265,7 +265,7 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
                                   TVMFFIObjectHandle* out) {
   mr_module_obj_t* m = mr_module_cast((TVMFFIObject*)library_ctx);
   TVMFFIObject *f = NULL, *cached;
-  if (!m) return mr_error_setf(kMrErrorRuntime, "library context is not a Module");
+  if (!m) return MR_RAISE(kMrErrorRuntime, "library context is not a Module");
   if (check_name(func_name) != 0) return -1;
   cached = cache_get(m, func_name);
   if (cached) {
@@ -274,12 +274,12 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
   }
   if (import_function(m, func_name, &f) != 0) return -1;
   if (!f && mr_registry_get(func_name, &f) != 0)
-    return mr_error_setf(kMrErrorRuntime,
+    return MR_RAISE(kMrErrorRuntime,
                          "function '%s' is not in the imports or the global registry",
                          func_name);
   cached = cache_insert(m, func_name, f);
   mr_object_release(f);
-  if (!cached) return mr_error_oom("the module function cache");
+  if (!cached) return MR_OOM("the module function cache");
   *out = cached;
   return 0;
 }
@@ -292,7 +292,7 @@ static void init_once_mutex(void) { mr_mutex_init_recursive(&g_init_once_mutex);
 int TVMFFIHandleInitOnce(void** handle_addr, int (*init)(void** result)) {
   int status = 0;
   void* result = NULL;
-  if (!handle_addr || !init) return mr_value_error("HandleInitOnce: NULL argument");
+  if (!handle_addr || !init) return MR_VALUE_ERROR("HandleInitOnce: NULL argument");
   mr_once(&g_init_once_mutex_once, init_once_mutex);
   mr_mutex_lock(&g_init_once_mutex);
   if (*handle_addr == NULL) {

@@ -7,6 +7,8 @@
 
 #include "module.h"
 
+#define MR_ERROR_FILE kMrFileModuleDso
+
 /* A library stays loaded for the life of the process, as in TVM, and so does its module
  * tree: generated code keeps functions it looked up through the library's module
  * (TVMFFIHandleInitOnce) in static variables of the library, borrowed from that module.
@@ -89,9 +91,9 @@ int mr_module_load(const char* path, TVMFFIObject** out_module) {
   TVMFFIObject* root;
   mr_file_id_t id;
   int replaced;
-  if (!path) return mr_value_error("module path is NULL");
+  if (!path) return MR_VALUE_ERROR("module path is NULL");
   if (mr_file_id(path, &id) != 0)
-    return mr_error_setf(kMrErrorRuntime, "cannot load library '%s': %s", path,
+    return MR_RAISE(kMrErrorRuntime, "cannot load library '%s': %s", path,
                          strerror(errno));
   mr_mutex_lock(&g_loaded_mutex);
   root = find_loaded(path, &id, &replaced);
@@ -103,7 +105,7 @@ int mr_module_load(const char* path, TVMFFIObject** out_module) {
   if (mr_elf_check_file(path) != 0) return -1;
   handle = replaced ? mr_dl_open_copy(path) : mr_dl_open(path);
   if (!handle)
-    return mr_error_setf(kMrErrorRuntime, "cannot load library '%s': %s", path, mr_dl_error());
+    return MR_RAISE(kMrErrorRuntime, "cannot load library '%s': %s", path, mr_dl_error());
   if ((root = loaded_root(handle)) != NULL) {
     mr_dl_close(handle); /* drops the reference this dlopen added */
     *out_module = root;

@@ -7,6 +7,8 @@
 
 #include "module.h"
 
+#define MR_ERROR_FILE kMrFileModuleLibrary
+
 /* ---- context symbols ---- */
 typedef void (*mr_any_fn_t)(void);
 
@@ -62,7 +64,7 @@ static int read_vec(mr_reader_t* r, const char* field, uint64_t max, const unsig
   uint64_t n, at = r->pos;
   if (mr_read_le(r, 8, field, &n) != 0) return -1;
   if (n > max || n > (r->size - r->pos) / 8)
-    return mr_reader_fail(r, "%s count %llu at offset %llu is invalid", field,
+    return MR_READER_FAIL(r, "%s count %llu at offset %llu is invalid", field,
                           (unsigned long long)n, (unsigned long long)at);
   *out = r->p + r->pos;
   *out_n = n;
@@ -76,13 +78,13 @@ static int check_tree(const mr_reader_t* r, const unsigned char* indptr, uint64_
                       const unsigned char* children, uint64_t nchildren) {
   uint64_t i;
   if (item(indptr, 0) != 0 || item(indptr, n) != nchildren)
-    return mr_reader_fail(r, "import_tree_indptr is inconsistent");
+    return MR_READER_FAIL(r, "import_tree_indptr is inconsistent");
   for (i = 0; i < n; ++i)
     if (item(indptr, i) > item(indptr, i + 1))
-      return mr_reader_fail(r, "import_tree_indptr decreases at %llu", (unsigned long long)i);
+      return MR_READER_FAIL(r, "import_tree_indptr decreases at %llu", (unsigned long long)i);
   for (i = 0; i < nchildren; ++i)
     if (item(children, i) >= n)
-      return mr_reader_fail(r, "child %llu out of range (%llu modules)",
+      return MR_READER_FAIL(r, "child %llu out of range (%llu modules)",
                             (unsigned long long)item(children, i), (unsigned long long)n);
   return 0;
 }
@@ -99,28 +101,27 @@ int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t s
   TVMFFIObject** mods = NULL;
   char what[MR_MAX_NAME + 16], kind[MR_MAX_NAME];
   int status = -1, has_lib = 0;
-  snprintf(what, sizeof(what), "%s: library blob", origin);
   r.p = blob;
   r.size = size;
   r.pos = 0;
-  r.what = what;
+  r.what = MR_MESSAGE_TEXT(what, "%s: library blob", origin);
   if (mr_read_le(&r, 8, "nbytes", &nbytes) != 0) return -1;
   if (nbytes > size - 8)
-    return mr_reader_bad(&r, "nbytes", nbytes, "exceeds the blob's size");
+    return MR_READER_BAD(&r, "nbytes", nbytes, "exceeds the blob's size");
   r.size = nbytes + 8;
   if (read_vec(&r, "import_tree_indptr", MR_MAX_BLOB_MODULES + 1, &indptr, &n_indptr) != 0 ||
       read_vec(&r, "import_tree_children", (uint64_t)MR_MAX_BLOB_MODULES * MR_MAX_BLOB_MODULES,
                &children, &n_children) != 0)
     goto done;
   if (n_indptr < 2) {
-    mr_reader_fail(&r, "no modules");
+    MR_READER_FAIL(&r, "no modules");
     goto done;
   }
   n = n_indptr - 1;
   if (check_tree(&r, indptr, n, children, n_children) != 0) goto done;
   mods = (TVMFFIObject**)calloc(n, sizeof(TVMFFIObject*));
   if (!mods) {
-    mr_error_oom("the library blob");
+    MR_OOM("the library blob");
     goto done;
   }
   for (i = 0; i < n; ++i) {
@@ -128,7 +129,7 @@ int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t s
     uint64_t len, at = r.pos;
     if (mr_read_bytes(&r, "module kind", &text, &len) != 0) goto done;
     if (len == 0 || len >= sizeof(kind) || memchr(text, 0, len)) {
-      mr_reader_fail(&r, "module %llu at offset %llu has an invalid kind",
+      MR_READER_FAIL(&r, "module %llu at offset %llu has an invalid kind",
                      (unsigned long long)i, (unsigned long long)at);
       goto done;
     }
@@ -142,14 +143,18 @@ int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t s
     }
     if (mr_read_bytes(&r, "module payload", &payload, &len) != 0) goto done;
     if (mr_module_load_from_library(kind, payload, (size_t)len, lib, &mods[i]) != 0) {
+#ifdef MR_CONFIG_SMALL
+      MR_RAISE(kMrErrorRuntime, "%s", origin);
+#else
       char inner[MR_MAX_ERROR_MESSAGE / 2];
       snprintf(inner, sizeof(inner), "%s", mr_last_error());
       /* A checksum mismatch says all there is to say: which part of which file. */
       if (strncmp(inner, "checksum mismatch", 17) == 0)
-        mr_error_setf(kMrErrorRuntime, "%s: %s", origin, inner);
+        MR_RAISE(kMrErrorRuntime, "%s: %s", origin, inner);
       else
-        mr_error_setf(kMrErrorRuntime, "%s: cannot load imported module %llu of kind '%s': %s",
+        MR_RAISE(kMrErrorRuntime, "%s: cannot load imported module %llu of kind '%s': %s",
                       origin, (unsigned long long)i, kind, inner);
+#endif
       goto done;
     }
   }
@@ -158,7 +163,7 @@ int mr_module_blob_load(TVMFFIObject* lib, const unsigned char* blob, uint64_t s
     for (j = item(indptr, i); j < item(indptr, i + 1); ++j)
       if (mr_module_import(mods[i], mods[item(children, j)]) != 0) {
         if (mr_last_error_kind_id() == kMrErrorValue)
-          mr_reader_fail(&r, "import tree has a cycle (module %llu imports %llu)",
+          MR_READER_FAIL(&r, "import tree has a cycle (module %llu imports %llu)",
                          (unsigned long long)i, (unsigned long long)item(children, j));
         goto done;
       }

@@ -8,10 +8,11 @@
  * A kind missing from the table may still have such a global function, registered by
  * someone else (a loader written in Python, say): the blob loader calls that one, as TVM
  * does, handing it a Bytes copy of the payload. */
-#include <stdio.h>
 #include <string.h>
 
 #include "module.h"
+
+#define MR_ERROR_FILE kMrFileModuleLoader
 
 #define LOAD_FROM_BYTES "ffi.Module.load_from_bytes."
 
@@ -34,7 +35,7 @@ static int load_global(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* 
   int status;
   memcpy(&loader, &self, sizeof(loader));
   if (n != 1 || mr_any_get_str(&args[0], &data, &size) != 0)
-    return mr_error_setf(kMrErrorType, LOAD_FROM_BYTES "<kind> takes one bytes argument");
+    return MR_RAISE(kMrErrorType, LOAD_FROM_BYTES "<kind> takes one bytes argument");
   g_payload_owner = NULL; /* the caller's bytes, even inside a library's loading */
   status = loader(data, size, &mod);
   g_payload_owner = outer;
@@ -49,11 +50,11 @@ int mr_module_loader_register(const char* kind, mr_module_loader_t loader) {
   void* p;
   int status;
   if (!kind || !loader || strlen(kind) >= MR_MAX_MODULE_KIND)
-    return mr_value_error("loader kind or function invalid");
+    return MR_VALUE_ERROR("loader kind or function invalid");
   if (mr_module_loader_find(kind) == loader) return 0; /* registered already */
   memcpy(&p, &loader, sizeof(p));
   if (mr_function_create_closure(p, load_global, NULL, &f) != 0) return -1;
-  snprintf(name, sizeof(name), LOAD_FROM_BYTES "%s", kind);
+  (void)mr_concat(name, sizeof(name), LOAD_FROM_BYTES, kind, NULL);
   status = mr_registry_set(name, f, 1);
   mr_object_release(f);
   /* The table last: a kind in it has its global too. */
@@ -81,9 +82,9 @@ int mr_module_load_from_library(const char* kind, const char* data, size_t size,
     g_payload_owner = outer;
     return status;
   }
-  snprintf(name, sizeof(name), LOAD_FROM_BYTES "%s", kind);
+  (void)mr_concat(name, sizeof(name), LOAD_FROM_BYTES, kind, NULL);
   if (mr_registry_get(name, &f) != 0)
-    return mr_error_setf(kMrErrorRuntime,
+    return MR_RAISE(kMrErrorRuntime,
                          "no loader registered for module kind '%s' (nor a global '%s')",
                          kind, name);
   memset(&result, 0, sizeof(result));
@@ -95,7 +96,7 @@ int mr_module_load_from_library(const char* kind, const char* data, size_t size,
     g_payload_owner = outer;
   }
   if (status == 0 && result.type_index != kTVMFFIModule) {
-    status = mr_error_setf(kMrErrorType, "loader '%s' did not return a Module", name);
+    status = MR_RAISE(kMrErrorType, "loader '%s' did not return a Module", name);
     mr_any_clear(&result);
   }
   if (status == 0) *out_module = result.v_obj;

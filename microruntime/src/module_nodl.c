@@ -2,10 +2,12 @@
  * module_dso.c is left out. Empty otherwise. */
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileModuleNodl
+
 #ifdef MR_NO_DLOPEN
 int mr_module_load(const char* path, TVMFFIObject** out_module) {
   (void)out_module;
-  return mr_error_setf(kMrErrorRuntime, "cannot load '%s': runtime built without dynamic loading",
+  return MR_RAISE(kMrErrorRuntime, "cannot load '%s': runtime built without dynamic loading",
                        path ? path : "(null)");
 }
 #else

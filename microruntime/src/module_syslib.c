@@ -6,6 +6,8 @@
 
 #include "module.h"
 
+#define MR_ERROR_FILE kMrFileModuleSyslib
+
 static mr_symtab_t g_symbols = MR_SYMTAB_INIT(MR_MAX_SYSLIB_SYMBOLS, "system library symbols");
 
 static struct {
@@ -40,15 +42,15 @@ int mr_module_system_lib(const char* prefix, TVMFFIObject** out_module) {
   char* copy;
   int i, status = 0;
   if (!prefix) prefix = "";
-  if (strlen(prefix) >= MR_MAX_NAME) return mr_value_error("prefix too long");
+  if (strlen(prefix) >= MR_MAX_NAME) return MR_VALUE_ERROR("prefix too long");
   mr_mutex_lock(&g_syslib_create_mutex);
   for (i = 0; i < g_num_syslibs; ++i)
     if (strcmp(g_syslibs[i].prefix, prefix) == 0) mod = g_syslibs[i].module;
   if (!mod) {
     if (g_num_syslibs == (int)(sizeof(g_syslibs) / sizeof(g_syslibs[0]))) {
-      status = mr_error_setf(kMrErrorRuntime, "too many system library prefixes");
+      status = MR_RAISE(kMrErrorRuntime, "too many system library prefixes");
     } else if (!(copy = mr_strndup(prefix, strlen(prefix)))) {
-      status = mr_error_oom("a system library");
+      status = MR_OOM("a system library");
     } else {
       status = mr_module_library_create(NULL, mr_syslib_lookup, k_symbol_size, prefix, 0,
                                         "system library", &mod);

@@ -9,6 +9,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileNdarray
+
 enum { MR_TENSOR_OWNED, MR_TENSOR_VIEW, MR_TENSOR_FOREIGN };
 
 typedef struct {
@@ -34,6 +36,7 @@ int mr_shape_numel(int32_t ndim, const int64_t* shape, uint64_t* out_numel) {
   return 0;
 }
 
+#ifndef MR_CONFIG_SMALL
 /* "(2, 3)", "(5,)" or "()" into buf (of at least 8 bytes), ending in "...)" when it is cut. */
 static void format_shape(int32_t ndim, const int64_t* shape, char* buf, size_t size) {
   size_t len = 1;
@@ -54,6 +57,7 @@ static void format_shape(int32_t ndim, const int64_t* shape, char* buf, size_t s
   buf[len++] = ')';
   buf[len] = '\0';
 }
+#endif
 
 int mr_tensor_nbytes_checked(int32_t ndim, const int64_t* shape, DLDataType dtype,
                              const char* context, uint64_t* out_nbytes) {
@@ -63,9 +67,9 @@ int mr_tensor_nbytes_checked(int32_t ndim, const int64_t* shape, DLDataType dtyp
   int32_t i;
   if (!context) context = "";
   if (ndim < 0 || ndim > MR_MAX_NDIM)
-    return mr_value_error("%s%sndim %d out of range [0, %d]", context, sep, (int)ndim,
+    return MR_VALUE_ERROR("%s%sndim %d out of range [0, %d]", context, sep, (int)ndim,
                           MR_MAX_NDIM);
-  if (ndim && !shape) return mr_value_error("%s%sshape is NULL", context, sep);
+  if (ndim && !shape) return MR_VALUE_ERROR("%s%sshape is NULL", context, sep);
   for (i = 0; i < ndim && !problem; ++i)
     if (shape[i] < 0) problem = "has a negative dimension";
   if (!problem && (mr_shape_numel(ndim, shape, &numel) != 0 ||
@@ -76,9 +80,14 @@ int mr_tensor_nbytes_checked(int32_t ndim, const int64_t* shape, DLDataType dtyp
     *out_nbytes = bytes;
     return 0;
   }
+#ifdef MR_CONFIG_SMALL
+  (void)dims;
+  (void)dt;
+#else
   format_shape(ndim, shape, dims, sizeof(dims));
   if (mr_dtype_format(dtype, dt, sizeof(dt)) != 0) strcpy(dt, "(unknown dtype)");
-  return mr_value_error("%s%stensor of shape %s %s %s", context, sep, dims, dt, problem);
+#endif
+  return MR_VALUE_ERROR("%s%stensor of shape %s %s %s", context, sep, dims, dt, problem);
 }
 
 size_t mr_tensor_nbytes(const DLTensor* t) {
@@ -124,8 +133,8 @@ static void tensor_deleter(void* self, int flags) {
 
 static int check_ndim(int32_t ndim, const int64_t* shape) {
   if (ndim < 0 || ndim > MR_MAX_NDIM)
-    return mr_value_error("ndim %d out of range [0, %d]", (int)ndim, MR_MAX_NDIM);
-  if (ndim && !shape) return mr_value_error("shape is NULL");
+    return MR_VALUE_ERROR("ndim %d out of range [0, %d]", (int)ndim, MR_MAX_NDIM);
+  if (ndim && !shape) return MR_VALUE_ERROR("shape is NULL");
   return 0;
 }
 
@@ -138,7 +147,7 @@ static int tensor_alloc(int32_t ndim, const int64_t* shape, DLDataType dtype, DL
   int32_t i;
   if (check_ndim(ndim, shape) != 0) return -1;
   if (dtype.lanes == 0 || dtype.bits == 0)
-    return mr_value_error("dtype has zero bits or zero lanes");
+    return MR_VALUE_ERROR("dtype has zero bits or zero lanes");
   if (mr_tensor_nbytes_checked(ndim, shape, dtype, NULL, out_nbytes) != 0) return -1;
   t = (mr_tensor_obj_t*)mr_object_alloc(sizeof(*t) + 2 * (size_t)ndim * sizeof(int64_t),
                                         kTVMFFITensor, tensor_deleter, "a Tensor");
@@ -192,14 +201,14 @@ int mr_tensor_view(TVMFFIObject* base, int32_t ndim, const int64_t* shape, DLDat
   DLTensor* b = mr_tensor_dl(base);
   mr_tensor_obj_t* t;
   uint64_t bytes, need, base_bytes;
-  if (!b) return mr_error_setf(kMrErrorType, "view base is not a Tensor");
+  if (!b) return MR_RAISE(kMrErrorType, "view base is not a Tensor");
   if (!mr_tensor_is_compact(b))
-    return mr_value_error("cannot create a view of a non-compact tensor");
+    return MR_VALUE_ERROR("cannot create a view of a non-compact tensor");
   if (mr_tensor_nbytes_checked(b->ndim, b->shape, b->dtype, "view base", &base_bytes) != 0 ||
       tensor_alloc(ndim, shape, dtype, b->device, &t, &bytes) != 0)
     return -1;
   if (mr_add_overflow_u64(bytes, byte_offset, &need) || need > base_bytes) {
-    mr_value_error("view of %llu bytes at offset %llu does not fit in the base's %llu bytes",
+    MR_VALUE_ERROR("view of %llu bytes at offset %llu does not fit in the base's %llu bytes",
                    (unsigned long long)bytes, (unsigned long long)byte_offset,
                    (unsigned long long)base_bytes);
     free(t);
@@ -233,17 +242,17 @@ int mr_tensor_copy(const DLTensor* from, DLTensor* to, void* stream) {
   const mr_device_api_t* api;
   DLDevice dev;
   uint64_t nbytes;
-  if (!from || !to) return mr_value_error("copy: tensor is NULL");
+  if (!from || !to) return MR_VALUE_ERROR("copy: tensor is NULL");
   if (!same_layout(from, to))
-    return mr_value_error("copy: tensors differ in shape or dtype");
+    return MR_VALUE_ERROR("copy: tensors differ in shape or dtype");
   if (!mr_tensor_is_compact(from) || !mr_tensor_is_compact(to))
-    return mr_value_error("copy: only compact tensors can be copied");
+    return MR_VALUE_ERROR("copy: only compact tensors can be copied");
   if (mr_tensor_nbytes_checked(from->ndim, from->shape, from->dtype, "copy", &nbytes) != 0)
     return -1;
   if (nbytes == 0) return 0;
   if (from->device.device_type != kDLCPU && to->device.device_type != kDLCPU &&
       from->device.device_type != to->device.device_type)
-    return mr_value_error("copy: cannot copy from %s to %s directly",
+    return MR_VALUE_ERROR("copy: cannot copy from %s to %s directly",
                           mr_device_type_name(from->device.device_type),
                           mr_device_type_name(to->device.device_type));
   dev = from->device.device_type != kDLCPU ? from->device : to->device;
@@ -256,10 +265,10 @@ int mr_tensor_copy(const DLTensor* from, DLTensor* to, void* stream) {
 static int copy_bytes(const DLTensor* t, void* data, size_t nbytes, int to_tensor) {
   DLTensor host;
   uint64_t need;
-  if (!t) return mr_value_error("copy: tensor is NULL");
+  if (!t) return MR_VALUE_ERROR("copy: tensor is NULL");
   if (mr_tensor_nbytes_checked(t->ndim, t->shape, t->dtype, "copy", &need) != 0) return -1;
   if ((uint64_t)nbytes != need)
-    return mr_value_error("copy: tensor holds %llu bytes but the buffer has %zu",
+    return MR_VALUE_ERROR("copy: tensor holds %llu bytes but the buffer has %zu",
                           (unsigned long long)need, nbytes);
   host = *t;
   host.data = data;

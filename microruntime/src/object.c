@@ -6,6 +6,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileObject
+
 #define MR_STRONG_ONE ((uint64_t)1)
 #define MR_WEAK_ONE ((uint64_t)1 << 32)
 
@@ -20,7 +22,7 @@ void* mr_object_alloc(size_t size, int32_t type_index, void (*deleter)(void*, in
                       const char* what) {
   TVMFFIObject* obj = (TVMFFIObject*)calloc(1, size);
   if (!obj) {
-    mr_error_oom(what);
+    MR_OOM(what);
     return NULL;
   }
   mr_object_init(obj, type_index, deleter ? deleter : mr_object_free_deleter);
@@ -40,13 +42,35 @@ char* mr_strndup(const char* s, size_t n) {
   return d;
 }
 
+int mr_concat(char* buf, size_t cap, const char* a, const char* b, const char* c) {
+  const char* parts[3];
+  size_t len = 0, n;
+  int i;
+  parts[0] = a;
+  parts[1] = b;
+  parts[2] = c;
+  for (i = 0; i < 3; ++i) {
+    if (!parts[i]) continue;
+    n = strlen(parts[i]);
+    if (n > cap - 1 - len) {
+      memcpy(buf + len, parts[i], cap - 1 - len);
+      buf[cap - 1] = '\0';
+      return -1;
+    }
+    memcpy(buf + len, parts[i], n);
+    len += n;
+  }
+  buf[len] = '\0';
+  return 0;
+}
+
 int mr_grow(void* items, size_t* cap, size_t count, size_t elem_size, const char* what) {
   void** p = (void**)items;
   size_t n = *cap ? *cap * 2 : 8;
   void* grown;
   if (count < *cap) return 0;
   grown = realloc(*p, n * elem_size);
-  if (!grown) return mr_error_oom(what);
+  if (!grown) return MR_OOM(what);
   *p = grown;
   *cap = n;
   return 0;
@@ -103,8 +127,8 @@ static int bytes_like_create(int32_t type_index, const char* data, size_t size,
                              TVMFFIObject** out) {
   mr_bytes_obj_t* obj;
   char* inline_data;
-  if (size > SIZE_MAX - sizeof(mr_bytes_obj_t) - 1) return mr_error_oom("a string");
-  if (size && !data) return mr_value_error("string data is NULL");
+  if (size > SIZE_MAX - sizeof(mr_bytes_obj_t) - 1) return MR_OOM("a string");
+  if (size && !data) return MR_VALUE_ERROR("string data is NULL");
   obj = (mr_bytes_obj_t*)mr_object_alloc(sizeof(mr_bytes_obj_t) + size + 1, type_index, NULL,
                                          "a string");
   if (!obj) return -1;
@@ -131,7 +155,7 @@ const TVMFFIByteArray* mr_bytes_view(const TVMFFIObject* obj) {
 
 static int from_byte_array(int32_t type_index, const TVMFFIByteArray* input, TVMFFIAny* out) {
   TVMFFIObject* obj;
-  if (!input || !out) return mr_value_error("byte array or result is NULL");
+  if (!input || !out) return MR_VALUE_ERROR("byte array or result is NULL");
   if (bytes_like_create(type_index, input->data, input->size, &obj) != 0) return -1;
   mr_any_set_object(out, obj);
   return 0;
@@ -155,8 +179,8 @@ int mr_shape_create(const int64_t* dims, size_t ndim, TVMFFIObject** out_shape) 
   mr_shape_obj_t* obj;
   int64_t* inline_dims;
   if (ndim > (SIZE_MAX - sizeof(mr_shape_obj_t)) / sizeof(int64_t) / 2)
-    return mr_value_error("shape has too many dimensions");
-  if (ndim && !dims) return mr_value_error("shape dims are NULL");
+    return MR_VALUE_ERROR("shape has too many dimensions");
+  if (ndim && !dims) return MR_VALUE_ERROR("shape dims are NULL");
   obj = (mr_shape_obj_t*)mr_object_alloc(sizeof(mr_shape_obj_t) + ndim * sizeof(int64_t),
                                          kTVMFFIShape, NULL, "a Shape");
   if (!obj) return -1;
@@ -174,6 +198,7 @@ const TVMFFIShapeCell* mr_shape_view(const TVMFFIObject* shape) {
 }
 
 /* ---- values ---- */
+#ifndef MR_CONFIG_SMALL /* names are for messages */
 /* Names of type indices 0-12 and 64-74, NUL-separated. */
 static const char k_pod_type_names[] =
     "None\0int\0bool\0float\0opaque pointer\0DataType\0Device\0DLTensor*\0str\0bytes\0"
@@ -193,6 +218,7 @@ const char* mr_type_index_name(int32_t type_index) {
     return nth_name(k_object_type_names, type_index - kTVMFFIObject);
   return type_index >= kTVMFFIDynObjectBegin ? "object" : "unknown type";
 }
+#endif
 
 int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out) {
   TVMFFIObject* obj;
@@ -208,7 +234,7 @@ int mr_any_copy(const TVMFFIAny* in, TVMFFIAny* out) {
       return 0;
     }
     case kTVMFFIObjectRValueRef:
-      return mr_error_setf(kMrErrorType, "cannot store an ObjectRValueRef value");
+      return MR_RAISE(kMrErrorType, "cannot store an ObjectRValueRef value");
     default:
       *out = *in;
       if (in->type_index >= kTVMFFIStaticObjectBegin) mr_object_retain(in->v_obj);
@@ -237,7 +263,7 @@ int mr_any_get_str(const TVMFFIAny* v, const char** out_data, size_t* out_size) 
       *out_size = mr_bytes_view(v->v_obj)->size;
       return 0;
     default:
-      return mr_error_setf(kMrErrorType, "expected a string, got type index %d (%s)",
+      return MR_RAISE(kMrErrorType, "expected a string, got type index %d (%s)",
                            (int)v->type_index, mr_type_index_name(v->type_index));
   }
 }
@@ -264,8 +290,8 @@ int mr_array_create(const TVMFFIAny* items, int64_t size, TVMFFIObject** out_arr
   TVMFFIAny* data;
   int64_t i;
   if (size < 0 || (uint64_t)size > (SIZE_MAX - sizeof(mr_array_obj_t)) / sizeof(TVMFFIAny))
-    return mr_value_error("invalid array size %lld", (long long)size);
-  if (size && !items) return mr_value_error("array items are NULL");
+    return MR_VALUE_ERROR("invalid array size %lld", (long long)size);
+  if (size && !items) return MR_VALUE_ERROR("array items are NULL");
   arr = (mr_array_obj_t*)mr_object_alloc(
       sizeof(mr_array_obj_t) + (size_t)size * sizeof(TVMFFIAny), kTVMFFIArray, array_deleter,
       "an Array");
@@ -309,9 +335,9 @@ int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index, void (*deleter)(v
                              TVMFFIObjectHandle* out) {
   mr_opaque_obj_t* obj;
   if (type_index != kTVMFFIOpaquePyObject)
-    return mr_value_error("opaque objects have type index %d (OpaquePyObject), not %d",
+    return MR_VALUE_ERROR("opaque objects have type index %d (OpaquePyObject), not %d",
                           (int)kTVMFFIOpaquePyObject, (int)type_index);
-  if (!out) return mr_value_error("opaque object output is NULL");
+  if (!out) return MR_VALUE_ERROR("opaque object output is NULL");
   obj = (mr_opaque_obj_t*)mr_object_alloc(sizeof(*obj), type_index, opaque_deleter,
                                           "an OpaquePyObject");
   if (!obj) return -1;

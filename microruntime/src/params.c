@@ -11,6 +11,8 @@
 
 #include "params_format.h"
 
+#define MR_ERROR_FILE kMrFileParams
+
 static const char k_rule_text[][10] = {"", "", "at most ", "at least "};
 
 const mr_params_field_t mr_params_list_header[3] = {
@@ -53,11 +55,15 @@ static int read_fields(mr_reader_t* r, const mr_params_field_t* f, int n, uint64
     if ((f[i].rule == MR_FIELD_EQUAL && v != f[i].limit) ||
         (f[i].rule == MR_FIELD_AT_MOST && v > f[i].limit) ||
         (f[i].rule == MR_FIELD_AT_LEAST && v < f[i].limit)) {
+#ifdef MR_CONFIG_SMALL
+      (void)text;
+#else
       if (f[i].width == 4)
         snprintf(text, sizeof(text), "%ld", (long)(int32_t)(uint32_t)v);
       else
         snprintf(text, sizeof(text), "%llu", (unsigned long long)v);
-      return mr_reader_fail(r, "bad %s %s at offset %llu, expected %s%llu", f[i].name, text,
+#endif
+      return MR_READER_FAIL(r, "bad %s %s at offset %llu, expected %s%llu", f[i].name, text,
                             (unsigned long long)r->at, k_rule_text[f[i].rule],
                             (unsigned long long)f[i].limit);
     }
@@ -82,14 +88,14 @@ int mr_params_read_tensor(mr_reader_t* r, TVMFFIObject** out) {
     if (mr_read_le(r, 8, "shape", &v) != 0) return -1;
     shape[d] = (int64_t)v;
     if (shape[d] < 0)
-      return mr_reader_fail(r, "shape[%llu] is %lld at offset %llu: a dimension cannot be "
+      return MR_READER_FAIL(r, "shape[%llu] is %lld at offset %llu: a dimension cannot be "
                             "negative", (unsigned long long)d, (long long)shape[d],
                             (unsigned long long)r->at);
   }
   if (mr_tensor_nbytes_checked(ndim, shape, dtype, r->what, &expected) != 0) return -1;
   if (mr_read_le(r, 8, "data_byte_size", &data_size) != 0) return -1;
   if (data_size != expected)
-    return mr_reader_fail(r, "data_byte_size %llu at offset %llu does not match the shape and "
+    return MR_READER_FAIL(r, "data_byte_size %llu at offset %llu does not match the shape and "
                           "dtype (%llu bytes)", (unsigned long long)data_size,
                           (unsigned long long)r->at, (unsigned long long)expected);
   if (mr_reader_need(r, data_size, "tensor data") != 0 ||
@@ -117,12 +123,12 @@ int mr_params_read_lists(mr_reader_t* r, uint64_t count, const char* name_field,
   uint64_t i, len, count2 = count;
   int status = -1;
   if (count > (r->size - r->pos) / 8)
-    return mr_reader_bad(r, count_field ? "name count" : "param count", count, "exceeds the data");
-  if (!(items = (TVMFFIAny*)calloc(2 * count + 1, sizeof(TVMFFIAny)))) return mr_error_oom("params");
+    return MR_READER_BAD(r, count_field ? "name count" : "param count", count, "exceeds the data");
+  if (!(items = (TVMFFIAny*)calloc(2 * count + 1, sizeof(TVMFFIAny)))) return MR_OOM("params");
   for (i = 0; i < count; ++i) {
     if (mr_read_bytes(r, name_field, &name, &len) != 0) goto done;
     if (len >= MR_MAX_NAME || memchr(name, 0, (size_t)len)) {
-      mr_reader_bad(r, name_field, len, "is too long or holds a NUL");
+      MR_READER_BAD(r, name_field, len, "is too long or holds a NUL");
       goto done;
     }
     if (mr_str_create(name, (size_t)len, &obj) != 0) goto done;
@@ -130,7 +136,7 @@ int mr_params_read_lists(mr_reader_t* r, uint64_t count, const char* name_field,
   }
   if (count_field && mr_read_le(r, 8, count_field, &count2) != 0) goto done;
   if (count2 != count) {
-    mr_reader_bad(r, count_field, count2, "differs from the name count");
+    MR_READER_BAD(r, count_field, count2, "differs from the name count");
     goto done;
   }
   for (i = 0; i < count; ++i) {
@@ -157,7 +163,7 @@ int mr_params_load(const void* data, size_t size, TVMFFIObject** out_names,
   mr_reader_t r = {NULL, 0, 0, 0, "params"};
   uint64_t h[3];
   TVMFFIObject *names, *tensors;
-  if (!data && size) return mr_value_error("params: data is NULL");
+  if (!data && size) return MR_VALUE_ERROR("params: data is NULL");
   r.p = (const unsigned char*)data;
   r.size = size;
   if (read_fields(&r, mr_params_list_header, 3, h) != 0 ||

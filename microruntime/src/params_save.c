@@ -6,6 +6,8 @@
 
 #include "params_format.h"
 
+#define MR_ERROR_FILE kMrFileParamsSave
+
 static unsigned char* put_le(unsigned char* p, uint64_t v, int nbytes) {
   int i;
   for (i = 0; i < nbytes; ++i) p[i] = (unsigned char)(v >> (8 * i));
@@ -24,15 +26,15 @@ static unsigned char* put_fields(unsigned char* p, const mr_params_field_t* f, i
 static int tensor_record_size(const DLTensor* t, uint64_t* out_data, uint64_t* out_total) {
   uint64_t numel, data, total;
   if (t->dtype.lanes != 1)
-    return mr_value_error("params: cannot save a vector dtype (lanes > 1)");
+    return MR_VALUE_ERROR("params: cannot save a vector dtype (lanes > 1)");
   if (t->ndim < 0 || t->ndim > MR_MAX_NDIM || mr_shape_numel(t->ndim, t->shape, &numel) != 0 ||
       mr_mul_overflow_u64(numel, ((uint64_t)t->dtype.bits + 7) / 8, &data))
-    return mr_value_error("params: tensor shape is invalid");
+    return MR_VALUE_ERROR("params: tensor shape is invalid");
   if (!mr_tensor_is_compact(t))
-    return mr_value_error("params: only compact tensors can be saved");
+    return MR_VALUE_ERROR("params: only compact tensors can be saved");
   total = 16 + 8 + 4 + 4 + 8 * (uint64_t)t->ndim + 8;
   if (mr_add_overflow_u64(total, data, &total))
-    return mr_value_error("params: tensor too large");
+    return MR_VALUE_ERROR("params: tensor too large");
   *out_data = data;
   *out_total = total;
   return 0;
@@ -46,18 +48,18 @@ int mr_params_save(const char* const* names, TVMFFIObject* const* tensors, int64
   int32_t d;
   int status = -1;
   if (count < 0 || (count > 0 && (!names || !tensors)))
-    return mr_value_error("params: invalid names/tensors");
+    return MR_VALUE_ERROR("params: invalid names/tensors");
   for (i = 0; i < count; ++i) {
     if (!names[i] || !mr_tensor_dl(tensors[i]))
-      return mr_error_setf(kMrErrorType, "params: entry %lld is not a (name, Tensor) pair",
+      return MR_RAISE(kMrErrorType, "params: entry %lld is not a (name, Tensor) pair",
                            (long long)i);
     if (tensor_record_size(mr_tensor_dl(tensors[i]), &data, &rec) != 0) return -1;
     if (mr_add_overflow_u64(total, 8 + strlen(names[i]), &total) ||
         mr_add_overflow_u64(total, rec, &total) || total > SIZE_MAX)
-      return mr_value_error("params: dict too large");
+      return MR_VALUE_ERROR("params: dict too large");
   }
   buf = (unsigned char*)malloc(total ? (size_t)total : 1);
-  if (!buf) return mr_error_oom("a params blob");
+  if (!buf) return MR_OOM("a params blob");
   v[MR_PARAMS_LIST_COUNT] = (uint64_t)count;
   p = put_fields(buf, mr_params_list_header, 3, v);
   for (i = 0; i < count; ++i) {

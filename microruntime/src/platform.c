@@ -54,6 +54,7 @@ void* mr_aligned_alloc(size_t alignment, size_t nbytes) {
 
 void mr_aligned_free(void* ptr) { free(ptr); }
 
+#if MR_MAX_THREADS > 1 /* the thread pool's size (threadpool.c) */
 /* Reads the integer in /sys/devices/system/cpu/cpu<cpu>/topology/<name>. */
 static int read_topology(int cpu, const char* name, long* out) {
   char path[128];
@@ -94,6 +95,7 @@ int mr_physical_cores(void) {
   if (ncpu_set > 0) return ncpu_set;
   return sys > 0 ? (int)sys : 1;
 }
+#endif
 #else
 typedef int mr_platform_posix_unused_t;
 #endif

@@ -170,7 +170,8 @@ static inline int mr_tls_set(mr_tls_key_t key, void* value) {
 /* Monotonic clock in nanoseconds. */
 int64_t mr_now_ns(void);
 void mr_sleep_ms(int ms);
-/* Physical cores usable by this process (>= 1). */
+/* Physical cores usable by this process (>= 1; for the thread pool: not in a runtime of
+ * MR_MAX_THREADS 1). */
 int mr_physical_cores(void);
 /* Aligned host memory (alignment a power of two >= sizeof(void*)); NULL on failure. */
 void* mr_aligned_alloc(size_t alignment, size_t nbytes);

@@ -3,6 +3,9 @@
  * and its offset. */
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileReader
+
+#ifndef MR_CONFIG_SMALL
 int mr_reader_fail(const mr_reader_t* r, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -15,10 +18,11 @@ int mr_reader_bad(const mr_reader_t* r, const char* field, uint64_t value, const
   return mr_reader_fail(r, "%s %llu at offset %llu %s", field, (unsigned long long)value,
                         (unsigned long long)r->at, problem);
 }
+#endif
 
 int mr_reader_need(const mr_reader_t* r, uint64_t n, const char* field) {
   if (n > r->size - r->pos)
-    return mr_reader_fail(r, "truncated reading %s at offset %llu (need %llu bytes, %llu left)",
+    return MR_READER_FAIL(r, "truncated reading %s at offset %llu (need %llu bytes, %llu left)",
                           field, (unsigned long long)r->pos, (unsigned long long)n,
                           (unsigned long long)(r->size - r->pos));
   return 0;
@@ -26,7 +30,7 @@ int mr_reader_need(const mr_reader_t* r, uint64_t n, const char* field) {
 
 int mr_reader_end(const mr_reader_t* r) {
   if (r->pos != r->size)
-    return mr_reader_fail(r, "%llu trailing bytes at offset %llu",
+    return MR_READER_FAIL(r, "%llu trailing bytes at offset %llu",
                           (unsigned long long)(r->size - r->pos), (unsigned long long)r->pos);
   return 0;
 }

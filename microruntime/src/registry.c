@@ -5,6 +5,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileRegistry
+
 typedef struct {
   char* name;
   TVMFFIObject* func;
@@ -30,14 +32,14 @@ static int registry_set(const char* name, size_t len, TVMFFIObject* func, int ov
   char* copy;
   int status = 0;
   if (!func || func->type_index != kTVMFFIFunction)
-    return mr_error_setf(kMrErrorType, "only Functions can be registered");
+    return MR_RAISE(kMrErrorType, "only Functions can be registered");
   if (len == 0 || len >= MR_MAX_NAME)
-    return mr_value_error("invalid global function name length %zu", len);
+    return MR_VALUE_ERROR("invalid global function name length %zu", len);
   mr_mutex_lock(&g_registry_mutex);
   e = find(name, len);
   if (e) {
     if (!override) {
-      status = mr_value_error("global function '%.*s' is already registered",
+      status = MR_VALUE_ERROR("global function '%.*s' is already registered",
                               (int)len, name);
     } else {
       mr_object_retain(func);
@@ -45,7 +47,7 @@ static int registry_set(const char* name, size_t len, TVMFFIObject* func, int ov
       e->func = func;
     }
   } else if (g_count >= MR_MAX_GLOBAL_FUNCS) {
-    status = mr_error_setf(kMrErrorRuntime, "too many global functions");
+    status = MR_RAISE(kMrErrorRuntime, "too many global functions");
   } else {
     if (mr_grow(&g_entries, &g_capacity, g_count, sizeof(*g_entries), "the registry") != 0) {
       status = -1;
@@ -53,7 +55,7 @@ static int registry_set(const char* name, size_t len, TVMFFIObject* func, int ov
     }
     copy = mr_strndup(name, len);
     if (!copy) {
-      status = mr_error_oom("a registry name");
+      status = MR_OOM("a registry name");
       goto done;
     }
     mr_object_retain(func);
@@ -83,16 +85,16 @@ static TVMFFIObject* registry_lookup(const char* name, size_t len) {
 }
 
 int mr_registry_set(const char* name, TVMFFIObject* func, int override) {
-  if (!name) return mr_value_error("name is NULL");
+  if (!name) return MR_VALUE_ERROR("name is NULL");
   mr_registry_ensure_builtins();
   return registry_set(name, strlen(name), func, override);
 }
 
 int mr_registry_get(const char* name, TVMFFIObject** out_func) {
   TVMFFIObject* f;
-  if (!name) return mr_value_error("name is NULL");
+  if (!name) return MR_VALUE_ERROR("name is NULL");
   f = registry_lookup(name, strlen(name));
-  if (!f) return mr_error_setf(kMrErrorKey, "global function '%s' is not registered", name);
+  if (!f) return MR_RAISE(kMrErrorKey, "global function '%s' is not registered", name);
   *out_func = f;
   return 0;
 }
@@ -100,7 +102,7 @@ int mr_registry_get(const char* name, TVMFFIObject** out_func) {
 int mr_registry_remove(const char* name) {
   mr_registry_entry_t* e;
   TVMFFIObject* f = NULL;
-  if (!name) return mr_value_error("name is NULL");
+  if (!name) return MR_VALUE_ERROR("name is NULL");
   mr_mutex_lock(&g_registry_mutex);
   e = find(name, strlen(name));
   if (e) {
@@ -109,7 +111,7 @@ int mr_registry_remove(const char* name) {
     *e = g_entries[--g_count];
   }
   mr_mutex_unlock(&g_registry_mutex);
-  if (!f) return mr_error_setf(kMrErrorKey, "global function '%s' is not registered", name);
+  if (!f) return MR_RAISE(kMrErrorKey, "global function '%s' is not registered", name);
   mr_object_release(f);
   return 0;
 }
@@ -124,7 +126,7 @@ int mr_registry_list(TVMFFIObject** out_names) {
   items = (TVMFFIAny*)calloc(n ? n : 1, sizeof(TVMFFIAny));
   if (!items) {
     mr_mutex_unlock(&g_registry_mutex);
-    return mr_error_oom("the registry list");
+    return MR_OOM("the registry list");
   }
   for (i = 0; i < n; ++i) {
     items[i].type_index = kTVMFFIRawStr;
@@ -137,13 +139,13 @@ int mr_registry_list(TVMFFIObject** out_names) {
 }
 
 int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f, int override) {
-  if (!name) return mr_value_error("name is NULL");
+  if (!name) return MR_VALUE_ERROR("name is NULL");
   mr_registry_ensure_builtins();
   return registry_set(name->data, name->size, (TVMFFIObject*)f, override);
 }
 
 int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out) {
-  if (!name) return mr_value_error("name is NULL");
+  if (!name) return MR_VALUE_ERROR("name is NULL");
   *out = registry_lookup(name->data, name->size);
   return 0;
 }

@@ -5,6 +5,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileSymtab
+
 /* Caller holds the mutex. */
 static mr_symbol_t* find(mr_symtab_t* t, const char* name) {
   size_t i;
@@ -18,16 +20,16 @@ int mr_symtab_set(mr_symtab_t* t, const char* name, void* ptr) {
   size_t n;
   int status = 0;
   if (!name || (n = strlen(name)) >= MR_MAX_NAME)
-    return mr_value_error("%s: name is NULL or too long", t->what);
+    return MR_VALUE_ERROR("%s: name is NULL or too long", t->what);
   mr_mutex_lock(&t->mutex);
   s = find(t, name);
   if (!s) {
     if (t->count >= t->max) {
-      status = mr_error_setf(kMrErrorRuntime, "too many %s", t->what);
+      status = MR_RAISE(kMrErrorRuntime, "too many %s", t->what);
     } else if (mr_grow(&t->items, &t->cap, t->count, sizeof(*t->items), t->what) != 0) {
       status = -1;
     } else if (!(t->items[t->count].name = mr_strndup(name, n))) {
-      status = mr_error_oom(t->what);
+      status = MR_OOM(t->what);
     } else {
       s = &t->items[t->count++];
     }

@@ -8,20 +8,22 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileTensorDlpack
+
 /* ---- import ---- */
 /* The producer's tensor is checked once here: everything else trusts tensors. */
 static int check_dltensor(const DLTensor* dl) {
   uint64_t nbytes;
   int32_t i;
   if (dl->ndim < 0 || dl->ndim > MR_MAX_NDIM || (dl->ndim && !dl->shape))
-    return mr_value_error("DLPack tensor has ndim %d (at most %d) or no shape", (int)dl->ndim,
+    return MR_VALUE_ERROR("DLPack tensor has ndim %d (at most %d) or no shape", (int)dl->ndim,
                           MR_MAX_NDIM);
   if (dl->dtype.bits == 0 || dl->dtype.lanes == 0)
-    return mr_value_error("DLPack tensor dtype has %u bits and %u lanes; both must be non-zero",
+    return MR_VALUE_ERROR("DLPack tensor dtype has %u bits and %u lanes; both must be non-zero",
                           (unsigned)dl->dtype.bits, (unsigned)dl->dtype.lanes);
   for (i = 0; i < dl->ndim; ++i)
     if (dl->shape[i] < 0)
-      return mr_value_error("DLPack tensor dimension %d is negative (%lld)", (int)i,
+      return MR_VALUE_ERROR("DLPack tensor dimension %d is negative (%lld)", (int)i,
                             (long long)dl->shape[i]);
   return mr_tensor_nbytes_checked(dl->ndim, dl->shape, dl->dtype, "DLPack import", &nbytes);
 }
@@ -43,19 +45,19 @@ static int wrap_dltensor(const DLTensor* dl, void* owner, void (*release)(void*)
 }
 
 int mr_tensor_from_dlpack(DLManagedTensor* managed, TVMFFIObject** out_tensor) {
-  if (!managed) return mr_value_error("DLPack tensor is NULL");
+  if (!managed) return MR_VALUE_ERROR("DLPack tensor is NULL");
   return wrap_dltensor(&managed->dl_tensor, managed, release_managed, out_tensor);
 }
 
 int mr_tensor_from_dlpack_versioned(DLManagedTensorVersioned* managed,
                                     TVMFFIObject** out_tensor) {
-  if (!managed) return mr_value_error("DLPack tensor is NULL");
+  if (!managed) return MR_VALUE_ERROR("DLPack tensor is NULL");
   if (managed->version.major != DLPACK_MAJOR_VERSION)
-    return mr_value_error("DLPack major version %u is not supported (expected %d)",
+    return MR_VALUE_ERROR("DLPack major version %u is not supported (expected %d)",
                           (unsigned)managed->version.major, DLPACK_MAJOR_VERSION);
   /* Tensors are writable (copies in, kernel outputs): refuse what must not be written. */
   if (managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY)
-    return mr_error_setf(kMrErrorBuffer,
+    return MR_RAISE(kMrErrorBuffer,
                         "DLPack tensor is read-only (DLPACK_FLAG_BITMASK_READ_ONLY); the "
                         "runtime's tensors are writable, so copy it instead");
   return wrap_dltensor(&managed->dl_tensor, managed, release_managed_versioned, out_tensor);
@@ -91,12 +93,12 @@ static void* export_alloc(TVMFFIObject* tensor, size_t size, size_t dl_offset) {
   int32_t i;
   int64_t s = 1;
   if (!mr_tensor_dl(tensor)) {
-    mr_error_setf(kMrErrorType, "to_dlpack: not a Tensor");
+    MR_RAISE(kMrErrorType, "to_dlpack: not a Tensor");
     return NULL;
   }
   e = (char*)calloc(1, size);
   if (!e) {
-    mr_error_oom("a DLPack tensor");
+    MR_OOM("a DLPack tensor");
     return NULL;
   }
   out = (DLTensor*)(e + dl_offset);

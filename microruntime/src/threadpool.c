@@ -28,7 +28,9 @@
 
 #include "internal.h"
 
-#ifndef MR_PLATFORM_BAREMETAL /* one thread there: threadpool_inline.c */
+#define MR_ERROR_FILE kMrFileThreadpool
+
+#if !defined(MR_PLATFORM_BAREMETAL) && MR_MAX_THREADS > 1 /* else threadpool_inline.c */
 
 /* How long an idle pool thread (or a launcher awaiting its workers) spins
  * before it sleeps, and how many of its first turns use a pause hint rather
@@ -233,7 +235,7 @@ static void open_job(FTVMParallelLambda flambda, void* cdata, int num_task) {
   g_pool.done = 0;
   g_pool.claimed = 1;
   g_pool.next[0] = 1;
-  for (i = 1; i < g_pool.num_threads; ++i) g_pool.next[i] = 0;
+  for (i = 1; i < g_pool.num_threads && i < MR_MAX_THREADS; ++i) g_pool.next[i] = 0;
   job = MR_JOB_OF(mr_atomic_load_int(&g_pool.state));
   mr_atomic_add_int(&g_pool.state, MR_OPEN + (((job + 1) % MR_JOB_COUNT - job) << MR_JOB_SHIFT));
   wake(&g_pool.work_cond);
@@ -241,8 +243,8 @@ static void open_job(FTVMParallelLambda flambda, void* cdata, int num_task) {
 
 int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
   int n = mr_num_threads(), status, other, task;
-  if (!flambda) return mr_value_error("parallel launch of a NULL function");
-  if (num_task < 0) return mr_value_error("invalid num_task %d", num_task);
+  if (!flambda) return MR_VALUE_ERROR("parallel launch of a NULL function");
+  if (num_task < 0) return MR_VALUE_ERROR("invalid num_task %d", num_task);
   if (num_task == 0) num_task = n;
   if (g_in_task || n == 1 || num_task == 1) return run_serially(flambda, cdata);
   mr_mutex_lock(&g_launch_mutex);
@@ -265,7 +267,7 @@ int TVMBackendParallelBarrier(int task_id, TVMParallelGroupEnv* penv) {
   (void)task_id;
   if (!penv || !penv->sync_handle || penv->num_task <= 1) return 0;
   if (penv->num_task > g_pool.num_threads)
-    return mr_error_setf(kMrErrorRuntime, "barrier over %d tasks but only %d threads",
+    return MR_RAISE(kMrErrorRuntime, "barrier over %d tasks but only %d threads",
                          (int)penv->num_task, g_pool.num_threads);
   b = (mr_barrier_t*)penv->sync_handle;
   mr_mutex_lock(&b->mutex);

@@ -1,17 +1,19 @@
-/* TVMBackendParallelLaunch / TVMBackendParallelBarrier with one thread
- * (MR_PLATFORM_BAREMETAL): a launch runs its function inline as a single task, whatever
- * number of tasks it asks for (the kernels' parallel loops split their range over the
- * tasks they are given), and the barrier of one task returns at once. Compiles to
+/* TVMBackendParallelLaunch / TVMBackendParallelBarrier with one thread (MR_PLATFORM_BAREMETAL,
+ * or MR_MAX_THREADS 1 as in the small config): a launch runs its function inline as a single
+ * task, whatever number of tasks it asks for (the kernels' parallel loops split their range
+ * over the tasks they are given), and the barrier of one task returns at once. Compiles to
  * nothing elsewhere (threadpool.c there). */
 #include "internal.h"
 
-#ifdef MR_PLATFORM_BAREMETAL
+#define MR_ERROR_FILE kMrFileThreadpoolInline
+
+#if defined(MR_PLATFORM_BAREMETAL) || MR_MAX_THREADS == 1
 int mr_num_threads(void) { return 1; }
 
 int TVMBackendParallelLaunch(FTVMParallelLambda flambda, void* cdata, int num_task) {
   TVMParallelGroupEnv env;
-  if (!flambda) return mr_value_error("parallel launch of a NULL function");
-  if (num_task < 0) return mr_value_error("invalid num_task %d", num_task);
+  if (!flambda) return MR_VALUE_ERROR("parallel launch of a NULL function");
+  if (num_task < 0) return MR_VALUE_ERROR("invalid num_task %d", num_task);
   env.sync_handle = NULL;
   env.num_task = 1;
   return flambda(0, &env, cdata);

@@ -8,6 +8,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileTimer
+
 typedef struct {
   TVMFFIObject* func;
   TVMFFIObject* preproc;
@@ -37,7 +39,7 @@ static int timer_call(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* r
   double* out = (double*)malloc((size_t)t->repeat * sizeof(double));
   int number = t->number, i, j, status = -1;
   TVMFFIObject* bytes;
-  if (!out) return mr_error_oom("timer results");
+  if (!out) return MR_OOM("timer results");
   if (call_and_drop(t->func, args, n) != 0 || sync(t->dev) != 0) goto done;
   for (i = 0; i < t->repeat; ++i) {
     double ms = 0.0;
@@ -79,13 +81,13 @@ int mr_time_evaluator(TVMFFIObject* func, DLDevice dev, int number, int repeat,
   mr_timer_t* t;
   if (!func || func->type_index != kTVMFFIFunction ||
       (preproc && preproc->type_index != kTVMFFIFunction))
-    return mr_error_setf(kMrErrorType, "time_evaluator: func and preproc must be Functions");
+    return MR_RAISE(kMrErrorType, "time_evaluator: func and preproc must be Functions");
   if (number <= 0 || repeat <= 0 || min_repeat_ms < 0)
-    return mr_value_error("time_evaluator: number (%d) and repeat (%d) must be positive", number,
+    return MR_VALUE_ERROR("time_evaluator: number (%d) and repeat (%d) must be positive", number,
                           repeat);
   if (!mr_device_api_get(dev.device_type)) return -1;
   t = (mr_timer_t*)calloc(1, sizeof(*t));
-  if (!t) return mr_error_oom("a timer");
+  if (!t) return MR_OOM("a timer");
   t->func = func;
   t->preproc = preproc;
   t->dev = dev;

@@ -9,6 +9,8 @@
 
 #include "internal.h"
 
+#define MR_ERROR_FILE kMrFileWorkspace
+
 #define MR_WS_PAGE 4096
 
 typedef struct {
@@ -53,15 +55,15 @@ static mr_ws_pool_t* get_pool(void) {
 }
 
 static void* workspace_oom(uint64_t nbytes) {
-  mr_error_setf(kMrErrorMemory, "cannot allocate a workspace of %llu bytes",
+  MR_RAISE(kMrErrorMemory, "cannot allocate a workspace of %llu bytes",
                 (unsigned long long)nbytes);
   return NULL;
 }
 
 int mr_workspace_set_region(mr_ws_region_t* region) {
   mr_ws_pool_t* pool = get_pool();
-  if (!pool) return mr_error_oom("the workspace pool");
-  if (pool->depth) return mr_error_setf(kMrErrorRuntime, "workspaces are in use on this thread");
+  if (!pool) return MR_OOM("the workspace pool");
+  if (pool->depth) return MR_RAISE(kMrErrorRuntime, "workspaces are in use on this thread");
   pool->region = region;
   return 0;
 }
@@ -76,14 +78,14 @@ static void* cpu_alloc(uint64_t nbytes) {
   mr_ws_pool_t* pool = get_pool();
   mr_ws_block_t* b;
   if (!pool) {
-    mr_error_oom("the workspace pool");
+    MR_OOM("the workspace pool");
     return NULL;
   }
   if (pool->region) return pool->region->alloc(pool->region, nbytes);
   /* Blocks are whole pages: the rounding below must not wrap around. */
   if (nbytes > SIZE_MAX - MR_WS_PAGE) return workspace_oom(nbytes);
   if (pool->depth >= MR_MAX_WORKSPACE_DEPTH) {
-    mr_error_setf(kMrErrorRuntime, "too many live workspaces on this thread");
+    MR_RAISE(kMrErrorRuntime, "too many live workspaces on this thread");
     return NULL;
   }
   if (pool->depth == pool->count) {
@@ -112,9 +114,9 @@ static int cpu_free(void* ptr) {
   mr_ws_pool_t* pool = get_pool();
   if (pool && pool->region) return pool->region->free(pool->region, ptr);
   if (!pool || pool->depth == 0)
-    return mr_error_setf(kMrErrorRuntime, "no workspace to free on this thread");
+    return MR_RAISE(kMrErrorRuntime, "no workspace to free on this thread");
   if (pool->blocks[pool->depth - 1].ptr != ptr)
-    return mr_error_setf(kMrErrorRuntime, "workspace freed out of order (not LIFO)");
+    return MR_RAISE(kMrErrorRuntime, "workspace freed out of order (not LIFO)");
   --pool->depth;
   return 0;
 }

@@ -69,7 +69,7 @@ static void check_bad(TVMFFIObject* lib, const char* from, const char* to, const
     ++check_failures;
     fprintf(stderr, "graph with '%s' -> '%s' loaded\n", from, to);
     mr_object_release(ex);
-  } else if (!strstr(mr_last_error(), phrase) ||
+  } else if (!check_error_matches(phrase) ||
              strcmp(mr_last_error_kind(), "GraphExecutorError") != 0) {
     ++check_failures;
     fprintf(stderr, "graph with '%s' -> '%s': %s: '%s' lacks '%s'\n", from, to,
@@ -215,8 +215,12 @@ static void test_malformed(TVMFFIObject* lib) {
     CHECK_OK(mr_graph_executor_set_input(ex, "x", k_x, sizeof(k_x)));
     CHECK_OK(mr_graph_executor_set_input(ex, "y", k_y, sizeof(k_y)));
     CHECK_OK(mr_graph_executor_set_input(ex, "b", k_b, sizeof(k_b)));
+#ifdef MR_CONFIG_SMALL /* the kernel's message, without the node */
+    CHECK_FAIL(mr_graph_executor_run(ex), "the kernel failed on purpose");
+#else
     CHECK_FAIL(mr_graph_executor_run(ex),
                "node 5 ('relu', function 'gfail'): the kernel failed on purpose");
+#endif
     CHECK(strcmp(mr_last_error_kind(), "ValueError") == 0);
     mr_object_release(ex);
     free(json);

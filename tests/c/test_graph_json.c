@@ -24,7 +24,7 @@ static uint32_t item(const mr_json_t* doc, uint32_t v, int k) {
 
 int main(void) {
   mr_json_t doc;
-  char buf[64], deep[80];
+  char buf[64], deep[2 * MR_MAX_JSON_DEPTH + 3], phrase[64];
   int64_t v = 0;
   uint32_t a, s, k;
   size_t len;
@@ -91,12 +91,14 @@ int main(void) {
   CHECK_FAIL(parse_only("1."), "invalid number at offset 2");
   CHECK_FAIL(parse_only("1e+"), "invalid number at offset 3");
   CHECK_FAIL(parse_only("tru"), "unexpected character at offset 0");
-  for (i = 0; i < 33; ++i) deep[i] = '[', deep[33 + i] = ']';
-  deep[66] = '\0';
-  CHECK_FAIL(parse_only(deep), "nesting too deep at offset 32");
+  /* MR_MAX_JSON_DEPTH + 1 levels, then MR_MAX_JSON_DEPTH. */
+  for (i = 0; i <= MR_MAX_JSON_DEPTH; ++i) deep[i] = '[', deep[MR_MAX_JSON_DEPTH + 1 + i] = ']';
+  deep[2 * MR_MAX_JSON_DEPTH + 2] = '\0';
+  snprintf(phrase, sizeof(phrase), "nesting too deep at offset %d", MR_MAX_JSON_DEPTH);
+  CHECK_FAIL(parse_only(deep), phrase);
   CHECK_FAIL(parse_only(deep + 1), "trailing characters"); /* one ] too many */
-  deep[65] = '\0';
-  CHECK_OK(parse_only(deep + 1)); /* 32 levels */
+  deep[2 * MR_MAX_JSON_DEPTH + 1] = '\0';
+  CHECK_OK(parse_only(deep + 1));
   /* Every prefix of a valid document fails cleanly (no over-read under ASan). */
   {
     const char* text = "{\"k\": [1, \"\\u00e9\", {\"n\": null}], \"t\": true}";

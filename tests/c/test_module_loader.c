@@ -40,7 +40,7 @@ static int global_loader(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny
   const TVMFFIByteArray* bytes;
   TVMFFIObject* m;
   (void)self;
-  if (n != 1 || args[0].type_index != kTVMFFIBytes) return mr_value_error("expected Bytes");
+  if (n != 1 || args[0].type_index != kTVMFFIBytes) return mr_error_set("ValueError", "expected Bytes");
   bytes = mr_bytes_view(args[0].v_obj);
   if (remember("by_global", bytes->data, bytes->size, &m) != 0) return -1;
   result->type_index = kTVMFFIModule;
@@ -112,9 +112,9 @@ static void test_table_and_globals(void) {
   mr_any_clear(&result);
   arg.type_index = kTVMFFIInt;
   CHECK(mr_function_call(f, &arg, 1, &result) != 0 &&
-        strstr(mr_last_error(), "takes one bytes argument"));
+        check_error_matches("takes one bytes argument"));
   CHECK(mr_function_call(f, NULL, 0, &result) != 0 &&
-        strstr(mr_last_error(), "takes one bytes argument"));
+        check_error_matches("takes one bytes argument"));
 
   /* The same loader again: nothing changes (the global is the same function). */
   CHECK_OK(mr_module_loader_register("test.kind", loader_a));

@@ -136,7 +136,7 @@ int main(void) {
   CHECK(attr.type_index == kTVMFFINone);
   CHECK_OK(mr_device_get_attr(ext_dev, kMrDevExist, &attr));
   CHECK(attr.type_index == kTVMFFIInt && attr.v_int64 == 0);
-  CHECK(mr_device_api_get(kDLExtDev) == NULL && strstr(mr_last_error(), "ext_dev"));
+  CHECK(mr_device_api_get(kDLExtDev) == NULL && check_error_matches("ext_dev"));
 
   /* DLPack import (legacy): the deleter runs when the tensor dies. */
   {

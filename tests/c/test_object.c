@@ -1,5 +1,6 @@
-/* Reference counts, Str/Bytes/Shape/Array objects, dtype parsing. */
+/* Reference counts, Str/Bytes/Shape/Array objects, dtype parsing, joining names. */
 #include "check.h"
+#include "internal.h"
 
 static int deleted_strong = 0, deleted_weak = 0;
 static void counting_deleter(void* self, int flags) {
@@ -109,5 +110,11 @@ int main(void) {
   mr_object_release(s);
   mr_object_release(b);
   mr_object_release(shape);
+  /* mr_concat: parts one after the other; NULL parts skipped; -1 and a cut copy when too long. */
+  CHECK(mr_concat(buf, sizeof(buf), "__tvm_", "main", NULL) == 0 && strcmp(buf, "__tvm_main") == 0);
+  CHECK(mr_concat(buf, sizeof(buf), NULL, "a", "bc") == 0 && strcmp(buf, "abc") == 0);
+  CHECK(mr_concat(buf, 8, "abcd", "efgh", NULL) == -1 && strcmp(buf, "abcdefg") == 0);
+  CHECK(mr_concat(buf, 8, "abc", "defg", "") == 0 && strcmp(buf, "abcdefg") == 0);
+  CHECK(mr_concat(buf, 1, "a", NULL, NULL) == -1 && buf[0] == '\0');
   return CHECK_RESULT();
 }

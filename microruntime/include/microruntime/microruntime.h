@@ -51,6 +51,11 @@ MR_DLL mr_error_kind_t mr_last_error_kind_id(void);
 /* Changes with every error recorded on this thread (each one is a new occurrence, even with the
  * same kind and message); bindings use it to tie their own exception to one occurrence. */
 MR_DLL uint64_t mr_last_error_serial(void);
+/* The code of the error site that raised the last error, in a runtime built with
+ * MR_CONFIG_SMALL (which leaves message text out: mr_last_error() is then "E<code>"); a code
+ * is the source file's number in src/error_files.h * 10000 + the line. 0 in the normal build
+ * and for errors given by their text (kernels, callbacks). */
+MR_DLL uint32_t mr_last_error_code(void);
 /* Records an error (kind defaults to "RuntimeError" when NULL); returns -1. */
 MR_DLL int mr_error_set(const char* kind, const char* message);
 MR_DLL void mr_error_clear(void);

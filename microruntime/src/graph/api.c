@@ -6,6 +6,8 @@
 
 #include "executor.h"
 
+#define MR_ERROR_FILE kMrFileGraphApi
+
 mr_graph_lookup_fn mr_graph_executor_lookup;
 mr_graph_lookup_fn mr_graph_factory_lookup;
 
@@ -21,7 +23,7 @@ int mr_graph_model_open(const char* path, TVMFFIObject** out_model) {
   if ((path && *path ? mr_module_load(path, &m) : mr_module_system_lib("", &m)) != 0) return -1;
   kind = mr_module_type_key(m);
   if (strcmp(kind, "GraphExecutorFactory") != 0) {
-    mr_graph_fail("'%s' holds no graph executor model (its root module is a '%s' module)",
+    MR_GRAPH_FAIL("'%s' holds no graph executor model (its root module is a '%s' module)",
                   path && *path ? path : "the system library", kind);
     mr_object_release(m);
     return -1;
@@ -46,11 +48,11 @@ int mr_graph_executor_set_input(TVMFFIObject* executor, const char* name, const 
   int status;
   if (!ex) return -1;
   if (!name || (arg = mr_graph_find_arg(ex->g, name)) < 0)
-    return mr_graph_fail("set_input: the graph has no input named '%s'", name ? name : "(NULL)");
+    return MR_GRAPH_FAIL("set_input: the graph has no input named '%s'", name ? name : "(NULL)");
   mr_mutex_lock(&ex->lock);
   host = ex->entries[mr_graph_arg_entry(ex->g, (uint32_t)arg)];
   if (nbytes != mr_tensor_nbytes(&host) || (!data && nbytes)) {
-    status = mr_graph_fail("set_input: input '%s' holds %zu bytes, not %zu", name,
+    status = MR_GRAPH_FAIL("set_input: input '%s' holds %zu bytes, not %zu", name,
                            mr_tensor_nbytes(&host), nbytes);
   } else {
     host.data = (void*)data;
@@ -67,7 +69,7 @@ int mr_graph_executor_load(mr_graph_executor_t* ex, const char* data, size_t siz
   const TVMFFISeqCell *ns, *ts;
   int64_t i, arg;
   int status = 0;
-  if (mr_params_load(data, size, &names, &tensors) != 0) return mr_graph_refail("load_params");
+  if (mr_params_load(data, size, &names, &tensors) != 0) return MR_GRAPH_REFAIL("load_params");
   ns = mr_array_view(names);
   ts = mr_array_view(tensors);
   for (i = 0; i < ns->size && status == 0; ++i) {
@@ -95,7 +97,7 @@ int mr_graph_executor_load_params(TVMFFIObject* executor, const void* data, size
 static mr_graph_executor_t* head_of(TVMFFIObject* executor, const char* func, int64_t index) {
   mr_graph_executor_t* ex = mr_graph_executor_of(executor);
   if (ex && (index < 0 || index >= (int64_t)ex->g->num_heads)) {
-    mr_graph_fail("%s: output index %lld is out of range (%u outputs)", func, (long long)index,
+    MR_GRAPH_FAIL("%s: output index %lld is out of range (%u outputs)", func, (long long)index,
                   (unsigned)ex->g->num_heads);
     return NULL;
   }

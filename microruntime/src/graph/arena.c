@@ -12,6 +12,8 @@
 #include "executor.h"
 #include "json.h"
 
+#define MR_ERROR_FILE kMrFileGraphArena
+
 static uint64_t aligned(uint64_t n) {
   return (n + MR_DATA_ALIGNMENT - 1) & ~(uint64_t)(MR_DATA_ALIGNMENT - 1);
 }
@@ -24,10 +26,10 @@ static int manifest_workspace(const char* manifest, size_t size, uint64_t* out) 
   int status = 0;
   *out = 0;
   if (!manifest) return 0;
-  if (mr_json_parse(manifest, size, "manifest", &doc) != 0) return mr_graph_refail(NULL);
+  if (mr_json_parse(manifest, size, "manifest", &doc) != 0) return MR_GRAPH_REFAIL(NULL);
   k = mr_json_get(&doc, doc.root, "workspace_bytes");
   if (k && (mr_json_int(&doc, k, &v) != 0 || v < 0))
-    status = mr_graph_fail("manifest: 'workspace_bytes' is not a byte count");
+    status = MR_GRAPH_FAIL("manifest: 'workspace_bytes' is not a byte count");
   else
     *out = (uint64_t)v;
   return status;
@@ -38,7 +40,7 @@ static void* ws_alloc(mr_ws_region_t* self, uint64_t nbytes) {
   mr_graph_arena_ws_t* w = (mr_graph_arena_ws_t*)self;
   void* p;
   if (nbytes > w->size - w->used) {
-    mr_error_setf(kMrErrorMemory, "a workspace of %llu bytes does not fit in the %llu bytes "
+    MR_RAISE(kMrErrorMemory, "a workspace of %llu bytes does not fit in the %llu bytes "
                   "left of the arena's workspace (%llu bytes; the model's arena is too small)",
                   (unsigned long long)nbytes, (unsigned long long)(w->size - w->used),
                   (unsigned long long)w->size);
@@ -55,7 +57,7 @@ static int ws_free(mr_ws_region_t* self, void* ptr) {
   mr_graph_arena_ws_t* w = (mr_graph_arena_ws_t*)self;
   unsigned char* p = (unsigned char*)ptr;
   if (w->depth == 0 || p < w->mem || p >= w->mem + w->used)
-    return mr_error_setf(kMrErrorRuntime, "no such workspace to free on this thread");
+    return MR_RAISE(kMrErrorRuntime, "no such workspace to free on this thread");
   w->used = (size_t)(p - w->mem);
   --w->depth;
   return 0;
@@ -79,7 +81,7 @@ static int plan(TVMFFIObject* model, uint64_t* out_slots, uint64_t* out_workspac
       break;
   if (s < g->num_storage || aligned(*out_workspace) > (uint64_t)INT64_MAX ||
       total > (uint64_t)INT64_MAX - aligned(*out_workspace))
-    return mr_graph_fail("arena: the model's storage slots and workspace exceed %lld bytes",
+    return MR_GRAPH_FAIL("arena: the model's storage slots and workspace exceed %lld bytes",
                          (long long)INT64_MAX);
   *out_slots = total;
   return 0;
@@ -99,16 +101,16 @@ int mr_graph_executor_create_in_arena(TVMFFIObject* model, void* arena, size_t a
   mr_graph_executor_t* ex;
   if (plan(model, &slots, &workspace) != 0) return -1;
   if (!arena || ((uintptr_t)arena) % MR_DATA_ALIGNMENT)
-    return mr_graph_fail("create_in_arena: the arena must be %d-byte aligned",
+    return MR_GRAPH_FAIL("create_in_arena: the arena must be %d-byte aligned",
                          MR_DATA_ALIGNMENT);
   if ((uint64_t)arena_bytes < slots + aligned(workspace))
-    return mr_graph_fail("create_in_arena: the arena holds %llu bytes; the model needs %llu "
+    return MR_GRAPH_FAIL("create_in_arena: the arena holds %llu bytes; the model needs %llu "
                          "(%llu for tensors, %llu for kernel workspace): declare it with the "
                          "manifest's arena_bytes", (unsigned long long)arena_bytes,
                          (unsigned long long)(slots + aligned(workspace)),
                          (unsigned long long)slots, (unsigned long long)aligned(workspace));
   if (mr_workspace_region())
-    return mr_graph_fail("create_in_arena: this thread's workspace already comes from another "
+    return MR_GRAPH_FAIL("create_in_arena: this thread's workspace already comes from another "
                          "arena executor; release that one first");
   if (mr_graph_factory_create_executor_in(model, &cpu, 1, arena, (size_t)slots, &ex_module) != 0)
     return -1;
@@ -130,10 +132,10 @@ int mr_graph_arena_slot(mr_graph_executor_t* ex, uint32_t s) {
   const mr_graph_t* g = ex->g;
   uint64_t need = aligned(g->storage_bytes[s]);
   if (g->storage_device[s] && g->storage_device[s] != kDLCPU)
-    return mr_graph_fail("create_in_arena: storage slot %u is on device type %d; an arena "
+    return MR_GRAPH_FAIL("create_in_arena: storage slot %u is on device type %d; an arena "
                          "holds CPU tensors only", (unsigned)s, (int)g->storage_device[s]);
   if (need > ex->arena_size - ex->arena_used)
-    return mr_graph_fail("create_in_arena: storage slot %u (%llu bytes) does not fit in the "
+    return MR_GRAPH_FAIL("create_in_arena: storage slot %u (%llu bytes) does not fit in the "
                          "arena", (unsigned)s, (unsigned long long)g->storage_bytes[s]);
   ex->slot_data[s] = ex->arena + ex->arena_used;
   ex->arena_used += (size_t)need;

@@ -5,8 +5,10 @@
 
 #include "graph.h"
 
+#define MR_ERROR_FILE kMrFileGraphArgs
+
 int mr_graph_bad_arg(const char* func, int i, const char* expected, const TVMFFIAny* v) {
-  return mr_error_setf(kMrErrorType, "%s: argument %d must be %s, got %s", func, i, expected,
+  return MR_RAISE(kMrErrorType, "%s: argument %d must be %s, got %s", func, i, expected,
                        v ? mr_type_index_name(v->type_index) : "nothing");
 }
 
@@ -37,7 +39,7 @@ int mr_graph_arg_str(const char* func, const TVMFFIAny* args, int32_t n, int i, 
   size_t len;
   if (!v || mr_any_get_str(v, &s, &len) != 0) return mr_graph_bad_arg(func, i, "a string", v);
   if (len >= MR_MAX_NAME || memchr(s, 0, len))
-    return mr_error_setf(kMrErrorValue, "%s: argument %d is longer than %d bytes or holds a NUL",
+    return MR_RAISE(kMrErrorValue, "%s: argument %d is longer than %d bytes or holds a NUL",
                          func, i, MR_MAX_NAME - 1);
   memcpy(buf, s, len);
   buf[len] = '\0';
@@ -49,7 +51,7 @@ int mr_graph_arg_devices(const char* func, const TVMFFIAny* args, int32_t n, int
   int i = first, count = 0;
   while (i < n) {
     if (count == MR_MAX_GRAPH_DEVICES)
-      return mr_error_setf(kMrErrorValue, "%s: at most %d devices", func, MR_MAX_GRAPH_DEVICES);
+      return MR_RAISE(kMrErrorValue, "%s: at most %d devices", func, MR_MAX_GRAPH_DEVICES);
     if (args[i].type_index == kTVMFFIDevice) {
       devs[count++] = args[i++].v_device;
       continue;
@@ -61,7 +63,7 @@ int mr_graph_arg_devices(const char* func, const TVMFFIAny* args, int32_t n, int
     devs[count++].device_id = (int32_t)args[i + 1].v_int64;
     i += 2;
   }
-  if (count == 0) return mr_error_setf(kMrErrorValue, "%s: no device given", func);
+  if (count == 0) return MR_RAISE(kMrErrorValue, "%s: no device given", func);
   *out_count = count;
   return 0;
 }

@@ -11,6 +11,8 @@
 
 #include "executor.h"
 
+#define MR_ERROR_FILE kMrFileGraphExecutor
+
 static void executor_free(void* self) {
   mr_graph_executor_t* ex = (mr_graph_executor_t*)self;
   uint32_t i;
@@ -45,7 +47,7 @@ static DLDevice pick_device(const mr_graph_executor_t* ex, int32_t device_type) 
 /* Slot s over a linked param's data in the library (read only, never freed). */
 static int linked_slot(mr_graph_executor_t* ex, uint32_t s, const DLTensor* param) {
   if (pick_device(ex, ex->g->storage_device[s]).device_type != kDLCPU)
-    return mr_graph_fail("storage slot %u holds a linked param, in CPU memory, but the graph "
+    return MR_GRAPH_FAIL("storage slot %u holds a linked param, in CPU memory, but the graph "
                          "places it on device type %d", (unsigned)s,
                          (int)pick_device(ex, ex->g->storage_device[s]).device_type);
   ex->slot_data[s] = param->data;
@@ -122,7 +124,7 @@ static int alloc_arrays(mr_graph_executor_t* ex) {
   part[8] = g->num_entries;
   for (at[0] = 0, i = 0; i < 9; ++i) at[i + 1] = at[i] + ((part[i] + 7) & ~(uint64_t)7);
   if (at[9] >= SIZE_MAX || !(p = (unsigned char*)calloc(1, (size_t)at[9] + 8)))
-    return mr_error_oom("a graph executor");
+    return MR_OOM("a graph executor");
   ex->entries = (DLTensor*)p;
   ex->op_any = (TVMFFIAny*)(p + at[1]);
   ex->flat = (mr_graph_flat_arg_t*)(p + at[2]);
@@ -166,7 +168,7 @@ static int bind_ops(mr_graph_executor_t* ex) {
     if (op->kind == MR_GRAPH_OP_CALL) {
       if (mr_module_get_function(ex->lib, node->func_name, 1, &op->func) != 0) return -1;
       if (!op->func)
-        return mr_graph_fail("node %u ('%s'): function '%s' is not in the module or its "
+        return MR_GRAPH_FAIL("node %u ('%s'): function '%s' is not in the module or its "
                              "imports", (unsigned)nid, node->name, node->func_name);
     }
   }
@@ -193,11 +195,11 @@ int mr_graph_executor_new_in(mr_graph_t* g, TVMFFIObject* owner, const char* jso
                              TVMFFIObject** out_module) {
   mr_graph_executor_t* ex = NULL;
   if (!lib || mr_object_type_index(lib) != kTVMFFIModule)
-    mr_error_setf(kMrErrorType, "graph executor: the kernel library is not a Module");
+    MR_RAISE(kMrErrorType, "graph executor: the kernel library is not a Module");
   else if (num_devices < 1 || num_devices > MR_MAX_GRAPH_DEVICES)
-    mr_value_error("graph executor: %d devices (1 to %d)", num_devices, MR_MAX_GRAPH_DEVICES);
+    MR_VALUE_ERROR("graph executor: %d devices (1 to %d)", num_devices, MR_MAX_GRAPH_DEVICES);
   else if (!(ex = (mr_graph_executor_t*)calloc(1, sizeof(*ex))))
-    mr_error_oom("a graph executor");
+    MR_OOM("a graph executor");
   if (!ex) {
     if (!owner) mr_graph_free(g);
     return -1;
@@ -216,7 +218,7 @@ int mr_graph_executor_new_in(mr_graph_t* g, TVMFFIObject* owner, const char* jso
   ex->arena = (unsigned char*)arena;
   ex->arena_size = arena_bytes;
   if (!ex->json) {
-    mr_error_oom("a graph executor");
+    MR_OOM("a graph executor");
     goto fail;
   }
   if (alloc_arrays(ex) != 0 || alloc_storage(ex, linked) != 0 || bind_ops(ex) != 0 ||
@@ -233,7 +235,7 @@ fail:
 mr_graph_executor_t* mr_graph_executor_of(TVMFFIObject* module) {
   mr_module_obj_t* m = mr_module_cast(module);
   if (!m || m->get_function != executor_get_function) {
-    mr_error_setf(kMrErrorType, "not a GraphExecutor module");
+    MR_RAISE(kMrErrorType, "not a GraphExecutor module");
     return NULL;
   }
   return (mr_graph_executor_t*)m->self;
@@ -244,15 +246,21 @@ const mr_graph_t* mr_graph_executor_graph(const mr_graph_executor_t* ex) { retur
 /* ---- inputs and outputs ---- */
 int mr_graph_check_value(const char* func, const char* what, const DLTensor* want,
                          const DLTensor* got) {
-  char a[256], b[256];
   int32_t d;
   int same = got->ndim == want->ndim && got->dtype.code == want->dtype.code &&
              got->dtype.bits == want->dtype.bits && got->dtype.lanes == want->dtype.lanes;
   for (d = 0; same && d < got->ndim; ++d) same = got->shape[d] == want->shape[d];
   if (same) return 0;
-  mr_graph_describe(want->shape, want->ndim, want->dtype, a, sizeof(a));
-  mr_graph_describe(got->shape, got->ndim, got->dtype, b, sizeof(b));
-  return mr_graph_fail("%s: %s expects %s, got %s", func, what, a, b);
+#ifdef MR_CONFIG_SMALL
+  return MR_GRAPH_FAIL("%s %s", func, what);
+#else
+  {
+    char a[256], b[256];
+    mr_graph_describe(want->shape, want->ndim, want->dtype, a, sizeof(a));
+    mr_graph_describe(got->shape, got->ndim, got->dtype, b, sizeof(b));
+    return MR_GRAPH_FAIL("%s: %s expects %s, got %s", func, what, a, b);
+  }
+#endif
 }
 
 /* Points entry eid (and every op argument that is that entry) at `data`, held
@@ -275,9 +283,10 @@ int mr_graph_executor_set_arg(mr_graph_executor_t* ex, uint32_t arg, const DLTen
                               int is_param) {
   uint32_t eid = mr_graph_arg_entry(ex->g, arg);
   char what[MR_MAX_NAME + 16];
-  snprintf(what, sizeof(what), "input '%s'", ex->g->nodes[ex->g->args[arg]].name);
   if (mr_graph_executor_check_settable(ex, "set_input", arg) != 0 ||
-      mr_graph_check_value("set_input", what, &ex->entries[eid], value) != 0)
+      mr_graph_check_value("set_input",
+                           MR_MESSAGE_TEXT(what, "input '%s'", ex->g->nodes[ex->g->args[arg]].name),
+                           &ex->entries[eid], value) != 0)
     return -1;
   mr_graph_set_entry_data(ex, eid, slot_data(ex, eid), NULL);
   if (mr_tensor_copy(value, &ex->entries[eid], NULL) != 0) return -1;
@@ -288,7 +297,7 @@ int mr_graph_executor_set_arg(mr_graph_executor_t* ex, uint32_t arg, const DLTen
 int mr_graph_executor_check_settable(const mr_graph_executor_t* ex, const char* func,
                                      uint32_t arg) {
   if (!(ex->arg_flags[arg] & MR_GRAPH_ARG_LINKED)) return 0;
-  return mr_graph_fail("%s: parameter '%s' is linked into the kernel library as constant data "
+  return MR_GRAPH_FAIL("%s: parameter '%s' is linked into the kernel library as constant data "
                        "(read in place) and cannot be set; build the model with link-params "
                        "off to change its weights", func, ex->g->nodes[ex->g->args[arg]].name);
 }
@@ -305,11 +314,11 @@ int mr_graph_executor_zero_copy(mr_graph_executor_t* ex, const char* func, uint3
   const DLTensor* e = &ex->entries[eid];
   char* data = (char*)t->data + t->byte_offset;
   if (mr_graph_check_value(func, what, e, t) != 0) return -1;
-  if (!mr_tensor_is_compact(t)) return mr_graph_fail("%s: %s must be compact", func, what);
+  if (!mr_tensor_is_compact(t)) return MR_GRAPH_FAIL("%s: %s must be compact", func, what);
   if (((uintptr_t)data) % MR_DATA_ALIGNMENT)
-    return mr_graph_fail("%s: %s must be %d-byte aligned", func, what, MR_DATA_ALIGNMENT);
+    return MR_GRAPH_FAIL("%s: %s must be %d-byte aligned", func, what, MR_DATA_ALIGNMENT);
   if (t->device.device_type != e->device.device_type || t->device.device_id != e->device.device_id)
-    return mr_graph_fail("%s: %s must be on device (%d, %d), not (%d, %d)", func, what,
+    return MR_GRAPH_FAIL("%s: %s must be on device (%d, %d), not (%d, %d)", func, what,
                          (int)e->device.device_type, (int)e->device.device_id,
                          (int)t->device.device_type, (int)t->device.device_id);
   mr_graph_set_entry_data(ex, eid, data, value->type_index == kTVMFFITensor ? value->v_obj : NULL);
@@ -335,7 +344,6 @@ void mr_graph_no_release(void* owner) { (void)owner; }
 /* ---- running ---- */
 int mr_graph_run_op(mr_graph_executor_t* ex, const mr_graph_op_t* op) {
   TVMFFIAny result;
-  const mr_graph_node_t* node = &ex->g->nodes[op->nid];
   int status = 0;
   if (op->kind == MR_GRAPH_OP_NOP) return 0;
   if (op->kind == MR_GRAPH_OP_COPY) {
@@ -346,21 +354,24 @@ int mr_graph_run_op(mr_graph_executor_t* ex, const mr_graph_op_t* op) {
     status = mr_function_call(op->func, ex->op_any + op->first, (int32_t)op->n, &result);
     if (status == 0) mr_any_clear(&result);
   }
+#ifndef MR_CONFIG_SMALL /* the small build keeps the kernel's error as it is */
   if (status != 0) {
+    const mr_graph_node_t* node = &ex->g->nodes[op->nid];
     char buf[MR_MAX_ERROR_MESSAGE], kind[MR_MAX_ERROR_KIND];
     snprintf(kind, sizeof(kind), "%s", mr_last_error_kind());
     snprintf(buf, sizeof(buf), "node %u ('%s', function '%s'): %s", (unsigned)op->nid,
              node->name, node->func_name, mr_last_error());
     return mr_error_set(kind, buf);
   }
-  return 0;
+#endif
+  return status;
 }
 
 int mr_graph_executor_check_inputs(const mr_graph_executor_t* ex, const char* func) {
   uint32_t i;
   for (i = 0; i < ex->g->num_args; ++i)
     if (!(ex->arg_flags[i] & MR_GRAPH_ARG_SET))
-      return mr_graph_fail("%s: input '%s' was never set (set_input, load_params or "
+      return MR_GRAPH_FAIL("%s: input '%s' was never set (set_input, load_params or "
                            "share_params)", func, ex->g->nodes[ex->g->args[i]].name);
   return 0;
 }

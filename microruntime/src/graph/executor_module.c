@@ -11,6 +11,8 @@
 
 #include "executor.h"
 
+#define MR_ERROR_FILE kMrFileGraphExecutorModule
+
 
 void mr_graph_set_int(TVMFFIAny* out, int64_t v) {
   out->type_index = kTVMFFIInt;
@@ -27,7 +29,7 @@ static int input_key(mr_graph_executor_t* ex, const char* func, const TVMFFIAny*
   uint32_t j;
   if (i < n && a[i].type_index == kTVMFFIInt) {
     if (a[i].v_int64 < 0 || a[i].v_int64 >= (int64_t)g->num_args)
-      return mr_graph_fail("%s: input index %lld is out of range (%u inputs)", func,
+      return MR_GRAPH_FAIL("%s: input index %lld is out of range (%u inputs)", func,
                            (long long)a[i].v_int64, (unsigned)g->num_args);
     *out = (uint32_t)a[i].v_int64;
     return 0;
@@ -41,7 +43,7 @@ static int input_key(mr_graph_executor_t* ex, const char* func, const TVMFFIAny*
   for (j = 0; j < g->num_args && len + 8 < sizeof(known); ++j)
     len += (size_t)snprintf(known + len, sizeof(known) - len, "%s'%s'", j ? ", " : "",
                             g->nodes[g->args[j]].name);
-  return mr_graph_fail("%s: the graph has no input named '%s' (inputs: %s)", func, name, known);
+  return MR_GRAPH_FAIL("%s: the graph has no input named '%s' (inputs: %s)", func, name, known);
 }
 
 static int output_key(mr_graph_executor_t* ex, const char* func, const TVMFFIAny* a, int32_t n,
@@ -49,7 +51,7 @@ static int output_key(mr_graph_executor_t* ex, const char* func, const TVMFFIAny
   int64_t i;
   if (mr_graph_arg_int(func, a, n, 0, &i) != 0) return -1;
   if (i < 0 || i >= (int64_t)ex->g->num_heads)
-    return mr_graph_fail("%s: output index %lld is out of range (%u outputs)", func,
+    return MR_GRAPH_FAIL("%s: output index %lld is out of range (%u outputs)", func,
                          (long long)i, (unsigned)ex->g->num_heads);
   *out = ex->g->heads[i];
   return 0;
@@ -153,7 +155,7 @@ int mr_graph_read_params(const char* func, const TVMFFIAny* a, int32_t n, int i,
   size_t size;
   if (i >= n || mr_any_get_str(&a[i], &data, &size) != 0)
     return mr_graph_bad_arg(func, i, "the bytes of a params file", i < n ? &a[i] : NULL);
-  if (mr_params_load(data, size, names, tensors) != 0) return mr_graph_refail(func);
+  if (mr_params_load(data, size, names, tensors) != 0) return MR_GRAPH_REFAIL(func);
   return 0;
 }
 
@@ -218,7 +220,7 @@ int mr_graph_executor_function(void* self, const char* name, TVMFFIObject** out)
   *out = NULL;
   if (!m) m = find_method(mr_atomic_load_int(&mr_graph_extra_methods), name);
   if (!m) return 0;
-  if (!(b = (bound_t*)malloc(sizeof(*b)))) return mr_error_oom("a function");
+  if (!(b = (bound_t*)malloc(sizeof(*b)))) return MR_OOM("a function");
   b->module = ex->module;
   b->fn = m->fn;
   mr_object_retain(ex->module);

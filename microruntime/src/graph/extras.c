@@ -13,6 +13,8 @@
 
 #include "executor.h"
 
+#define MR_ERROR_FILE kMrFileGraphExtras
+
 /* ---- executor operations ---- */
 /* Shares `from`'s entry (data and owner) as this executor's input `arg`. */
 int mr_graph_executor_share(mr_graph_executor_t* ex, uint32_t arg, mr_graph_executor_t* from,
@@ -23,7 +25,7 @@ int mr_graph_executor_share(mr_graph_executor_t* ex, uint32_t arg, mr_graph_exec
   char what[MR_MAX_NAME + 16];
   snprintf(what, sizeof(what), "parameter '%s'", ex->g->nodes[ex->g->args[arg]].name);
   if (!(from->arg_flags[from_arg] & MR_GRAPH_ARG_SET))
-    return mr_graph_fail("share_params: %s is not set in the executor shared from", what);
+    return MR_GRAPH_FAIL("share_params: %s is not set in the executor shared from", what);
   if ((ex->arg_flags[arg] & MR_GRAPH_ARG_LINKED) && ex->entries[eid].data == from->entries[feid].data)
     return 0; /* the same linked param */
   if (mr_graph_executor_check_settable(ex, "share_params", arg) != 0) return -1;
@@ -66,7 +68,7 @@ int mr_graph_executor_time_nodes(mr_graph_executor_t* ex, int number, int repeat
 static int array_of(TVMFFIObject** objs, uint32_t n, TVMFFIObject** out) {
   TVMFFIAny* items = (TVMFFIAny*)calloc(n + 1, sizeof(TVMFFIAny));
   uint32_t i;
-  int status = items ? 0 : mr_error_oom("an array");
+  int status = items ? 0 : MR_OOM("an array");
   for (i = 0; items && i < n; ++i) mr_any_set_object(&items[i], objs[i]);
   if (status == 0) status = mr_array_create(items, (int64_t)n, out);
   for (i = 0; i < n; ++i) mr_object_release(objs[i]);
@@ -83,7 +85,7 @@ static int m_get_input_info(mr_graph_executor_t* ex, const TVMFFIAny* a, int32_t
   char dtype[48];
   int status = 0;
   (void)a, (void)n;
-  if (!objs) return mr_error_oom("input info");
+  if (!objs) return MR_OOM("input info");
   for (i = 0; i < na; ++i) {
     const DLTensor* e = &ex->entries[mr_graph_arg_entry(g, i)];
     const char* name = g->nodes[g->args[i]].name;
@@ -128,7 +130,7 @@ static int m_share_params(mr_graph_executor_t* ex, const TVMFFIAny* a, int32_t n
     const char* name = mr_bytes_view(((TVMFFIAny*)ns->data)[i].v_obj)->data;
     if ((arg = mr_graph_find_arg(ex->g, name)) < 0) continue;
     if ((from_arg = mr_graph_find_arg(from->g, name)) < 0)
-      status = mr_graph_fail("share_params: the executor shared from has no input '%s'", name);
+      status = MR_GRAPH_FAIL("share_params: the executor shared from has no input '%s'", name);
     else
       status = mr_graph_executor_share(ex, (uint32_t)arg, from, (uint32_t)from_arg);
   }
@@ -147,10 +149,10 @@ static int node_key(mr_graph_executor_t* ex, const char* func, const TVMFFIAny* 
   } else {
     if (mr_graph_arg_str(func, a, n, 0, name) != 0) return -1;
     if ((nid = mr_graph_find_node(ex->g, name)) < 0)
-      return mr_graph_fail("%s: the graph has no node named '%s'", func, name);
+      return MR_GRAPH_FAIL("%s: the graph has no node named '%s'", func, name);
   }
   if (nid < 0 || nid >= (int64_t)ex->g->num_nodes)
-    return mr_graph_fail("%s: node %lld is out of range (%u nodes)", func, (long long)nid,
+    return MR_GRAPH_FAIL("%s: node %lld is out of range (%u nodes)", func, (long long)nid,
                          (unsigned)ex->g->num_nodes);
   *out = (uint32_t)nid;
   return 0;
@@ -164,7 +166,7 @@ static int m_get_node_output(mr_graph_executor_t* ex, const TVMFFIAny* a, int32_
       mr_graph_arg_int("get_node_output", a, n, 1, &idx) != 0)
     return -1;
   if (idx < 0 || idx >= (int64_t)ex->g->nodes[nid].num_outputs)
-    return mr_graph_fail("get_node_output: node %u has %u outputs, not %lld", (unsigned)nid,
+    return MR_GRAPH_FAIL("get_node_output: node %u has %u outputs, not %lld", (unsigned)nid,
                          (unsigned)ex->g->nodes[nid].num_outputs, (long long)idx + 1);
   return mr_graph_give_entry(ex, ex->g->row_ptr[nid] + (uint32_t)idx, a, 0, 0, out);
 }
@@ -189,9 +191,9 @@ static int m_run_individual(mr_graph_executor_t* ex, const TVMFFIAny* a, int32_t
       (n > 1 && mr_graph_arg_int("run_individual", a, n, 1, &repeat) != 0))
     return -1;
   if (number < 1 || repeat < 1 || number > 1000000 || repeat > 1000000)
-    return mr_value_error("run_individual: number and repeat must be in [1, 1000000]");
+    return MR_VALUE_ERROR("run_individual: number and repeat must be in [1, 1000000]");
   secs = (double*)calloc(ex->g->num_nodes, sizeof(double));
-  if (!secs) return mr_error_oom("node timings");
+  if (!secs) return MR_OOM("node timings");
   status = mr_graph_executor_time_nodes(ex, (int)number, (int)repeat, secs);
   if (status == 0)
     status = mr_bytes_create((const char*)secs, ex->g->num_nodes * sizeof(double), &bytes);
@@ -251,12 +253,12 @@ static int g_factory_create(void* self, const TVMFFIAny* a, int32_t n, TVMFFIAny
   int status = 0;
   (void)self;
   if (n < 3 || (n - 3) % 2 || mr_any_get_str(&a[0], &json, &size) != 0)
-    return mr_error_setf(kMrErrorType, "%s(graph_json, libmod, module_name, name0, arr0, ...) "
+    return MR_RAISE(kMrErrorType, "%s(graph_json, libmod, module_name, name0, arr0, ...) "
                          "takes a string, a Module, a name and name/tensor pairs", k_func);
   if (a[1].type_index != kTVMFFIModule) return mr_graph_bad_arg(k_func, 1, "a Module", &a[1]);
   if (mr_graph_arg_str(k_func, a, n, 2, name) != 0) return -1;
   if (!(items = (TVMFFIAny*)calloc(2 * (size_t)count + 1, sizeof(TVMFFIAny))))
-    return mr_error_oom("params");
+    return MR_OOM("params");
   for (i = 0; i < count && status == 0; ++i) {
     items[i] = a[3 + 2 * i];
     items[count + i] = a[4 + 2 * i];
@@ -298,7 +300,7 @@ int mr_graph_executor_register(void) {
 /* ---- the C API: an executor from graph JSON (as tvm.graph_executor.create) ---- */
 int mr_graph_executor_from_json(const char* graph_json, TVMFFIObject* lib, DLDevice dev,
                                 TVMFFIObject** out_executor) {
-  if (!graph_json) return mr_value_error("graph JSON is NULL");
+  if (!graph_json) return MR_VALUE_ERROR("graph JSON is NULL");
   if (mr_graph_executor_register() != 0) return -1;
   return mr_graph_executor_new(graph_json, strlen(graph_json), lib, &dev, 1, out_executor);
 }

@@ -15,6 +15,8 @@
 #include "../params_format.h"
 #include "executor.h"
 
+#define MR_ERROR_FILE kMrFileGraphFactory
+
 typedef mr_graph_factory_t factory_t;
 
 static void factory_free(void* self) {
@@ -40,7 +42,7 @@ static int factory_get_function(void* self, const char* name, TVMFFIObject** out
 static factory_t* factory_of(TVMFFIObject* module) {
   mr_module_obj_t* m = mr_module_cast(module);
   if (!m || m->get_function != factory_get_function) {
-    mr_error_setf(kMrErrorType, "not a GraphExecutorFactory module");
+    MR_RAISE(kMrErrorType, "not a GraphExecutorFactory module");
     return NULL;
   }
   return (factory_t*)m->self;
@@ -63,14 +65,14 @@ static int check_params(const factory_t* f) {
     DLTensor want;
     char what[MR_MAX_NAME + 16];
     if ((arg = mr_graph_find_arg(g, name)) < 0)
-      return mr_graph_fail("GraphExecutorFactory: parameter '%s' is not an input of the graph",
+      return MR_GRAPH_FAIL("GraphExecutorFactory: parameter '%s' is not an input of the graph",
                            name);
     memset(&want, 0, sizeof(want));
     want.ndim = g->entries[mr_graph_arg_entry(g, (uint32_t)arg)].ndim;
     want.dtype = g->entries[mr_graph_arg_entry(g, (uint32_t)arg)].dtype;
     want.shape = g->shapes + g->entries[mr_graph_arg_entry(g, (uint32_t)arg)].shape_at;
-    snprintf(what, sizeof(what), "parameter '%s'", name);
-    if (mr_graph_check_value("GraphExecutorFactory", what, &want, item_tensor(f->tensors, i)))
+    if (mr_graph_check_value("GraphExecutorFactory", MR_MESSAGE_TEXT(what, "parameter '%s'", name),
+                             &want, item_tensor(f->tensors, i)))
       return -1;
   }
   return 0;
@@ -81,7 +83,7 @@ int mr_graph_factory_new(const char* json, size_t json_size, const char* module_
                          size_t manifest_size, TVMFFIObject* text_owner,
                          TVMFFIObject** out_module) {
   factory_t* f = (factory_t*)calloc(1, sizeof(factory_t));
-  if (!f) return mr_error_oom("a GraphExecutorFactory");
+  if (!f) return MR_OOM("a GraphExecutorFactory");
   f->text_owner = text_owner;
   mr_object_retain(text_owner);
   f->json = text_owner ? json : mr_strndup(json, json_size);
@@ -94,12 +96,12 @@ int mr_graph_factory_new(const char* json, size_t json_size, const char* module_
   mr_object_retain(names);
   mr_object_retain(tensors);
   if (!f->json || !f->module_name || (manifest && !f->manifest)) {
-    mr_error_oom("a GraphExecutorFactory");
+    MR_OOM("a GraphExecutorFactory");
     goto fail;
   }
   if (mr_graph_parse(json, json_size, &f->graph) != 0 || check_params(f) != 0) goto fail;
   if (!(f->linked_args = (uint8_t*)calloc(f->graph->num_args + 1, 1))) {
-    mr_error_oom("a GraphExecutorFactory");
+    MR_OOM("a GraphExecutorFactory");
     goto fail;
   }
   if ((manifest &&
@@ -121,9 +123,9 @@ static int read_name(mr_reader_t* r, const char* field, size_t max, char** out) 
   uint64_t len;
   if (mr_read_bytes(r, field, &s, &len) != 0) return -1;
   if (len >= max || memchr(s, 0, (size_t)len))
-    return mr_reader_bad(r, field, len, "is too long or holds a NUL");
+    return MR_READER_BAD(r, field, len, "is too long or holds a NUL");
   *out = mr_strndup(s, (size_t)len);
-  return *out ? 0 : mr_error_oom(field);
+  return *out ? 0 : MR_OOM(field);
 }
 
 int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_module) {
@@ -139,12 +141,12 @@ int mr_graph_factory_load(const char* data, size_t size, TVMFFIObject** out_modu
   params_at = r.pos;
   if (mr_read_le(&r, 8, "param count", &count) != 0) goto done;
   if (count > MR_MAX_PARAMS || count > (r.size - r.pos) / 16) {
-    mr_reader_bad(&r, "param count", count, "exceeds the data");
+    MR_READER_BAD(&r, "param count", count, "exceeds the data");
     goto done;
   }
   if (mr_read_le(&r, 8, "name count", &count2) != 0) goto done;
   if (count2 != count) {
-    mr_reader_bad(&r, "name count", count2, "differs from the param count");
+    MR_READER_BAD(&r, "name count", count2, "differs from the param count");
     goto done;
   }
   if (mr_params_read_lists(&r, count, "param name", NULL, &names, &tensors) != 0) goto done;
@@ -174,14 +176,14 @@ int mr_graph_factory_check(TVMFFIObject* factory) {
   if (mr_atomic_load_int(&f->checked)) return 0;
   g = f->graph;
   if (mr_module_num_imports(factory) < 1)
-    return mr_graph_fail("GraphExecutorFactory: no kernel library is imported");
+    return MR_GRAPH_FAIL("GraphExecutorFactory: no kernel library is imported");
   for (nid = 0; nid < g->num_nodes; ++nid) {
     const char* fn = g->nodes[nid].func_name;
     TVMFFIObject* func = NULL;
     if (g->nodes[nid].kind != MR_GRAPH_OP_CALL) continue;
     if (mr_module_get_function(mr_module_import_at(factory, 0), fn, 1, &func) != 0) return -1;
     if (!func)
-      return mr_graph_fail("GraphExecutorFactory: node %u ('%s') calls '%s', which the kernel "
+      return MR_GRAPH_FAIL("GraphExecutorFactory: node %u ('%s') calls '%s', which the kernel "
                            "library does not define", (unsigned)nid, g->nodes[nid].name, fn);
     mr_object_release(func);
   }

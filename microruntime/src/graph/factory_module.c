@@ -7,6 +7,8 @@
 
 #include "executor.h"
 
+#define MR_ERROR_FILE kMrFileGraphFactoryModule
+
 enum { F_CREATE, F_JSON, F_PARAMS, F_MANIFEST };
 
 typedef struct {
@@ -63,7 +65,7 @@ int mr_graph_factory_function(void* self, const char* name, TVMFFIObject** out) 
    * too (a file's manifest is read from the factory's payload alone); the other functions
    * first check that every kernel resolves. */
   if (which != F_MANIFEST && mr_graph_factory_check(f->module) != 0) return -1;
-  if (!(bound = (bound_t*)malloc(sizeof(*bound)))) return mr_error_oom("a function");
+  if (!(bound = (bound_t*)malloc(sizeof(*bound)))) return MR_OOM("a function");
   bound->module = f->module;
   bound->which = which;
   mr_object_retain(f->module);

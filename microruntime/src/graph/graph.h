@@ -10,11 +10,22 @@
 /* Mistakes in a graph, its inputs or its manifest are errors of kind
  * "GraphExecutorError" (a RuntimeError in Python, as TVM's TVMError). */
 #define MR_GRAPH_ERROR "GraphExecutorError"
+/* MR_GRAPH_FAIL(fmt, ...): raises a GraphExecutorError (an error site, see MR_RAISE). */
+#ifdef MR_CONFIG_SMALL
+#define MR_GRAPH_FAIL(...) \
+  (MR_MESSAGE_UNUSED(__VA_ARGS__), mr_error_code_named(MR_GRAPH_ERROR, MR_ERROR_CODE))
+#define MR_GRAPH_REFAIL(context) ((void)sizeof(context), mr_graph_refail())
+/* Re-records the last error as a GraphExecutorError with its code. */
+int mr_graph_refail(void);
+#else
+#define MR_GRAPH_FAIL(...) mr_graph_fail(__VA_ARGS__)
+#define MR_GRAPH_REFAIL(context) mr_graph_refail(context)
 int mr_graph_fail(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
 /* The same with the message "<context>: <formatted>" (context NULL: none). */
 int mr_graph_vfail(const char* context, const char* fmt, va_list ap);
 /* Re-records the last error as a GraphExecutorError, its message prefixed by `context`. */
 int mr_graph_refail(const char* context);
+#endif
 
 /* ---- graph.c: the graph, validated ---- */
 /* What a node does: an input ("null" node), a kernel call, or the built-in __nop / __copy. */
@@ -61,9 +72,11 @@ int64_t mr_graph_find_node(const mr_graph_t* g, const char* name);
 static inline uint32_t mr_graph_arg_entry(const mr_graph_t* g, uint32_t arg) {
   return g->row_ptr[g->args[arg]];
 }
-/* "[1, 4] float32" into buf. */
+#ifndef MR_CONFIG_SMALL
+/* "[1, 4] float32" into buf (for messages: not in the small build). */
 void mr_graph_describe(const int64_t* shape, int32_t ndim, DLDataType dtype, char* buf,
                        size_t cap);
+#endif
 
 /* ---- executor.c: the executor state and its operations ---- */
 typedef struct mr_graph_executor mr_graph_executor_t;

@@ -5,14 +5,22 @@
 
 #include "json.h"
 
+#define MR_ERROR_FILE kMrFileGraphJson
+
 typedef struct {
   const mr_json_t* doc;
   size_t pos;
 } parser_t;
 
+/* ValueError "<what>: <problem> at offset <pos>". */
+#ifdef MR_CONFIG_SMALL
+#define FAIL(p, problem) ((void)sizeof(p), MR_VALUE_ERROR("%s", problem))
+#else
+#define FAIL(p, problem) fail((p), (problem))
 static int fail(parser_t* p, const char* problem) {
   return mr_value_error("%s: %s at offset %zu", p->doc->what, problem, p->pos);
 }
+#endif
 
 static int is_ws(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -48,7 +56,7 @@ static int parse_string(parser_t* p) {
   ++p->pos; /* the opening quote */
   while (p->pos < n && t[p->pos] != '"') {
     unsigned char c = (unsigned char)t[p->pos];
-    if (c < 0x20) return fail(p, "control character in a string");
+    if (c < 0x20) return FAIL(p, "control character in a string");
     if (c != '\\') {
       ++p->pos;
       continue;
@@ -56,20 +64,20 @@ static int parse_string(parser_t* p) {
     if (p->pos + 1 >= n) break;
     c = (unsigned char)t[p->pos + 1];
     if (c != 'u') {
-      if (!strchr("\"\\/bfnrt", c) || c == 0) return fail(p, "invalid escape in a string");
+      if (!strchr("\"\\/bfnrt", c) || c == 0) return FAIL(p, "invalid escape in a string");
       p->pos += 2;
       continue;
     }
-    if (p->pos + 6 > n || hex4(t + p->pos + 2, &u) != 0) return fail(p, "invalid \\u escape");
+    if (p->pos + 6 > n || hex4(t + p->pos + 2, &u) != 0) return FAIL(p, "invalid \\u escape");
     p->pos += 6;
-    if (u >= 0xDC00 && u <= 0xDFFF) return fail(p, "unpaired surrogate in a string");
+    if (u >= 0xDC00 && u <= 0xDFFF) return FAIL(p, "unpaired surrogate in a string");
     if (u >= 0xD800 && u <= 0xDBFF &&
         (p->pos + 6 > n || t[p->pos] != '\\' || t[p->pos + 1] != 'u' ||
          hex4(t + p->pos + 2, &lo) != 0 || lo < 0xDC00 || lo > 0xDFFF))
-      return fail(p, "unpaired surrogate in a string");
+      return FAIL(p, "unpaired surrogate in a string");
     if (u >= 0xD800 && u <= 0xDBFF) p->pos += 6;
   }
-  if (p->pos >= n) return fail(p, "unterminated string");
+  if (p->pos >= n) return FAIL(p, "unterminated string");
   ++p->pos;
   return 0;
 }
@@ -78,7 +86,7 @@ static int parse_string(parser_t* p) {
 static int digits(parser_t* p, int required) {
   size_t from = p->pos;
   while (is_digit(peek(p))) ++p->pos;
-  return required && p->pos == from ? fail(p, "invalid number") : 0;
+  return required && p->pos == from ? FAIL(p, "invalid number") : 0;
 }
 
 static int parse_number(parser_t* p) {
@@ -100,7 +108,7 @@ static int parse_number(parser_t* p) {
 static int parse_literal(parser_t* p, const char* word) {
   size_t len = strlen(word);
   if (p->doc->size - p->pos < len || memcmp(p->doc->text + p->pos, word, len) != 0)
-    return fail(p, "unexpected character");
+    return FAIL(p, "unexpected character");
   p->pos += len;
   return 0;
 }
@@ -110,7 +118,7 @@ static int parse_value(parser_t* p, int depth);
 /* An array or an object (members: a string key, ':', a value). */
 static int parse_container(parser_t* p, int depth, int object) {
   int close = object ? '}' : ']';
-  if (depth >= MR_MAX_JSON_DEPTH) return fail(p, "nesting too deep");
+  if (depth >= MR_MAX_JSON_DEPTH) return FAIL(p, "nesting too deep");
   p->pos = skip_ws(p->doc, p->pos + 1);
   if (peek(p) == close) {
     ++p->pos;
@@ -119,10 +127,10 @@ static int parse_container(parser_t* p, int depth, int object) {
   for (;;) {
     p->pos = skip_ws(p->doc, p->pos);
     if (object) {
-      if (peek(p) != '"') return fail(p, "expected a string key");
+      if (peek(p) != '"') return FAIL(p, "expected a string key");
       if (parse_string(p) != 0) return -1;
       p->pos = skip_ws(p->doc, p->pos);
-      if (peek(p) != ':') return fail(p, "expected ':'");
+      if (peek(p) != ':') return FAIL(p, "expected ':'");
       ++p->pos;
     }
     if (parse_value(p, depth + 1) != 0) return -1;
@@ -131,7 +139,7 @@ static int parse_container(parser_t* p, int depth, int object) {
       ++p->pos;
       return 0;
     }
-    if (peek(p) != ',') return fail(p, object ? "expected ',' or '}'" : "expected ',' or ']'");
+    if (peek(p) != ',') return FAIL(p, object ? "expected ',' or '}'" : "expected ',' or ']'");
     ++p->pos;
   }
 }
@@ -145,10 +153,10 @@ static int parse_value(parser_t* p, int depth) {
     case 't': return parse_literal(p, "true");
     case 'f': return parse_literal(p, "false");
     case 'n': return parse_literal(p, "null");
-    case -1: return fail(p, "unexpected end of text");
+    case -1: return FAIL(p, "unexpected end of text");
     default:
       if (peek(p) == '-' || is_digit(peek(p))) return parse_number(p);
-      return fail(p, "unexpected character");
+      return FAIL(p, "unexpected character");
   }
 }
 
@@ -160,13 +168,13 @@ int mr_json_parse(const char* text, size_t size, const char* what, mr_json_t* ou
   doc.what = what;
   p.doc = &doc;
   p.pos = 0;
-  if (!text && size) return mr_value_error("%s: text is NULL", what);
+  if (!text && size) return MR_VALUE_ERROR("%s: text is NULL", what);
   if (size > MR_MAX_GRAPH_JSON || size >= UINT32_MAX)
-    return mr_value_error("%s: %zu bytes is more than the limit of %zu", what, size,
+    return MR_VALUE_ERROR("%s: %zu bytes is more than the limit of %zu", what, size,
                           (size_t)MR_MAX_GRAPH_JSON);
   if (parse_value(&p, 0) != 0) return -1;
   p.pos = skip_ws(&doc, p.pos);
-  if (p.pos != size) return fail(&p, "trailing characters after the value");
+  if (p.pos != size) return FAIL(&p, "trailing characters after the value");
   doc.root = (uint32_t)skip_ws(&doc, 0) + 1;
   *out = doc;
   return 0;
@@ -276,9 +284,9 @@ static int decode(const mr_json_t* doc, uint32_t v, char* buf, size_t cap, size_
 int mr_json_str(const mr_json_t* doc, uint32_t v, char* buf, size_t cap, size_t* out_len) {
   size_t n;
   if (mr_json_type(doc, v) != MR_JSON_STRING)
-    return mr_value_error("%s: expected a string", doc->what);
+    return MR_VALUE_ERROR("%s: expected a string", doc->what);
   if (decode(doc, v, buf, cap, &n) != 0)
-    return mr_value_error("%s: string at offset %u is longer than %zu bytes or holds a NUL",
+    return MR_VALUE_ERROR("%s: string at offset %u is longer than %zu bytes or holds a NUL",
                           doc->what, (unsigned)v, cap ? cap - 1 : 0);
   if (out_len) *out_len = n;
   return 0;

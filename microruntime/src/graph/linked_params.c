@@ -10,6 +10,8 @@
 
 #include "executor.h"
 
+#define MR_ERROR_FILE kMrFileGraphLinkedParams
+
 /* The library's tensor for input `arg`, checked (see graph.h). */
 static int lookup_one(TVMFFIObject* fn, const mr_graph_t* g, uint32_t arg, const DLTensor** out) {
   uint32_t eid = mr_graph_arg_entry(g, arg), e;
@@ -22,10 +24,10 @@ static int lookup_one(TVMFFIObject* fn, const mr_graph_t* g, uint32_t arg, const
   memset(&result, 0, sizeof(result));
   sid.type_index = kTVMFFIInt;
   sid.v_int64 = (int64_t)en->storage_id;
-  if (mr_function_call(fn, &sid, 1, &result) != 0) return mr_graph_refail("kiln_linked_param");
+  if (mr_function_call(fn, &sid, 1, &result) != 0) return MR_GRAPH_REFAIL("kiln_linked_param");
   if (result.type_index != kTVMFFIDLTensorPtr || !result.v_ptr) {
     mr_any_clear(&result);
-    return mr_graph_fail("linked param '%s': the library holds no tensor for storage slot %u",
+    return MR_GRAPH_FAIL("linked param '%s': the library holds no tensor for storage slot %u",
                          name, (unsigned)en->storage_id);
   }
   t = (DLTensor*)result.v_ptr;
@@ -33,19 +35,20 @@ static int lookup_one(TVMFFIObject* fn, const mr_graph_t* g, uint32_t arg, const
   want.ndim = en->ndim;
   want.dtype = en->dtype;
   want.shape = g->shapes + en->shape_at;
-  snprintf(what, sizeof(what), "linked param '%s'", name);
-  if (mr_graph_check_value("GraphExecutorFactory", what, &want, t) != 0) return -1;
+  if (mr_graph_check_value("GraphExecutorFactory", MR_MESSAGE_TEXT(what, "linked param '%s'", name),
+                           &want, t) != 0)
+    return -1;
   if (t->device.device_type != kDLCPU || t->strides || t->byte_offset || !t->data ||
       ((uintptr_t)t->data) % MR_DATA_ALIGNMENT)
-    return mr_graph_fail("linked param '%s': the library's tensor is not compact CPU data at a "
+    return MR_GRAPH_FAIL("linked param '%s': the library's tensor is not compact CPU data at a "
                          "%d-byte boundary", name, MR_DATA_ALIGNMENT);
   if ((en->device_type && en->device_type != kDLCPU) ||
       g->storage_bytes[en->storage_id] != en->nbytes)
-    return mr_graph_fail("linked param '%s': its storage slot %u is not a CPU slot of its size",
+    return MR_GRAPH_FAIL("linked param '%s': its storage slot %u is not a CPU slot of its size",
                          name, (unsigned)en->storage_id);
   for (e = 0; e < g->num_entries; ++e)
     if (e != eid && g->entries[e].storage_id == en->storage_id)
-      return mr_graph_fail("linked param '%s': storage slot %u is shared with entry %u; a "
+      return MR_GRAPH_FAIL("linked param '%s': storage slot %u is shared with entry %u; a "
                            "linked param's slot holds it alone", name, (unsigned)en->storage_id,
                            (unsigned)e);
   *out = t;
@@ -68,10 +71,10 @@ int mr_graph_linked_resolve(TVMFFIObject* lib, const mr_graph_t* g, const uint8_
   if (!any_marked(linked_args, g->num_args)) return 0;
   if (mr_module_get_function(lib, "kiln_linked_param", 1, &fn) != 0) return -1;
   if (!fn)
-    return mr_graph_fail("GraphExecutorFactory: the manifest lists linked params, but the "
+    return MR_GRAPH_FAIL("GraphExecutorFactory: the manifest lists linked params, but the "
                          "kernel library has no kiln_linked_param function");
   linked = (const DLTensor**)calloc(g->num_storage + 1, sizeof(DLTensor*));
-  if (!linked) status = mr_error_oom("linked params");
+  if (!linked) status = MR_OOM("linked params");
   for (i = 0; status == 0 && i < g->num_args; ++i)
     if (linked_args[i])
       status = lookup_one(fn, g, i, &linked[g->entries[mr_graph_arg_entry(g, i)].storage_id]);

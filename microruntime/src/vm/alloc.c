@@ -9,6 +9,8 @@
 
 #include "vm.h"
 
+#define MR_ERROR_FILE kMrFileVmAlloc
+
 typedef struct {
   void* data;
   size_t nbytes;
@@ -33,7 +35,7 @@ int mr_vm_pool_create(DLDevice dev, int pooled, mr_vm_pool_t** out) {
   mr_vm_pool_t* p;
   if (!mr_device_api_get(dev.device_type)) return -1;
   p = (mr_vm_pool_t*)calloc(1, sizeof(*p));
-  if (!p) return mr_error_oom("an allocator");
+  if (!p) return MR_OOM("an allocator");
   p->refs = 1;
   mr_mutex_init_recursive(&p->mutex);
   p->dev = dev;
@@ -96,10 +98,10 @@ int mr_vm_pool_alloc(mr_vm_pool_t* p, uint64_t nbytes, DLDataType hint,
   int found = 0;
   if (!api) return -1;
   if (nbytes > ((uint64_t)1 << 48))
-    return mr_error_setf(kMrErrorMemory, "cannot allocate a storage of %llu bytes (more than "
+    return MR_RAISE(kMrErrorMemory, "cannot allocate a storage of %llu bytes (more than "
                          "2^48)", (unsigned long long)nbytes);
   if (p->pooled) nbytes = (nbytes + MR_VM_POOL_PAGE - 1) / MR_VM_POOL_PAGE * MR_VM_POOL_PAGE;
-  if (!(s = (storage_t*)calloc(1, sizeof(*s)))) return mr_error_oom("a storage");
+  if (!(s = (storage_t*)calloc(1, sizeof(*s)))) return MR_OOM("a storage");
   if (p->pooled) {
     mr_mutex_lock(&p->mutex);
     for (i = p->num_free; i-- > 0;)

@@ -9,14 +9,16 @@
 
 #include "vm.h"
 
+#define MR_ERROR_FILE kMrFileVmBuiltins
+
 typedef int (*builtin_fn)(const TVMFFIAny* a, int32_t n, TVMFFIAny* out);
 
 static int argc_error(const char* f, int32_t n, const char* want) {
-  return mr_error_setf(kMrErrorType, "vm.builtin.%s takes %s arguments, got %d", f, want, (int)n);
+  return MR_RAISE(kMrErrorType, "vm.builtin.%s takes %s arguments, got %d", f, want, (int)n);
 }
 
 static int type_error(const char* f, int i, const char* want, const TVMFFIAny* v) {
-  return mr_error_setf(kMrErrorType, "vm.builtin.%s: argument %d must be %s, got a %s", f, i, want,
+  return MR_RAISE(kMrErrorType, "vm.builtin.%s: argument %d must be %s, got a %s", f, i, want,
                        mr_type_index_name(v->type_index));
 }
 
@@ -76,7 +78,7 @@ static void set_obj(TVMFFIAny* out, TVMFFIObject* o) { mr_any_set_object(out, o)
 /* Fails unless a Shape has at most MR_MAX_NDIM dimensions (so that it fits in an int32 ndim). */
 static int shape_ndim(const char* f, const TVMFFIShapeCell* s) {
   if (s->size > MR_MAX_NDIM)
-    return mr_value_error("vm.builtin.%s: a shape of %llu dimensions (at most %d)", f,
+    return MR_VALUE_ERROR("vm.builtin.%s: a shape of %llu dimensions (at most %d)", f,
                           (unsigned long long)s->size, MR_MAX_NDIM);
   return 0;
 }
@@ -102,7 +104,7 @@ static int b_alloc_storage(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
     return -1;
   if (dev_index == -1) dev_index = vm->num_devices - 1;
   if (dev_index < 0 || dev_index >= vm->num_devices)
-    return mr_value_error("vm.builtin.alloc_storage: device index %lld of %d devices",
+    return MR_VALUE_ERROR("vm.builtin.alloc_storage: device index %lld of %d devices",
                           (long long)dev_index, vm->num_devices);
   if (shape_ndim(f, s) != 0 ||
       mr_tensor_nbytes_checked((int32_t)s->size, s->data, hint, "vm.builtin.alloc_storage",
@@ -128,7 +130,7 @@ static int b_alloc_tensor(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
       mr_tensor_nbytes_checked((int32_t)s->size, s->data, dt, "vm.builtin.alloc_tensor",
                                &bytes) != 0)
     return -1;
-  if (offset < 0) return mr_value_error("vm.builtin.alloc_tensor: negative offset");
+  if (offset < 0) return MR_VALUE_ERROR("vm.builtin.alloc_tensor: negative offset");
   if (mr_tensor_view(a[0].v_obj, (int32_t)s->size, s->data, dt, (uint64_t)offset, &t) != 0)
     return -1;
   set_obj(out, t);
@@ -144,7 +146,7 @@ static int b_alloc_shape_heap(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   TVMFFIObject* t;
   if (n != 2) return argc_error(f, n, "2");
   if (!mr_vm_from_arg(&a[0], f) || get_int(f, a, 1, &size) != 0) return -1;
-  if (size < 0 || size > (1 << 24)) return mr_value_error("vm.builtin.alloc_shape_heap: size %lld",
+  if (size < 0 || size > (1 << 24)) return MR_VALUE_ERROR("vm.builtin.alloc_shape_heap: size %lld",
                                                          (long long)size);
   if (mr_tensor_create(1, &size, i64, cpu, &t) != 0) return -1;
   memset(mr_tensor_dl(t)->data, 0, (size_t)size * 8);
@@ -164,17 +166,17 @@ static int b_check_tensor_info(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   if (n < 3 || n > 4) return argc_error(f, n, "3 or 4");
   err_ctx(a, n, n - 1, ctx, sizeof(ctx));
   if (!(t = as_tensor(&a[0])))
-    return mr_error_setf(kMrErrorType, "%sexpected a Tensor, got a %s", ctx,
+    return MR_RAISE(kMrErrorType, "%sexpected a Tensor, got a %s", ctx,
                          mr_type_index_name(a[0].type_index));
   if (get_int(f, a, 1, &ndim) != 0) return -1;
   if (ndim != -1 && t->ndim != ndim)
-    return mr_value_error("%sexpected a Tensor of ndim %lld, got ndim %d", ctx, (long long)ndim,
+    return MR_VALUE_ERROR("%sexpected a Tensor of ndim %lld, got ndim %d", ctx, (long long)ndim,
                           (int)t->ndim);
   if (n == 4) {
     if (get_dtype(f, a, 2, &dt) != 0) return -1;
     if (!(dt.bits == 0 && dt.lanes == 0) &&
         (dt.code != t->dtype.code || dt.bits != t->dtype.bits || dt.lanes != t->dtype.lanes))
-      return mr_value_error("%sexpected a Tensor of dtype %s, got dtype %s", ctx,
+      return MR_VALUE_ERROR("%sexpected a Tensor of dtype %s, got dtype %s", ctx,
                             dtype_name(dt, want), dtype_name(t->dtype, got));
   }
   return 0;
@@ -188,11 +190,11 @@ static int b_check_shape_info(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   if (n < 2 || n > 3) return argc_error("check_shape_info", n, "2 or 3");
   err_ctx(a, n, 2, ctx, sizeof(ctx));
   if (a[0].type_index != kTVMFFIShape)
-    return mr_error_setf(kMrErrorType, "%sexpected a Shape, got a %s", ctx,
+    return MR_RAISE(kMrErrorType, "%sexpected a Shape, got a %s", ctx,
                          mr_type_index_name(a[0].type_index));
   if (get_int("check_shape_info", a, 1, &ndim) != 0) return -1;
   if (ndim != -1 && (int64_t)mr_shape_view(a[0].v_obj)->size != ndim)
-    return mr_value_error("%sexpected a Shape of %lld dimensions, got %lld", ctx,
+    return MR_VALUE_ERROR("%sexpected a Shape of %lld dimensions, got %lld", ctx,
                           (long long)ndim, (long long)mr_shape_view(a[0].v_obj)->size);
   return 0;
 }
@@ -205,11 +207,11 @@ static int b_check_tuple_info(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   if (n < 2 || n > 3) return argc_error("check_tuple_info", n, "2 or 3");
   err_ctx(a, n, 2, ctx, sizeof(ctx));
   if (a[0].type_index != kTVMFFIArray)
-    return mr_error_setf(kMrErrorType, "%sexpected a tuple, got a %s", ctx,
+    return MR_RAISE(kMrErrorType, "%sexpected a tuple, got a %s", ctx,
                          mr_type_index_name(a[0].type_index));
   if (get_int("check_tuple_info", a, 1, &size) != 0) return -1;
   if (mr_array_view(a[0].v_obj)->size != size)
-    return mr_value_error("%sexpected a tuple of %lld fields, got %lld", ctx, (long long)size,
+    return MR_VALUE_ERROR("%sexpected a tuple of %lld fields, got %lld", ctx, (long long)size,
                           (long long)mr_array_view(a[0].v_obj)->size);
   return 0;
 }
@@ -229,7 +231,7 @@ static int b_check_prim_value_info(const TVMFFIAny* a, int32_t n, TVMFFIAny* out
            : (a[0].type_index == kTVMFFIInt || a[0].type_index == kTVMFFIBool);
   if (dt.bits == 0 && dt.lanes == 0) ok = 1;
   if (!ok)
-    return mr_error_setf(kMrErrorType, "%sexpected a prim value, got a %s", ctx,
+    return MR_RAISE(kMrErrorType, "%sexpected a prim value, got a %s", ctx,
                          mr_type_index_name(a[0].type_index));
   return 0;
 }
@@ -241,7 +243,7 @@ static int b_check_func_info(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   if (n < 1 || n > 2) return argc_error("check_func_info", n, "1 or 2");
   err_ctx(a, n, 1, ctx, sizeof(ctx));
   if (a[0].type_index != kTVMFFIFunction && a[0].type_index != MR_VM_CLOSURE_TYPE)
-    return mr_error_setf(kMrErrorType, "%sexpected a function, got a %s", ctx,
+    return MR_RAISE(kMrErrorType, "%sexpected a function, got a %s", ctx,
                          mr_type_index_name(a[0].type_index));
   return 0;
 }
@@ -255,7 +257,7 @@ static int heap_of(const char* f, const TVMFFIAny* v, int64_t** data, int64_t* s
   t = as_tensor(v);
   if (!t || t->device.device_type != kDLCPU || t->ndim != 1 || t->dtype.code != kDLInt ||
       t->dtype.bits != 64)
-    return mr_error_setf(kMrErrorType, "vm.builtin.%s: the shape heap must be a host int64 "
+    return MR_RAISE(kMrErrorType, "vm.builtin.%s: the shape heap must be a host int64 "
                          "tensor (vm.builtin.alloc_shape_heap)", f);
   *data = (int64_t*)((char*)t->data + t->byte_offset);
   *size = t->shape[0];
@@ -264,7 +266,7 @@ static int heap_of(const char* f, const TVMFFIAny* v, int64_t** data, int64_t* s
 
 static int heap_slot(const char* f, int64_t size, int64_t idx) {
   if (idx < 0 || idx >= size)
-    return mr_vm_error("vm.builtin.%s: shape heap slot %lld of %lld", f, (long long)idx,
+    return MR_VM_ERROR("vm.builtin.%s: shape heap slot %lld of %lld", f, (long long)idx,
                        (long long)size);
   return 0;
 }
@@ -290,12 +292,12 @@ static int b_match_shape(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
     dims = mr_shape_view(a[0].v_obj)->data;
     got_ndim = (int64_t)mr_shape_view(a[0].v_obj)->size;
   } else {
-    return mr_error_setf(kMrErrorType, "%sexpected a Tensor or a Shape, got a %s", ctx,
+    return MR_RAISE(kMrErrorType, "%sexpected a Tensor or a Shape, got a %s", ctx,
                          mr_type_index_name(a[0].type_index));
   }
   if (heap_of(f, &a[1], &heap, &heap_size) != 0) return -1;
   if (got_ndim != ndim)
-    return mr_value_error("%sexpected %lld dimensions, got %lld", ctx, (long long)ndim,
+    return MR_VALUE_ERROR("%sexpected %lld dimensions, got %lld", ctx, (long long)ndim,
                           (long long)got_ndim);
   for (i = 0; i < ndim; ++i) {
     if (get_int(f, a, (int)(3 + 2 * i), &code) != 0 || get_int(f, a, (int)(4 + 2 * i), &val) != 0)
@@ -303,7 +305,7 @@ static int b_match_shape(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
     switch (code) {
       case 0:
         if (dims[i] != val)
-          return mr_value_error("%sshape[%lld] is %lld, expected %lld", ctx, (long long)i,
+          return MR_VALUE_ERROR("%sshape[%lld] is %lld, expected %lld", ctx, (long long)i,
                                 (long long)dims[i], (long long)val);
         break;
       case 1:
@@ -315,12 +317,12 @@ static int b_match_shape(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
       case 3:
         if (heap_slot(f, heap_size, val) != 0) return -1;
         if (dims[i] != heap[val])
-          return mr_value_error("%sshape[%lld] is %lld, expected %lld (as an earlier dimension "
+          return MR_VALUE_ERROR("%sshape[%lld] is %lld, expected %lld (as an earlier dimension "
                                 "of the same name)", ctx, (long long)i, (long long)dims[i],
                                 (long long)heap[val]);
         break;
       default:
-        return mr_value_error("vm.builtin.match_shape: unknown code %lld", (long long)code);
+        return MR_VALUE_ERROR("vm.builtin.match_shape: unknown code %lld", (long long)code);
     }
   }
   return 0;
@@ -336,7 +338,7 @@ static int b_make_shape(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   if (heap_of(f, &a[0], &heap, &heap_size) != 0 || get_int(f, a, 1, &ndim) != 0) return -1;
   if (ndim < 0 || n != 2 + 2 * ndim) return argc_error(f, n, "2 + 2 * ndim");
   if (ndim > 16 && !(dims = (int64_t*)malloc((size_t)ndim * sizeof(int64_t))))
-    return mr_error_oom("a shape");
+    return MR_OOM("a shape");
   for (i = 0; i < ndim; ++i) {
     if (get_int(f, a, (int)(2 + 2 * i), &code) != 0 || get_int(f, a, (int)(3 + 2 * i), &val) != 0)
       goto done;
@@ -346,7 +348,7 @@ static int b_make_shape(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
       if (heap_slot(f, heap_size, val) != 0) goto done;
       dims[i] = heap[val];
     } else {
-      mr_value_error("vm.builtin.make_shape: unknown code %lld", (long long)code);
+      MR_VALUE_ERROR("vm.builtin.make_shape: unknown code %lld", (long long)code);
       goto done;
     }
   }
@@ -370,12 +372,12 @@ static int b_match_prim_value(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
       get_int(f, a, 2, &code) != 0 || get_int(f, a, 3, &val) != 0)
     return -1;
   if (code == 0 && v != val)
-    return mr_value_error("%svalue is %lld, expected %lld", ctx, (long long)v, (long long)val);
+    return MR_VALUE_ERROR("%svalue is %lld, expected %lld", ctx, (long long)v, (long long)val);
   if (code == 1 || code == 3) {
     if (heap_slot(f, heap_size, val) != 0) return -1;
     if (code == 1) heap[val] = v;
     else if (heap[val] != v)
-      return mr_value_error("%svalue is %lld, expected %lld", ctx, (long long)v,
+      return MR_VALUE_ERROR("%svalue is %lld, expected %lld", ctx, (long long)v,
                             (long long)heap[val]);
   }
   return 0;
@@ -425,7 +427,7 @@ static int b_reshape(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
                                &to_bytes) != 0)
     return -1;
   if (from_bytes != to_bytes)
-    return mr_value_error("vm.builtin.reshape: cannot reshape a tensor of %llu bytes to a "
+    return MR_VALUE_ERROR("vm.builtin.reshape: cannot reshape a tensor of %llu bytes to a "
                           "shape of %llu bytes", (unsigned long long)from_bytes,
                           (unsigned long long)to_bytes);
   if (mr_tensor_view(a[0].v_obj, (int32_t)s->size, s->data, t->dtype, 0, &v) != 0) return -1;
@@ -452,7 +454,7 @@ static int b_tuple_getitem(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   if (get_int("tuple_getitem", a, 1, &i) != 0) return -1;
   s = mr_array_view(a[0].v_obj);
   if (i < 0 || i >= s->size)
-    return mr_error_setf(kMrErrorIndex, "vm.builtin.tuple_getitem: index %lld of a tuple of "
+    return MR_RAISE(kMrErrorIndex, "vm.builtin.tuple_getitem: index %lld of a tuple of "
                          "%lld", (long long)i, (long long)s->size);
   return mr_any_copy(&((const TVMFFIAny*)s->data)[i], out);
 }
@@ -465,7 +467,7 @@ static int host_read(const char* f, const DLTensor* t, void* buf, size_t cap, ui
   snprintf(ctx, sizeof(ctx), "vm.builtin.%s", f);
   if (mr_tensor_nbytes_checked(t->ndim, t->shape, t->dtype, ctx, &nbytes) != 0) return -1;
   if (nbytes > cap || mr_shape_numel(t->ndim, t->shape, &numel) != 0)
-    return mr_value_error("vm.builtin.%s: the tensor is too large (%llu bytes, at most %zu)", f,
+    return MR_VALUE_ERROR("vm.builtin.%s: the tensor is too large (%llu bytes, at most %zu)", f,
                           (unsigned long long)nbytes, cap);
   host = *t;
   host.data = buf;
@@ -500,7 +502,7 @@ static int b_read_if_cond(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   }
   if (count != 1) {
     out->type_index = kTVMFFINone;
-    return mr_value_error("vm.builtin.read_if_cond: the condition has %llu elements, not 1",
+    return MR_VALUE_ERROR("vm.builtin.read_if_cond: the condition has %llu elements, not 1",
                           (unsigned long long)count);
   }
   if (t->dtype.code == kDLFloat && t->dtype.bits == 32) {
@@ -528,7 +530,7 @@ static int b_tensor_to_shape(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   if (!(t = as_tensor(&a[0]))) return type_error("tensor_to_shape", 0, "a Tensor", &a[0]);
   if (t->ndim != 1 || (t->dtype.code != kDLInt && t->dtype.code != kDLUInt) ||
       (t->dtype.bits != 64 && t->dtype.bits != 32) || t->dtype.lanes != 1)
-    return mr_value_error("vm.builtin.tensor_to_shape: expected a 1-D int32/int64 tensor");
+    return MR_VALUE_ERROR("vm.builtin.tensor_to_shape: expected a 1-D int32/int64 tensor");
   if (t->dtype.bits == 64) {
     if (host_read("tensor_to_shape", t, dims, sizeof(dims), &count) != 0) return -1;
   } else {
@@ -604,7 +606,7 @@ static int b_make_closure(const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   c = (const mr_vm_closure_t*)a[0].v_obj;
   total = c->num_bound + n - 1;
   if (total > 16 && !(all = (TVMFFIAny*)malloc((size_t)total * sizeof(TVMFFIAny))))
-    return mr_error_oom("a closure");
+    return MR_OOM("a closure");
   if (c->num_bound) memcpy(all, c->bound, (size_t)c->num_bound * sizeof(TVMFFIAny));
   if (n > 1) memcpy(all + c->num_bound, a + 1, (size_t)(n - 1) * sizeof(TVMFFIAny));
   status = mr_vm_closure_new(c->func_index, all, total, &made);

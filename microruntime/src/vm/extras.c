@@ -8,12 +8,14 @@
 
 #include "vm.h"
 
+#define MR_ERROR_FILE kMrFileVmExtras
+
 static int name_arg(const char* f, const TVMFFIAny* a, int32_t n, int i, char* buf) {
   const char* s;
   size_t len;
   if (i >= n || mr_any_get_str(&a[i], &s, &len) != 0 || len >= MR_MAX_NAME) {
     mr_error_clear();
-    return mr_error_setf(kMrErrorType, "%s: argument %d must be a function name", f, i);
+    return MR_RAISE(kMrErrorType, "%s: argument %d must be a function name", f, i);
   }
   memcpy(buf, s, len);
   buf[len] = '\0';
@@ -23,7 +25,7 @@ static int name_arg(const char* f, const TVMFFIAny* a, int32_t n, int i, char* b
 static int int_arg(const char* f, const TVMFFIAny* a, int32_t n, int i, int64_t* out) {
   *out = 0;
   if (i >= n || (a[i].type_index != kTVMFFIInt && a[i].type_index != kTVMFFIBool))
-    return mr_error_setf(kMrErrorType, "%s: argument %d must be an int", f, i);
+    return MR_RAISE(kMrErrorType, "%s: argument %d must be an int", f, i);
   *out = a[i].v_int64;
   return 0;
 }
@@ -36,7 +38,7 @@ static int func_arg(mr_vm_t* vm, const char* f, const TVMFFIAny* a, int32_t n, i
   if (name_arg(f, a, n, i, name) != 0) return -1;
   *out = mr_vm_exec_find(vm->exec, name);
   if (*out < 0 || vm->exec->funcs[*out].kind != MR_VM_FUNC_BYTECODE)
-    return mr_value_error("%s: unknown function '%s'", f, name);
+    return MR_VALUE_ERROR("%s: unknown function '%s'", f, name);
   return 0;
 }
 
@@ -46,7 +48,7 @@ static int m_init(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
   int64_t v[3];
   (void)out;
   if (n % 3 != 0 || n == 0 || n / 3 > MR_VM_MAX_DEVICES)
-    return mr_value_error("vm_initialization takes (device_type, device_id, allocator) for "
+    return MR_VALUE_ERROR("vm_initialization takes (device_type, device_id, allocator) for "
                           "each of 1 to %d devices, got %d arguments", MR_VM_MAX_DEVICES, (int)n);
   for (i = 0; i < n / 3; ++i) {
     if (int_arg("vm_initialization", a, n, 3 * i, &v[0]) != 0 ||
@@ -61,7 +63,7 @@ static int m_init(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
 }
 
 static int m_invoke_closure(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAny* out) {
-  if (n < 1) return mr_error_setf(kMrErrorType, "invoke_closure(closure, *args)");
+  if (n < 1) return MR_RAISE(kMrErrorType, "invoke_closure(closure, *args)");
   return mr_vm_invoke_value(vm, &a[0], a + 1, n - 1, out);
 }
 
@@ -71,8 +73,8 @@ static int keep_args(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIObject** 
   mr_vm_kept_error_t error;
   int32_t i;
   int status = 0;
-  if (!kept) return mr_error_oom("arguments");
-  if (!vm->initialized) status = mr_vm_error("the VM is not initialised");
+  if (!kept) return MR_OOM("arguments");
+  if (!vm->initialized) status = MR_VM_ERROR("the VM is not initialised");
   for (i = 0; i < n && status == 0; ++i) status = mr_vm_arg_to_device(vm, &a[i], &kept[i]);
   if (status == 0) status = mr_array_create(kept, n, out_array);
   mr_vm_error_keep(&error, status != 0);
@@ -95,9 +97,9 @@ static int m_save_function(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAny
       int_arg(f, a, n, 2, &include_return) != 0)
     return -1;
   if (mr_vm_exec_find(vm->exec, saved) >= 0)
-    return mr_value_error("save_function: '%s' is a function of the executable", saved);
+    return MR_VALUE_ERROR("save_function: '%s' is a function of the executable", saved);
   if (vm->exec->funcs[fidx].num_args != n - 3)
-    return mr_value_error("save_function: '%s' takes %lld arguments, %d were given",
+    return MR_VALUE_ERROR("save_function: '%s' takes %lld arguments, %d were given",
                           vm->exec->funcs[fidx].name, (long long)vm->exec->funcs[fidx].num_args,
                           (int)n - 3);
   if (keep_args(vm, a + 3, n - 3, &args) != 0) return -1;
@@ -115,7 +117,7 @@ static int m_save_function(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAny
   if (mr_grow(&vm->saved, &vm->cap_saved, vm->num_saved, sizeof(void*), "saved functions") != 0 ||
       !(copy = mr_strndup(saved, strlen(saved)))) {
     mr_object_release(clo);
-    return mr_error_oom("saved functions");
+    return MR_OOM("saved functions");
   }
   /* saved_names grows alongside (same capacity) */
   {
@@ -123,7 +125,7 @@ static int m_save_function(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAny
     if (!names) {
       free(copy);
       mr_object_release(clo);
-      return mr_error_oom("saved functions");
+      return MR_OOM("saved functions");
     }
     vm->saved_names = names;
   }
@@ -138,7 +140,7 @@ static int m_set_input(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAny* ou
   (void)out;
   if (func_arg(vm, "set_input", a, n, 0, &fidx) != 0) return -1;
   if (vm->exec->funcs[fidx].num_args != n - 1)
-    return mr_value_error("set_input: '%s' takes %lld arguments, %d were given",
+    return MR_VALUE_ERROR("set_input: '%s' takes %lld arguments, %d were given",
                           vm->exec->funcs[fidx].name, (long long)vm->exec->funcs[fidx].num_args,
                           (int)n - 1);
   if (keep_args(vm, a + 1, n - 1, &args) != 0) return -1;
@@ -154,7 +156,7 @@ static int m_invoke_stateful(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIA
   (void)out;
   if (func_arg(vm, "invoke_stateful", a, n, 0, &fidx) != 0) return -1;
   if (!vm->inputs[fidx])
-    return mr_value_error("invoke_stateful: no inputs set for '%s'; use set_input first",
+    return MR_VALUE_ERROR("invoke_stateful: no inputs set for '%s'; use set_input first",
                           vm->exec->funcs[fidx].name);
   s = mr_array_view(vm->inputs[fidx]);
   memset(&result, 0, sizeof(result));
@@ -174,17 +176,17 @@ static int output_at(mr_vm_t* vm, const char* f, const TVMFFIAny* a, int32_t n,
   if (func_arg(vm, f, a, n, 0, &fidx) != 0) return -1;
   v = &vm->outputs[fidx];
   if (v->type_index == kTVMFFINone)
-    return mr_value_error("%s: no output saved for '%s'; use invoke_stateful first", f,
+    return MR_VALUE_ERROR("%s: no output saved for '%s'; use invoke_stateful first", f,
                           vm->exec->funcs[fidx].name);
   for (i = 1; i < n; ++i) {
     const TVMFFISeqCell* s;
     if (int_arg(f, a, n, i, &idx) != 0) return -1;
     if (v->type_index != kTVMFFIArray)
-      return mr_error_setf(kMrErrorIndex, "%s: index %d goes into a value that is no tuple", f,
+      return MR_RAISE(kMrErrorIndex, "%s: index %d goes into a value that is no tuple", f,
                            (int)i);
     s = mr_array_view(v->v_obj);
     if (idx < 0 || idx >= s->size)
-      return mr_error_setf(kMrErrorIndex, "%s: index %lld of a tuple of %lld", f,
+      return MR_RAISE(kMrErrorIndex, "%s: index %lld of a tuple of %lld", f,
                            (long long)idx, (long long)s->size);
     v = &((const TVMFFIAny*)s->data)[idx];
   }
@@ -204,7 +206,7 @@ static int m_get_output(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAny* o
   const TVMFFIAny* v;
   if (output_at(vm, "get_output", a, n, &v) != 0) return -1;
   if (v->type_index == kTVMFFIArray)
-    return mr_value_error("get_output cannot return a tuple; give the index of a field");
+    return MR_VALUE_ERROR("get_output cannot return a tuple; give the index of a field");
   return mr_any_copy(v, out);
 }
 
@@ -212,7 +214,7 @@ static int m_set_instrument(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAn
   TVMFFIObject* f = NULL;
   (void)out;
   if (n != 1 || (a[0].type_index != kTVMFFIFunction && a[0].type_index != kTVMFFINone))
-    return mr_error_setf(kMrErrorType, "set_instrument takes a Function (or None)");
+    return MR_RAISE(kMrErrorType, "set_instrument takes a Function (or None)");
   if (a[0].type_index == kTVMFFIFunction) {
     f = a[0].v_obj;
     mr_object_retain(f);
@@ -240,7 +242,7 @@ static int m_get_function_param_name(mr_vm_t* vm, const TVMFFIAny* a, int32_t n,
     return -1;
   f = &vm->exec->funcs[fidx];
   if (i < 0 || i >= f->num_params)
-    return mr_value_error("get_function_param_name: index %lld of %lld names of '%s'",
+    return MR_VALUE_ERROR("get_function_param_name: index %lld of %lld names of '%s'",
                           (long long)i, (long long)f->num_params, f->name);
   if (mr_str_create(f->params[i], strlen(f->params[i]), &s) != 0) return -1;
   mr_any_set_object(out, s);
@@ -273,7 +275,7 @@ static int m_profile(mr_vm_t* vm, const TVMFFIAny* a, int32_t n, TVMFFIAny* out)
   if (status != 0) return -1;
   status = -1;
   if (!(rows = (TVMFFIAny*)calloc(vm->num_prof + 1, sizeof(TVMFFIAny))))
-    return mr_error_oom("the profile");
+    return MR_OOM("the profile");
   for (i = 0; i < vm->num_prof; ++i) {
     const mr_vm_prof_t* p = &vm->prof[i];
     const char* name = vm->exec->funcs[p->func_index].name;

@@ -10,6 +10,9 @@
 
 #include "vm.h"
 
+#define MR_ERROR_FILE kMrFileVmInterp
+
+#ifndef MR_CONFIG_SMALL
 int mr_vm_error(const char* fmt, ...) {
   char buf[1024];
   va_list ap;
@@ -18,6 +21,7 @@ int mr_vm_error(const char* fmt, ...) {
   va_end(ap);
   return mr_error_set("VMError", buf);
 }
+#endif
 
 void mr_vm_error_keep(mr_vm_kept_error_t* k, int failed) {
   const char *kind = mr_last_error_kind(), *message = mr_last_error();
@@ -53,7 +57,7 @@ int mr_vm_closure_new(int64_t fidx, const TVMFFIAny* bound, int32_t nbound,
   mr_vm_closure_t* c;
   int32_t i;
   if (nbound < 0 || nbound > MR_VM_MAX_CALL_ARGS)
-    return mr_value_error("a closure binds %d arguments", (int)nbound);
+    return MR_VALUE_ERROR("a closure binds %d arguments", (int)nbound);
   c = (mr_vm_closure_t*)mr_object_alloc(sizeof(*c) + (size_t)nbound * sizeof(TVMFFIAny),
                                         MR_VM_CLOSURE_TYPE, closure_deleter, "a VM closure");
   if (!c) return -1;
@@ -105,7 +109,7 @@ int mr_vm_module_get_function(void* self, const char* name, TVMFFIObject** out);
 mr_vm_t* mr_vm_of(TVMFFIObject* module) {
   mr_module_obj_t* m = mr_module_cast(module);
   if (!m || m->get_function != mr_vm_module_get_function) {
-    mr_error_setf(kMrErrorType, "not a relax.VirtualMachine module");
+    MR_RAISE(kMrErrorType, "not a relax.VirtualMachine module");
     return NULL;
   }
   return (mr_vm_t*)m->self;
@@ -115,7 +119,7 @@ int mr_vm_new(TVMFFIObject* exec_mod, int profile, TVMFFIObject** out) {
   mr_vm_exec_t* e = mr_vm_exec_of(exec_mod);
   mr_vm_t* vm;
   if (!e) return -1;
-  if (!(vm = (mr_vm_t*)calloc(1, sizeof(*vm)))) return mr_error_oom("a VM");
+  if (!(vm = (mr_vm_t*)calloc(1, sizeof(*vm)))) return MR_OOM("a VM");
   vm->magic = MR_VM_STATE_MAGIC;
   vm->exec = e;
   vm->exec_mod = exec_mod;
@@ -125,7 +129,7 @@ int mr_vm_new(TVMFFIObject* exec_mod, int profile, TVMFFIObject** out) {
   vm->outputs = (TVMFFIAny*)calloc((size_t)e->num_funcs + 1, sizeof(TVMFFIAny));
   if (!vm->inputs || !vm->outputs) {
     vm_free(vm);
-    return mr_error_oom("a VM");
+    return MR_OOM("a VM");
   }
   if (mr_module_create("relax.VirtualMachine", vm, mr_vm_module_get_function, vm_free,
                        &vm->module) != 0) {
@@ -151,7 +155,7 @@ static int resolve(mr_vm_t* vm, const char* name, TVMFFIObject** out) {
     if (TVMFFIFunctionGetGlobal(&n, (TVMFFIObjectHandle*)&f) != 0) return -1;
   }
   if (!f)
-    return mr_vm_error("cannot find function '%s' in the kernel library of the VM executable "
+    return MR_VM_ERROR("cannot find function '%s' in the kernel library of the VM executable "
                        "(%lld imported modules) nor among the global functions", name,
                        (long long)k);
   *out = f;
@@ -162,12 +166,12 @@ int mr_vm_init(mr_vm_t* vm, const DLDevice* devs, const int* kinds, int n) {
   const mr_vm_exec_t* e = vm->exec;
   int64_t i;
   int d;
-  if (vm->initialized) return mr_vm_error("vm_initialization: the VM is already initialised");
+  if (vm->initialized) return MR_VM_ERROR("vm_initialization: the VM is already initialised");
   if (n < 1 || n > MR_VM_MAX_DEVICES)
-    return mr_value_error("vm_initialization: %d devices (1 to %d)", n, MR_VM_MAX_DEVICES);
+    return MR_VALUE_ERROR("vm_initialization: %d devices (1 to %d)", n, MR_VM_MAX_DEVICES);
   for (d = 0; d < n; ++d) {
     if (kinds[d] != MR_VM_ALLOC_NAIVE && kinds[d] != MR_VM_ALLOC_POOLED)
-      return mr_value_error("vm_initialization: allocator kind %d (1 naive, 2 pooled)",
+      return MR_VALUE_ERROR("vm_initialization: allocator kind %d (1 naive, 2 pooled)",
                             kinds[d]);
     if (mr_vm_pool_create(devs[d], kinds[d] == MR_VM_ALLOC_POOLED, &vm->pools[d]) != 0)
       return -1;
@@ -176,7 +180,7 @@ int mr_vm_init(mr_vm_t* vm, const DLDevice* devs, const int* kinds, int n) {
   }
   vm->consts = (TVMFFIAny*)calloc((size_t)e->num_consts + 1, sizeof(TVMFFIAny));
   vm->func_pool = (TVMFFIAny*)calloc((size_t)e->num_funcs + 1, sizeof(TVMFFIAny));
-  if (!vm->consts || !vm->func_pool) return mr_error_oom("the VM's pools");
+  if (!vm->consts || !vm->func_pool) return MR_OOM("the VM's pools");
   for (i = 0; i < e->num_consts; ++i)
     if (mr_vm_arg_to_device(vm, &e->consts[i], &vm->consts[i]) != 0) return -1;
   for (i = 0; i < e->num_funcs; ++i) {
@@ -195,7 +199,7 @@ int mr_vm_init(mr_vm_t* vm, const DLDevice* devs, const int* kinds, int n) {
 mr_vm_t* mr_vm_from_arg(const TVMFFIAny* arg, const char* func) {
   mr_vm_t* vm = arg->type_index == kTVMFFIOpaquePtr ? (mr_vm_t*)arg->v_ptr : NULL;
   if (!vm || vm->magic != MR_VM_STATE_MAGIC) {
-    mr_error_setf(kMrErrorType, "%s: the first argument must be the VM (register %%vm)", func);
+    MR_RAISE(kMrErrorType, "%s: the first argument must be the VM (register %%vm)", func);
     return NULL;
   }
   return vm;
@@ -282,7 +286,7 @@ static int call_instrumented(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, i
   TVMFFIObject* name = NULL;
   const char* fname = vm->exec->funcs[fidx].name;
   int status = -1, skip;
-  if (!a) return mr_error_oom("instrument arguments");
+  if (!a) return MR_OOM("instrument arguments");
   if (mr_str_create(fname, strlen(fname), &name) != 0) goto done;
   a[0] = vm->func_pool[fidx];
   mr_any_set_object(&a[1], name);
@@ -338,18 +342,18 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
   int status = -1;
   mr_vm_kept_error_t kept;
   if (!vm->initialized)
-    return mr_vm_error("the VM is not initialised (call vm_initialization with its devices)");
+    return MR_VM_ERROR("the VM is not initialised (call vm_initialization with its devices)");
   if (nargs != f->num_args)
-    return mr_value_error("function '%s' takes %lld arguments, %d were given", f->name,
+    return MR_VALUE_ERROR("function '%s' takes %lld arguments, %d were given", f->name,
                           (long long)f->num_args, (int)nargs);
   if (vm->depth >= MR_VM_MAX_DEPTH)
-    return mr_vm_error("calls nest deeper than %d frames (in '%s')", MR_VM_MAX_DEPTH, f->name);
+    return MR_VM_ERROR("calls nest deeper than %d frames (in '%s')", MR_VM_MAX_DEPTH, f->name);
   if (vm->live_regs + nregs > MR_VM_MAX_LIVE_REGISTERS)
-    return mr_vm_error("the frames of this call would hold more than %d registers (calling '%s' "
+    return MR_VM_ERROR("the frames of this call would hold more than %d registers (calling '%s' "
                        "with %lld registers at depth %d)", MR_VM_MAX_LIVE_REGISTERS, f->name,
                        (long long)nregs, vm->depth);
   if (nregs > MR_VM_LOCAL_REGS && !(regs = (TVMFFIAny*)malloc((size_t)nregs * sizeof(TVMFFIAny))))
-    return mr_error_oom("registers");
+    return MR_OOM("registers");
   memset(regs, 0, (size_t)nregs * sizeof(TVMFFIAny));
   memset(&vm_arg, 0, sizeof(vm_arg));
   vm_arg.type_index = kTVMFFIOpaquePtr;
@@ -365,7 +369,7 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
     const int64_t* w = data + offs[pc];
 #if MR_VM_MAX_STEPS > 0
     if (++g_steps > MR_VM_MAX_STEPS) {
-      mr_vm_error("function '%s': more than %lld instructions run (MR_VM_MAX_STEPS)", f->name,
+      MR_VM_ERROR("function '%s': more than %lld instructions run (MR_VM_MAX_STEPS)", f->name,
                   (long long)MR_VM_MAX_STEPS);
       goto done;
     }
@@ -377,7 +381,7 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
         if (n > cap_args) {
           TVMFFIAny* grown = (TVMFFIAny*)malloc((size_t)n * sizeof(TVMFFIAny));
           if (!grown) {
-            mr_error_oom("call arguments");
+            MR_OOM("call arguments");
             goto done;
           }
           if (cargs != local_args) free(cargs);
@@ -443,7 +447,7 @@ int mr_vm_invoke(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t nargs
         } else if (c->type_index == kTVMFFIInt || c->type_index == kTVMFFIBool) {
           cond = c->v_int64;
         } else {
-          mr_vm_error("function '%s', instruction %lld: the condition of if is a %s, not an "
+          MR_VM_ERROR("function '%s', instruction %lld: the condition of if is a %s, not an "
                       "int or bool (use vm.builtin.read_if_cond)", f->name, (long long)pc,
                       mr_type_index_name(c->type_index));
           goto done;
@@ -491,7 +495,7 @@ static int move_value(mr_vm_t* vm, const TVMFFIAny* in, TVMFFIAny* out, int dept
   if (in->type_index != kTVMFFIArray) return mr_vm_arg_to_device(vm, in, out);
   s = mr_array_view(in->v_obj);
   if (!(items = (TVMFFIAny*)calloc((size_t)s->size + 1, sizeof(TVMFFIAny))))
-    return mr_error_oom("arguments");
+    return MR_OOM("arguments");
   for (i = 0; i < s->size && status == 0; ++i)
     status = move_value(vm, &((const TVMFFIAny*)s->data)[i], &items[i], depth + 1);
   if (status == 0) status = mr_array_create(items, s->size, &arr);
@@ -514,7 +518,7 @@ int mr_vm_invoke_entry(mr_vm_t* vm, int64_t fidx, const TVMFFIAny* args, int32_t
   if (!k) return mr_vm_invoke(vm, fidx, args, nargs, result);
   if (nargs > MR_VM_LOCAL_ARGS &&
       !(moved = (TVMFFIAny*)malloc((size_t)nargs * sizeof(TVMFFIAny))))
-    return mr_error_oom("arguments");
+    return MR_OOM("arguments");
   memset(moved, 0, (size_t)nargs * sizeof(TVMFFIAny));
   for (i = 0; i < nargs && status == 0; ++i) status = move_value(vm, &args[i], &moved[i], 0);
   if (status == 0) status = mr_vm_invoke(vm, fidx, moved, nargs, result);
@@ -534,19 +538,19 @@ int mr_vm_invoke_value(mr_vm_t* vm, const TVMFFIAny* callee, const TVMFFIAny* ar
   if (callee->type_index == kTVMFFIFunction)
     return mr_function_call(callee->v_obj, (TVMFFIAny*)args, nargs, result);
   if (callee->type_index != MR_VM_CLOSURE_TYPE)
-    return mr_error_setf(kMrErrorType, "invoke_closure: expected a VM closure or a Function, "
+    return MR_RAISE(kMrErrorType, "invoke_closure: expected a VM closure or a Function, "
                          "got a %s", mr_type_index_name(callee->type_index));
   c = (const mr_vm_closure_t*)callee->v_obj;
   if (c->func_index < 0 || c->func_index >= vm->exec->num_funcs ||
       vm->exec->funcs[c->func_index].kind != MR_VM_FUNC_BYTECODE)
-    return mr_vm_error("invoke_closure: the closure is not of this VM's executable");
+    return MR_VM_ERROR("invoke_closure: the closure is not of this VM's executable");
   if (c->num_bound == 0) {
     status = mr_vm_invoke(vm, c->func_index, args, nargs, result);
   } else {
     total = nargs + c->num_bound;
     if (total > MR_VM_LOCAL_ARGS &&
         !(all = (TVMFFIAny*)malloc((size_t)total * sizeof(TVMFFIAny))))
-      return mr_error_oom("closure arguments");
+      return MR_OOM("closure arguments");
     if (nargs) memcpy(all, args, (size_t)nargs * sizeof(TVMFFIAny));
     memcpy(all + nargs, c->bound, (size_t)c->num_bound * sizeof(TVMFFIAny));
     status = mr_vm_invoke(vm, c->func_index, all, total, result);

@@ -7,6 +7,8 @@
 
 #include "vm.h"
 
+#define MR_ERROR_FILE kMrFileVmModule
+
 /* The packed-function methods, set by mr_vm_register_extras() (extras.c); NULL until then. */
 const mr_vm_method_t* mr_vm_extra_methods;
 
@@ -53,7 +55,7 @@ int mr_vm_module_get_function(void* self, const char* name, TVMFFIObject** out) 
     b.fidx = mr_vm_exec_find(vm->exec, name);
     if (b.fidx < 0 || vm->exec->funcs[b.fidx].kind != MR_VM_FUNC_BYTECODE) return 0;
   }
-  if (!(p = (bound_t*)malloc(sizeof(*p)))) return mr_error_oom("a function");
+  if (!(p = (bound_t*)malloc(sizeof(*p)))) return MR_OOM("a function");
   *p = b;
   p->module = vm->module;
   mr_object_retain(p->module);
@@ -73,7 +75,7 @@ int mr_vm_create(TVMFFIObject* executable, const DLDevice* devices, int num_devi
   TVMFFIObject* m;
   if (mr_vm_register() != 0) return -1;
   if (n < 1 || n >= MR_VM_MAX_DEVICES || !devices)
-    return mr_value_error("mr_vm_create: %d devices (1 to %d)", n, MR_VM_MAX_DEVICES - 1);
+    return MR_VALUE_ERROR("mr_vm_create: %d devices (1 to %d)", n, MR_VM_MAX_DEVICES - 1);
   memcpy(devs, devices, (size_t)n * sizeof(DLDevice));
   if (devs[n - 1].device_type != kDLCPU) {
     devs[n].device_type = kDLCPU;
@@ -99,7 +101,7 @@ int mr_vm_call(TVMFFIObject* vm_module, const char* name, const TVMFFIAny* args,
   if (!vm) return -1;
   if (!name || (fidx = mr_vm_exec_find(vm->exec, name)) < 0 ||
       vm->exec->funcs[fidx].kind != MR_VM_FUNC_BYTECODE)
-    return mr_value_error("the VM executable has no function '%s'", name ? name : "(NULL)");
+    return MR_VALUE_ERROR("the VM executable has no function '%s'", name ? name : "(NULL)");
   return mr_vm_invoke_entry(vm, fidx, args, num_args, out_result);
 }
 
@@ -109,9 +111,9 @@ int mr_vm_call_tensors(TVMFFIObject* vm, const char* name, TVMFFIObject* const* 
   int32_t i;
   int status;
   memset(local, 0, sizeof(local));
-  if (num_inputs < 0 || (num_inputs && !inputs)) return mr_value_error("invalid inputs");
+  if (num_inputs < 0 || (num_inputs && !inputs)) return MR_VALUE_ERROR("invalid inputs");
   if (num_inputs > 16 && !(args = (TVMFFIAny*)malloc((size_t)num_inputs * sizeof(TVMFFIAny))))
-    return mr_error_oom("arguments");
+    return MR_OOM("arguments");
   for (i = 0; i < num_inputs; ++i) mr_any_set_object(&args[i], inputs[i]);
   memset(&result, 0, sizeof(result));
   status = mr_vm_call(vm, name, args, num_inputs, &result);
@@ -119,7 +121,7 @@ int mr_vm_call_tensors(TVMFFIObject* vm, const char* name, TVMFFIObject* const* 
   if (status != 0) return -1;
   if (result.type_index != kTVMFFINone && result.type_index < kTVMFFIStaticObjectBegin) {
     mr_any_clear(&result);
-    return mr_value_error("'%s' returned a %s, not an object", name,
+    return MR_VALUE_ERROR("'%s' returned a %s, not an object", name,
                           mr_type_index_name(result.type_index));
   }
   *out_result = result.type_index == kTVMFFINone ? NULL : result.v_obj;
@@ -134,12 +136,12 @@ TVMFFIObject* mr_vm_result_at(TVMFFIObject* result, int64_t index) {
   const TVMFFISeqCell* s = mr_array_view(result);
   const TVMFFIAny* v;
   if (!s || index < 0 || index >= s->size) {
-    mr_error_setf(kMrErrorIndex, "result field %lld does not exist", (long long)index);
+    MR_RAISE(kMrErrorIndex, "result field %lld does not exist", (long long)index);
     return NULL;
   }
   v = &((const TVMFFIAny*)s->data)[index];
   if (v->type_index < kTVMFFIStaticObjectBegin) {
-    mr_error_setf(kMrErrorType, "result field %lld is a %s, not an object", (long long)index,
+    MR_RAISE(kMrErrorType, "result field %lld is a %s, not an object", (long long)index,
                   mr_type_index_name(v->type_index));
     return NULL;
   }

@@ -154,7 +154,14 @@ typedef struct {
   mr_vm_method_fn fn;
 } mr_vm_method_t;
 extern const mr_vm_method_t* mr_vm_extra_methods;
+/* MR_VM_ERROR(fmt, ...): raises a VMError (an error site, see MR_RAISE). */
+#ifdef MR_CONFIG_SMALL
+#define MR_VM_ERROR(...) \
+  (MR_MESSAGE_UNUSED(__VA_ARGS__), mr_error_code_named("VMError", MR_ERROR_CODE))
+#else
+#define MR_VM_ERROR(...) mr_vm_error(__VA_ARGS__)
 int mr_vm_error(const char* fmt, ...) MR_PRINTF_LIKE(1, 2);
+#endif
 
 /* interp.c: keeping the error that ended a call through its cleanup. Releasing registers and
  * arguments runs deleters, and a deleter may record or clear an error; the caller must still
