@@ -19,6 +19,8 @@ import pathlib
 import tempfile
 from typing import Optional, Union
 
+from .ir.structural_equal import Hasher
+
 CACHE_ENV = "KILN_CACHE_DIR"
 OFF = ("off", "0", "none", "")
 MAX_ENTRIES = 4096     # per kind; the oldest quarter goes when a kind holds more
@@ -70,8 +72,6 @@ def structural_text(node) -> Optional[str]:
     """The text of `node`'s structural key (compiler/ir/structural_equal.py: variables numbered
     in order of definition), for a cache key part; None for a tree too deep to walk (such a
     product is not cached)."""
-    from .ir.structural_equal import Hasher
-
     try:
         return repr(Hasher(True).key(node))
     except RecursionError:

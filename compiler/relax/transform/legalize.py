@@ -102,7 +102,16 @@ class _KernelDims:
 
 def lower_primitive(func: X.Function, name: str, target: Optional[Target] = None):
     """The PrimFunc of a primitive function (lowered, named `name`; dims may be symbolic),
-    scheduled for `target` (None: a CPU)."""
+    scheduled for `target` (None: a CPU). A CPU target is the current one (`with target`)
+    while the kernel is computed and scheduled, so templates that size their tiles by the
+    vector ISA (compiler/target/isa.py) size them for it, not for the host."""
+    if target is None or not target.kind.is_host or Target.current() is target:
+        return _lower_primitive(func, name, target)
+    with target:
+        return _lower_primitive(func, name, target)
+
+
+def _lower_primitive(func: X.Function, name: str, target: Optional[Target]):
     env: Dict[int, object] = {}
     dims = _KernelDims()
     inputs = [_placeholder(p, name, dims) for p in func.params]
