@@ -4,7 +4,8 @@ executor), beside ONNX Runtime running the same int8 model with its default opti
 beside Kiln's float build of the float model, measured in the same run with 1 and 2 threads
 (MR_NUM_THREADS for Kiln, intra_op_num_threads for ONNX Runtime), each thread count in its own
 process. Models: `resnet_cnn` (below: a ResNet-style CNN, 3x64x64, stages of 32, 64 and 128
-channels) and the ONNX model builders' small CNNs (compiler/frontend/testing/onnx_models.py).
+channels), `mlp_tokens` (below: a transformer's feed-forward stack on 64 tokens, MatMul-heavy)
+and the ONNX model builders' small models (compiler/frontend/testing/onnx_models.py).
 
     python bench/int8.py [--repeat 10] [--target llvm] [--batches 1,8] [--threads 1,2]
                          [--models resnet_cnn]
@@ -24,7 +25,7 @@ from bench_common import run_per_thread_count
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-MODELS = ("resnet_cnn",)
+MODELS = ("resnet_cnn", "mlp_tokens")
 KINDS = ("qdq", "qop")
 
 # Runs in a process per thread count; imports no compiler module.
@@ -83,9 +84,25 @@ def resnet_cnn(batch: int = 1, size: int = 64, classes: int = 10, seed: int = 7)
     return om._finish(g, "resnet_cnn", {"x": (batch, 3, size, size)}, out, 13)
 
 
+def mlp_tokens(batch: int = 1, tokens: int = 64, dim: int = 256, hidden: int = 1024,
+               layers: int = 2, seed: int = 11):
+    """A transformer's feed-forward layers on batch x tokens x dim: `layers` times
+    x + MatMul(Relu(MatMul(x, W1) + b1), W2) + b2 (3-D by 2-D MatMuls)."""
+    from compiler.frontend.testing import onnx_models as om
+    g = om._Graph(seed)
+    y = "x"
+    for i in range(layers):
+        h = g.node("MatMul", [y, g.weight(f"ff{i}a_w", (dim, hidden), dim ** -0.5)])
+        h = g.node("Relu", [g.node("Add", [h, g.weight(f"ff{i}a_b", (hidden,), 0.1)])])
+        h = g.node("MatMul", [h, g.weight(f"ff{i}b_w", (hidden, dim), hidden ** -0.5)])
+        y = g.node("Add", [g.node("Add", [h, g.weight(f"ff{i}b_b", (dim,), 0.1)]), y])
+    return om._finish(g, "mlp_tokens", {"x": (batch, tokens, dim)}, y, 13)
+
+
 def _model(name: str, batch: int):
     from compiler.frontend.testing import onnx_models
-    return resnet_cnn(batch) if name == "resnet_cnn" else getattr(onnx_models, name)(batch=batch)
+    own = {"resnet_cnn": resnet_cnn, "mlp_tokens": mlp_tokens}
+    return own[name](batch) if name in own else getattr(onnx_models, name)(batch=batch)
 
 
 class _Calibration:

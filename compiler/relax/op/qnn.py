@@ -20,6 +20,11 @@ conv2d_NCHWc(data, weight): the blocked integer convolution a graph pass
     int32 NCHW[ob]c sum(u8(data) * weight), u8 the data as uint8 (int8 + 128) and every
     position outside the data (padding, the channels past `channels`) `data_zero_point` as
     uint8; the zero-point correction is the pass's constant (topi.nn.qnn).
+matmul_packed(a, weight, a_zero_point, weight_sum): the integer matmul a graph pass
+    (qnn_layout_nchwc) makes for a constant weight: int8/uint8 a [..., M, K] by int8 weight
+    [K4/4, N, 4] (VNNI's groups of 4 of K, K padded to K4 with zero rows) -> int32
+    [..., M, N] sum((a - a_zp) * w'), w'[4g + k, n] = weight[g, n, k]; weight_sum int32 [N]
+    the column sums of w'; a_zero_point 0-d (topi.nn.qnn.qnn_matmul_packed_int8).
 A per-channel parameter of quantize / dequantize / requantize may also have the tensor's rank
 and broadcast against it (a per-channel parameter in a blocked layout).
 """
@@ -165,6 +170,27 @@ def _infer_conv2d_nchwc(call: Call) -> StructInfo:
     return TensorStructInfo((n, ocb, oh, ow, ob), "int32")
 
 
+def _infer_matmul_packed(call: Call) -> StructInfo:
+    a, w = _int8_operands(call)
+    zp, wsum = tensor_arg(call, 2), tensor_arg(call, 3)
+    if w.dtype not in ("void", "int8") or w.ndim not in (-1, 3):
+        raise fail(call, "weight must be int8 [K4/4, N, 4]")
+    if a.ndim in (0, 1):
+        raise fail(call, f"a must have at least 2 dims, got {a.ndim}")
+    if zp.ndim not in (-1, 0) or zp.dtype not in ("void", "int32"):
+        raise fail(call, "a_zero_point must be a 0-d int32 tensor")
+    if wsum.ndim not in (-1, 1) or wsum.dtype not in ("void", "int32"):
+        raise fail(call, "weight_sum must be a 1-D int32 tensor")
+    if a.shape is None or w.shape is None:
+        return TensorStructInfo(None, "int32", a.ndim)
+    g4, n, four = w.shape
+    if four != 4 or su.known_unequal(su.floordiv(su.add(a.shape[-1], 3), 4), g4):
+        raise fail(call, f"weight {fmt_shape(w)} does not fit a of shape {fmt_shape(a)}")
+    if wsum.shape is not None and su.known_unequal(wsum.shape[0], n):
+        raise fail(call, f"weight_sum has {wsum.shape[0]} values for {n} columns")
+    return TensorStructInfo(tuple(a.shape[:-1]) + (n,), "int32")
+
+
 register("relax.qnn.quantize", _infer_quantize, ("x", "scale", "zero_point"),
          {"axis": 1, "out_dtype": "int8"}, pattern=BROADCAST)
 register("relax.qnn.dequantize", _infer_dequantize, ("x", "scale", "zero_point"),
@@ -180,6 +206,8 @@ register("relax.qnn.conv2d_NCHWc", _infer_conv2d_nchwc, ("data", "weight"),
           "data_zero_point": 0, "channels": 0}, pattern=OUT_ELEMWISE_FUSABLE)
 register("relax.qnn.matmul", _infer_matmul, ("a", "b", "a_zero_point", "b_zero_point"), {},
          pattern=OUT_ELEMWISE_FUSABLE)
+register("relax.qnn.matmul_packed", _infer_matmul_packed,
+         ("a", "weight", "a_zero_point", "weight_sum"), {}, pattern=OUT_ELEMWISE_FUSABLE)
 
 
 def _dtype(value, what: str) -> str:
@@ -226,3 +254,9 @@ def conv2d_NCHWc(data, weight, data_zero_point: int, channels: int, strides=(1, 
 def matmul(a, b, a_zero_point, b_zero_point) -> Call:
     """int32 product of quantized `a` [..., M, K] and `b` [K, N] about their zero points."""
     return make_call("relax.qnn.matmul", (a, b, a_zero_point, b_zero_point))
+
+
+def matmul_packed(a, weight, a_zero_point, weight_sum) -> Call:
+    """int32 product of quantized `a` [..., M, K] about its zero point and the packed
+    centered weight [K4/4, N, 4] (weight_sum: its column sums)."""
+    return make_call("relax.qnn.matmul_packed", (a, weight, a_zero_point, weight_sum))

@@ -21,6 +21,11 @@ after:  every relax.qnn.conv2d with groups 1, static shapes, constant int8/uint8
         intrinsic of the llvm target is looked up in this process, as VNNI's below). When a
         convolution was blocked, the target's VNNI intrinsics are looked up in this process
         (qnn_vnni.register_intrinsics), so that its kernels lowered by forked workers compile.
+        Where the target has VNNI, every relax.qnn.matmul with static int8/uint8 data, a
+        constant 2-D weight whose centered values w' = w - zw fit int8 and whose column count
+        is a multiple of 4 is qnn.matmul_packed(a, pack(w'), za, sum(w') per column) (the
+        weight in [K4/4, N, 4], K padded to 4), the same int32 result; elsewhere (and for the
+        c target) it stays, on the portable kernel.
 """
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ import numpy as np
 from ...ir.module import IRModule
 from ...topi.arm_cpu import dsp
 from ...topi.nn.layout import transform_numpy
-from ...topi.x86.qnn_vnni import register_intrinsics
+from ...topi.x86.qnn_vnni import register_intrinsics, vnni_kind
 from .. import expr as X
 from .. import op as R
 from ..functor import ExprMutator
@@ -66,14 +71,27 @@ def pack_weight(w: np.ndarray, ib: int, ob: int) -> np.ndarray:
         0, 2, 5, 6, 3, 1, 4).copy()
 
 
+def pack_matmul_weight(w: np.ndarray):
+    """(packed, weight_sum) of the centered [K, N] int8 weight `w` for
+    qnn.matmul_packed: packed int8 [K4/4, N, 4] (packed[g, n, k] = w[4g + k, n], K padded
+    with zero rows to K4, a multiple of 4) and int32 [N] column sums."""
+    k, n = w.shape
+    k4 = -(-k // 4) * 4
+    full = np.zeros((k4, n), np.int8)
+    full[:k] = w
+    packed = full.reshape(k4 // 4, 4, n).transpose(0, 2, 1).copy()
+    return packed, w.astype(np.int64).sum(axis=0).astype(np.int32)
+
+
 def _block_of(n: int, blocks) -> Optional[int]:
     return next((b for b in blocks if n % b == 0), None)
 
 
 class _Convert(ExprMutator):
-    def __init__(self, keep: Set[int]):
+    def __init__(self, keep: Set[int], vnni: bool):
         super().__init__()
         self.keep = keep
+        self.vnni = vnni
         # NCHW var -> (blocked var, block, channels)
         self.blocked: Dict[int, Tuple[X.Var, int, int]] = {}
         self.pending: Dict[int, X.Var] = {}
@@ -109,6 +127,10 @@ class _Convert(ExprMutator):
             return
         if isinstance(v, X.Call) and isinstance(v.op, X.Op):
             name = v.op.name
+            packed = self._matmul(v) if name == "relax.qnn.matmul" and self.vnni else None
+            if packed is not None:
+                super().visit_var_binding_(X.VarBinding(b.var, packed))
+                return
             if name == "relax.qnn.conv2d":
                 made = self._conv2d(v)
             elif name in _POOLS or name in _ADAPTIVE:
@@ -157,6 +179,20 @@ class _Convert(ExprMutator):
         correction[:o] = -zu * wc.sum(axis=(1, 2, 3))
         const = correction.astype(np.int32).reshape(1, -1, 1, 1)
         return R.add(acc, X.Constant(transform_numpy(const, "NCHW", blocked_layout(ob)))), ob, o
+
+    # ---- the matmul by a constant weight (VNNI targets) ---------------------------------------
+    def _matmul(self, call: X.Call) -> Optional[X.Call]:
+        a, w, za, zw = call.args
+        si = a.struct_info
+        if (not isinstance(w, X.Constant) or not isinstance(zw, X.Constant) or w.data.ndim != 2
+                or not isinstance(si, TensorStructInfo) or not si.is_static or si.ndim < 2
+                or si.dtype not in ("int8", "uint8") or w.data.shape[1] % 4):
+            return None
+        wc = w.data.astype(np.int64) - zw.data.astype(np.int64).reshape(1, -1)
+        if wc.min() < -128 or wc.max() > 127:
+            return None
+        packed, wsum = pack_matmul_weight(wc.astype(np.int8))
+        return R.qnn.matmul_packed(a, X.Constant(packed), za, X.Constant(wsum))
 
     # ---- what follows it ----------------------------------------------------------------------
     def _pool(self, call: X.Call):
@@ -237,9 +273,10 @@ def qnn_layout_nchwc(mod: IRModule, target=None) -> IRModule:
         return mod
     functions = {}
     changed = False
+    vnni = vnni_kind(target) is not None
     for name, func in mod.items():
         if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            new = _Convert(keep_nchw(func)).visit_expr(func)
+            new = _Convert(keep_nchw(func), vnni).visit_expr(func)
             changed = changed or new is not func
             func = new
         functions[name] = func

@@ -222,5 +222,46 @@ def qnn_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding, 
         name="conv2d_NCHWc_int8", tag="conv2d_NCHWc_int8")
 
 
+def qnn_matmul_packed_int8(a, weight, a_zero_point, weight_sum):
+    """int32 sum((a - za) * w') of a [..., M, K] (int8 or uint8) by the packed weight: the
+    integer matmul in VNNI's form.
+
+    weight: int8 [K4/4, N, 4], w'[4g + k, n] = weight[g, n, k] (the centered weight, K padded
+    to K4, a multiple of 4, with zero rows); weight_sum: int32 [N], sum over k of w'[k, n];
+    a_zero_point: a number or a 0-d int32 tensor (known at run time). The reduction sums
+    u8(a) * weight, u8(a) the data as uint8 (int8 + 128, the columns past K holding 0), and
+    the zero point is a correction after it: sum((a - za) * w') = acc - zu * weight_sum, zu
+    the zero point as uint8 (za, + 128 for int8 data)."""
+    g4, n, four = get_const_tuple(weight.shape)
+    k = get_const_tuple(a.shape[-1:])[0]
+    if four != 4 or g4 * 4 < k or get_const_tuple(weight_sum.shape) != (n,):
+        raise IRError(f"qnn_matmul_packed_int8: weight {weight.shape} and weight_sum "
+                      f"{weight_sum.shape} are not [K4/4, N, 4] and [N] for K = {k}")
+    signed = str(a.dtype) == "int8"
+    u8, i32 = as_dtype("uint8"), as_dtype("int32")
+    au = a
+    if signed or g4 * 4 != k:
+        def shifted(*i):
+            v = a(*i[:-1], E.Min(i[-1], E.make_const(i32, k - 1)))
+            v = E.cast(u8, E.cast(i32, v) + 128) if signed else v
+            return te.if_then_else(i[-1] < k, v, E.make_const(u8, 0)) if g4 * 4 != k else v
+        au = te.compute(tuple(a.shape[:-1]) + (g4 * 4,), shifted, name="T_data_u8",
+                        tag="injective,pad")
+    rg = te.reduce_axis((0, g4), name="rg")
+    rk = te.reduce_axis((0, 4), name="rk")
+    core = te.compute(tuple(a.shape[:-1]) + (n,), lambda *i: te.sum(
+        E.cast(i32, au(*i[:-1], rg * 4 + rk)) * E.cast(i32, weight[rg, i[-1], rk]),
+        axis=[rg, rk]), name="T_matmul_int8", tag="matmul_int8")
+    shift = 128 if signed else 0
+    if isinstance(a_zero_point, te.Tensor):
+        zu = qnn_param(a_zero_point, (), 0, "int32")
+        zu = zu + shift if shift else zu
+    else:       # (a zero product of a constant 0 the simplifier removes)
+        zu = E.make_const(i32, int(a_zero_point) + shift)
+    return te.compute(core.shape, lambda *i: core(*i) - zu * weight_sum[i[-1]],
+                      name="T_qnn_matmul", tag=tag.BROADCAST)
+
+
 __all__ = ["dequantize", "dtype_range", "qnn_conv2d_NCHWc_int8", "qnn_conv2d_nchw",
-           "qnn_matmul", "qnn_param", "quantize", "requantize", "saturate"]
+           "qnn_matmul", "qnn_matmul_packed_int8", "qnn_param", "quantize", "requantize",
+           "saturate"]

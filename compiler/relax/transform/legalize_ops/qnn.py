@@ -40,6 +40,10 @@ def _matmul(call, a):
     return topi.nn.qnn.qnn_matmul(a[0], a[1], a[2], a[3])
 
 
+def _matmul_packed(call, a):
+    return topi.nn.qnn.qnn_matmul_packed_int8(a[0], a[1], a[2], a[3])
+
+
 LEGALIZE = {
     "relax.qnn.quantize": _quantize,
     "relax.qnn.dequantize": _dequantize,
@@ -47,4 +51,5 @@ LEGALIZE = {
     "relax.qnn.conv2d": _conv2d,
     "relax.qnn.conv2d_NCHWc": _conv2d_nchwc,
     "relax.qnn.matmul": _matmul,
+    "relax.qnn.matmul_packed": _matmul_packed,
 }
