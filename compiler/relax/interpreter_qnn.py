@@ -110,3 +110,11 @@ def _qnn_conv2d_nchwc(attrs, x, w):
     out = _qnn_conv2d(unpadded, xp, wo, 0, np.int32(0))
     n, o, oh, ow = out.shape
     return out.reshape(n, ocb, ob, oh, ow).transpose(0, 1, 3, 4, 2).copy()
+
+
+@kernel("qnn.matmul_packed")
+def _qnn_matmul_packed(attrs, a, w, a_zero_point, weight_sum):
+    g4, n, _ = w.shape
+    wc = np.asarray(w).transpose(0, 2, 1).reshape(g4 * 4, n)[:a.shape[-1]]
+    ac = a.astype(np.int64) - np.int64(np.asarray(a_zero_point))
+    return np.matmul(ac, wc.astype(np.int64)).astype(np.int32)

@@ -11,6 +11,7 @@ workers lower them."""
 import sys
 
 import numpy as np
+import pytest
 
 import microruntime
 from compiler import relax, relay
@@ -137,3 +138,71 @@ def test_pipeline_kernels_take_the_blocked_schedule(monkeypatch):
     g.set_input("x", x)
     g.run()
     np.testing.assert_array_equal(g.get_output(0).numpy(), np.asarray(interpreter.run(mod, x)))
+
+
+# ---- the matmul by a constant weight ----------------------------------------------------------
+def _matmul_module(n=32, zw=None, runtime_zp=False):
+    """int8 a [2, 6, 30] by a uint8 weight [30, n] about per-column zero points (given: the
+    weights about 128 whatever their zero points), requantized per column; the data zero point
+    a constant or an input."""
+    rng = np.random.default_rng(21)
+    center = rng.integers(100, 156, n).astype("int32") if zw is None else np.full(n, 128)
+    zw = center if zw is None else zw
+    w = np.clip(center.reshape(1, -1) + rng.integers(-127, 128, (30, n)), 0, 255).astype("uint8")
+    bb = BlockBuilder()
+    a = X.Var("a", TensorStructInfo((2, 6, 30), "int8"))
+    params = [a]
+    if runtime_zp:
+        za = X.Var("za", TensorStructInfo((), "int32"))
+        params.append(za)
+    else:
+        za = c(-11, "int32")
+    bb.begin_function("main", None, {"global_symbol": "main", "num_input": len(params)})
+    with bb.dataflow():
+        acc = bb.emit(op.qnn.matmul(a, c(w, "uint8"), za, c(zw, "int32")))
+        out = bb.emit_output(op.qnn.requantize(acc, c(rng.random(n) * 1e-4 + 1e-4, "float64"),
+                                               c(4, "int32"), 2, "int8"))
+    bb.emit_func_output(out, params)
+    return bb.get()
+
+
+def _matmul_inputs(seed, runtime_zp):
+    a = np.random.default_rng(seed).integers(-128, 128, (2, 6, 30)).astype("int8")
+    return (a, np.asarray(-11, "int32")) if runtime_zp else (a,)
+
+
+@pytest.mark.parametrize("runtime_zp", [False, True])
+def test_matmul_packed_on_vnni_targets(runtime_zp):
+    mod = _matmul_module(runtime_zp=runtime_zp)
+    vnni = qnn_layout_nchwc(mod, Target("llvm -mcpu=icelake-server"))
+    assert "relax.qnn.matmul_packed" in _ops(vnni) and "relax.qnn.matmul" not in _ops(vnni)
+    for t in ("llvm -mcpu=haswell", "c"):
+        assert "relax.qnn.matmul" in _ops(qnn_layout_nchwc(mod, Target(t))), t
+    for seed in range(2):
+        x = _matmul_inputs(seed, runtime_zp)
+        np.testing.assert_array_equal(np.asarray(interpreter.run(vnni, *x)),
+                                      np.asarray(interpreter.run(mod, *x)))
+
+
+def test_matmul_that_does_not_fit_stays():
+    target = Target("llvm -mcpu=icelake-server")
+    wide = _matmul_module(zw=np.zeros(32, "int32"))        # centered uint8 weights past 127
+    assert "relax.qnn.matmul_packed" not in _ops(qnn_layout_nchwc(wide, target))
+    odd = _matmul_module(n=10)                             # columns not a multiple of 4
+    assert "relax.qnn.matmul_packed" not in _ops(qnn_layout_nchwc(odd, target))
+
+
+@pytest.mark.skipif(vnni_kind("llvm") is None, reason="this host has no VNNI")
+@pytest.mark.parametrize("runtime_zp", [False, True])
+def test_matmul_packed_built_equals_the_interpreter(runtime_zp):
+    mod = _matmul_module(runtime_zp=runtime_zp)
+    x = _matmul_inputs(7, runtime_zp)
+    want = np.asarray(interpreter.run(mod, *x))
+    factory = relay.build(bind_params(mod, {}), target="llvm")
+    assert "vpdpbusd" in factory.get_lib().get_source("asm")
+    g = graph_executor.GraphModule(factory["default"](microruntime.cpu()))
+    g.set_input(**dict(zip(("a", "za"), x)))
+    g.run()
+    np.testing.assert_array_equal(g.get_output(0).numpy(), want)
+    vm = VirtualMachine(relax.build(mod, target="llvm"), microruntime.cpu())
+    np.testing.assert_array_equal(vm["main"](*x).numpy(), want)
