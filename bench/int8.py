@@ -4,6 +4,7 @@ executor), beside ONNX Runtime running the same int8 model with its default opti
 beside Kiln's float build of the float model, measured in the same run with 1 and 2 threads
 (MR_NUM_THREADS for Kiln, intra_op_num_threads for ONNX Runtime), each thread count in its own
 process. Models: `resnet_cnn` (below: a ResNet-style CNN, 3x64x64, stages of 32, 64 and 128
+channels), `mobilenet_cnn` (below: depthwise-separable blocks, 3x64x64, 32 to 128
 channels), `mlp_tokens` (below: a transformer's feed-forward stack on 64 tokens, MatMul-heavy)
 and the ONNX model builders' small models (compiler/frontend/testing/onnx_models.py).
 
@@ -25,7 +26,7 @@ from bench_common import run_per_thread_count
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-MODELS = ("resnet_cnn", "mlp_tokens")
+MODELS = ("resnet_cnn", "mobilenet_cnn", "mlp_tokens")
 KINDS = ("qdq", "qop")
 
 # Runs in a process per thread count; imports no compiler module.
@@ -84,6 +85,28 @@ def resnet_cnn(batch: int = 1, size: int = 64, classes: int = 10, seed: int = 7)
     return om._finish(g, "resnet_cnn", {"x": (batch, 3, size, size)}, out, 13)
 
 
+def mobilenet_cnn(batch: int = 1, size: int = 64, classes: int = 10, seed: int = 9):
+    """A MobileNet-style CNN on 3 x size x size: a strided 3x3 stem to 32 channels, then
+    depthwise-separable blocks (3x3 depthwise + BN + ReLU6, 1x1 pointwise + BN + ReLU6) to 64,
+    128 (strided) and 128 channels, global average pool, fully connected."""
+    from compiler.frontend.testing import onnx_models as om
+    g = om._Graph(seed)
+    lo, hi = g.const("relu6_min", 0.0), g.const("relu6_max", 6.0)
+
+    def relu6(v):
+        return g.node("Clip", [v, lo, hi])
+
+    y = relu6(g.conv_bn("x", "stem", 3, 32, 3, stride=2))
+    cin = 32
+    for i, (cout, stride) in enumerate(((64, 1), (128, 2), (128, 1))):
+        y = relu6(g.conv_bn(y, f"dw{i}", cin, cin, 3, stride=stride, group=cin))
+        y = relu6(g.conv_bn(y, f"pw{i}", cin, cout, 1))
+        cin = cout
+    y = g.node("Flatten", [g.node("GlobalAveragePool", [y])])
+    out = g.dense(y, "fc", cin, classes)
+    return om._finish(g, "mobilenet_cnn", {"x": (batch, 3, size, size)}, out, 13)
+
+
 def mlp_tokens(batch: int = 1, tokens: int = 64, dim: int = 256, hidden: int = 1024,
                layers: int = 2, seed: int = 11):
     """A transformer's feed-forward layers on batch x tokens x dim: `layers` times
@@ -101,7 +124,7 @@ def mlp_tokens(batch: int = 1, tokens: int = 64, dim: int = 256, hidden: int = 1
 
 def _model(name: str, batch: int):
     from compiler.frontend.testing import onnx_models
-    own = {"resnet_cnn": resnet_cnn, "mlp_tokens": mlp_tokens}
+    own = {"resnet_cnn": resnet_cnn, "mobilenet_cnn": mobilenet_cnn, "mlp_tokens": mlp_tokens}
     return own[name](batch) if name in own else getattr(onnx_models, name)(batch=batch)
 
 

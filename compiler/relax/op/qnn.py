@@ -20,6 +20,10 @@ conv2d_NCHWc(data, weight): the blocked integer convolution a graph pass
     int32 NCHW[ob]c sum(u8(data) * weight), u8 the data as uint8 (int8 + 128) and every
     position outside the data (padding, the channels past `channels`) `data_zero_point` as
     uint8; the zero-point correction is the pass's constant (topi.nn.qnn).
+depthwise_conv2d_NCHWc(data, weight): the blocked depthwise convolution qnn_layout_nchwc
+    makes: int8/uint8 data, NCHW or NCHW[b]c with `channels` channels, by int8 weight
+    [C/b, KH, KW, b] -> int32 NCHW[b]c sum(data * weight) per channel, every position outside
+    the data holding `data_zero_point` (topi.nn.qnn.qnn_depthwise_conv2d_NCHWc_int8).
 matmul_packed(a, weight, a_zero_point, weight_sum): the integer matmul a graph pass
     (qnn_layout_nchwc) makes for a constant weight: int8/uint8 a [..., M, K] by int8 weight
     [K4/4, N, 4] (VNNI's groups of 4 of K, K padded to K4 with zero rows) -> int32
@@ -170,6 +174,25 @@ def _infer_conv2d_nchwc(call: Call) -> StructInfo:
     return TensorStructInfo((n, ocb, oh, ow, ob), "int32")
 
 
+def _infer_depthwise_nchwc(call: Call) -> StructInfo:
+    data, weight = _int8_operands(call)
+    at = call.attrs
+    if data.ndim not in (-1, 4, 5) or weight.ndim not in (-1, 4) or weight.dtype not in \
+            ("void", "int8"):
+        raise fail(call, "data must be NCHW or NCHW[b]c and weight int8 [C/b, KH, KW, b]")
+    if data.shape is None or weight.shape is None:
+        return TensorStructInfo(None, "int32", 5)
+    cb, kh, kw, b = weight.shape
+    n, h, w = data.shape[0], data.shape[2], data.shape[3]
+    if cb * b < at.channels or (data.ndim == 5 and su.known_unequal(data.shape[4], b)):
+        raise fail(call, f"weight {fmt_shape(weight)} does not fit data {fmt_shape(data)} of "
+                         f"{at.channels} channels")
+    pt, pl, pb, pr = at.padding
+    oh = _conv_out(h, kh, at.strides[0], at.dilation[0], pt + pb)
+    ow = _conv_out(w, kw, at.strides[1], at.dilation[1], pl + pr)
+    return TensorStructInfo((n, cb, oh, ow, b), "int32")
+
+
 def _infer_matmul_packed(call: Call) -> StructInfo:
     a, w = _int8_operands(call)
     zp, wsum = tensor_arg(call, 2), tensor_arg(call, 3)
@@ -206,6 +229,9 @@ register("relax.qnn.conv2d_NCHWc", _infer_conv2d_nchwc, ("data", "weight"),
           "data_zero_point": 0, "channels": 0}, pattern=OUT_ELEMWISE_FUSABLE)
 register("relax.qnn.matmul", _infer_matmul, ("a", "b", "a_zero_point", "b_zero_point"), {},
          pattern=OUT_ELEMWISE_FUSABLE)
+register("relax.qnn.depthwise_conv2d_NCHWc", _infer_depthwise_nchwc, ("data", "weight"),
+         {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1),
+          "data_zero_point": 0, "channels": 0}, pattern=OUT_ELEMWISE_FUSABLE)
 register("relax.qnn.matmul_packed", _infer_matmul_packed,
          ("a", "weight", "a_zero_point", "weight_sum"), {}, pattern=OUT_ELEMWISE_FUSABLE)
 
@@ -260,3 +286,12 @@ def matmul_packed(a, weight, a_zero_point, weight_sum) -> Call:
     """int32 product of quantized `a` [..., M, K] about its zero point and the packed
     centered weight [K4/4, N, 4] (weight_sum: its column sums)."""
     return make_call("relax.qnn.matmul_packed", (a, weight, a_zero_point, weight_sum))
+
+
+def depthwise_conv2d_NCHWc(data, weight, data_zero_point: int, channels: int, strides=(1, 1),
+                           padding=(0, 0), dilation=(1, 1)) -> Call:
+    """int32 NCHW[b]c sum(data * weight) of the blocked depthwise convolution."""
+    return make_call("relax.qnn.depthwise_conv2d_NCHWc", (data, weight),
+                     strides=pair(strides, 2, "strides"), padding=padding4(padding),
+                     dilation=pair(dilation, 2, "dilation"),
+                     data_zero_point=int(data_zero_point), channels=int(channels))

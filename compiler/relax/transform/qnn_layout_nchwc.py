@@ -21,11 +21,14 @@ after:  every relax.qnn.conv2d with groups 1, static shapes, constant int8/uint8
         intrinsic of the llvm target is looked up in this process, as VNNI's below). When a
         convolution was blocked, the target's VNNI intrinsics are looked up in this process
         (qnn_vnni.register_intrinsics), so that its kernels lowered by forked workers compile.
-        Where the target has VNNI, every relax.qnn.matmul with static int8/uint8 data, a
-        constant 2-D weight whose centered values w' = w - zw fit int8 and whose column count
-        is a multiple of 4 is qnn.matmul_packed(a, pack(w'), za, sum(w') per column) (the
-        weight in [K4/4, N, 4], K padded to 4), the same int32 result; elsewhere (and for the
-        c target) it stays, on the portable kernel.
+        A depthwise relax.qnn.conv2d (groups = channels, one filter each) of the same kind
+        is add(qnn.depthwise_conv2d_NCHWc(x, pack(w')), -zx * sum(w')) in the block of its
+        blocked data (else 16, 8 or 4 dividing the channels, else 16 padded), and stays
+        blocked alike. Where the target has VNNI, every relax.qnn.matmul with static
+        int8/uint8 data, a constant 2-D weight whose centered values w' = w - zw fit int8 and
+        whose column count is a multiple of 4 is qnn.matmul_packed(a, pack(w'), za, sum(w')
+        per column) (the weight in [K4/4, N, 4], K padded to 4), the same int32 result;
+        elsewhere (and for the c target) it stays, on the portable kernel.
 """
 from __future__ import annotations
 
@@ -69,6 +72,16 @@ def pack_weight(w: np.ndarray, ib: int, ob: int) -> np.ndarray:
     full[:o, :c] = w
     return full.reshape(op // ob, ob, cp // ib, ib // 4, 4, kh, kw).transpose(
         0, 2, 5, 6, 3, 1, 4).copy()
+
+
+def pack_depthwise_weight(w: np.ndarray, block: int) -> np.ndarray:
+    """[C, 1, KH, KW] int8 `w` (one filter per channel) as [C/block, KH, KW, block], the
+    channels padded with zero filters to the block."""
+    c, _, kh, kw = w.shape
+    cp = -(-c // block) * block
+    full = np.zeros((cp, kh, kw), np.int8)
+    full[:c] = w[:, 0]
+    return full.reshape(cp // block, block, kh, kw).transpose(0, 2, 3, 1).copy()
 
 
 def pack_matmul_weight(w: np.ndarray):
@@ -155,6 +168,9 @@ class _Convert(ExprMutator):
         a = call.attrs
         x, w, zx, zw = call.args
         xs, ws = _static(x, 4), _static(w, 4)
+        if xs is not None and ws is not None and a.groups > 1 and a.groups == xs[1] == ws[0] \
+                and ws[1] == 1:
+            return self._depthwise(call, xs, ws)
         if (xs is None or ws is None or a.groups != 1 or not isinstance(w, X.Constant)
                 or not isinstance(zx, X.Constant) or not isinstance(zw, X.Constant)
                 or zx.data.size != 1 or x.struct_info.dtype not in ("int8", "uint8")):
@@ -179,6 +195,32 @@ class _Convert(ExprMutator):
         correction[:o] = -zu * wc.sum(axis=(1, 2, 3))
         const = correction.astype(np.int32).reshape(1, -1, 1, 1)
         return R.add(acc, X.Constant(transform_numpy(const, "NCHW", blocked_layout(ob)))), ob, o
+
+    def _depthwise(self, call: X.Call, xs, ws):
+        a = call.attrs
+        x, w, zx, zw = call.args
+        if (not isinstance(w, X.Constant) or not isinstance(zx, X.Constant)
+                or not isinstance(zw, X.Constant) or zx.data.size != 1
+                or x.struct_info.dtype not in ("int8", "uint8")):
+            return None
+        wc = w.data.astype(np.int64) - zw.data.astype(np.int64).reshape(-1, 1, 1, 1)
+        if wc.min() < -128 or wc.max() > 127:
+            return None
+        c = xs[1]
+        block = None
+        if isinstance(x, X.Var) and id(x) in self.blocked:
+            data, block, _ = self.blocked[id(x)]
+        if block is None:
+            data, block = self.visit_expr(x), _block_of(c, OUT_BLOCKS) or OUT_BLOCKS[0]
+        zv = int(zx.data.reshape(()))
+        acc = self.emit(R.qnn.depthwise_conv2d_NCHWc(
+            data, X.Constant(pack_depthwise_weight(wc.astype(np.int8), block)), zv, c,
+            a.strides, a.padding, a.dilation), "acc_c")
+        correction = np.zeros(-(-c // block) * block, np.int64)
+        correction[:c] = -zv * wc.sum(axis=(1, 2, 3))
+        const = correction.astype(np.int32).reshape(1, -1, 1, 1)
+        return R.add(acc, X.Constant(transform_numpy(const, "NCHW", blocked_layout(block)))), \
+            block, c
 
     # ---- the matmul by a constant weight (VNNI targets) ---------------------------------------
     def _matmul(self, call: X.Call) -> Optional[X.Call]:

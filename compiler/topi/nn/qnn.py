@@ -222,6 +222,63 @@ def qnn_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding, 
         name="conv2d_NCHWc_int8", tag="conv2d_NCHWc_int8")
 
 
+def _data_blocked(data, block: int, channels: int, fill: int, pads, name: str):
+    """`data` (NCHW, or NCHW[block]c) as NCHW[block]c in its own type, the spatial padding
+    `pads` (top, left, bottom, right) and NCHW channels past `channels` holding `fill`; `data`
+    itself where that changes nothing."""
+    blocked = data.ndim == 5
+    pt, pl, pb, pr = pads
+    if blocked and not any(pads):
+        return data
+    n, _, h, w = get_const_tuple(data.shape[:4])
+    cb = (channels + block - 1) // block
+    value = E.make_const(as_dtype(str(data.dtype)), fill)
+
+    def f(b, c, y, x, ci):
+        ch = c * block + ci
+        v = data[b, c, y - pt, x - pl, ci] if blocked else \
+            data[b, E.Min(ch, E.make_const(ch.dtype, channels - 1)), y - pt, x - pl]
+        conds = [y >= pt, y < h + pt, x >= pl, x < w + pl] if any(pads) else []
+        if not blocked and channels % block:
+            conds.append(ch < channels)
+        return te.if_then_else(te.all(*conds), v, value) if conds else v
+
+    return te.compute((n, cb, h + pt + pb, w + pl + pr, block), f, name=name,
+                      tag="injective,pad")
+
+
+def qnn_depthwise_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding,
+                                    dilation, channels: int):
+    """int32 sum(data * weight) over the kernel window of each channel: the blocked integer
+    depthwise convolution (one filter per channel).
+
+    data: int8 or uint8, NCHW [N, C, H, W] or NCHW[b]c (`channels` C in all); weight: int8
+    [C/b, KH, KW, b] (the channels padded to a multiple of b with zero filters); out: int32
+    NCHW[b]c. Every position outside the data (the spatial padding, NCHW channels past C)
+    holds `data_zero_point`, so with w' = weight: sum((x - zx) * w') = out - zx * sum(w'), a
+    constant per channel that a graph pass folds into the bias."""
+    cb, kh, kw, block = get_const_tuple(weight.shape)
+    if cb * block < channels or (data.ndim == 5 and get_const_tuple(data.shape)[4] != block):
+        raise IRError(f"qnn_depthwise_conv2d_NCHWc_int8: weight {weight.shape} is not "
+                      f"[C/b, KH, KW, b] for data {data.shape} of {channels} channels")
+    sh, sw = pair(strides, "strides")
+    dh, dw = pair(dilation, "dilation")
+    pads = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1))
+    xp = _data_blocked(data, block, channels, int(data_zero_point), pads, "T_data_pad")
+    n, _, hp, wp, _ = get_const_tuple(xp.shape)
+    oh = (hp - (kh - 1) * dh - 1) // sh + 1
+    ow = (wp - (kw - 1) * dw - 1) // sw + 1
+    i32 = as_dtype("int32")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+    return te.compute(
+        (n, cb, oh, ow, block),
+        lambda b, c, y, x, ci: te.sum(
+            E.cast(i32, xp[b, c, y * sh + ry * dh, x * sw + rx * dw, ci])
+            * E.cast(i32, weight[c, ry, rx, ci]), axis=[ry, rx]),
+        name="depthwise_conv2d_NCHWc_int8", tag="depthwise_conv2d_NCHWc_int8")
+
+
 def qnn_matmul_packed_int8(a, weight, a_zero_point, weight_sum):
     """int32 sum((a - za) * w') of a [..., M, K] (int8 or uint8) by the packed weight: the
     integer matmul in VNNI's form.
@@ -263,5 +320,6 @@ def qnn_matmul_packed_int8(a, weight, a_zero_point, weight_sum):
 
 
 __all__ = ["dequantize", "dtype_range", "qnn_conv2d_NCHWc_int8", "qnn_conv2d_nchw",
+           "qnn_depthwise_conv2d_NCHWc_int8",
            "qnn_matmul", "qnn_matmul_packed_int8", "qnn_param", "quantize", "requantize",
            "saturate"]

@@ -206,3 +206,59 @@ def test_matmul_packed_built_equals_the_interpreter(runtime_zp):
     np.testing.assert_array_equal(g.get_output(0).numpy(), want)
     vm = VirtualMachine(relax.build(mod, target="llvm"), microruntime.cpu())
     np.testing.assert_array_equal(vm["main"](*x).numpy(), want)
+
+
+# ---- the depthwise convolution ----------------------------------------------------------------
+def _depthwise_module(blocked_input=True):
+    """(a blocked convolution, when blocked_input, then) a depthwise 3x3 convolution of 20
+    channels (padded to 32 in the blocks) with uint8 weights about per-channel zero points,
+    requantized, clamped, and a 1x1 convolution after it."""
+    rng = np.random.default_rng(31)
+    bb = BlockBuilder()
+    x = X.Var("x", TensorStructInfo((1, 3 if blocked_input else 20, 10, 10), "int8"))
+    bb.begin_function("main", None, {"global_symbol": "main", "num_input": 1})
+    with bb.dataflow():
+        y = x
+        if blocked_input:
+            acc = bb.emit(op.qnn.conv2d(x, c(rng.integers(-127, 128, (20, 3, 3, 3)), "int8"),
+                                        c(2, "int32"), c([0] * 20, "int32"), padding=1))
+            y = bb.emit(op.qnn.requantize(acc, c(rng.random(20) * 2e-4 + 1e-4, "float64"),
+                                          c(-3, "int32"), 1, "int8"))
+        zw = rng.integers(100, 156, 20).astype("int32")
+        w = np.clip(zw.reshape(-1, 1, 1, 1) + rng.integers(-127, 128, (20, 1, 3, 3)), 0, 255)
+        acc = bb.emit(op.qnn.conv2d(y, c(w, "uint8"), c(-3, "int32"), c(zw, "int32"),
+                                    padding=1, strides=2, groups=20))
+        y = bb.emit(op.qnn.requantize(acc, c(rng.random(20) * 1e-2 + 1e-3, "float64"),
+                                      c(5, "int32"), 1, "int8"))
+        y = bb.emit(op.maximum(y, c(5, "int8")))
+        acc = bb.emit(op.qnn.conv2d(y, c(rng.integers(-127, 128, (8, 20, 1, 1)), "int8"),
+                                    c(5, "int32"), c([0] * 8, "int32")))
+        out = bb.emit_output(op.qnn.requantize(acc, c(rng.random(8) * 1e-4 + 1e-5, "float64"),
+                                               c(0, "int32"), 1, "int8"))
+    bb.emit_func_output(out, [x])
+    return bb.get()
+
+
+@pytest.mark.parametrize("blocked_input", [True, False])
+def test_depthwise_blocked(blocked_input):
+    mod = _depthwise_module(blocked_input)
+    after = qnn_layout_nchwc(mod)
+    ops = _ops(after)
+    assert "relax.qnn.depthwise_conv2d_NCHWc" in ops and "relax.qnn.conv2d" not in ops, ops
+    assert ops.count("relax.layout_transform") == 1, ops
+    shape = (1, 3 if blocked_input else 20, 10, 10)
+    for seed in range(2):
+        x = np.random.default_rng(seed).integers(-128, 128, shape).astype("int8")
+        np.testing.assert_array_equal(np.asarray(interpreter.run(after, x)),
+                                      np.asarray(interpreter.run(mod, x)))
+
+
+def test_depthwise_built_equals_the_interpreter(target):
+    mod = _depthwise_module()
+    x = np.random.default_rng(9).integers(-128, 128, (1, 3, 10, 10)).astype("int8")
+    want = np.asarray(interpreter.run(mod, x))
+    factory = relay.build(bind_params(mod, {}), target=target)
+    g = graph_executor.GraphModule(factory["default"](microruntime.cpu()))
+    g.set_input("x", x)
+    g.run()
+    np.testing.assert_array_equal(g.get_output(0).numpy(), want)

@@ -40,6 +40,13 @@ def _matmul(call, a):
     return topi.nn.qnn.qnn_matmul(a[0], a[1], a[2], a[3])
 
 
+def _depthwise_nchwc(call, a):
+    at = call.attrs
+    return topi.nn.qnn.qnn_depthwise_conv2d_NCHWc_int8(
+        a[0], a[1], at.data_zero_point, list(at.strides), list(at.padding), list(at.dilation),
+        at.channels)
+
+
 def _matmul_packed(call, a):
     return topi.nn.qnn.qnn_matmul_packed_int8(a[0], a[1], a[2], a[3])
 
@@ -52,4 +59,5 @@ LEGALIZE = {
     "relax.qnn.conv2d_NCHWc": _conv2d_nchwc,
     "relax.qnn.matmul": _matmul,
     "relax.qnn.matmul_packed": _matmul_packed,
+    "relax.qnn.depthwise_conv2d_NCHWc": _depthwise_nchwc,
 }
