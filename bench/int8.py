@@ -13,7 +13,8 @@ and the ONNX model builders' small models (compiler/frontend/testing/onnx_models
 
 max|diff| is Kiln's int8 output against ONNX Runtime's with graph optimizations off (its
 reference semantics), in units of the last DequantizeLinear's scale. Sizes are of the exported
-libraries (code and weights in one file), int8 against float.
+libraries (code and weights in one file), int8 against float, and their parts: code,
+graph + weights, the argument checks' message templates, the rest.
 """
 import argparse
 import os
@@ -145,6 +146,32 @@ def _quantize(src: str, dst: str, m, kind: str) -> None:
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
 
 
+def _breakdown(so: str):
+    """{part: bytes} of an exported library: "code" (.text), "blob" (the graph and weights,
+    `__tvm_ffi__library_bin`), "rodata" (the rest of .rodata: the argument checks' message
+    templates), "other" (ELF tables, debug sections); None without binutils' size and nm."""
+    import shutil
+    import subprocess
+    if shutil.which("size") is None or shutil.which("nm") is None:
+        return None
+    sections = {}
+    for line in subprocess.run(["size", "-A", so], capture_output=True, text=True).stdout.split(
+            "\n"):
+        f = line.split()
+        if len(f) >= 2 and f[0].startswith(".") and f[1].isdigit():
+            sections[f[0]] = int(f[1])
+    blob = 0
+    for line in subprocess.run(["nm", "-S", so], capture_output=True, text=True).stdout.split(
+            "\n"):
+        f = line.split()
+        if len(f) == 4 and f[3] == "__tvm_ffi__library_bin":
+            blob = int(f[1], 16)
+    code = sections.get(".text", 0)
+    rodata = sections.get(".rodata", 0) - blob
+    return {"code": code, "blob": blob, "rodata": rodata,
+            "other": os.path.getsize(so) - code - blob - rodata}
+
+
 def _reference_diff(path: str, so: str, inputs) -> float:
     """max |Kiln - ONNX Runtime (optimizations off)| in steps of the output's scale."""
     import numpy as np
@@ -239,6 +266,17 @@ def main():
             row += f"{r['kiln_ms'] / r['ort_ms']:>14.2f}{r['float_ms'] / r['kiln_ms']:>14.2f}"
         q, f = sizes[key]
         print(row + f"{q / 1024:>10.0f}{f / 1024:>10.0f}{f / q:>10.2f}")
+    print()
+    print(f"{'library KiB':<28}{'code':>8}{'graph+weights':>15}{'messages':>10}{'other':>8}"
+          f"{'total':>8}")
+    for key in spec:
+        for what, so in (("int8", spec[key]["so"]), ("f32", spec[key]["float_so"])):
+            parts = _breakdown(so)
+            if parts is None:
+                break
+            print(f"{key + ' ' + what:<28}{parts['code'] / 1024:>8.0f}"
+                  f"{parts['blob'] / 1024:>15.0f}{parts['rodata'] / 1024:>10.0f}"
+                  f"{parts['other'] / 1024:>8.0f}{os.path.getsize(so) / 1024:>8.0f}")
     print(f"(median of {args.repeat} measurements; target {args.target}; int8: Kiln's build of "
           "the int8 model; ort: ONNX Runtime on the int8 model, default optimizations, its "
           "Python call overhead included; f32: Kiln's build of the float model; goal: int8/ort "

@@ -99,13 +99,14 @@ def _qnn_conv2d_nchwc(attrs, x, w):
         x = x.transpose(0, 1, 4, 2, 3).reshape(x.shape[0], -1, x.shape[2], x.shape[3])
     ocb, icb, kh, kw, ig, ob, _ = w.shape
     ib = ig * 4
+    groups = attrs.groups
     zu = attrs.data_zero_point + shift
-    xu = np.full((x.shape[0], icb * ib) + x.shape[2:], zu, np.int64)
+    xu = np.full((x.shape[0], icb * ib * groups) + x.shape[2:], zu, np.int64)
     xu[:, :attrs.channels] = x[:, :attrs.channels].astype(np.int64) + shift
     wo = w.transpose(0, 5, 1, 4, 6, 2, 3).reshape(ocb * ob, icb * ib, kh, kw)
     pt, pl, pb, pr = attrs.padding
     xp = np.pad(xu, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=zu)
-    unpadded = SimpleNamespace(strides=attrs.strides, dilation=attrs.dilation, groups=1,
+    unpadded = SimpleNamespace(strides=attrs.strides, dilation=attrs.dilation, groups=groups,
                                padding=(0, 0, 0, 0))
     out = _qnn_conv2d(unpadded, xp, wo, 0, np.int32(0))
     n, o, oh, ow = out.shape

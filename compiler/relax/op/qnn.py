@@ -19,7 +19,8 @@ conv2d_NCHWc(data, weight): the blocked integer convolution a graph pass
     int8 weight [OC/ob, IC/ib, KH, KW, ib/4, ob, 4] (VNNI's groups of 4 input channels) ->
     int32 NCHW[ob]c sum(u8(data) * weight), u8 the data as uint8 (int8 + 128) and every
     position outside the data (padding, the channels past `channels`) `data_zero_point` as
-    uint8; the zero-point correction is the pass's constant (topi.nn.qnn).
+    uint8; the zero-point correction is the pass's constant (topi.nn.qnn). `groups` > 1: a
+    grouped convolution whose groups are whole blocks (the weight's IC is per group).
 depthwise_conv2d_NCHWc(data, weight): the blocked depthwise convolution qnn_layout_nchwc
     makes: int8/uint8 data, NCHW or NCHW[b]c with `channels` channels, by int8 weight
     [C/b, KH, KW, b] -> int32 NCHW[b]c sum(data * weight) per channel, every position outside
@@ -166,7 +167,10 @@ def _infer_conv2d_nchwc(call: Call) -> StructInfo:
         return TensorStructInfo(None, "int32", 5)
     ocb, icb, kh, kw, ig, ob, four = weight.shape
     n, h, w = data.shape[0], data.shape[2], data.shape[3]
-    if four != 4 or icb * ig * 4 < at.channels:
+    if at.groups > 1 and (ocb % at.groups or icb * ig * 4 * at.groups != at.channels):
+        raise fail(call, f"weight {fmt_shape(weight)} does not split into {at.groups} groups "
+                         f"of whole blocks of {at.channels} channels")
+    if four != 4 or icb * ig * 4 * at.groups < at.channels:
         raise fail(call, f"weight {fmt_shape(weight)} does not fit {at.channels} channels")
     pt, pl, pb, pr = at.padding
     oh = _conv_out(h, kh, at.strides[0], at.dilation[0], pt + pb)
@@ -226,7 +230,7 @@ register("relax.qnn.conv2d", _infer_conv2d,
          pattern=OUT_ELEMWISE_FUSABLE)
 register("relax.qnn.conv2d_NCHWc", _infer_conv2d_nchwc, ("data", "weight"),
          {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1),
-          "data_zero_point": 0, "channels": 0}, pattern=OUT_ELEMWISE_FUSABLE)
+          "data_zero_point": 0, "channels": 0, "groups": 1}, pattern=OUT_ELEMWISE_FUSABLE)
 register("relax.qnn.matmul", _infer_matmul, ("a", "b", "a_zero_point", "b_zero_point"), {},
          pattern=OUT_ELEMWISE_FUSABLE)
 register("relax.qnn.depthwise_conv2d_NCHWc", _infer_depthwise_nchwc, ("data", "weight"),
@@ -270,11 +274,12 @@ def conv2d(data, weight, data_zero_point, weight_zero_point, strides=(1, 1), pad
 
 
 def conv2d_NCHWc(data, weight, data_zero_point: int, channels: int, strides=(1, 1),
-                 padding=(0, 0), dilation=(1, 1)) -> Call:
+                 padding=(0, 0), dilation=(1, 1), groups: int = 1) -> Call:
     """int32 NCHW[ob]c sum(u8(data) * weight) of the blocked integer convolution."""
     return make_call("relax.qnn.conv2d_NCHWc", (data, weight), strides=pair(strides, 2,
                      "strides"), padding=padding4(padding), dilation=pair(dilation, 2,
-                     "dilation"), data_zero_point=int(data_zero_point), channels=int(channels))
+                     "dilation"), data_zero_point=int(data_zero_point), channels=int(channels),
+                     groups=int(groups))
 
 
 def matmul(a, b, a_zero_point, b_zero_point) -> Call:

@@ -24,7 +24,10 @@ after:  every relax.qnn.conv2d with groups 1, static shapes, constant int8/uint8
         A depthwise relax.qnn.conv2d (groups = channels, one filter each) of the same kind
         is add(qnn.depthwise_conv2d_NCHWc(x, pack(w')), -zx * sum(w')) in the block of its
         blocked data (else 16, 8 or 4 dividing the channels, else 16 padded), and stays
-        blocked alike. Where the target has VNNI, every relax.qnn.matmul with static
+        blocked alike. A grouped one whose channels per group (in and out) are whole blocks
+        of 16, 8 or 4 (the block of its blocked data, else of its data brought back to NCHW)
+        is a blocked one with `groups`. Where
+        the target has VNNI, every relax.qnn.matmul with static
         int8/uint8 data, a constant 2-D weight whose centered values w' = w - zw fit int8 and
         whose column count is a multiple of 4 is qnn.matmul_packed(a, pack(w'), za, sum(w')
         per column) (the weight in [K4/4, N, 4], K padded to 4), the same int32 result;
@@ -171,6 +174,8 @@ class _Convert(ExprMutator):
         if xs is not None and ws is not None and a.groups > 1 and a.groups == xs[1] == ws[0] \
                 and ws[1] == 1:
             return self._depthwise(call, xs, ws)
+        if a.groups > 1 and xs is not None and ws is not None:
+            return self._grouped(call, xs, ws)
         if (xs is None or ws is None or a.groups != 1 or not isinstance(w, X.Constant)
                 or not isinstance(zx, X.Constant) or not isinstance(zw, X.Constant)
                 or zx.data.size != 1 or x.struct_info.dtype not in ("int8", "uint8")):
@@ -195,6 +200,39 @@ class _Convert(ExprMutator):
         correction[:o] = -zu * wc.sum(axis=(1, 2, 3))
         const = correction.astype(np.int32).reshape(1, -1, 1, 1)
         return R.add(acc, X.Constant(transform_numpy(const, "NCHW", blocked_layout(ob)))), ob, o
+
+    def _grouped(self, call: X.Call, xs, ws):
+        """A grouped convolution whose groups are whole blocks of one size b (the block of
+        blocked data, else the largest of 16, 8, 4 dividing the channels per group, in and
+        out, from NCHW data)."""
+        a = call.attrs
+        x, w, zx, zw = call.args
+        if (not isinstance(w, X.Constant) or not isinstance(zx, X.Constant)
+                or not isinstance(zw, X.Constant) or zx.data.size != 1
+                or x.struct_info.dtype not in ("int8", "uint8")):
+            return None
+        wc = w.data.astype(np.int64) - zw.data.astype(np.int64).reshape(-1, 1, 1, 1)
+        if wc.min() < -128 or wc.max() > 127:
+            return None
+        c, o, g = xs[1], ws[0], a.groups
+        cg, og = c // g, o // g
+        data, block = None, None
+        if isinstance(x, X.Var) and id(x) in self.blocked:
+            data, block, _ = self.blocked[id(x)]
+            if cg % block or og % block:
+                data, block = None, None        # NCHW data, in a block that fits
+        if block is None:
+            block = next((b for b in IN_BLOCKS if cg % b == 0 and og % b == 0), None)
+            if block is None:
+                return None
+            data = self.visit_expr(x)
+        zu = int(zx.data.reshape(())) + (128 if x.struct_info.dtype == "int8" else 0)
+        packed = X.Constant(pack_weight(wc.astype(np.int8), block, block))
+        acc = self.emit(R.qnn.conv2d_NCHWc(data, packed, int(zx.data.reshape(())), c,
+                                           a.strides, a.padding, a.dilation, groups=g), "acc_c")
+        const = (-zu * wc.sum(axis=(1, 2, 3))).astype(np.int32).reshape(1, -1, 1, 1)
+        return R.add(acc, X.Constant(transform_numpy(const, "NCHW", blocked_layout(block)))), \
+            block, o
 
     def _depthwise(self, call: X.Call, xs, ws):
         a = call.attrs

@@ -186,7 +186,7 @@ def _data_u8(data, ib: int, channels: int, zero_point: int, pads, name: str):
 
 
 def qnn_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding, dilation,
-                          channels: int):
+                          channels: int, groups: int = 1):
     """int32 sum(u8(data) * weight) over the kernel window: the blocked integer convolution.
 
     data: int8 or uint8, NCHW [N, C, H, W] or NCHW[ib]c (`channels` C in all); weight: int8
@@ -195,10 +195,16 @@ def qnn_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding, 
     data as uint8 (int8 + 128), and every position outside it (the spatial padding, the
     channels past C) holds `data_zero_point` as uint8. So with w' = weight:
     sum((x - zx) * w') = out - zu * sum(w'), zu the zero point as uint8, a constant per output
-    channel that a graph pass folds into the bias."""
+    channel that a graph pass folds into the bias.
+    groups > 1: a grouped convolution, each group's input and output channels whole blocks
+    (IC / groups of them in the weight's second dim); output block o reads the input blocks of
+    its group, o // (OC / groups / ob)."""
     ocb, icb, kh, kw, ig, ob, four = get_const_tuple(weight.shape)
     ib = ig * 4
-    if four != 4 or icb * ib < channels:
+    if groups > 1 and (ocb % groups or icb * ib * groups != channels):
+        raise IRError(f"qnn_conv2d_NCHWc_int8: weight {weight.shape} does not split into "
+                      f"{groups} groups of whole blocks of {channels} channels")
+    if four != 4 or icb * ib * groups < channels:
         raise IRError(f"qnn_conv2d_NCHWc_int8: weight {weight.shape} is not "
                       "[OC/ob, IC/ib, KH, KW, ib/4, ob, 4] for the data's channels")
     sh, sw = pair(strides, "strides")
@@ -214,10 +220,15 @@ def qnn_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding, 
     rx = te.reduce_axis((0, kw), name="rx")
     rg = te.reduce_axis((0, ig), name="rg")
     rk = te.reduce_axis((0, 4), name="rk")
+    per_group = ocb // groups
+
+    def block(o):
+        return rc if groups == 1 else o // per_group * icb + rc
+
     return te.compute(
         (n, ocb, oh, ow, ob),
         lambda b, o, y, x, oi: te.sum(
-            E.cast(i32, xu[b, rc, y * sh + ry * dh, x * sw + rx * dw, rg * 4 + rk])
+            E.cast(i32, xu[b, block(o), y * sh + ry * dh, x * sw + rx * dw, rg * 4 + rk])
             * E.cast(i32, weight[o, rc, ry, rx, rg, oi, rk]), axis=[rc, ry, rx, rg, rk]),
         name="conv2d_NCHWc_int8", tag="conv2d_NCHWc_int8")
 

@@ -262,3 +262,50 @@ def test_depthwise_built_equals_the_interpreter(target):
     g.set_input("x", x)
     g.run()
     np.testing.assert_array_equal(g.get_output(0).numpy(), want)
+
+
+# ---- the grouped convolution ------------------------------------------------------------------
+def _grouped_module():
+    """A convolution to 32 channels, then a grouped 3x3 convolution of 4 groups (8 channels in
+    and 16 out each; uint8 weights about per-channel zero points), requantized, and one of 2
+    groups whose 3 channels per group are no whole block (it stays NCHW)."""
+    rng = np.random.default_rng(41)
+    bb = BlockBuilder()
+    x = X.Var("x", TensorStructInfo((1, 3, 8, 8), "uint8"))
+    bb.begin_function("main", None, {"global_symbol": "main", "num_input": 1})
+    with bb.dataflow():
+        acc = bb.emit(op.qnn.conv2d(x, c(rng.integers(-127, 128, (32, 3, 3, 3)), "int8"),
+                                    c(120, "int32"), c([0] * 32, "int32"), padding=1))
+        y = bb.emit(op.qnn.requantize(acc, c(rng.random(32) * 2e-4 + 1e-4, "float64"),
+                                      c(-3, "int32"), 1, "int8"))
+        zw = rng.integers(100, 156, 64).astype("int32")
+        w = np.clip(zw.reshape(-1, 1, 1, 1) + rng.integers(-127, 128, (64, 8, 3, 3)), 0, 255)
+        acc = bb.emit(op.qnn.conv2d(y, c(w, "uint8"), c(-3, "int32"), c(zw, "int32"),
+                                    padding=1, groups=4))
+        y = bb.emit(op.qnn.requantize(acc, c(rng.random(64) * 2e-4 + 1e-4, "float64"),
+                                      c(7, "int32"), 1, "int8"))
+        y = bb.emit(op.strided_slice(y, [1], [0], [6]))
+        acc = bb.emit(op.qnn.conv2d(y, c(rng.integers(-127, 128, (4, 3, 1, 1)), "int8"),
+                                    c(7, "int32"), c([0] * 4, "int32"), groups=2))
+        out = bb.emit_output(op.qnn.requantize(acc, c(rng.random(4) * 1e-3 + 1e-4, "float64"),
+                                               c(0, "int32"), 1, "int8"))
+    bb.emit_func_output(out, [x])
+    return bb.get()
+
+
+def test_grouped_blocked(target):
+    mod = _grouped_module()
+    after = qnn_layout_nchwc(mod)
+    calls = [b.value for block in after["main"].body.blocks for b in block.bindings
+             if isinstance(b.value, X.Call) and isinstance(b.value.op, X.Op)]
+    groups = [v.attrs.groups for v in calls if v.op.name == "relax.qnn.conv2d_NCHWc"]
+    assert groups == [1, 4], groups
+    assert [v.attrs.groups for v in calls if v.op.name == "relax.qnn.conv2d"] == [2]
+    x = np.random.default_rng(2).integers(0, 256, (1, 3, 8, 8)).astype("uint8")
+    want = np.asarray(interpreter.run(mod, x))
+    np.testing.assert_array_equal(np.asarray(interpreter.run(after, x)), want)
+    factory = relay.build(bind_params(mod, {}), target=target)
+    g = graph_executor.GraphModule(factory["default"](microruntime.cpu()))
+    g.set_input("x", x)
+    g.run()
+    np.testing.assert_array_equal(g.get_output(0).numpy(), want)

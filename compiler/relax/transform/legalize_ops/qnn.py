@@ -33,7 +33,8 @@ def _conv2d(call, a):
 def _conv2d_nchwc(call, a):
     at = call.attrs
     return topi.nn.qnn.qnn_conv2d_NCHWc_int8(a[0], a[1], at.data_zero_point, list(at.strides),
-                                             list(at.padding), list(at.dilation), at.channels)
+                                             list(at.padding), list(at.dilation), at.channels,
+                                             at.groups)
 
 
 def _matmul(call, a):
