@@ -4,14 +4,17 @@ executor), beside ONNX Runtime running the same int8 model with its default opti
 beside Kiln's float build of the float model, measured in the same run with 1 and 2 threads
 (MR_NUM_THREADS for Kiln, intra_op_num_threads for ONNX Runtime), each thread count in its own
 process. Models: `resnet_cnn` (below: a ResNet-style CNN, 3x64x64, stages of 32, 64 and 128
-channels) and the ONNX model builders' small CNNs (compiler/frontend/testing/onnx_models.py).
+channels), `mobilenet_cnn` (below: depthwise-separable blocks, 3x64x64, 32 to 128
+channels), `mlp_tokens` (below: a transformer's feed-forward stack on 64 tokens, MatMul-heavy)
+and the ONNX model builders' small models (compiler/frontend/testing/onnx_models.py).
 
     python bench/int8.py [--repeat 10] [--target llvm] [--batches 1,8] [--threads 1,2]
                          [--models resnet_cnn]
 
 max|diff| is Kiln's int8 output against ONNX Runtime's with graph optimizations off (its
 reference semantics), in units of the last DequantizeLinear's scale. Sizes are of the exported
-libraries (code and weights in one file), int8 against float.
+libraries (code and weights in one file), int8 against float, and their parts: code,
+graph + weights, the argument checks' message templates, the rest.
 """
 import argparse
 import os
@@ -24,7 +27,7 @@ from bench_common import run_per_thread_count
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-MODELS = ("resnet_cnn",)
+MODELS = ("resnet_cnn", "mobilenet_cnn", "mlp_tokens")
 KINDS = ("qdq", "qop")
 
 # Runs in a process per thread count; imports no compiler module.
@@ -83,9 +86,47 @@ def resnet_cnn(batch: int = 1, size: int = 64, classes: int = 10, seed: int = 7)
     return om._finish(g, "resnet_cnn", {"x": (batch, 3, size, size)}, out, 13)
 
 
+def mobilenet_cnn(batch: int = 1, size: int = 64, classes: int = 10, seed: int = 9):
+    """A MobileNet-style CNN on 3 x size x size: a strided 3x3 stem to 32 channels, then
+    depthwise-separable blocks (3x3 depthwise + BN + ReLU6, 1x1 pointwise + BN + ReLU6) to 64,
+    128 (strided) and 128 channels, global average pool, fully connected."""
+    from compiler.frontend.testing import onnx_models as om
+    g = om._Graph(seed)
+    lo, hi = g.const("relu6_min", 0.0), g.const("relu6_max", 6.0)
+
+    def relu6(v):
+        return g.node("Clip", [v, lo, hi])
+
+    y = relu6(g.conv_bn("x", "stem", 3, 32, 3, stride=2))
+    cin = 32
+    for i, (cout, stride) in enumerate(((64, 1), (128, 2), (128, 1))):
+        y = relu6(g.conv_bn(y, f"dw{i}", cin, cin, 3, stride=stride, group=cin))
+        y = relu6(g.conv_bn(y, f"pw{i}", cin, cout, 1))
+        cin = cout
+    y = g.node("Flatten", [g.node("GlobalAveragePool", [y])])
+    out = g.dense(y, "fc", cin, classes)
+    return om._finish(g, "mobilenet_cnn", {"x": (batch, 3, size, size)}, out, 13)
+
+
+def mlp_tokens(batch: int = 1, tokens: int = 64, dim: int = 256, hidden: int = 1024,
+               layers: int = 2, seed: int = 11):
+    """A transformer's feed-forward layers on batch x tokens x dim: `layers` times
+    x + MatMul(Relu(MatMul(x, W1) + b1), W2) + b2 (3-D by 2-D MatMuls)."""
+    from compiler.frontend.testing import onnx_models as om
+    g = om._Graph(seed)
+    y = "x"
+    for i in range(layers):
+        h = g.node("MatMul", [y, g.weight(f"ff{i}a_w", (dim, hidden), dim ** -0.5)])
+        h = g.node("Relu", [g.node("Add", [h, g.weight(f"ff{i}a_b", (hidden,), 0.1)])])
+        h = g.node("MatMul", [h, g.weight(f"ff{i}b_w", (hidden, dim), hidden ** -0.5)])
+        y = g.node("Add", [g.node("Add", [h, g.weight(f"ff{i}b_b", (dim,), 0.1)]), y])
+    return om._finish(g, "mlp_tokens", {"x": (batch, tokens, dim)}, y, 13)
+
+
 def _model(name: str, batch: int):
     from compiler.frontend.testing import onnx_models
-    return resnet_cnn(batch) if name == "resnet_cnn" else getattr(onnx_models, name)(batch=batch)
+    own = {"resnet_cnn": resnet_cnn, "mobilenet_cnn": mobilenet_cnn, "mlp_tokens": mlp_tokens}
+    return own[name](batch) if name in own else getattr(onnx_models, name)(batch=batch)
 
 
 class _Calibration:
@@ -103,6 +144,32 @@ def _quantize(src: str, dst: str, m, kind: str) -> None:
     fmt = QuantFormat.QDQ if kind == "qdq" else QuantFormat.QOperator
     quantize_static(src, dst, _Calibration(m), quant_format=fmt, per_channel=True,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+
+
+def _breakdown(so: str):
+    """{part: bytes} of an exported library: "code" (.text), "blob" (the graph and weights,
+    `__tvm_ffi__library_bin`), "rodata" (the rest of .rodata: the argument checks' message
+    templates), "other" (ELF tables, debug sections); None without binutils' size and nm."""
+    import shutil
+    import subprocess
+    if shutil.which("size") is None or shutil.which("nm") is None:
+        return None
+    sections = {}
+    for line in subprocess.run(["size", "-A", so], capture_output=True, text=True).stdout.split(
+            "\n"):
+        f = line.split()
+        if len(f) >= 2 and f[0].startswith(".") and f[1].isdigit():
+            sections[f[0]] = int(f[1])
+    blob = 0
+    for line in subprocess.run(["nm", "-S", so], capture_output=True, text=True).stdout.split(
+            "\n"):
+        f = line.split()
+        if len(f) == 4 and f[3] == "__tvm_ffi__library_bin":
+            blob = int(f[1], 16)
+    code = sections.get(".text", 0)
+    rodata = sections.get(".rodata", 0) - blob
+    return {"code": code, "blob": blob, "rodata": rodata,
+            "other": os.path.getsize(so) - code - blob - rodata}
 
 
 def _reference_diff(path: str, so: str, inputs) -> float:
@@ -199,6 +266,17 @@ def main():
             row += f"{r['kiln_ms'] / r['ort_ms']:>14.2f}{r['float_ms'] / r['kiln_ms']:>14.2f}"
         q, f = sizes[key]
         print(row + f"{q / 1024:>10.0f}{f / 1024:>10.0f}{f / q:>10.2f}")
+    print()
+    print(f"{'library KiB':<28}{'code':>8}{'graph+weights':>15}{'messages':>10}{'other':>8}"
+          f"{'total':>8}")
+    for key in spec:
+        for what, so in (("int8", spec[key]["so"]), ("f32", spec[key]["float_so"])):
+            parts = _breakdown(so)
+            if parts is None:
+                break
+            print(f"{key + ' ' + what:<28}{parts['code'] / 1024:>8.0f}"
+                  f"{parts['blob'] / 1024:>15.0f}{parts['rodata'] / 1024:>10.0f}"
+                  f"{parts['other'] / 1024:>8.0f}{os.path.getsize(so) / 1024:>8.0f}")
     print(f"(median of {args.repeat} measurements; target {args.target}; int8: Kiln's build of "
           "the int8 model; ort: ONNX Runtime on the int8 model, default optimizations, its "
           "Python call overhead included; f32: Kiln's build of the float model; goal: int8/ort "

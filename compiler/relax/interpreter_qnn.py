@@ -99,14 +99,42 @@ def _qnn_conv2d_nchwc(attrs, x, w):
         x = x.transpose(0, 1, 4, 2, 3).reshape(x.shape[0], -1, x.shape[2], x.shape[3])
     ocb, icb, kh, kw, ig, ob, _ = w.shape
     ib = ig * 4
+    groups = attrs.groups
     zu = attrs.data_zero_point + shift
-    xu = np.full((x.shape[0], icb * ib) + x.shape[2:], zu, np.int64)
+    xu = np.full((x.shape[0], icb * ib * groups) + x.shape[2:], zu, np.int64)
     xu[:, :attrs.channels] = x[:, :attrs.channels].astype(np.int64) + shift
     wo = w.transpose(0, 5, 1, 4, 6, 2, 3).reshape(ocb * ob, icb * ib, kh, kw)
     pt, pl, pb, pr = attrs.padding
     xp = np.pad(xu, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=zu)
-    unpadded = SimpleNamespace(strides=attrs.strides, dilation=attrs.dilation, groups=1,
+    unpadded = SimpleNamespace(strides=attrs.strides, dilation=attrs.dilation, groups=groups,
                                padding=(0, 0, 0, 0))
     out = _qnn_conv2d(unpadded, xp, wo, 0, np.int32(0))
     n, o, oh, ow = out.shape
     return out.reshape(n, ocb, ob, oh, ow).transpose(0, 1, 3, 4, 2).copy()
+
+
+@kernel("qnn.matmul_packed")
+def _qnn_matmul_packed(attrs, a, w, a_zero_point, weight_sum):
+    g4, n, _ = w.shape
+    wc = np.asarray(w).transpose(0, 2, 1).reshape(g4 * 4, n)[:a.shape[-1]]
+    ac = a.astype(np.int64) - np.int64(np.asarray(a_zero_point))
+    return np.matmul(ac, wc.astype(np.int64)).astype(np.int32)
+
+
+@kernel("qnn.depthwise_conv2d_NCHWc")
+def _qnn_depthwise_conv2d_nchwc(attrs, x, w):
+    x = np.asarray(x)
+    cb, kh, kw, b = w.shape
+    if x.ndim == 5:
+        x = x.transpose(0, 1, 4, 2, 3).reshape(x.shape[0], -1, x.shape[2], x.shape[3])
+    xf = np.full((x.shape[0], cb * b) + x.shape[2:], attrs.data_zero_point, np.int64)
+    c = min(x.shape[1], cb * b)
+    xf[:, :c] = x[:, :c]
+    wo = np.asarray(w).transpose(0, 3, 1, 2).reshape(cb * b, 1, kh, kw)
+    pt, pl, pb, pr = attrs.padding
+    xp = np.pad(xf, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=attrs.data_zero_point)
+    unpadded = SimpleNamespace(strides=attrs.strides, dilation=attrs.dilation, groups=cb * b,
+                               padding=(0, 0, 0, 0))
+    out = _qnn_conv2d(unpadded, xp, wo, 0, np.int32(0))
+    n, o, oh, ow = out.shape
+    return out.reshape(n, cb, b, oh, ow).transpose(0, 1, 3, 4, 2).copy()

@@ -19,7 +19,17 @@ conv2d_NCHWc(data, weight): the blocked integer convolution a graph pass
     int8 weight [OC/ob, IC/ib, KH, KW, ib/4, ob, 4] (VNNI's groups of 4 input channels) ->
     int32 NCHW[ob]c sum(u8(data) * weight), u8 the data as uint8 (int8 + 128) and every
     position outside the data (padding, the channels past `channels`) `data_zero_point` as
-    uint8; the zero-point correction is the pass's constant (topi.nn.qnn).
+    uint8; the zero-point correction is the pass's constant (topi.nn.qnn). `groups` > 1: a
+    grouped convolution whose groups are whole blocks (the weight's IC is per group).
+depthwise_conv2d_NCHWc(data, weight): the blocked depthwise convolution qnn_layout_nchwc
+    makes: int8/uint8 data, NCHW or NCHW[b]c with `channels` channels, by int8 weight
+    [C/b, KH, KW, b] -> int32 NCHW[b]c sum(data * weight) per channel, every position outside
+    the data holding `data_zero_point` (topi.nn.qnn.qnn_depthwise_conv2d_NCHWc_int8).
+matmul_packed(a, weight, a_zero_point, weight_sum): the integer matmul a graph pass
+    (qnn_layout_nchwc) makes for a constant weight: int8/uint8 a [..., M, K] by int8 weight
+    [K4/4, N, 4] (VNNI's groups of 4 of K, K padded to K4 with zero rows) -> int32
+    [..., M, N] sum((a - a_zp) * w'), w'[4g + k, n] = weight[g, n, k]; weight_sum int32 [N]
+    the column sums of w'; a_zero_point 0-d (topi.nn.qnn.qnn_matmul_packed_int8).
 A per-channel parameter of quantize / dequantize / requantize may also have the tensor's rank
 and broadcast against it (a per-channel parameter in a blocked layout).
 """
@@ -157,12 +167,55 @@ def _infer_conv2d_nchwc(call: Call) -> StructInfo:
         return TensorStructInfo(None, "int32", 5)
     ocb, icb, kh, kw, ig, ob, four = weight.shape
     n, h, w = data.shape[0], data.shape[2], data.shape[3]
-    if four != 4 or icb * ig * 4 < at.channels:
+    if at.groups > 1 and (ocb % at.groups or icb * ig * 4 * at.groups != at.channels):
+        raise fail(call, f"weight {fmt_shape(weight)} does not split into {at.groups} groups "
+                         f"of whole blocks of {at.channels} channels")
+    if four != 4 or icb * ig * 4 * at.groups < at.channels:
         raise fail(call, f"weight {fmt_shape(weight)} does not fit {at.channels} channels")
     pt, pl, pb, pr = at.padding
     oh = _conv_out(h, kh, at.strides[0], at.dilation[0], pt + pb)
     ow = _conv_out(w, kw, at.strides[1], at.dilation[1], pl + pr)
     return TensorStructInfo((n, ocb, oh, ow, ob), "int32")
+
+
+def _infer_depthwise_nchwc(call: Call) -> StructInfo:
+    data, weight = _int8_operands(call)
+    at = call.attrs
+    if data.ndim not in (-1, 4, 5) or weight.ndim not in (-1, 4) or weight.dtype not in \
+            ("void", "int8"):
+        raise fail(call, "data must be NCHW or NCHW[b]c and weight int8 [C/b, KH, KW, b]")
+    if data.shape is None or weight.shape is None:
+        return TensorStructInfo(None, "int32", 5)
+    cb, kh, kw, b = weight.shape
+    n, h, w = data.shape[0], data.shape[2], data.shape[3]
+    if cb * b < at.channels or (data.ndim == 5 and su.known_unequal(data.shape[4], b)):
+        raise fail(call, f"weight {fmt_shape(weight)} does not fit data {fmt_shape(data)} of "
+                         f"{at.channels} channels")
+    pt, pl, pb, pr = at.padding
+    oh = _conv_out(h, kh, at.strides[0], at.dilation[0], pt + pb)
+    ow = _conv_out(w, kw, at.strides[1], at.dilation[1], pl + pr)
+    return TensorStructInfo((n, cb, oh, ow, b), "int32")
+
+
+def _infer_matmul_packed(call: Call) -> StructInfo:
+    a, w = _int8_operands(call)
+    zp, wsum = tensor_arg(call, 2), tensor_arg(call, 3)
+    if w.dtype not in ("void", "int8") or w.ndim not in (-1, 3):
+        raise fail(call, "weight must be int8 [K4/4, N, 4]")
+    if a.ndim in (0, 1):
+        raise fail(call, f"a must have at least 2 dims, got {a.ndim}")
+    if zp.ndim not in (-1, 0) or zp.dtype not in ("void", "int32"):
+        raise fail(call, "a_zero_point must be a 0-d int32 tensor")
+    if wsum.ndim not in (-1, 1) or wsum.dtype not in ("void", "int32"):
+        raise fail(call, "weight_sum must be a 1-D int32 tensor")
+    if a.shape is None or w.shape is None:
+        return TensorStructInfo(None, "int32", a.ndim)
+    g4, n, four = w.shape
+    if four != 4 or su.known_unequal(su.floordiv(su.add(a.shape[-1], 3), 4), g4):
+        raise fail(call, f"weight {fmt_shape(w)} does not fit a of shape {fmt_shape(a)}")
+    if wsum.shape is not None and su.known_unequal(wsum.shape[0], n):
+        raise fail(call, f"weight_sum has {wsum.shape[0]} values for {n} columns")
+    return TensorStructInfo(tuple(a.shape[:-1]) + (n,), "int32")
 
 
 register("relax.qnn.quantize", _infer_quantize, ("x", "scale", "zero_point"),
@@ -177,9 +230,14 @@ register("relax.qnn.conv2d", _infer_conv2d,
          pattern=OUT_ELEMWISE_FUSABLE)
 register("relax.qnn.conv2d_NCHWc", _infer_conv2d_nchwc, ("data", "weight"),
          {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1),
-          "data_zero_point": 0, "channels": 0}, pattern=OUT_ELEMWISE_FUSABLE)
+          "data_zero_point": 0, "channels": 0, "groups": 1}, pattern=OUT_ELEMWISE_FUSABLE)
 register("relax.qnn.matmul", _infer_matmul, ("a", "b", "a_zero_point", "b_zero_point"), {},
          pattern=OUT_ELEMWISE_FUSABLE)
+register("relax.qnn.depthwise_conv2d_NCHWc", _infer_depthwise_nchwc, ("data", "weight"),
+         {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1),
+          "data_zero_point": 0, "channels": 0}, pattern=OUT_ELEMWISE_FUSABLE)
+register("relax.qnn.matmul_packed", _infer_matmul_packed,
+         ("a", "weight", "a_zero_point", "weight_sum"), {}, pattern=OUT_ELEMWISE_FUSABLE)
 
 
 def _dtype(value, what: str) -> str:
@@ -216,13 +274,29 @@ def conv2d(data, weight, data_zero_point, weight_zero_point, strides=(1, 1), pad
 
 
 def conv2d_NCHWc(data, weight, data_zero_point: int, channels: int, strides=(1, 1),
-                 padding=(0, 0), dilation=(1, 1)) -> Call:
+                 padding=(0, 0), dilation=(1, 1), groups: int = 1) -> Call:
     """int32 NCHW[ob]c sum(u8(data) * weight) of the blocked integer convolution."""
     return make_call("relax.qnn.conv2d_NCHWc", (data, weight), strides=pair(strides, 2,
                      "strides"), padding=padding4(padding), dilation=pair(dilation, 2,
-                     "dilation"), data_zero_point=int(data_zero_point), channels=int(channels))
+                     "dilation"), data_zero_point=int(data_zero_point), channels=int(channels),
+                     groups=int(groups))
 
 
 def matmul(a, b, a_zero_point, b_zero_point) -> Call:
     """int32 product of quantized `a` [..., M, K] and `b` [K, N] about their zero points."""
     return make_call("relax.qnn.matmul", (a, b, a_zero_point, b_zero_point))
+
+
+def matmul_packed(a, weight, a_zero_point, weight_sum) -> Call:
+    """int32 product of quantized `a` [..., M, K] about its zero point and the packed
+    centered weight [K4/4, N, 4] (weight_sum: its column sums)."""
+    return make_call("relax.qnn.matmul_packed", (a, weight, a_zero_point, weight_sum))
+
+
+def depthwise_conv2d_NCHWc(data, weight, data_zero_point: int, channels: int, strides=(1, 1),
+                           padding=(0, 0), dilation=(1, 1)) -> Call:
+    """int32 NCHW[b]c sum(data * weight) of the blocked depthwise convolution."""
+    return make_call("relax.qnn.depthwise_conv2d_NCHWc", (data, weight),
+                     strides=pair(strides, 2, "strides"), padding=padding4(padding),
+                     dilation=pair(dilation, 2, "dilation"),
+                     data_zero_point=int(data_zero_point), channels=int(channels))

@@ -3,7 +3,9 @@ their compute (legalize_ops/qnn.py) scheduled by the target's qnn schedule (topi
 target without one schedules them by their pattern. The blocked convolution (made by
 qnn_layout_nchwc for a CPU only) takes topi.x86's blocked schedule on every CPU target, told
 the target (which picks VNNI or the portable multiply-add): the generic schedule would run
-it untiled and serial, tens of times slower. On a Cortex-M target an NCHW integer convolution
+it untiled and serial, tens of times slower; so do the packed integer matmul
+(topi.x86.qnn_matmul_int8) and the blocked depthwise convolution
+(topi.x86.qnn_depthwise_conv2d_nchwc). On a Cortex-M target an NCHW integer convolution
 of groups 1 over int8/uint8 computes over 16-bit pairs (topi.arm_cpu.qnn_conv2d), by SMLAD
 where the target has the DSP extension (topi.arm_cpu.has_dsp), and a grouped (depthwise) one
 takes topi.arm_cpu's direct schedule; other targets take the portable kernels. On
@@ -16,6 +18,8 @@ from __future__ import annotations
 from ... import te
 from ...topi import arm_cpu
 from ...topi.x86.qnn_conv2d_nchwc import schedule_qnn_conv2d_NCHWc
+from ...topi.x86.qnn_depthwise_conv2d_nchwc import schedule_qnn_depthwise_conv2d_NCHWc
+from ...topi.x86.qnn_matmul_int8 import schedule_qnn_matmul_int8
 from .op_strategy import OpStrategy, compute_of, default_strategy, is_cpu, register_strategy
 
 
@@ -33,6 +37,20 @@ def _conv2d_nchwc(call, target, schedules) -> OpStrategy:
         return default_strategy(call, target, schedules)
     return OpStrategy("qnn_conv2d_NCHWc", compute_of(call),
                       lambda outs: schedule_qnn_conv2d_NCHWc(outs, target))
+
+
+def _matmul_packed(call, target, schedules) -> OpStrategy:
+    if not is_cpu(target):
+        return default_strategy(call, target, schedules)
+    return OpStrategy("qnn_matmul_int8", compute_of(call),
+                      lambda outs: schedule_qnn_matmul_int8(outs, target))
+
+
+def _depthwise_nchwc(call, target, schedules) -> OpStrategy:
+    if not is_cpu(target):
+        return default_strategy(call, target, schedules)
+    return OpStrategy("qnn_depthwise_conv2d_NCHWc", compute_of(call),
+                      schedule_qnn_depthwise_conv2d_NCHWc)
 
 
 def _smlad_conv2d(call) -> bool:
@@ -93,6 +111,8 @@ STRATEGIES = {
     "relax.qnn.requantize": _requantize,
     "relax.qnn.conv2d_NCHWc": _conv2d_nchwc,
     "relax.qnn.matmul": _qnn("schedule_qnn_matmul"),
+    "relax.qnn.matmul_packed": _matmul_packed,
+    "relax.qnn.depthwise_conv2d_NCHWc": _depthwise_nchwc,
 }
 
 for _name, _strategy in STRATEGIES.items():

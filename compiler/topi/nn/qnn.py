@@ -186,7 +186,7 @@ def _data_u8(data, ib: int, channels: int, zero_point: int, pads, name: str):
 
 
 def qnn_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding, dilation,
-                          channels: int):
+                          channels: int, groups: int = 1):
     """int32 sum(u8(data) * weight) over the kernel window: the blocked integer convolution.
 
     data: int8 or uint8, NCHW [N, C, H, W] or NCHW[ib]c (`channels` C in all); weight: int8
@@ -195,10 +195,16 @@ def qnn_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding, 
     data as uint8 (int8 + 128), and every position outside it (the spatial padding, the
     channels past C) holds `data_zero_point` as uint8. So with w' = weight:
     sum((x - zx) * w') = out - zu * sum(w'), zu the zero point as uint8, a constant per output
-    channel that a graph pass folds into the bias."""
+    channel that a graph pass folds into the bias.
+    groups > 1: a grouped convolution, each group's input and output channels whole blocks
+    (IC / groups of them in the weight's second dim); output block o reads the input blocks of
+    its group, o // (OC / groups / ob)."""
     ocb, icb, kh, kw, ig, ob, four = get_const_tuple(weight.shape)
     ib = ig * 4
-    if four != 4 or icb * ib < channels:
+    if groups > 1 and (ocb % groups or icb * ib * groups != channels):
+        raise IRError(f"qnn_conv2d_NCHWc_int8: weight {weight.shape} does not split into "
+                      f"{groups} groups of whole blocks of {channels} channels")
+    if four != 4 or icb * ib * groups < channels:
         raise IRError(f"qnn_conv2d_NCHWc_int8: weight {weight.shape} is not "
                       "[OC/ob, IC/ib, KH, KW, ib/4, ob, 4] for the data's channels")
     sh, sw = pair(strides, "strides")
@@ -214,13 +220,117 @@ def qnn_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding, 
     rx = te.reduce_axis((0, kw), name="rx")
     rg = te.reduce_axis((0, ig), name="rg")
     rk = te.reduce_axis((0, 4), name="rk")
+    per_group = ocb // groups
+
+    def block(o):
+        return rc if groups == 1 else o // per_group * icb + rc
+
     return te.compute(
         (n, ocb, oh, ow, ob),
         lambda b, o, y, x, oi: te.sum(
-            E.cast(i32, xu[b, rc, y * sh + ry * dh, x * sw + rx * dw, rg * 4 + rk])
+            E.cast(i32, xu[b, block(o), y * sh + ry * dh, x * sw + rx * dw, rg * 4 + rk])
             * E.cast(i32, weight[o, rc, ry, rx, rg, oi, rk]), axis=[rc, ry, rx, rg, rk]),
         name="conv2d_NCHWc_int8", tag="conv2d_NCHWc_int8")
 
 
+def _data_blocked(data, block: int, channels: int, fill: int, pads, name: str):
+    """`data` (NCHW, or NCHW[block]c) as NCHW[block]c in its own type, the spatial padding
+    `pads` (top, left, bottom, right) and NCHW channels past `channels` holding `fill`; `data`
+    itself where that changes nothing."""
+    blocked = data.ndim == 5
+    pt, pl, pb, pr = pads
+    if blocked and not any(pads):
+        return data
+    n, _, h, w = get_const_tuple(data.shape[:4])
+    cb = (channels + block - 1) // block
+    value = E.make_const(as_dtype(str(data.dtype)), fill)
+
+    def f(b, c, y, x, ci):
+        ch = c * block + ci
+        v = data[b, c, y - pt, x - pl, ci] if blocked else \
+            data[b, E.Min(ch, E.make_const(ch.dtype, channels - 1)), y - pt, x - pl]
+        conds = [y >= pt, y < h + pt, x >= pl, x < w + pl] if any(pads) else []
+        if not blocked and channels % block:
+            conds.append(ch < channels)
+        return te.if_then_else(te.all(*conds), v, value) if conds else v
+
+    return te.compute((n, cb, h + pt + pb, w + pl + pr, block), f, name=name,
+                      tag="injective,pad")
+
+
+def qnn_depthwise_conv2d_NCHWc_int8(data, weight, data_zero_point: int, strides, padding,
+                                    dilation, channels: int):
+    """int32 sum(data * weight) over the kernel window of each channel: the blocked integer
+    depthwise convolution (one filter per channel).
+
+    data: int8 or uint8, NCHW [N, C, H, W] or NCHW[b]c (`channels` C in all); weight: int8
+    [C/b, KH, KW, b] (the channels padded to a multiple of b with zero filters); out: int32
+    NCHW[b]c. Every position outside the data (the spatial padding, NCHW channels past C)
+    holds `data_zero_point`, so with w' = weight: sum((x - zx) * w') = out - zx * sum(w'), a
+    constant per channel that a graph pass folds into the bias."""
+    cb, kh, kw, block = get_const_tuple(weight.shape)
+    if cb * block < channels or (data.ndim == 5 and get_const_tuple(data.shape)[4] != block):
+        raise IRError(f"qnn_depthwise_conv2d_NCHWc_int8: weight {weight.shape} is not "
+                      f"[C/b, KH, KW, b] for data {data.shape} of {channels} channels")
+    sh, sw = pair(strides, "strides")
+    dh, dw = pair(dilation, "dilation")
+    pads = get_pad_tuple(padding, ((kh - 1) * dh + 1, (kw - 1) * dw + 1))
+    xp = _data_blocked(data, block, channels, int(data_zero_point), pads, "T_data_pad")
+    n, _, hp, wp, _ = get_const_tuple(xp.shape)
+    oh = (hp - (kh - 1) * dh - 1) // sh + 1
+    ow = (wp - (kw - 1) * dw - 1) // sw + 1
+    i32 = as_dtype("int32")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+    return te.compute(
+        (n, cb, oh, ow, block),
+        lambda b, c, y, x, ci: te.sum(
+            E.cast(i32, xp[b, c, y * sh + ry * dh, x * sw + rx * dw, ci])
+            * E.cast(i32, weight[c, ry, rx, ci]), axis=[ry, rx]),
+        name="depthwise_conv2d_NCHWc_int8", tag="depthwise_conv2d_NCHWc_int8")
+
+
+def qnn_matmul_packed_int8(a, weight, a_zero_point, weight_sum):
+    """int32 sum((a - za) * w') of a [..., M, K] (int8 or uint8) by the packed weight: the
+    integer matmul in VNNI's form.
+
+    weight: int8 [K4/4, N, 4], w'[4g + k, n] = weight[g, n, k] (the centered weight, K padded
+    to K4, a multiple of 4, with zero rows); weight_sum: int32 [N], sum over k of w'[k, n];
+    a_zero_point: a number or a 0-d int32 tensor (known at run time). The reduction sums
+    u8(a) * weight, u8(a) the data as uint8 (int8 + 128, the columns past K holding 0), and
+    the zero point is a correction after it: sum((a - za) * w') = acc - zu * weight_sum, zu
+    the zero point as uint8 (za, + 128 for int8 data)."""
+    g4, n, four = get_const_tuple(weight.shape)
+    k = get_const_tuple(a.shape[-1:])[0]
+    if four != 4 or g4 * 4 < k or get_const_tuple(weight_sum.shape) != (n,):
+        raise IRError(f"qnn_matmul_packed_int8: weight {weight.shape} and weight_sum "
+                      f"{weight_sum.shape} are not [K4/4, N, 4] and [N] for K = {k}")
+    signed = str(a.dtype) == "int8"
+    u8, i32 = as_dtype("uint8"), as_dtype("int32")
+    au = a
+    if signed or g4 * 4 != k:
+        def shifted(*i):
+            v = a(*i[:-1], E.Min(i[-1], E.make_const(i32, k - 1)))
+            v = E.cast(u8, E.cast(i32, v) + 128) if signed else v
+            return te.if_then_else(i[-1] < k, v, E.make_const(u8, 0)) if g4 * 4 != k else v
+        au = te.compute(tuple(a.shape[:-1]) + (g4 * 4,), shifted, name="T_data_u8",
+                        tag="injective,pad")
+    rg = te.reduce_axis((0, g4), name="rg")
+    rk = te.reduce_axis((0, 4), name="rk")
+    core = te.compute(tuple(a.shape[:-1]) + (n,), lambda *i: te.sum(
+        E.cast(i32, au(*i[:-1], rg * 4 + rk)) * E.cast(i32, weight[rg, i[-1], rk]),
+        axis=[rg, rk]), name="T_matmul_int8", tag="matmul_int8")
+    shift = 128 if signed else 0
+    if isinstance(a_zero_point, te.Tensor):
+        zu = qnn_param(a_zero_point, (), 0, "int32")
+        zu = zu + shift if shift else zu
+    else:       # (a zero product of a constant 0 the simplifier removes)
+        zu = E.make_const(i32, int(a_zero_point) + shift)
+    return te.compute(core.shape, lambda *i: core(*i) - zu * weight_sum[i[-1]],
+                      name="T_qnn_matmul", tag=tag.BROADCAST)
+
+
 __all__ = ["dequantize", "dtype_range", "qnn_conv2d_NCHWc_int8", "qnn_conv2d_nchw",
-           "qnn_matmul", "qnn_param", "quantize", "requantize", "saturate"]
+           "qnn_depthwise_conv2d_NCHWc_int8",
+           "qnn_matmul", "qnn_matmul_packed_int8", "qnn_param", "quantize", "requantize",
+           "saturate"]

@@ -7,7 +7,8 @@ register tile in parallel blocks), with the int32 accumulator in the float one's
 zero-point correction, bias and requantization inlined after it. A matmul whose left operand
 has more than 2 dims takes the generic schedule. The weight-sum stage of a correction (one
 reduction per output channel) runs once per call at the root. The blocked integer convolution
-(VNNI) is scheduled in qnn_conv2d_nchwc.py.
+(VNNI) is scheduled in qnn_conv2d_nchwc.py, the blocked depthwise one in
+qnn_depthwise_conv2d_nchwc.py, the packed matmul (VNNI) in qnn_matmul_int8.py.
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from ..utils import as_outputs, find_anchor
 from .conv2d import schedule_conv2d_nchw
 from .dense import schedule_matmul
 from .qnn_conv2d_nchwc import schedule_qnn_conv2d_NCHWc  # noqa: F401
+from .qnn_depthwise_conv2d_nchwc import schedule_qnn_depthwise_conv2d_NCHWc  # noqa: F401
+from .qnn_matmul_int8 import schedule_qnn_matmul_int8  # noqa: F401
 
 
 def schedule_qnn_conv2d_nchw(outs):

@@ -86,8 +86,8 @@ def _run(model, m, target, seeds=(0, 1)):
         yield reference(model, feed), compiled.run(feed)
 
 
-@pytest.mark.parametrize("make", [onnx_models.lenet, onnx_models.resnet_style],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("make", [onnx_models.lenet, onnx_models.resnet_style,
+                                  onnx_models.mobilenet_style], ids=lambda f: f.__name__)
 def test_qdq_per_channel(make, target, tmp_path):
     m = make()
     model = quantized(m, "qdq", tmp_path)
@@ -106,8 +106,8 @@ def test_qdq_per_channel(make, target, tmp_path):
             assert diff.max() <= (0 if name in after_conv else 1), name
 
 
-@pytest.mark.parametrize("make", [onnx_models.lenet, onnx_models.resnet_style],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("make", [onnx_models.lenet, onnx_models.resnet_style,
+                                  onnx_models.mobilenet_style], ids=lambda f: f.__name__)
 def test_qoperator_bit_exact(make, target, tmp_path):
     m = make()
     model = quantized(m, "qop", tmp_path)

@@ -11,6 +11,7 @@ workers lower them."""
 import sys
 
 import numpy as np
+import pytest
 
 import microruntime
 from compiler import relax, relay
@@ -137,3 +138,176 @@ def test_pipeline_kernels_take_the_blocked_schedule(monkeypatch):
     g.set_input("x", x)
     g.run()
     np.testing.assert_array_equal(g.get_output(0).numpy(), np.asarray(interpreter.run(mod, x)))
+
+
+# ---- the matmul by a constant weight ----------------------------------------------------------
+def _matmul_module(n=32, zw=None, runtime_zp=False):
+    """int8 a [2, 6, 30] by a uint8 weight [30, n] about per-column zero points (given: the
+    weights about 128 whatever their zero points), requantized per column; the data zero point
+    a constant or an input."""
+    rng = np.random.default_rng(21)
+    center = rng.integers(100, 156, n).astype("int32") if zw is None else np.full(n, 128)
+    zw = center if zw is None else zw
+    w = np.clip(center.reshape(1, -1) + rng.integers(-127, 128, (30, n)), 0, 255).astype("uint8")
+    bb = BlockBuilder()
+    a = X.Var("a", TensorStructInfo((2, 6, 30), "int8"))
+    params = [a]
+    if runtime_zp:
+        za = X.Var("za", TensorStructInfo((), "int32"))
+        params.append(za)
+    else:
+        za = c(-11, "int32")
+    bb.begin_function("main", None, {"global_symbol": "main", "num_input": len(params)})
+    with bb.dataflow():
+        acc = bb.emit(op.qnn.matmul(a, c(w, "uint8"), za, c(zw, "int32")))
+        out = bb.emit_output(op.qnn.requantize(acc, c(rng.random(n) * 1e-4 + 1e-4, "float64"),
+                                               c(4, "int32"), 2, "int8"))
+    bb.emit_func_output(out, params)
+    return bb.get()
+
+
+def _matmul_inputs(seed, runtime_zp):
+    a = np.random.default_rng(seed).integers(-128, 128, (2, 6, 30)).astype("int8")
+    return (a, np.asarray(-11, "int32")) if runtime_zp else (a,)
+
+
+@pytest.mark.parametrize("runtime_zp", [False, True])
+def test_matmul_packed_on_llvm_targets(runtime_zp):
+    mod = _matmul_module(runtime_zp=runtime_zp)
+    packed = qnn_layout_nchwc(mod, Target("llvm -mcpu=icelake-server"))
+    assert "relax.qnn.matmul_packed" in _ops(packed) and "relax.qnn.matmul" not in _ops(packed)
+    assert "relax.qnn.matmul_packed" in _ops(qnn_layout_nchwc(mod, Target("llvm -mcpu=haswell")))
+    assert "relax.qnn.matmul" in _ops(qnn_layout_nchwc(mod, Target("c")))
+    for seed in range(2):
+        x = _matmul_inputs(seed, runtime_zp)
+        np.testing.assert_array_equal(np.asarray(interpreter.run(packed, *x)),
+                                      np.asarray(interpreter.run(mod, *x)))
+
+
+def test_matmul_that_does_not_fit_stays():
+    target = Target("llvm -mcpu=icelake-server")
+    wide = _matmul_module(zw=np.zeros(32, "int32"))        # centered uint8 weights past 127
+    assert "relax.qnn.matmul_packed" not in _ops(qnn_layout_nchwc(wide, target))
+    odd = _matmul_module(n=10)                             # columns not a multiple of 4
+    assert "relax.qnn.matmul_packed" not in _ops(qnn_layout_nchwc(odd, target))
+
+
+@pytest.mark.parametrize("llvm", ["llvm", "llvm -mcpu=haswell"])
+@pytest.mark.parametrize("runtime_zp", [False, True])
+def test_matmul_packed_built_equals_the_interpreter(runtime_zp, llvm):
+    """vpdpbusd where the host has VNNI (llvm), the portable multiply-add on haswell."""
+    mod = _matmul_module(runtime_zp=runtime_zp)
+    x = _matmul_inputs(7, runtime_zp)
+    want = np.asarray(interpreter.run(mod, *x))
+    factory = relay.build(bind_params(mod, {}), target=llvm)
+    assert ("vpdpbusd" in factory.get_lib().get_source("asm")) == \
+        (vnni_kind(llvm) is not None)
+    g = graph_executor.GraphModule(factory["default"](microruntime.cpu()))
+    g.set_input(**dict(zip(("a", "za"), x)))
+    g.run()
+    np.testing.assert_array_equal(g.get_output(0).numpy(), want)
+    vm = VirtualMachine(relax.build(mod, target=llvm), microruntime.cpu())
+    np.testing.assert_array_equal(vm["main"](*x).numpy(), want)
+
+
+# ---- the depthwise convolution ----------------------------------------------------------------
+def _depthwise_module(blocked_input=True):
+    """(a blocked convolution, when blocked_input, then) a depthwise 3x3 convolution of 20
+    channels (padded to 32 in the blocks) with uint8 weights about per-channel zero points,
+    requantized, clamped, and a 1x1 convolution after it."""
+    rng = np.random.default_rng(31)
+    bb = BlockBuilder()
+    x = X.Var("x", TensorStructInfo((1, 3 if blocked_input else 20, 10, 10), "int8"))
+    bb.begin_function("main", None, {"global_symbol": "main", "num_input": 1})
+    with bb.dataflow():
+        y = x
+        if blocked_input:
+            acc = bb.emit(op.qnn.conv2d(x, c(rng.integers(-127, 128, (20, 3, 3, 3)), "int8"),
+                                        c(2, "int32"), c([0] * 20, "int32"), padding=1))
+            y = bb.emit(op.qnn.requantize(acc, c(rng.random(20) * 2e-4 + 1e-4, "float64"),
+                                          c(-3, "int32"), 1, "int8"))
+        zw = rng.integers(100, 156, 20).astype("int32")
+        w = np.clip(zw.reshape(-1, 1, 1, 1) + rng.integers(-127, 128, (20, 1, 3, 3)), 0, 255)
+        acc = bb.emit(op.qnn.conv2d(y, c(w, "uint8"), c(-3, "int32"), c(zw, "int32"),
+                                    padding=1, strides=2, groups=20))
+        y = bb.emit(op.qnn.requantize(acc, c(rng.random(20) * 1e-2 + 1e-3, "float64"),
+                                      c(5, "int32"), 1, "int8"))
+        y = bb.emit(op.maximum(y, c(5, "int8")))
+        acc = bb.emit(op.qnn.conv2d(y, c(rng.integers(-127, 128, (8, 20, 1, 1)), "int8"),
+                                    c(5, "int32"), c([0] * 8, "int32")))
+        out = bb.emit_output(op.qnn.requantize(acc, c(rng.random(8) * 1e-4 + 1e-5, "float64"),
+                                               c(0, "int32"), 1, "int8"))
+    bb.emit_func_output(out, [x])
+    return bb.get()
+
+
+@pytest.mark.parametrize("blocked_input", [True, False])
+def test_depthwise_blocked(blocked_input):
+    mod = _depthwise_module(blocked_input)
+    after = qnn_layout_nchwc(mod)
+    ops = _ops(after)
+    assert "relax.qnn.depthwise_conv2d_NCHWc" in ops and "relax.qnn.conv2d" not in ops, ops
+    assert ops.count("relax.layout_transform") == 1, ops
+    shape = (1, 3 if blocked_input else 20, 10, 10)
+    for seed in range(2):
+        x = np.random.default_rng(seed).integers(-128, 128, shape).astype("int8")
+        np.testing.assert_array_equal(np.asarray(interpreter.run(after, x)),
+                                      np.asarray(interpreter.run(mod, x)))
+
+
+def test_depthwise_built_equals_the_interpreter(target):
+    mod = _depthwise_module()
+    x = np.random.default_rng(9).integers(-128, 128, (1, 3, 10, 10)).astype("int8")
+    want = np.asarray(interpreter.run(mod, x))
+    factory = relay.build(bind_params(mod, {}), target=target)
+    g = graph_executor.GraphModule(factory["default"](microruntime.cpu()))
+    g.set_input("x", x)
+    g.run()
+    np.testing.assert_array_equal(g.get_output(0).numpy(), want)
+
+
+# ---- the grouped convolution ------------------------------------------------------------------
+def _grouped_module():
+    """A convolution to 32 channels, then a grouped 3x3 convolution of 4 groups (8 channels in
+    and 16 out each; uint8 weights about per-channel zero points), requantized, and one of 2
+    groups whose 3 channels per group are no whole block (it stays NCHW)."""
+    rng = np.random.default_rng(41)
+    bb = BlockBuilder()
+    x = X.Var("x", TensorStructInfo((1, 3, 8, 8), "uint8"))
+    bb.begin_function("main", None, {"global_symbol": "main", "num_input": 1})
+    with bb.dataflow():
+        acc = bb.emit(op.qnn.conv2d(x, c(rng.integers(-127, 128, (32, 3, 3, 3)), "int8"),
+                                    c(120, "int32"), c([0] * 32, "int32"), padding=1))
+        y = bb.emit(op.qnn.requantize(acc, c(rng.random(32) * 2e-4 + 1e-4, "float64"),
+                                      c(-3, "int32"), 1, "int8"))
+        zw = rng.integers(100, 156, 64).astype("int32")
+        w = np.clip(zw.reshape(-1, 1, 1, 1) + rng.integers(-127, 128, (64, 8, 3, 3)), 0, 255)
+        acc = bb.emit(op.qnn.conv2d(y, c(w, "uint8"), c(-3, "int32"), c(zw, "int32"),
+                                    padding=1, groups=4))
+        y = bb.emit(op.qnn.requantize(acc, c(rng.random(64) * 2e-4 + 1e-4, "float64"),
+                                      c(7, "int32"), 1, "int8"))
+        y = bb.emit(op.strided_slice(y, [1], [0], [6]))
+        acc = bb.emit(op.qnn.conv2d(y, c(rng.integers(-127, 128, (4, 3, 1, 1)), "int8"),
+                                    c(7, "int32"), c([0] * 4, "int32"), groups=2))
+        out = bb.emit_output(op.qnn.requantize(acc, c(rng.random(4) * 1e-3 + 1e-4, "float64"),
+                                               c(0, "int32"), 1, "int8"))
+    bb.emit_func_output(out, [x])
+    return bb.get()
+
+
+def test_grouped_blocked(target):
+    mod = _grouped_module()
+    after = qnn_layout_nchwc(mod)
+    calls = [b.value for block in after["main"].body.blocks for b in block.bindings
+             if isinstance(b.value, X.Call) and isinstance(b.value.op, X.Op)]
+    groups = [v.attrs.groups for v in calls if v.op.name == "relax.qnn.conv2d_NCHWc"]
+    assert groups == [1, 4], groups
+    assert [v.attrs.groups for v in calls if v.op.name == "relax.qnn.conv2d"] == [2]
+    x = np.random.default_rng(2).integers(0, 256, (1, 3, 8, 8)).astype("uint8")
+    want = np.asarray(interpreter.run(mod, x))
+    np.testing.assert_array_equal(np.asarray(interpreter.run(after, x)), want)
+    factory = relay.build(bind_params(mod, {}), target=target)
+    g = graph_executor.GraphModule(factory["default"](microruntime.cpu()))
+    g.set_input("x", x)
+    g.run()
+    np.testing.assert_array_equal(g.get_output(0).numpy(), want)

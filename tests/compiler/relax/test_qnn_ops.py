@@ -59,6 +59,30 @@ def test_inference():
                           c(0, "int32")).struct_info
 
 
+def test_inference_of_the_packed_and_blocked_ops():
+    a = X.Var("a", TensorStructInfo((2, 5, 30), "int8"))
+    w = X.Var("w", TensorStructInfo((8, 48, 4), "int8"))
+    wsum = X.Var("s", TensorStructInfo((48,), "int32"))
+    mm = op.qnn.matmul_packed(a, w, c(0, "int32"), wsum)
+    assert (mm.struct_info.shape, mm.struct_info.dtype) == ((2, 5, 48), "int32")
+    with pytest.raises(TypeInferenceError, match=r"weight \(7, 48, 4\) does not fit a"):
+        _ = op.qnn.matmul_packed(a, X.Var("w", TensorStructInfo((7, 48, 4), "int8")),
+                                 c(0, "int32"), wsum).struct_info
+    with pytest.raises(TypeInferenceError, match="weight_sum has 40 values for 48 columns"):
+        _ = op.qnn.matmul_packed(a, w, c(0, "int32"),
+                                 X.Var("s", TensorStructInfo((40,), "int32"))).struct_info
+    x = X.Var("x", TensorStructInfo((1, 2, 9, 9, 16), "uint8"))
+    dw = op.qnn.depthwise_conv2d_NCHWc(x, X.Var("k", TensorStructInfo((2, 3, 3, 16), "int8")),
+                                       3, 32, strides=2, padding=1)
+    assert (dw.struct_info.shape, dw.struct_info.dtype) == ((1, 2, 5, 5, 16), "int32")
+    with pytest.raises(TypeInferenceError, match=r"does not fit data \(1, 2, 9, 9, 16\)"):
+        _ = op.qnn.depthwise_conv2d_NCHWc(
+            x, X.Var("k", TensorStructInfo((4, 3, 3, 8), "int8")), 3, 32).struct_info
+    with pytest.raises(TypeInferenceError, match="does not split into 3 groups"):
+        _ = op.qnn.conv2d_NCHWc(x, X.Var("k", TensorStructInfo((2, 1, 3, 3, 4, 16, 4), "int8")),
+                                3, 32, groups=3).struct_info
+
+
 def test_interpreter_rounds_halves_to_even_and_saturates():
     def run(call):
         return interpreter.evaluate(call)

@@ -74,3 +74,35 @@ def test_matches_numpy(target, vnni, shape, dtype, ib, ob):
 @pytest.mark.parametrize("target,vnni", TARGETS[:2])
 def test_blocked_data(target, vnni):
     _run(target, (1, 32, 8, 16, 3, 1, 1), "int8", 16, 16, blocked=True, zx=-5)
+
+
+def grouped_reference(x, w, zu, pad, groups):
+    """The per-group sum(xu * w), stride 1."""
+    cg, og = x.shape[1] // groups, w.shape[0] // groups
+    return np.concatenate([reference(x[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og], zu, pad,
+                                     1) for g in range(groups)], axis=1)
+
+
+@pytest.mark.parametrize("target,vnni", TARGETS)
+@pytest.mark.parametrize("dtype,block,groups", [("uint8", 8, 4), ("int8", 4, 2)])
+def test_grouped(target, vnni, dtype, block, groups):
+    """Groups of whole blocks: output block o reads its group's input blocks."""
+    rng = np.random.default_rng(groups)
+    n, c, h, o, k = 1, 32, 7, 16 * groups // 2, 3
+    lo, hi = (-128, 128) if dtype == "int8" else (0, 256)
+    x = rng.integers(lo, hi, (n, c, h, h)).astype(dtype)
+    w = rng.integers(-128, 128, (o, c // groups, k, k)).astype("int8")
+    packed = pack_weight(w, block, block)
+    X = te.placeholder(x.shape, dtype, name="X")
+    W = te.placeholder(packed.shape, "int8", name="W")
+    C = qnn_conv2d_NCHWc_int8(X, W, 5, 1, 1, 1, c, groups)
+    f = build(schedule_qnn_conv2d_NCHWc([C], target=target), [X, W, C], target=target)
+    out = runtime.nd.empty(get_const_tuple(C.shape), "int32")
+    f(runtime.nd.array(x), runtime.nd.array(packed), out)
+    got = out.numpy()
+    got = got.transpose(0, 1, 4, 2, 3).reshape(n, -1, got.shape[2], got.shape[3])
+    shift = 128 if dtype == "int8" else 0
+    np.testing.assert_array_equal(got, grouped_reference(x.astype(np.int64) + shift, w,
+                                                         5 + shift, 1, groups))
+    if target.startswith("llvm"):
+        assert ("vpdpbusd" in f.get_source("asm")) == vnni

@@ -33,11 +33,23 @@ def _conv2d(call, a):
 def _conv2d_nchwc(call, a):
     at = call.attrs
     return topi.nn.qnn.qnn_conv2d_NCHWc_int8(a[0], a[1], at.data_zero_point, list(at.strides),
-                                             list(at.padding), list(at.dilation), at.channels)
+                                             list(at.padding), list(at.dilation), at.channels,
+                                             at.groups)
 
 
 def _matmul(call, a):
     return topi.nn.qnn.qnn_matmul(a[0], a[1], a[2], a[3])
+
+
+def _depthwise_nchwc(call, a):
+    at = call.attrs
+    return topi.nn.qnn.qnn_depthwise_conv2d_NCHWc_int8(
+        a[0], a[1], at.data_zero_point, list(at.strides), list(at.padding), list(at.dilation),
+        at.channels)
+
+
+def _matmul_packed(call, a):
+    return topi.nn.qnn.qnn_matmul_packed_int8(a[0], a[1], a[2], a[3])
 
 
 LEGALIZE = {
@@ -47,4 +59,6 @@ LEGALIZE = {
     "relax.qnn.conv2d": _conv2d,
     "relax.qnn.conv2d_NCHWc": _conv2d_nchwc,
     "relax.qnn.matmul": _matmul,
+    "relax.qnn.matmul_packed": _matmul_packed,
+    "relax.qnn.depthwise_conv2d_NCHWc": _depthwise_nchwc,
 }
