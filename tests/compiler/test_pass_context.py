@@ -82,12 +82,13 @@ def test_exported_as_compiler_transform():
     assert set(PassContext.list_configs()) == {"tir.disable_vectorize", "tir.add_lower_pass",
                                                "tir.disable_storage_rewrite", "tir.noalias",
                                                "tir.instrument_bound_checkers",
-                                               "tir.disable_assert"}
+                                               "tir.disable_assert", "te.keep_schedule_record"}
 
 
 def test_unknown_config_key_names_the_valid_ones():
     with pytest.raises(PassContextError, match=r"unknown PassContext config option "
-                       r"'tir.disable_vectorise'; the valid ones are: tir.add_lower_pass, "
+                       r"'tir.disable_vectorise'; the valid ones are: te.keep_schedule_record, "
+                       r"tir.add_lower_pass, "
                        r"tir.disable_assert, tir.disable_storage_rewrite, tir.disable_vectorize, "
                        r"tir.instrument_bound_checkers, tir.noalias"):
         PassContext(config={"tir.disable_vectorise": True})
