@@ -105,6 +105,19 @@ def _block_of(n: int, blocks) -> Optional[int]:
     return next((b for b in blocks if n % b == 0), None)
 
 
+
+def _centred_weight(call: X.Call) -> Optional[np.ndarray]:
+    """The constant weight of integer convolution `call` less its zero points, as int64 [O, I,
+    KH, KW], when the blocked kernels take the call: constant weight and zero points, one data
+    zero point, int8/uint8 data, centred weights within int8. None otherwise."""
+    x, w, zx, zw = call.args
+    if (not isinstance(w, X.Constant) or not isinstance(zx, X.Constant)
+            or not isinstance(zw, X.Constant) or zx.data.size != 1
+            or x.struct_info.dtype not in ("int8", "uint8")):
+        return None
+    wc = w.data.astype(np.int64) - zw.data.astype(np.int64).reshape(-1, 1, 1, 1)
+    return None if wc.min() < -128 or wc.max() > 127 else wc
+
 class _Convert(ExprMutator):
     def __init__(self, keep: Set[int], pack_matmul: bool):
         super().__init__()
@@ -179,12 +192,9 @@ class _Convert(ExprMutator):
             return self._depthwise(call, xs, ws)
         if a.groups > 1 and xs is not None and ws is not None:
             return self._grouped(call, xs, ws)
-        if (xs is None or ws is None or a.groups != 1 or not isinstance(w, X.Constant)
-                or not isinstance(zx, X.Constant) or not isinstance(zw, X.Constant)
-                or zx.data.size != 1 or x.struct_info.dtype not in ("int8", "uint8")):
-            return None
-        wc = w.data.astype(np.int64) - zw.data.astype(np.int64).reshape(-1, 1, 1, 1)
-        if wc.min() < -128 or wc.max() > 127:
+        wc = _centred_weight(call) if xs is not None and ws is not None and a.groups == 1 \
+            else None
+        if wc is None:
             return None
         c, o = xs[1], ws[0]
         ob = _block_of(o, OUT_BLOCKS) or OUT_BLOCKS[0]
@@ -210,12 +220,8 @@ class _Convert(ExprMutator):
         out, from NCHW data)."""
         a = call.attrs
         x, w, zx, zw = call.args
-        if (not isinstance(w, X.Constant) or not isinstance(zx, X.Constant)
-                or not isinstance(zw, X.Constant) or zx.data.size != 1
-                or x.struct_info.dtype not in ("int8", "uint8")):
-            return None
-        wc = w.data.astype(np.int64) - zw.data.astype(np.int64).reshape(-1, 1, 1, 1)
-        if wc.min() < -128 or wc.max() > 127:
+        wc = _centred_weight(call)
+        if wc is None:
             return None
         c, o, g = xs[1], ws[0], a.groups
         cg, og = c // g, o // g
@@ -240,12 +246,8 @@ class _Convert(ExprMutator):
     def _depthwise(self, call: X.Call, xs, ws):
         a = call.attrs
         x, w, zx, zw = call.args
-        if (not isinstance(w, X.Constant) or not isinstance(zx, X.Constant)
-                or not isinstance(zw, X.Constant) or zx.data.size != 1
-                or x.struct_info.dtype not in ("int8", "uint8")):
-            return None
-        wc = w.data.astype(np.int64) - zw.data.astype(np.int64).reshape(-1, 1, 1, 1)
-        if wc.min() < -128 or wc.max() > 127:
+        wc = _centred_weight(call)
+        if wc is None:
             return None
         c = xs[1]
         block = None
