@@ -27,7 +27,7 @@ from ..arith.keys import KeyCache
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.functor import substitute
-from .iter_relation import pass_down, pass_up_ranges
+from .iter_relation import Fuse, pass_down, pass_up_ranges, pass_up_values
 from .stage import Stage
 from .tensor import tensor_loads
 
@@ -162,7 +162,7 @@ def _needed(stage: Stage, roots, reads, b: Bounds, thread_leaves) -> List[E.Rang
     lo: List[Optional[E.PrimExpr]] = [None] * len(roots)
     hi: List[Optional[E.PrimExpr]] = [None] * len(roots)
     unknown = [False] * len(roots)
-    root_ranges_cache = {}
+    root_ranges_cache, exact_cache = {}, {}
     keys, seen = KeyCache(), set()
     for consumer, load in reads:
         # a load repeated in a body (the same indices) needs the same region: once is enough
@@ -173,7 +173,12 @@ def _needed(stage: Stage, roots, reads, b: Bounds, thread_leaves) -> List[E.Rang
         if consumer not in root_ranges_cache:
             root_ranges_cache[consumer] = _consumer_root_ranges(consumer, fixed_ids, points, b)
         var_ranges = root_ranges_cache[consumer]
-        for d, reg in enumerate(covered_ranges(load.indices, var_ranges)):
+        regions = covered_ranges(load.indices, var_ranges)
+        if any(isinstance(r, Fuse) for r in consumer.relations):
+            if consumer not in exact_cache:
+                exact_cache[consumer] = _consumer_leaf_values(consumer, fixed_ids, points, b)
+            regions = _tighter(regions, load.indices, *exact_cache[consumer])
+        for d, reg in enumerate(regions):
             if reg is None:
                 unknown[d] = True
                 continue
@@ -209,6 +214,41 @@ def _pick(op, a, b):
     if can_prove(b <= a):
         return b if op is E.Min else a
     return simplify(op(a, b))
+
+
+def _consumer_leaf_values(consumer: Stage, fixed_ids, points, b: Bounds):
+    """(root variable -> its value in the consumer's leaf loop variables, ranges of the leaf
+    variables that vary): the consumer's indices written in its loops rather than its roots.
+    A fused loop split into parts makes its roots' ranges loose (a run of rows that starts
+    inside one row covers whole rows), while the index the roots rebuild,
+    `(f // n) * n + f % n`, folds back to the loop's own `f`."""
+    values, ranges = {}, {}
+    for iv in consumer.leaf_iter_vars:
+        if id(iv.var) in fixed_ids:
+            values[iv] = iv.var
+        elif iv.var in points:
+            values[iv] = points[iv.var]
+        else:
+            values[iv] = iv.var
+            ranges[iv.var] = E.Range(E.const(0, iv.var.dtype), b.dom[iv].extent)
+    pass_up_values(consumer.relations, b.dom, values)
+    rootval = {iv.var: simplify(b.dom[iv].min + values[iv])
+               for iv in list(consumer.op.axis) + list(consumer.op.reduce_axis)}
+    return rootval, ranges
+
+
+def _tighter(regions, indices, rootval, ranges):
+    """`regions`, each replaced by the region of the same index written in the consumer's
+    leaf loops where that one has a constant extent and the other does not, or a smaller."""
+    exact = covered_ranges([simplify(substitute(i, rootval)) for i in indices], ranges)
+    out = []
+    for old, new in zip(regions, exact):
+        if new is not None and isinstance(new.extent, E.IntImm) and (
+                old is None or not isinstance(old.extent, E.IntImm)
+                or new.extent.value < old.extent.value):
+            old = new
+        out.append(old)
+    return out
 
 
 def _consumer_root_ranges(consumer: Stage, fixed_ids, points, b: Bounds) -> Dict[E.Var, E.Range]:

@@ -151,13 +151,12 @@ def _padded(cond_needed: bool, cond, value, dtype):
     return te.if_then_else(cond, value, te.const(0, dtype)) if cond_needed else value
 
 
-def rows_axis(lead):
-    """The axis of `lead` (A's dimensions but the last) that holds the GEMM's rows: the one
-    that is not 1 (the last where all are 1); None where two or more are not 1."""
-    big = [i for i, d in enumerate(lead) if d != 1]
-    if len(big) > 1:
-        return None
-    return big[0] if big else len(lead) - 1
+def row_axes(lead) -> Tuple[int, ...]:
+    """The axes of `lead` (A's dimensions but the last) that hold the GEMM's rows: those that
+    are not 1 (the last where all are 1). Several are read as one flat row index (row-major),
+    so ConvNeXt's [1, 14, 14, K] activations are a GEMM of 196 rows."""
+    big = tuple(i for i, d in enumerate(lead) if d != 1)
+    return big or (len(lead) - 1,)
 
 
 def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
@@ -165,12 +164,10 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
                 nr: Optional[int] = None, kc: int = GEMM_KC, pack_a: bool = True):
     """C = A @ B (+ bias) through packed panels (tag "gemm_packed"; see the module docstring).
 
-    a: [M, K], or [..., K] whose leading dimensions are all 1 but one (M): a model's
-    [1, L, K] or [L, 1, K] activations, read in place; C then has A's leading shape
-    ([1, L, N], [L, 1, N]) and K must fit one k block (K <= kc). (Several leading dimensions
-    other than 1 would put a division in every row's index: batch_matmul's tile serves
-    those.) b: [K, N]; with
-    transpose_b [N, K] (dense's weight); with b_packed the
+    a: [M, K], or [..., K] whose leading dimensions are rows: a model's [1, L, K] or
+    [1, H, W, K] activations, read in place as M = L or H * W rows (row-major); C then has
+    A's leading shape ([1, L, N], [1, H, W, N]) and K must fit one k block (K <= kc).
+    b: [K, N]; with transpose_b [N, K] (dense's weight); with b_packed the
     packed [ceil(N / nr), Kp, nr] that `pack_b_numpy` makes (then `n` gives N, and nr is b's
     last dimension). Static shapes. mr, nr: the register tile (None: `register_tile` of the
     current target); kc: the reduction block; pack_a: pack A into panels (False: read it in
@@ -179,14 +176,16 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
         raise IRError(f"gemm_packed: A must be [M, K] or [..., M, K], got {a.ndim} dims")
     lead = get_const_tuple(a.shape[:-1])
     k = get_const_tuple(a.shape)[-1]
-    axis = rows_axis(lead)
-    if axis is None:
-        raise IRError(f"gemm_packed: A's leading dimensions {lead} have more than one that is "
-                      "not 1; use batch_matmul")
-    m = lead[axis]
+    axes = row_axes(lead)
+    m = int(np.prod([lead[d] for d in axes]))
 
     def a_read(row, kk):
-        return a[tuple(row if d == axis else 0 for d in range(len(lead))) + (kk,)]
+        idx = [0] * len(lead)
+        for d in reversed(axes[1:]):
+            idx[d] = row % lead[d]
+            row = row // lead[d]
+        idx[axes[0]] = row
+        return a[tuple(idx) + (kk,)]
 
     out_dtype = as_dtype(out_dtype or a.dtype)
     dmr, dnr = register_tile(None, str(out_dtype))
@@ -255,7 +254,9 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
                                                        axis=r),
                          name="T_gemm_acc")
         def at(*idx):
-            i, j = idx[axis], idx[-1]
+            i, j = idx[axes[0]], idx[-1]
+            for d in axes[1:]:
+                i = i * lead[d] + idx[d]
             return acc[i // mr, j // nr, i % mr, j % nr]
 
         out = te.compute(lead + (n,), at, name="T_gemm", tag=PACKED_TAG)
@@ -273,16 +274,13 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
 
 
 def packed_matmul_applies(a_shape, b_shape, dtype: str) -> bool:
-    """Whether a model's GEMM of A `a_shape` ([..., M, K]) by a 2-d B `b_shape` of `dtype`
-    takes `matmul_packed`: static float32 shapes, A's leading dimensions all 1 but one (see
-    `gemm_packed`), at least PACKED_MIN_ROWS rows and K <= PACKED_MAX_K."""
+    """Whether a model's GEMM of A `a_shape` ([..., K], its leading dimensions the rows) by a
+    2-d B `b_shape` of `dtype` takes `matmul_packed`: static float32 shapes, at least
+    PACKED_MIN_ROWS rows and K <= PACKED_MAX_K."""
     if a_shape is None or b_shape is None or len(a_shape) < 2 or len(b_shape) != 2 \
-            or str(dtype) != "float32":
+            or str(dtype) != "float32" or not all(isinstance(d, int) for d in a_shape):
         return False
-    lead = tuple(a_shape[:-1])
-    axis = rows_axis(lead)
-    return (axis is not None and lead[axis] >= PACKED_MIN_ROWS
-            and a_shape[-1] <= PACKED_MAX_K)
+    return int(np.prod(a_shape[:-1])) >= PACKED_MIN_ROWS and a_shape[-1] <= PACKED_MAX_K
 
 
 def matmul_packed(a, b, out_dtype=None, transpose_b: bool = False):
@@ -309,9 +307,12 @@ def _tile_packed(s, anchor, out_op, mc: int, nc: int, pack_b_in_block: bool = Fa
     o = s[out_op]
     *lead, j = o.op.axis
     shape = get_const_tuple(anchor.output(0).shape)
-    axis = rows_axis(shape[:-1])
-    i = lead[axis]                                               # the rows
-    units = [ax for d, ax in enumerate(lead) if d != axis]       # extent 1, outermost
+    axes = row_axes(shape[:-1])
+    rows = [lead[d] for d in axes]
+    units = [ax for d, ax in enumerate(lead) if d not in axes]   # extent 1, outermost
+    if len(rows) > 1:
+        o.reorder(*units, *rows, j)
+    i = o.fuse(*rows) if len(rows) > 1 else rows[0]              # the rows
     # rows in blocks of about mc, evened out (197 rows: 72 + 72 + 53, not 96 + 96 + 5, which
     # left one of two threads twice the other's work)
     mcb = _cdiv(mt, _cdiv(mt, max(1, mc // mr))) * mr

@@ -294,11 +294,12 @@ def test_matmul_one_row_per_batch_tiles_the_batch_as_rows(rng, lead):
 
 
 @pytest.mark.parametrize("lead,k,n", [((1, 45), 70, 50), ((45, 1), 33, 64), ((40,), 300, 37),
-                                      ((1, 1, 37, 1), 16, 32)])
+                                      ((1, 1, 37, 1), 16, 32), ((1, 14, 14), 40, 48),
+                                      ((2, 5, 1, 7), 24, 40)])
 def test_matmul_packed_reads_a_model_activation_in_place(run, rng, lead, k, n):
-    """matmul_packed: A [1, L, K] / [L, 1, K] / [L, K] (any leading dimensions of 1) by
-    B [K, N], C in A's leading shape, one k block (K up to PACKED_MAX_K), a fused bias + relu
-    epilogue."""
+    """matmul_packed: A [1, L, K] / [L, 1, K] / [L, K] / [1, H, W, K] (its leading dimensions
+    the rows, flattened) by B [K, N], C in A's leading shape, one k block (K up to
+    PACKED_MAX_K), a fused bias + relu epilogue."""
     a = rng.standard_normal((*lead, k)).astype("float32")
     w = rng.standard_normal((k, n)).astype("float32")
     b = rng.standard_normal(n).astype("float32")
@@ -323,8 +324,6 @@ def test_matmul_packed_dense_weight_and_errors(run, rng):
         s = topi.x86.schedule_gemm_packed(C)
     (got,) = run(s, [A, B], [C], [a, w])
     np.testing.assert_allclose(got, a @ w.T, **TOL)
-    with pytest.raises(compiler.ir.errors.IRError, match="more than one"):
-        topi.x86.gemm_packed(te.placeholder((2, 3, 8)), te.placeholder((8, 4)))
     with pytest.raises(compiler.ir.errors.IRError, match="one k block"):
         topi.x86.gemm_packed(te.placeholder((1, 3, 80)), te.placeholder((80, 4)), kc=32)
 
@@ -336,8 +335,10 @@ def test_packed_matmul_applies_to_enough_rows_of_float32():
     assert applies((32, 64), (64, 10), "float32")
     assert not applies((31, 64), (64, 10), "float32")             # too few rows
     assert not applies((1, 64), (64, 1000), "float32")            # a GEMV
-    assert not applies((2, 197, 64), (64, 64), "float32")         # a batch
-    assert not applies((1, 56, 56, 96), (96, 384), "float32")     # rows in two dims
+    assert applies((2, 197, 64), (64, 64), "float32")             # a batch: 394 rows
+    assert applies((1, 56, 56, 96), (96, 384), "float32")         # rows in two dims
+    assert not applies((1, 4, 4, 96), (96, 384), "float32")       # 16 rows
+    assert not applies((1, "n", 96), (96, 384), "float32")        # symbolic rows
     assert not applies((64, 8192), (8192, 64), "float32")         # more than one k block
     assert not applies((64, 64), (64, 64), "int8")
 
