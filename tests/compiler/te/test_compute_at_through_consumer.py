@@ -112,3 +112,22 @@ def test_producer_at_a_stage_two_consumers_away(run, target, rng):
     x = ((a + 1) * 2)[:, ::-1] - 1
     text = _check(run, target, s, [A, C], [a, np.zeros((8, 6), "float32")], x * x)
     assert "P = allocate([12], float32, 'global')" in text
+
+
+def test_bound_through_a_fused_and_split_consumer_loop_is_exact():
+    """B computed at the outer part of C's fused (i, j) split by 8, read at i * 14 + j: the
+    region is the 8 flat positions of that part (the fused index rebuilt from i = f // 14 and
+    j = f % 14 folds back to f), not the whole rows it touches."""
+    A = te.placeholder((196,), name="A")
+    B = te.compute((196,), lambda r: A[r] * 2.0, name="B")
+    C = te.compute((14, 14), lambda i, j: B[i * 14 + j] + 1.0, name="C")
+    s = te.create_schedule(C.op)
+    fo, _ = s[C].split(s[C].fuse(*C.op.axis), factor=8)
+    s[B].compute_at(s[C], fo)
+    bounds = te.schedule.InferBound(s)
+    assert int(bounds[B.op.axis[0]].extent) == 8
+    f = compiler.build(s, [A, C], "llvm")
+    a = np.random.default_rng(0).random(196, dtype=np.float32)
+    c = microruntime.nd.empty((14, 14), "float32")
+    f(microruntime.nd.array(a), c)
+    np.testing.assert_allclose(c.numpy(), (a * 2 + 1).reshape(14, 14), rtol=1e-6)
