@@ -56,6 +56,14 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
     "tir.dltensor_get": (2, "(tensor, field: StringImm) -> field of a DLTensor; fields: data, "
                             "ndim, dtype_code, dtype_bits, dtype_lanes, shape, strides, "
                             "byte_offset, device_type, device_id"),
+    "tir.check_tensor_arg": (None, "(type_index, tensor: DLTensor*, device_id, name, "
+                                   "signature, device_text: StringImm, arg index, flags, "
+                                   "dtype code, bits, lanes, device_type, byte_offset, "
+                                   "shape_0, ..., shape_{ndim-1}) -> bool: the argument is a "
+                                   "tensor of exactly that dtype, shape (compact strides or "
+                                   "none), byte offset and device type (flags & 1: and device "
+                                   "id), with data unless flags & 2; else false, the error "
+                                   "recorded as make_packed_api's checks word it"),
     "tir.handle_is_null": (1, "(handle) -> bool"),
     "tir.address_of": (1, "(BufferLoad) -> handle to that element"),
     "tir.tvm_access_ptr": (5, "(type_annotation, data, offset, extent, rw_mask) -> handle to "

@@ -39,6 +39,7 @@ from ...tir import stmt as S
 from ...tir.buffer import Buffer
 from ...tir.transform.lower_call_packed import is_dltensor
 from ...tir.transform.lower_parallel import PARALLEL_LAUNCH, captured_vars
+from ...tir.transform.make_packed_api import check_tensor_table
 from ...transform import PassContext
 from .. import HostArtifact, system_lib_entry_symbol
 from ..imports import collect_imports, compile_imports, link_imports
@@ -155,6 +156,8 @@ class CHostPrinter(CFamilyPrinter):
             return f"{self.expr(args[0])}[{self.expr(args[1])}].type_index"
         if op in _ANY_FIELDS:
             return f"{self.expr(args[0])}[{self.expr(args[1])}].{_ANY_FIELDS[op]}"
+        if op == "tir.check_tensor_arg":
+            return self.check_tensor_arg(e)
         if op == "tir.any_tensor":
             return f"((void*)kiln_any_tensor(&{self.expr(args[0])}[{self.expr(args[1])}]))"
         if op == "tir.dltensor_get":
@@ -187,6 +190,16 @@ class CHostPrinter(CFamilyPrinter):
         if op == "tir.throw_last_error":
             raise InternalError("tir.throw_last_error may only appear as a statement")
         raise UnsupportedOpError(f"the C host codegen does not implement {op!r}")
+
+    def check_tensor_arg(self, e: E.Call) -> str:
+        """`kiln_check_tensor` (prelude) with the table of what the tensor must be."""
+        t, h, dev_id, name, sig, device = e.args[:6]
+        table = check_tensor_table(e)
+        self.helpers.update(("check_tensor", "i64_to_str", "dtype_name"))
+        words = ", ".join(f"INT64_C({v})" for v in table)
+        return (f"kiln_check_tensor({self.expr(t)}, (const DLTensor*)({self.expr(h)}), "
+                f"{self.expr(dev_id)}, (const int64_t[]){{{words}}}, "
+                f"{self.expr(name)}, {self.expr(device)}, {self.expr(sig)})")
 
     def call_extern(self, e: E.Call) -> str:
         """`name(args)`, with a file-scope prototype from the argument and result types (the

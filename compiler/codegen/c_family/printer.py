@@ -189,6 +189,11 @@ class CFamilyPrinter(CExprPrinter):
     def assert_head(self, s: S.AssertStmt) -> None:
         self.emit(f"if (!{self.expr(s.condition)}) {{")
         self.level += 1
+        if not s.message:  # the condition recorded the error (tir.check_tensor_arg)
+            self.emit_error_return()
+            self.level -= 1
+            self.emit("}")
+            return
         parts: List[str] = []
         for part in s.message:
             if isinstance(part, str):

@@ -179,7 +179,10 @@ class FunctionEmitter(ExprEmitter, IntrinEmitter, LLVMCallEmitter, PackedEmitter
         fail = self.fn.append_basic_block("assert_fail")
         self.b.cbranch(self.expr(s.condition), ok, fail)
         self.b.position_at_end(fail)
-        self.raise_error(s.kind, s.message)
+        if s.message:
+            self.raise_error(s.kind, s.message)
+        else:  # the condition recorded the error (tir.check_tensor_arg)
+            self.error_return(ir.Constant(I32, -1))
         self.b.position_at_end(ok)
 
     def stmt_IfThenElse(self, s):

@@ -14,6 +14,7 @@ from microruntime.abi import OBJECT_HEADER_BYTES, TypeIndex
 from ... import tir as kir
 from ...ir.dtype import DType
 from ...ir.errors import InternalError, UnsupportedOpError
+from ...tir.transform.make_packed_api import check_tensor_table
 from .approx_math import ApproxMath
 from .expr import splat, with_element
 from .text import HELPERS
@@ -271,6 +272,17 @@ class IntrinEmitter(ApproxMath):
         ptr = self.b.gep(handle, idx, inbounds=True, source_etype=DLTENSOR)
         return self._fit(self.b.load(ptr, typ=ty), signed, e.dtype)
 
+    def intrin_check_tensor_arg(self, e):
+        """`__kiln_check_tensor` with the table of what the tensor must be (text.py)."""
+        t, h, dev_id, name, sig, device = e.args[:6]
+        table = check_tensor_table(e)
+        words = self.ctx.constant_array(I64, [ir.Constant(I64, v) for v in table])
+        return self.b.call(self.ctx.declare(*HELPERS["__kiln_check_tensor"]),
+                           [self._fit(self.expr(t), True, DType(0, 32)), self.expr(h),
+                            self._fit(self.expr(dev_id), True, DType(0, 32)), words,
+                            self.ctx.cstring(name.value), self.ctx.cstring(device.value),
+                            self.ctx.cstring(sig.value)])
+
     def intrin_handle_is_null(self, e):
         return self.b.icmp_unsigned("==", self.expr(e.args[0]), ir.Constant(PTR, None))
 
@@ -288,7 +300,7 @@ class IntrinEmitter(ApproxMath):
         return buf
 
     def packed_dtype(self, code, bits, lanes) -> ir.Value:
-        """The i64 `text.pack_dtype` makes of the dtype fields (expressions)."""
+        """The i64 `make_packed_api.pack_dtype` makes of the dtype fields (expressions)."""
         packed = None
         for field, shift in ((code, 0), (bits, 8), (lanes, 16)):
             v = self.b.zext(self._fit(self.expr(field), False, DType(0, 32)), I64)

@@ -13,10 +13,15 @@ all a kernel may take from the C library).
 function are most of its code): the message is a constant template, one string holding its n
 parts one after another, each ended by a NUL. A part that is one of the SLOT_BYTES stands for
 a runtime slot: VALUE_SLOT (the next value in decimal), DTYPE_SLOT (the next value is a dtype
-packed by `pack_dtype`, written as its name), up to RAISE_VALUES of those, or REF_SLOT (the
-string `ref`, a part many messages share, such as a function's signature). A template is
-plain bytes, so a library holds no pointer per part and no load-time relocation for it. It
-writes the slots, then calls TVMFFIErrorSetRaisedFromCStrParts(kind, parts, n).
+packed by make_packed_api.pack_dtype, written as its name), up to RAISE_VALUES of those, or
+REF_SLOT (the string `ref`, a part many messages share, such as a function's signature). A
+template is plain bytes, so a library holds no pointer per part and no load-time relocation for
+it. It writes the slots, then calls TVMFFIErrorSetRaisedFromCStrParts(kind, parts, n).
+
+`__kiln_check_tensor` (i1 (i32 type index, ptr DLTensor, i32 device id, ptr table, ptr name,
+ptr device text, ptr signature)) is `tir.check_tensor_arg`: every check make_packed_api makes
+of a tensor of static shape, against a table of int64 words (make_packed_api.
+check_tensor_table), raising the same messages; one copy serves all of a library's tensors.
 
 The helpers are `linkonce_odr hidden`: one copy per linked object, merged across objects.
 """
@@ -24,14 +29,16 @@ from __future__ import annotations
 
 import llvmlite.binding as llvm
 
-from microruntime.abi import DataTypeCode
+from microruntime.abi import DataTypeCode, TypeIndex
 
-from .types import I32, I64, PTR, VOID
+from ...tir.transform.make_packed_api import CHECK_HEADER
+from .types import I1, I32, I64, PTR, VOID
 
 HELPERS = {
     "__kiln_i64_to_str": ("__kiln_i64_to_str", VOID, [PTR, I64]),
     "__kiln_dtype_of": ("__kiln_dtype_of", VOID, [PTR, I64]),
     "__kiln_raise": ("__kiln_raise", VOID, [PTR, PTR, I32, I64, I64, PTR]),
+    "__kiln_check_tensor": ("__kiln_check_tensor", I1, [I32, PTR, I32, PTR, PTR, PTR, PTR]),
 }
 # The parts and runtime values a `__kiln_raise` template may have; its slots, and the one-byte
 # parts that stand for them in a template.
@@ -43,11 +50,6 @@ SLOT_BYTES = {VALUE_SLOT: b"\x01", DTYPE_SLOT: b"\x02", REF_SLOT: b"\x03"}
 DTYPE_PREFIX = {DataTypeCode.INT: "int", DataTypeCode.UINT: "uint", DataTypeCode.FLOAT: "float",
                 DataTypeCode.OPAQUE_HANDLE: "handle", DataTypeCode.BFLOAT: "bfloat",
                 DataTypeCode.COMPLEX: "complex", DataTypeCode.BOOL: "bool"}
-
-
-def pack_dtype(code: int, bits: int, lanes: int) -> int:
-    """A dtype as one integer for DTYPE_SLOT (and `__kiln_dtype_of`)."""
-    return code | bits << 8 | lanes << 16
 
 
 def _dtype_of_ir() -> str:
@@ -255,6 +257,250 @@ done:
     .replace("REF_BYTE", str(SLOT_BYTES[REF_SLOT][0]))
 
 
+def _text_constants(texts) -> str:
+    out = []
+    for name, text in texts.items():
+        data = text.encode() + b"\0"
+        body = "".join(chr(c) if 32 <= c < 127 and c not in (34, 92) else f"\\{c:02X}"
+                       for c in data)
+        out.append(f'@.kc.{name} = private unnamed_addr constant [{len(data)} x i8] c"{body}"')
+    return "\n".join(out) + "\n"
+
+
+_MISMATCH_PARTS = ["mis", "%name", "%what", "%kpart", "%close", "onarg", "%abuf", "calling",
+                   "%sig", "expected", "%ep", "%et", "butgot", "%gp", "%gt"]
+_NULL_PARTS = ["%name", "isnull", "%abuf", "calling", "%sig", "tick"]
+
+
+def _store_parts(parts, var: str) -> str:
+    lines = []
+    for i, p in enumerate(parts):
+        v = p if p.startswith("%") else f"@.kc.{p}"
+        lines.append(f"  %{var}{i} = getelementptr inbounds [{len(parts)} x ptr], ptr %{var}, "
+                     f"i32 0, i32 {i}\n  store ptr {v}, ptr %{var}{i}, align 8\n")
+    return "".join(lines)
+
+
+_CHECK_IR = _text_constants({
+    "mis": "Mismatched ", "empty": "", "close": "]", "onarg": " on argument #",
+    "calling": " when calling:\n  `", "expected": "`,\n  expected ", "butgot": ", but got ",
+    "type": "type", "Tensor": "Tensor", "typeindex": "type index ", "ndim": ".ndim",
+    "dtype": ".dtype", "shape": ".shape[", "strides": ".strides[", "compact": "compact stride ",
+    "offset": ".byte_offset", "devtype": ".device_type", "devid": ".device_id",
+    "isnull": ".data is NULL on argument #", "tick": "`", "TypeError": "TypeError",
+    "ValueError": "ValueError"}) + f"""
+%__kiln_dltensor = type {{ ptr, {{ i32, i32 }}, i32, {{ i8, i8, i16 }}, ptr, ptr, i64 }}
+
+; Raises %kind: "Mismatched <name><what>[<k>] on argument #<arg> when calling: `<sig>`,
+; expected <ep><et>, but got <gp><gt>", a newline and two spaces before each backquote and
+; "expected" (no "[<k>]" when %k < 0).
+define linkonce_odr hidden void @__kiln_arg_mismatch(ptr %kind, ptr %name, ptr %what, i64 %k,
+    i64 %arg, ptr %sig, ptr %ep, ptr %et, ptr %gp, ptr %gt) nounwind noinline cold {{
+entry:
+  %parts = alloca [{len(_MISMATCH_PARTS)} x ptr], align 8
+  %kbuf = alloca [32 x i8], align 8
+  %abuf = alloca [32 x i8], align 8
+  call void @__kiln_i64_to_str(ptr %abuf, i64 %arg)
+  %has_k = icmp sge i64 %k, 0
+  br i1 %has_k, label %with_k, label %fill
+with_k:
+  call void @__kiln_i64_to_str(ptr %kbuf, i64 %k)
+  br label %fill
+fill:
+  %kpart = phi ptr [@.kc.empty, %entry], [%kbuf, %with_k]
+  %close = phi ptr [@.kc.empty, %entry], [@.kc.close, %with_k]
+{_store_parts(_MISMATCH_PARTS, "parts")}  call void @TVMFFIErrorSetRaisedFromCStrParts(
+      ptr %kind, ptr %parts, i32 {len(_MISMATCH_PARTS)})
+  ret void
+}}
+
+; Raises ValueError "<name>.data is NULL on argument #<arg> when calling: `<sig>`" (a newline
+; and two spaces before the backquote).
+define linkonce_odr hidden void @__kiln_null_data(ptr %name, i64 %arg, ptr %sig)
+    nounwind noinline cold {{
+entry:
+  %parts = alloca [{len(_NULL_PARTS)} x ptr], align 8
+  %abuf = alloca [32 x i8], align 8
+  call void @__kiln_i64_to_str(ptr %abuf, i64 %arg)
+{_store_parts(_NULL_PARTS, "parts")}  call void @TVMFFIErrorSetRaisedFromCStrParts(
+      ptr @.kc.ValueError, ptr %parts, i32 {len(_NULL_PARTS)})
+  ret void
+}}
+
+; Whether the argument of type index %t is the tensor %d describes (the table, CHECK_HEADER);
+; the device id equals %devid where flags & 1; data is not NULL unless flags & 2. Else the
+; error is raised (make_packed_api's messages) and the result is false.
+define linkonce_odr hidden i1 @__kiln_check_tensor(i32 %t, ptr %h, i32 %devid, ptr %d,
+    ptr %name, ptr %devtext, ptr %sig) nounwind noinline {{
+entry:
+  %ebuf = alloca [32 x i8], align 8
+  %gbuf = alloca [32 x i8], align 8
+  %arg = load i64, ptr %d, align 8
+  %ndim.p = getelementptr inbounds i64, ptr %d, i64 1
+  %ndim = load i64, ptr %ndim.p, align 8
+  %flags.p = getelementptr inbounds i64, ptr %d, i64 2
+  %flags = load i64, ptr %flags.p, align 8
+  %is_dl = icmp eq i32 %t, {int(TypeIndex.DLTENSOR_PTR)}
+  %is_obj = icmp eq i32 %t, {int(TypeIndex.TENSOR)}
+  %type_ok = or i1 %is_dl, %is_obj
+  br i1 %type_ok, label %ndim_check, label %bad_type
+bad_type:
+  %t64 = sext i32 %t to i64
+  call void @__kiln_i64_to_str(ptr %gbuf, i64 %t64)
+  call void @__kiln_arg_mismatch(ptr @.kc.TypeError, ptr @.kc.empty, ptr @.kc.type, i64 -1,
+      i64 %arg, ptr %sig, ptr @.kc.empty, ptr @.kc.Tensor, ptr @.kc.typeindex, ptr %gbuf)
+  ret i1 false
+ndim_check:
+  %nd.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 2
+  %nd32 = load i32, ptr %nd.p, align 4
+  %nd = sext i32 %nd32 to i64
+  %ndim_ok = icmp eq i64 %nd, %ndim
+  br i1 %ndim_ok, label %dtype_check, label %bad_ndim
+bad_ndim:
+  call void @__kiln_i64_to_str(ptr %ebuf, i64 %ndim)
+  call void @__kiln_i64_to_str(ptr %gbuf, i64 %nd)
+  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr @.kc.ndim, i64 -1,
+      i64 %arg, ptr %sig, ptr @.kc.empty, ptr %ebuf, ptr @.kc.empty, ptr %gbuf)
+  ret i1 false
+dtype_check:
+  %want_dt.p = getelementptr inbounds i64, ptr %d, i64 3
+  %want_dt = load i64, ptr %want_dt.p, align 8
+  %code.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 3, i32 0
+  %code8 = load i8, ptr %code.p, align 1
+  %code = zext i8 %code8 to i64
+  %bits.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 3, i32 1
+  %bits8 = load i8, ptr %bits.p, align 1
+  %bits = zext i8 %bits8 to i64
+  %bits.s = shl i64 %bits, 8
+  %lanes.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 3, i32 2
+  %lanes16 = load i16, ptr %lanes.p, align 2
+  %lanes = zext i16 %lanes16 to i64
+  %lanes.s = shl i64 %lanes, 16
+  %dt0 = or i64 %code, %bits.s
+  %got_dt = or i64 %dt0, %lanes.s
+  %dt_ok = icmp eq i64 %got_dt, %want_dt
+  br i1 %dt_ok, label %shape_start, label %bad_dtype
+bad_dtype:
+  call void @__kiln_dtype_of(ptr %ebuf, i64 %want_dt)
+  call void @__kiln_dtype_of(ptr %gbuf, i64 %got_dt)
+  call void @__kiln_arg_mismatch(ptr @.kc.TypeError, ptr %name, ptr @.kc.dtype, i64 -1,
+      i64 %arg, ptr %sig, ptr @.kc.empty, ptr %ebuf, ptr @.kc.empty, ptr %gbuf)
+  ret i1 false
+shape_start:
+  %shape.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 4
+  %shape = load ptr, ptr %shape.p, align 4
+  %dims = getelementptr inbounds i64, ptr %d, i64 {CHECK_HEADER}
+  br label %shape_loop
+shape_loop:
+  %k = phi i64 [0, %shape_start], [%k1, %shape_next]
+  %k_more = icmp slt i64 %k, %ndim
+  br i1 %k_more, label %shape_body, label %strides_start
+shape_body:
+  %want.p = getelementptr inbounds i64, ptr %dims, i64 %k
+  %want = load i64, ptr %want.p, align 8
+  %got.p = getelementptr inbounds i64, ptr %shape, i64 %k
+  %got = load i64, ptr %got.p, align 4
+  %dim_ok = icmp eq i64 %got, %want
+  br i1 %dim_ok, label %shape_next, label %bad_shape
+shape_next:
+  %k1 = add i64 %k, 1
+  br label %shape_loop
+bad_shape:
+  call void @__kiln_i64_to_str(ptr %ebuf, i64 %want)
+  call void @__kiln_i64_to_str(ptr %gbuf, i64 %got)
+  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr @.kc.shape, i64 %k,
+      i64 %arg, ptr %sig, ptr @.kc.empty, ptr %ebuf, ptr @.kc.empty, ptr %gbuf)
+  ret i1 false
+strides_start:
+  %strides.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 5
+  %strides = load ptr, ptr %strides.p, align 4
+  %compact = getelementptr inbounds i64, ptr %dims, i64 %ndim
+  %no_strides = icmp eq ptr %strides, null
+  br i1 %no_strides, label %offset_check, label %stride_loop
+stride_loop:
+  %j = phi i64 [0, %strides_start], [%j1, %stride_next]
+  %j_more = icmp slt i64 %j, %ndim
+  br i1 %j_more, label %stride_body, label %offset_check
+stride_body:
+  %cs.p = getelementptr inbounds i64, ptr %compact, i64 %j
+  %cs = load i64, ptr %cs.p, align 8
+  %st.p = getelementptr inbounds i64, ptr %strides, i64 %j
+  %st = load i64, ptr %st.p, align 4
+  %dj.p = getelementptr inbounds i64, ptr %dims, i64 %j
+  %dj = load i64, ptr %dj.p, align 8
+  %st_eq = icmp eq i64 %st, %cs
+  %unit = icmp eq i64 %dj, 1
+  %st_ok = or i1 %st_eq, %unit
+  br i1 %st_ok, label %stride_next, label %bad_stride
+stride_next:
+  %j1 = add i64 %j, 1
+  br label %stride_loop
+bad_stride:
+  call void @__kiln_i64_to_str(ptr %ebuf, i64 %cs)
+  call void @__kiln_i64_to_str(ptr %gbuf, i64 %st)
+  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr @.kc.strides, i64 %j,
+      i64 %arg, ptr %sig, ptr @.kc.compact, ptr %ebuf, ptr @.kc.empty, ptr %gbuf)
+  ret i1 false
+offset_check:
+  %want_off.p = getelementptr inbounds i64, ptr %d, i64 5
+  %want_off = load i64, ptr %want_off.p, align 8
+  %off.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 6
+  %off = load i64, ptr %off.p, align 4
+  %off_ok = icmp eq i64 %off, %want_off
+  br i1 %off_ok, label %devtype_check, label %bad_offset
+bad_offset:
+  call void @__kiln_i64_to_str(ptr %ebuf, i64 %want_off)
+  call void @__kiln_i64_to_str(ptr %gbuf, i64 %off)
+  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr @.kc.offset, i64 -1,
+      i64 %arg, ptr %sig, ptr @.kc.empty, ptr %ebuf, ptr @.kc.empty, ptr %gbuf)
+  ret i1 false
+devtype_check:
+  %want_dev.p = getelementptr inbounds i64, ptr %d, i64 4
+  %want_dev = load i64, ptr %want_dev.p, align 8
+  %dev.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 1, i32 0
+  %dev32 = load i32, ptr %dev.p, align 4
+  %dev = sext i32 %dev32 to i64
+  %dev_ok = icmp eq i64 %dev, %want_dev
+  br i1 %dev_ok, label %devid_check, label %bad_devtype
+bad_devtype:
+  call void @__kiln_i64_to_str(ptr %gbuf, i64 %dev)
+  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr @.kc.devtype, i64 -1,
+      i64 %arg, ptr %sig, ptr @.kc.empty, ptr %devtext, ptr @.kc.empty, ptr %gbuf)
+  ret i1 false
+devid_check:
+  %chk = and i64 %flags, 1
+  %do_chk = icmp ne i64 %chk, 0
+  br i1 %do_chk, label %devid_cmp, label %data_check
+devid_cmp:
+  %id.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 1, i32 1
+  %id = load i32, ptr %id.p, align 4
+  %id_ok = icmp eq i32 %id, %devid
+  br i1 %id_ok, label %data_check, label %bad_devid
+bad_devid:
+  %want_id = sext i32 %devid to i64
+  %id64 = sext i32 %id to i64
+  call void @__kiln_i64_to_str(ptr %ebuf, i64 %want_id)
+  call void @__kiln_i64_to_str(ptr %gbuf, i64 %id64)
+  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr @.kc.devid, i64 -1,
+      i64 %arg, ptr %sig, ptr @.kc.empty, ptr %ebuf, ptr @.kc.empty, ptr %gbuf)
+  ret i1 false
+data_check:
+  %empty = and i64 %flags, 2
+  %may_be_empty = icmp ne i64 %empty, 0
+  br i1 %may_be_empty, label %ok, label %data_cmp
+data_cmp:
+  %data = load ptr, ptr %h, align 4
+  %null = icmp eq ptr %data, null
+  br i1 %null, label %bad_data, label %ok
+bad_data:
+  call void @__kiln_null_data(ptr %name, i64 %arg, ptr %sig)
+  ret i1 false
+ok:
+  ret i1 true
+}}
+"""
+
+
 def _declared(module: llvm.ModuleRef, name: str) -> bool:
     try:
         return module.get_function(name).is_declaration
@@ -266,7 +512,7 @@ def link_helpers(module: llvm.ModuleRef) -> None:
     """Links the helper definitions into `module` when it calls any of them."""
     if not any(_declared(module, name) for name in HELPERS):
         return
-    helpers = llvm.parse_assembly(_IR)
+    helpers = llvm.parse_assembly(_IR + _CHECK_IR)
     helpers.triple, helpers.data_layout = module.triple, module.data_layout
     helpers.verify()
     module.link_in(helpers)

@@ -44,6 +44,12 @@ After (the **packed form**, the input contract of every host codegen, see compil
   expected float32, but got int32", the signature a part of its own (one string per
   function in the object, however many checks quote it). A failed assert raises an error of
   its kind through `TVMFFIErrorSetRaisedFromCStrParts` and returns -1.
+- a tensor of static shape, without strides, at a constant offset and of a dtype int/uint/
+  float/bfloat/bool (most tensors of a model) has its checks 3. but the device id's binding
+  made by one `AssertStmt(tir.check_tensor_arg(...), "", ())`: the call checks, in the same
+  order and with the same messages, against the constants it is given (see
+  compiler/tir/intrinsics.py), and records the error itself; an AssertStmt with no message
+  parts only returns -1. One helper per library then holds the checks' code and text.
 """
 from __future__ import annotations
 
@@ -96,6 +102,48 @@ def _call(dtype, op: str, *args) -> Call:
 
 def _get(h: Var, field: str, dtype=int32) -> Call:
     return _call(dtype, "tir.dltensor_get", h, StringImm(field))
+
+
+# tir.check_tensor_arg flags: compare the device id with the first tensor's; a dimension is 0
+# (no data pointer needed).
+CHECK_DEVICE_ID, MAY_BE_EMPTY = 1, 2
+# The dtype codes whose names the helpers spell as `str(dtype)` does.
+_NAMED_CODES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 6: "bool"}
+
+
+def pack_dtype(code: int, bits: int, lanes: int) -> int:
+    """A dtype as one integer: code | bits << 8 | lanes << 16."""
+    return code | bits << 8 | lanes << 16
+
+
+# The words of a tir.check_tensor_arg table before its shape.
+CHECK_HEADER = 6
+
+
+def check_tensor_table(call: Call) -> List[int]:
+    """The int64 table a codegen passes its tensor-check helper for `tir.check_tensor_arg`
+    `call`: [arg index, ndim, flags, packed dtype (pack_dtype), device type, byte offset]
+    (CHECK_HEADER words), the shape, then the compact strides of that shape."""
+    index, flags, code, bits, lanes, device_type, offset, *shape = (int(a.value)
+                                                                    for a in call.args[6:])
+    compact, acc = [], 1
+    for d in reversed(shape):
+        compact.insert(0, acc)
+        acc *= d
+    return [index, len(shape), flags, pack_dtype(code, bits, lanes), device_type, offset,
+            *shape, *compact]
+
+
+def _checked_by_table(buf: Buffer) -> bool:
+    """Whether `buf` is checked by `tir.check_tensor_arg`: a static shape, compact, a constant
+    element offset, a dtype whose name the runtime helper spells the same."""
+    dt = buf.dtype
+    prefix = _NAMED_CODES.get(dt.code)
+    if prefix is None or buf.strides or not isinstance(buf.elem_offset, IntImm) or \
+            not all(isinstance(d, IntImm) for d in buf.shape):
+        return False
+    bits = "" if dt.code == BOOL and dt.bits in (1, 8) else str(dt.bits)
+    return str(dt) == prefix + bits + (f"x{dt.lanes}" if dt.lanes != 1 else "")
 
 
 def _any_of(value: PrimExpr, options) -> PrimExpr:
@@ -204,6 +252,9 @@ class _Packer:
             self.let(p, raw.equal(0).equal(0) if dt.code == BOOL else cast(dt, raw))
 
     def tensor(self, i: int, buf: Buffer, t: Var) -> None:
+        if _checked_by_table(buf):
+            self.tensor_by_table(i, buf, t)
+            return
         name = buf.name
         # Only a Tensor object or a raw DLTensor* is read as a tensor: any other object (a
         # string, a function) would be misread as a DLTensor.
@@ -241,6 +292,31 @@ class _Packer:
         self.steps.append(lambda body: AssertStmt(cond, "ValueError", (
             f"{name}.data is NULL on argument #{i} when calling:\n  `", self.signature, "`"),
             body))
+
+    def tensor_by_table(self, i: int, buf: Buffer, t: Var) -> None:
+        """A tensor of static shape, compact, at a constant offset: every check of `tensor` but
+        the device id's binding is one call of `tir.check_tensor_arg` (one helper per library
+        reads a table of what to expect and raises the same messages), then the data."""
+        h = Var(f"{buf.name}.handle", handle)
+        self.let(h, _call(handle, "tir.any_tensor", self.args, i))
+        first = self.device_id is None
+        if first:
+            self.device_id = Var("dev_id", int32)
+        shape = [int(d.value) for d in buf.shape]
+        dt = buf.dtype
+        device = f"{DEVICE_NAMES.get(self.device_type, '?')} ({self.device_type})"
+        flags = (0 if first else CHECK_DEVICE_ID) | (MAY_BE_EMPTY if 0 in shape else 0)
+        check = _call(boolean, "tir.check_tensor_arg", t, h, const(0) if first else
+                      self.device_id, StringImm(buf.name), StringImm(self.signature),
+                      StringImm(device), i, flags, dt.code, 8 if dt.code == BOOL else dt.bits,
+                      dt.lanes, self.device_type,
+                      const(int(buf.elem_offset.value) * dt.bytes, "int64"),
+                      *(const(d, "int64") for d in shape))
+        # no message: the helper recorded the error (make_packed_api's docstring)
+        self.steps.append(lambda body: AssertStmt(check, "", (), body))
+        if first:
+            self.let(self.device_id, _get(h, "device_id"))
+        self.let(buf.data, _get(h, "data", handle))
 
     def _dtype(self, i: int, buf: Buffer, h: Var) -> None:
         dt = buf.dtype

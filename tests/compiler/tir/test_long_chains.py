@@ -30,7 +30,8 @@ ARGS = 150   # about 20 nested checks each: some 3000 levels
 
 
 def _packed():
-    bufs = [decl_buffer((2, 3, 4, 5), "float32", name=f"A{i}") for i in range(ARGS)]
+    n = Var("n", "int32")   # a symbolic dimension: the checks written out, not a table
+    bufs = [decl_buffer((2, 3, 4, n), "float32", name=f"A{i}") for i in range(ARGS)]
     zero = (const(0),) * 4
     body = BufferStore(bufs[-1], BufferLoad(bufs[0], zero), zero)
     params = tuple(Var(f"a{i}", "handle") for i in range(ARGS))

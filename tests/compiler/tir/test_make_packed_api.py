@@ -86,7 +86,9 @@ def _asserts(func):
 
 
 def test_one_tensor_argument_in_full():
-    A = decl_buffer((4,), "float32", "A")
+    """A tensor of symbolic shape: every check written out."""
+    n = Var("n", I32)
+    A = decl_buffer((n,), "float32", "A")
     i = Var("i")
     body = For(i, _i32(0), _i32(4), ForKind.SERIAL, BufferStore(A, A[i] + 1.0, (i,)))
     after = make_packed_api(_mod([A], body))["f"]
@@ -118,7 +120,7 @@ def test_one_tensor_argument_in_full():
         check(And(And(EQ(code, _i32(2)), EQ(bits, _i32(32))), EQ(lanes, _i32(1))), "TypeError",
               "A.dtype", ["float32"], [Call(HANDLE, "tir.dtype_name", (code, bits, lanes))]),
         let(shape.data, _get(h, "shape", HANDLE)),
-        check(EQ(_i64(4), dim0), "ValueError", "A.shape[0]", ["4"], [dim0]),
+        let(n, Cast(I32, dim0)),
         let(strides.data, _get(h, "strides", HANDLE)),
         check(Or(Or(Call(BOOL, "tir.handle_is_null", (strides.data,)), EQ(stride0, _i64(1))),
                  EQ(dim0, _i64(1))), "ValueError", "A.strides[0]",
@@ -242,8 +244,46 @@ def test_symbolic_strides_bind_from_the_tensor_or_the_compact_value():
     assert inner.b.op == "tir.if_then_else" and inner.b.args[2].indices[0].value == 1
 
 
+def test_static_tensor_is_checked_by_one_table_call():
+    """A tensor of static shape, compact, at a constant offset: every check in one call of
+    tir.check_tensor_arg with the constants to compare (its helper raises the messages), whose
+    AssertStmt has no message of its own; then the device id and data are bound."""
+    A = decl_buffer((4, 6), "int8", "A", elem_offset=2)
+    B = decl_buffer((3,), "bool", "B")
+    after = make_packed_api(_mod([A, B], Evaluate(_i32(0)), symbol="g"))["g"]
+    lets = _lets(after)
+    checks = [s for s in _chain(after.body)[0]
+              if isinstance(s, AssertStmt) and not s.message]
+    assert len(checks) == 2 and all(c.kind == "" for c in checks)
+    a, b = (c.condition for c in checks)
+    assert a.op == b.op == "tir.check_tensor_arg" and a.dtype == BOOL
+    assert a.args[0] is lets["A.type_index"].var and a.args[1] is lets["A.handle"].var
+    assert [x.value for x in a.args[3:6]] == ["A", "g(A, B)", "cpu (1)"]
+    # arg index, flags, dtype code / bits / lanes, device type, byte offset, shape
+    assert [int(x.value) for x in a.args[6:]] == [0, 0, 0, 8, 1, 1, 2, 4, 6]
+    dev = after.attrs["tir.device_id"]
+    assert b.args[2] is dev and lets["dev_id"].value.args[0] is lets["A.handle"].var
+    assert [int(x.value) for x in b.args[6:]] == [1, 1, 6, 8, 1, 1, 0, 3]   # bool: 8 bits
+    chain = _chain(after.body)[0]
+    assert chain.index(checks[0]) < chain.index(lets["dev_id"]) < chain.index(lets["A"])
+
+
+def test_check_tensor_table_holds_the_shape_and_its_compact_strides():
+    from compiler.tir.transform.make_packed_api import CHECK_HEADER, check_tensor_table
+    A = decl_buffer((2, 3, 4), "float16", "A")
+    after = make_packed_api(_mod([A], Evaluate(_i32(0))))["f"]
+    (check,) = [s for s in _chain(after.body)[0] if isinstance(s, AssertStmt) and not s.message]
+    table = check_tensor_table(check.condition)
+    assert table[:CHECK_HEADER] == [0, 3, 0, 2 | 16 << 8 | 1 << 16, 1, 0]
+    assert table[CHECK_HEADER:] == [2, 3, 4, 12, 4, 1]
+    zero = decl_buffer((0, 5), "float32", "Z")     # empty: no data pointer needed (flag 2)
+    (check,) = [s for s in _chain(make_packed_api(_mod([zero], Evaluate(_i32(0))))["f"].body)[0]
+                if isinstance(s, AssertStmt) and not s.message]
+    assert check_tensor_table(check.condition)[2] == 2
+
+
 def test_default_buffer_requires_byte_offset_zero():
-    A = decl_buffer((4,), "float32", "A")
+    A = decl_buffer((Var("n", I32),), "float32", "A")
     after = make_packed_api(_mod([A], Evaluate(_i32(0))))["f"]
     check, h = _asserts(after)["A.byte_offset"], _lets(after)["A.handle"].var
     assert check.kind == "ValueError"
@@ -253,7 +293,7 @@ def test_default_buffer_requires_byte_offset_zero():
 
 
 def test_constant_elem_offset_requires_that_byte_offset():
-    A = decl_buffer((4,), "float32", "A", elem_offset=3)
+    A = decl_buffer((Var("n", I32),), "float32", "A", elem_offset=3)
     check = _asserts(make_packed_api(_mod([A], Evaluate(_i32(0))))["f"])["A.byte_offset"]
     assert_structural_equal(check.condition.b, _i64(12))
     assert_structural_equal(check.message[3], _i64(12))
@@ -289,7 +329,8 @@ def test_elem_offset_shared_by_two_buffers_is_checked_on_the_second():
 
 
 def test_device_id_binds_from_the_first_tensor_and_is_checked_on_the_others():
-    A, B = decl_buffer((4,), "float32", "A"), decl_buffer((4,), "float32", "B")
+    n = Var("n", I32)
+    A, B = decl_buffer((n,), "float32", "A"), decl_buffer((n,), "float32", "B")
     after = make_packed_api(_mod([A, B], Evaluate(_i32(0))))["f"]
     lets, asserts = _lets(after), _asserts(after)
     dev = after.attrs["tir.device_id"]
