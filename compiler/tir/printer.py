@@ -110,7 +110,8 @@ class Printer:
             if isinstance(s, S.LetStmt):
                 self.emit(depth, f"{self.var(s.var)}: {s.var.dtype} = {self.expr(s.value)}")
             else:
-                msg = " + ".join(self.expr(p) for p in s.message)
+                parts = (s.message,) if isinstance(s.message, E.StringImm) else s.message
+                msg = " + ".join(self.expr(p) for p in parts)
                 self.emit(depth, f"assert {self.expr(s.condition)}, {s.kind}({msg})")
             s = s.body
         if isinstance(s, S.SeqStmt):
@@ -150,6 +151,14 @@ class Printer:
                 self.stmt(s.else_case, depth + 1)
         elif isinstance(s, S.Evaluate):
             self.emit(depth, self.expr(s.value))
+        elif isinstance(s, S.ProducerStore):
+            idx = ", ".join(self.expr(i) for i in s.indices)
+            self.emit(depth, f"{s.producer.name}[{idx}] = {self.expr(s.value)}")
+        elif isinstance(s, S.ProducerRealize):
+            bounds = ", ".join(f"{self.expr(r.min)}:{self.expr(r.min + r.extent)}"
+                               for r in s.bounds)
+            self.emit(depth, f"realize {s.producer.name}[{bounds}] in {s.storage_scope!r}:")
+            self.stmt(s.body, depth + 1)
         elif isinstance(s, S.Return):
             self.emit(depth, f"return {self.expr(s.value)}")
         else:
