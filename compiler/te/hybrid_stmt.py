@@ -14,7 +14,8 @@ The schedule rewrites the script's own loops, in three steps:
 Then output placeholders store into the operation's outputs, every tensor read or written
 takes the buffer lowering chose for it, a ProducerRealize is an Allocate of its own buffer, a
 `thread_extent` attribute (a script's `bind`) a thread-binding loop, and an assertion's message
-the message parts of a lowered AssertStmt.
+the message parts of a lowered AssertStmt. The whole is marked as TVM marks it, an
+`extern_scope` attribute (which code generators pass through).
 """
 from __future__ import annotations
 
@@ -262,5 +263,6 @@ def make_hybrid_stmt(stage: Stage, bounds: Bounds, resolve: Callable) -> Stmt:
     body = _apply_order(stage, body)
     body = _apply_annotations(stage, body)
     outputs = dict(zip(op.output_placeholders, op.outputs))
-    return _BindTensors(stage, outputs, resolve).visit(body)
+    body = _BindTensors(stage, outputs, resolve).visit(body)
+    return AttrStmt(E.const(0), "extern_scope", E.const(0), body)
 
