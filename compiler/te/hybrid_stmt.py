@@ -4,7 +4,7 @@ bound to buffers, for lowering.
 The schedule rewrites the script's own loops, in three steps:
 1. the relations, in order: a split loop becomes an outer and an inner loop whose body reads
    `outer * factor + inner` for the old variable, guarded by `likely(value < extent)` where the
-   factor may not divide the extent; two fused loops (the inner one the whole body of the outer
+   factor may not divide the extent (the guard goes inside the loops the body nests perfectly); two fused loops (the inner one the whole body of the outer
    one) become one loop over the product of their extents; a rebased loop takes its new
    variable; a singleton axis is a unit loop around everything;
 2. the order: the loops, outermost first in source order, take the headers of the stage's leaf
@@ -73,6 +73,15 @@ def _rewrite_loop(stage: Stage, prim: str, var: E.Var, body: Stmt, fn) -> Stmt:
     return out
 
 
+def _guard_innermost(body: Stmt, cond: E.PrimExpr) -> Stmt:
+    """`body` run where `cond` holds, the test placed inside the loops that `body` nests
+    perfectly (so they stay a perfect nest that later relations and reorder can rearrange)."""
+    if isinstance(body, For):
+        return For(body.loop_var, body.min, body.extent, body.kind,
+                   _guard_innermost(body.body, cond), body.thread_binding, body.annotations)
+    return IfThenElse(cond, body)
+
+
 def _split(stage: Stage, r: Split, dom, body: Stmt) -> Stmt:
     outer, inner = r.outer, r.inner
     factor = _as_dtype(split_factor(r, dom), r.parent.var.dtype)
@@ -82,7 +91,7 @@ def _split(stage: Stage, r: Split, dom, body: Stmt) -> Stmt:
         new = substitute(loop.body, {loop.loop_var: value})
         outer_ext, inner_ext = dom[outer].extent, dom[inner].extent
         if not can_prove(outer_ext * inner_ext <= loop.extent):
-            new = IfThenElse(likely(value < loop.extent), new)
+            new = _guard_innermost(new, likely(value < loop.extent))
         new = For(inner.var, E.const(0, inner.var.dtype), inner_ext, loop.kind, new)
         return For(outer.var, E.const(0, outer.var.dtype), outer_ext, loop.kind, new)
 
