@@ -4,9 +4,10 @@ bound to buffers, for lowering.
 The schedule rewrites the script's own loops, in three steps:
 1. the relations, in order: a split loop becomes an outer and an inner loop whose body reads
    `outer * factor + inner` for the old variable, guarded by `likely(value < extent)` where the
-   factor may not divide the extent (the guard goes inside the loops the body nests perfectly); two fused loops (the inner one the whole body of the outer
-   one) become one loop over the product of their extents; a rebased loop takes its new
-   variable; a singleton axis is a unit loop around everything;
+   factor may not divide the extent (the guard goes inside the loops the body nests
+   perfectly); two fused loops (the inner one the whole body of the outer one) become one loop
+   over the product of their extents; a rebased loop takes its new variable; a singleton axis
+   is a unit loop around everything;
 2. the order: the loops, outermost first in source order, take the headers of the stage's leaf
    axes in their order (reorder permutes loops of one perfect nest);
 3. the annotations: a leaf axis marked parallel, vectorized or unrolled gives its loop that

@@ -47,14 +47,16 @@ def is_ir_call(args: Sequence[Any]) -> bool:
 
 
 def function_source(func) -> ast.FunctionDef:
-    """The FunctionDef of `func`'s source, its indentation removed."""
+    """The FunctionDef of `func`'s source, its indentation removed, numbered by the lines of
+    its file (so errors name those lines)."""
     try:
-        lines = inspect.getsource(func).split("\n")
+        lines, first = inspect.getsourcelines(func)
     except (OSError, TypeError) as err:
         raise HybridScriptError(f"hybrid script: the source of {func.__name__} cannot be "
                                 f"read ({err})") from None
     indent = len(lines[0]) - len(lines[0].lstrip())
-    tree = ast.parse("\n".join(line[indent:] for line in lines))
+    tree = ast.parse("".join(line[indent:] for line in lines))
+    ast.increment_lineno(tree, max(first - 1, 0))
     return tree.body[0]
 
 

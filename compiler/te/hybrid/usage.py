@@ -25,7 +25,7 @@ class Usage:
 
 def fail(node: ast.AST, message: str) -> HybridScriptError:
     line = getattr(node, "lineno", None)
-    where = f" (line {line} of the script)" if line is not None else ""
+    where = f" (line {line})" if line is not None else ""
     return HybridScriptError(f"hybrid script: {message}{where}")
 
 
