@@ -155,8 +155,7 @@ class Printer:
             idx = ", ".join(self.expr(i) for i in s.indices)
             self.emit(depth, f"{s.producer.name}[{idx}] = {self.expr(s.value)}")
         elif isinstance(s, S.ProducerRealize):
-            bounds = ", ".join(f"{self.expr(r.min)}:{self.expr(r.min + r.extent)}"
-                               for r in s.bounds)
+            bounds = ", ".join(f"{self.expr(r.min)}:{self.expr(_end(r))}" for r in s.bounds)
             self.emit(depth, f"realize {s.producer.name}[{bounds}] in {s.storage_scope!r}:")
             self.stmt(s.body, depth + 1)
         elif isinstance(s, S.Return):
@@ -181,6 +180,13 @@ class Printer:
                 params.append(f"{self.var(p)}: {p.dtype}")
         self.emit(0, f"def {name}({', '.join(params)}):")
         self.stmt(f.body, 1)
+
+
+def _end(r: E.Range) -> E.PrimExpr:
+    """One past the last value of `r`, folded when both ends are constants."""
+    if E.is_const_int(r.min) and E.is_const_int(r.extent):
+        return E.IntImm(r.min.dtype, r.min.value + r.extent.value)
+    return r.min + r.extent
 
 
 def to_text(node: Any, name: Optional[str] = None) -> str:

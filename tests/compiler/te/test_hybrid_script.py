@@ -94,6 +94,8 @@ def test_variables_are_one_element_buffers_realized_in_their_loop(target):
     assert isinstance(realize, tir.ProducerRealize) and realize.producer.op.name == "sigma"
     scale = realize.body[2].value  # the division by the constant is a multiplication
     assert isinstance(scale, tir.Mul) and abs(scale.b.value - 1 / 3) < 1e-6
+    text = tir.to_text(b.op.body)
+    assert "realize sigma[0:1] in 'global':" in text and "sigma[0] = sigma[0] + a[i + j]" in text
     x = np.random.rand(10).astype("float32")
     got, = _build_and_run(b, [n, a], [10, x], target, shapes=[(7,)])
     np.testing.assert_allclose(got, np.convolve(x, np.ones(3) / 3, "valid")[:7], rtol=1e-5)
