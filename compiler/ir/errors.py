@@ -28,6 +28,11 @@ class IRError(CompilerError):
     """Malformed IR given by the user (wrong types, undefined variables, bad arguments)."""
 
 
+class HybridScriptError(IRError, ValueError):
+    """A hybrid script (`te.hybrid.script`) uses Python that the hybrid language does not have,
+    or uses it wrongly (names the construct and the line). A ValueError too, as TVM's."""
+
+
 class TypeInferenceError(IRError):
     """Graph-level struct-info inference failed: an operator's arguments do not fit it (names
     the operator, the argument and the mismatch)."""

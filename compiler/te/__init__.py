@@ -16,6 +16,7 @@ from ..tir.op import (  # noqa: F401
     truncdiv,
     truncmod,
 )
+from . import hybrid  # noqa: F401,E402
 from .autodiff import gradient  # noqa: F401
 from .group import GroupStage  # noqa: F401
 from .intrin import *  # noqa: F401,F403

@@ -6,6 +6,7 @@ from typing import Callable, Dict
 
 from ..tir import expr as E
 from ..tir.functor import IRMutator, substitute
+from .hybrid_op import HybridOp
 from .scan import ScanOp
 from .stage import Stage
 from .tensor import ExternOp, TensorLoad
@@ -26,14 +27,14 @@ class _Inliner(IRMutator):
 
 def inline_bodies(sch) -> Dict[Stage, tuple]:
     """For every compute stage (inlined ones included), its bodies with inlined producers
-    substituted; () for an extern stage. Stage order puts producers first, so one pass
+    substituted; () for an extern or hybrid stage. Stage order puts producers first, so one pass
     suffices."""
     bodies: Dict[Stage, tuple] = {}
     for st in sch.stages:
         if st.is_placeholder:
             continue
-        if isinstance(st.op, ExternOp):
-            bodies[st] = ()  # an opaque statement over buffers: no tensor reads to inline
+        if isinstance(st.op, (ExternOp, HybridOp)):
+            bodies[st] = ()  # a statement read whole (hybrid_op.py): no tensor reads to inline
             continue
         if isinstance(st.op, ScanOp):
             bodies[st] = st.op.scan_reads()  # one step of the time loop reads its updates

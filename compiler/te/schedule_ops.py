@@ -6,7 +6,7 @@ function's buffer_map; every other computed tensor gets an `Allocate` in its sta
 ("global" unless set_scope/cache_*), sized by the region bound inference found, at the root of
 the function or inside the loop it is computed at. An extern stage's statement is placed at the
 root with its placeholder buffers bound to the storage of its input and output tensors, which
-are computed whole.
+are computed whole; so is a hybrid stage's statement (hybrid_stmt.py).
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from ..tir.stmt import Allocate, Stmt, seq
 from .bound import infer_bounds, storage_scope
 from .compute_stmt import make_extern_stmt, make_stage_stmt
 from .group import resolve_attachments
+from .hybrid_op import HybridOp
+from .hybrid_stmt import make_hybrid_stmt
 from .inline import inline_bodies
 from .scan import ScanOp, allocate_scan, check_scans, make_scan_stmt, scan_full_stages
 from .stage import Stage
@@ -30,6 +32,14 @@ from .storage import aligned_strides, check_double_buffer, mark_double_buffer
 from .tensor import ExternOp, PlaceholderOp, Tensor, tensor_loads
 from .tensorize import make_tensorize_stmt
 from .thread_scope import finish_thread_scopes
+
+# Operations computed whole at the root that read their inputs whole: an extern stage's
+# opaque statement, a hybrid script's statement.
+_WHOLE_OPS = (ExternOp, HybridOp)
+
+
+def _kind(st: Stage) -> str:
+    return "hybrid" if isinstance(st.op, HybridOp) else "extern"
 
 
 class _Lowering:
@@ -99,7 +109,7 @@ class _Lowering:
         # TVM: `s[B].compute_at(s[C], i)` with B in the args writes B[i] in iteration i).
         full = {st for st in computed
                 if (st in self.arg_stages and st.attach_type != "scope") or st.is_output
-                or st in extern_inputs or isinstance(st.op, ExternOp)} | scan_full_stages(sch)
+                or st in extern_inputs or isinstance(st.op, _WHOLE_OPS)} | scan_full_stages(sch)
         self.bounds = infer_bounds(sch, computed, full)
         return computed
 
@@ -135,7 +145,7 @@ class _Lowering:
                                     "compute it at the fused axis (or one split from it)")
         readers: Dict[Stage, List[Stage]] = {}
         for c in computed:
-            tensors = c.op.input_tensors if isinstance(c.op, ExternOp) else \
+            tensors = c.op.input_tensors if isinstance(c.op, _WHOLE_OPS) else \
                 [ld.tensor for b in self.bodies[c] for ld in tensor_loads(b)]
             read = {self.sch.stage_map.get(t.op) for t in tensors}
             for p in read:
@@ -145,7 +155,7 @@ class _Lowering:
                 raise ScheduleError(f"{_where(st)}: no stage inside that loop reads "
                                     f"'{st.name}' (compute it at a stage that consumes it)")
             for reader in readers[st]:
-                if isinstance(reader.op, ExternOp):
+                if isinstance(reader.op, _WHOLE_OPS):
                     continue  # _extern_inputs: what an extern stage reads is computed at root
                 if not _runs_inside(reader, st.attach_stage, st.attach_ivar):
                     raise ScheduleError(
@@ -159,7 +169,7 @@ class _Lowering:
         statement sees complete tensors."""
         found = set()
         for st in computed:
-            if not isinstance(st.op, ExternOp):
+            if not isinstance(st.op, _WHOLE_OPS):
                 continue
             for t in st.op.input_tensors:
                 producer = self.sch.stage_map.get(t.op)
@@ -168,8 +178,9 @@ class _Lowering:
                 if producer.attach_type != "root":
                     how = "inlined" if producer.attach_type == "inline" else "computed at " \
                         f"stage '{producer.attach_stage.name}'"
-                    raise ScheduleError(f"stage '{producer.name}' is {how}, but the extern stage "
-                                        f"'{st.name}' reads it whole; compute it at the root")
+                    raise ScheduleError(f"stage '{producer.name}' is {how}, but the "
+                                        f"{_kind(st)} stage '{st.name}' reads it whole; "
+                                        "compute it at the root")
                 found.add(producer)
         return found
 
@@ -186,7 +197,7 @@ class _Lowering:
                                         "argument of the function, laid out by the caller; "
                                         "align a cache stage (cache_read/cache_write) instead")
                 continue
-            if isinstance(st.op, ExternOp):
+            if isinstance(st.op, _WHOLE_OPS):
                 buf = decl_buffer(t.shape, t.dtype, t.name, scope=storage_scope(st))
                 self.storage[key] = (buf, (E.const(0),) * t.ndim)
                 bufs.append(buf)
@@ -210,6 +221,8 @@ class _Lowering:
     def _emit(self, st: Stage) -> Stmt:
         if isinstance(st.op, ExternOp):
             return make_extern_stmt(st, self.resolve)
+        if isinstance(st.op, HybridOp):
+            return make_hybrid_stmt(st, self.bounds, self.resolve)
         if isinstance(st.op, ScanOp):
             return make_scan_stmt(st, self.bounds, self._attach)
         if st.tensorized is not None:

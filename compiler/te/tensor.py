@@ -17,8 +17,8 @@ from ..tir.functor import post_order_visit
 
 
 @dataclass(frozen=True, eq=False, slots=True)
-class TensorLoad(E.PrimExpr):
-    """`tensor[indices]` inside a compute body (before lowering)."""
+class TensorLoad(E.ProducerLoad):
+    """`tensor[indices]` inside a compute body or a hybrid script (before lowering)."""
 
     tensor: Any
     indices: Tuple[E.PrimExpr, ...]
@@ -27,6 +27,11 @@ class TensorLoad(E.PrimExpr):
     def __post_init__(self):
         if self.dtype is None:
             object.__setattr__(self, "dtype", self.tensor.dtype)
+
+    @property
+    def producer(self):
+        """The tensor read (TVM's ProducerLoad.producer)."""
+        return self.tensor
 
     def __repr__(self) -> str:
         return f"{self.tensor.name}[{', '.join(str(i) for i in self.indices)}]"

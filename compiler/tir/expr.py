@@ -735,3 +735,11 @@ def is_const_int(e, value: Optional[int] = None) -> bool:
 
 
 ExprLike = Union[PrimExpr, int, float, bool]
+
+
+class ProducerLoad(PrimExpr):
+    """An element `producer[indices]` of a tensor that an operation produces, read before
+    lowering gives the tensor a buffer (a compute body, a hybrid script's statements). The kind
+    made is te's TensorLoad, which knows tensors; `producer` is the tensor."""
+
+    __slots__ = ()

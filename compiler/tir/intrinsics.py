@@ -33,6 +33,8 @@ INTRINSICS: Dict[str, Tuple[Optional[int], str]] = {
     "tir.bitwise_or": (2, "a | b"),
     "tir.bitwise_xor": (2, "a ^ b"),
     "tir.bitwise_not": (1, "~a"),
+    "tir.popcount": (1, "the number of bits set in an integer (of its width, as unsigned); "
+                        "lower_intrin expands it into shifts, masks and a multiply"),
     "tir.call_extern": (None, "(name: StringImm, args...) -> calls the external C function "
                               "`name`, passing each arg as its own C type; the value has the "
                               "call's dtype (tir.call_extern)"),

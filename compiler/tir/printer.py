@@ -110,7 +110,8 @@ class Printer:
             if isinstance(s, S.LetStmt):
                 self.emit(depth, f"{self.var(s.var)}: {s.var.dtype} = {self.expr(s.value)}")
             else:
-                msg = " + ".join(self.expr(p) for p in s.message)
+                parts = (s.message,) if isinstance(s.message, E.StringImm) else s.message
+                msg = " + ".join(self.expr(p) for p in parts)
                 self.emit(depth, f"assert {self.expr(s.condition)}, {s.kind}({msg})")
             s = s.body
         if isinstance(s, S.SeqStmt):
@@ -150,6 +151,13 @@ class Printer:
                 self.stmt(s.else_case, depth + 1)
         elif isinstance(s, S.Evaluate):
             self.emit(depth, self.expr(s.value))
+        elif isinstance(s, S.ProducerStore):
+            idx = ", ".join(self.expr(i) for i in s.indices)
+            self.emit(depth, f"{s.producer.name}[{idx}] = {self.expr(s.value)}")
+        elif isinstance(s, S.ProducerRealize):
+            bounds = ", ".join(f"{self.expr(r.min)}:{self.expr(_end(r))}" for r in s.bounds)
+            self.emit(depth, f"realize {s.producer.name}[{bounds}] in {s.storage_scope!r}:")
+            self.stmt(s.body, depth + 1)
         elif isinstance(s, S.Return):
             self.emit(depth, f"return {self.expr(s.value)}")
         else:
@@ -172,6 +180,13 @@ class Printer:
                 params.append(f"{self.var(p)}: {p.dtype}")
         self.emit(0, f"def {name}({', '.join(params)}):")
         self.stmt(f.body, 1)
+
+
+def _end(r: E.Range) -> E.PrimExpr:
+    """One past the last value of `r`, folded when both ends are constants."""
+    if E.is_const_int(r.min) and E.is_const_int(r.extent):
+        return E.IntImm(r.min.dtype, r.min.value + r.extent.value)
+    return r.min + r.extent
 
 
 def to_text(node: Any, name: Optional[str] = None) -> str:

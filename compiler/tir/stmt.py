@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Optional, Tuple, Union
 
 from .buffer import Buffer, vector_indices
-from .expr import IterVar, Node, PrimExpr, Var, convert, make_const
+from .expr import IterVar, Node, PrimExpr, Range, Var, convert, make_const
 
 
 class Stmt(Node):
@@ -67,7 +67,8 @@ class AttrStmt(Stmt):
 class AssertStmt(Stmt):
     """If `condition` is false, raise an error of `kind` ("TypeError", "ValueError", ...) whose
     message is the concatenation of `message` parts (strings, or integer expressions printed in
-    decimal), and return -1 from the function."""
+    decimal), and return -1 from the function. In a hybrid script's statements (before lowering)
+    `message` is one StringImm, as TVM's."""
 
     condition: PrimExpr
     kind: str
@@ -184,6 +185,38 @@ def seq(*stmts: Optional[Stmt]) -> Stmt:
 def no_op() -> Stmt:
 
     return Evaluate(make_const("int32", 0))
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class ProducerStore(Stmt):
+    """`producer[indices] = value`, where `producer` is a tensor of an operation that has no
+    buffer yet (a hybrid script's statements); lowering turns it into a BufferStore."""
+
+    producer: Any
+    value: PrimExpr
+    indices: Tuple[PrimExpr, ...]
+
+    def __post_init__(self):
+        if type(self.indices) is not tuple:
+            object.__setattr__(self, "indices", tuple(convert(i) for i in self.indices))
+        if not isinstance(self.value, PrimExpr):
+            object.__setattr__(self, "value", convert(self.value))
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class ProducerRealize(Stmt):
+    """Storage for the tensor `producer` over `bounds` (one Range per dimension) in
+    `storage_scope`, for the extent of `body`; lowering turns it into an Allocate."""
+
+    producer: Any
+    bounds: Tuple[Range, ...]
+    condition: PrimExpr
+    body: Stmt
+    storage_scope: str = ""
+
+    def __post_init__(self):
+        if type(self.bounds) is not tuple:
+            object.__setattr__(self, "bounds", tuple(self.bounds))
 
 
 Attrs = Dict[str, Any]

@@ -3,7 +3,8 @@ simpler IR, the same for every host target.
 
 Before: any IR (packed form or not).
 After:
-- no `tir.sigmoid` (1 / (1 + exp(-x))), `tir.rsqrt` (1 / sqrt(x)), `tir.exp10` (pow(10, x)) or
+- no `tir.sigmoid` (1 / (1 + exp(-x))), `tir.rsqrt` (1 / sqrt(x)), `tir.exp10` (pow(10, x)),
+  `tir.popcount` (bit counting on the unsigned value: masks, shifts and one multiply) or
   `tir.likely` (its argument); no `tir.assume` (a fact for the optimizer, evaluated for no
   effect: the statement becomes a no-op);
 - integer FloorDiv / FloorMod by a positive power-of-two constant are `tir.shift_right` /
@@ -16,6 +17,7 @@ Vector operands (Broadcast divisors) are handled lane-wise like scalars.
 from __future__ import annotations
 
 from ...ir import IRModule
+from ...ir.dtype import DType
 from .. import (
     Broadcast,
     Call,
@@ -26,6 +28,7 @@ from .. import (
     IRMutator,
     PrimExpr,
     Stmt,
+    cast,
     make_const,
     no_op,
 )
@@ -54,6 +57,32 @@ def _like(e: PrimExpr, value) -> PrimExpr:
     return make_const(e.dtype, value)
 
 
+def _popcount(x: PrimExpr, dtype) -> PrimExpr:
+    """The bits set in integer `x`, counted in parallel within the word (pairs, nibbles, bytes,
+    then one multiply sums the bytes into the top byte)."""
+    bits = x.dtype.bits
+    if bits == 1:
+        return cast(dtype, x)
+    word = x.dtype if x.dtype.is_uint else DType.parse(f"uint{bits}")
+    u = cast(word, x)
+
+    def mask(pattern: int) -> PrimExpr:
+        return make_const(word, int(f"{pattern:02x}" * (bits // 8), 16))
+
+    def shr(a, k):
+        return Call(word, "tir.shift_right", (a, make_const(word, k)))
+
+    def band(a, b):
+        return Call(word, "tir.bitwise_and", (a, b))
+
+    u = u - band(shr(u, 1), mask(0x55))
+    u = band(u, mask(0x33)) + band(shr(u, 2), mask(0x33))
+    u = band(u + shr(u, 4), mask(0x0F))
+    if bits > 8:
+        u = shr(u * mask(0x01), bits - 8)
+    return cast(dtype, u)
+
+
 class _LowerIntrin(IRMutator):
     def visit_Evaluate(self, s: Evaluate) -> Stmt:
         if isinstance(s.value, Call) and s.value.op == "tir.assume":
@@ -73,6 +102,8 @@ class _LowerIntrin(IRMutator):
         if e.op == "tir.exp10":
             x = e.args[0]
             return Call(e.dtype, "tir.pow", (_like(x, 10), x))
+        if e.op == "tir.popcount":
+            return _popcount(e.args[0], e.dtype)
         return e
 
     def visit_FloorDiv(self, e: FloorDiv) -> PrimExpr:
