@@ -114,7 +114,7 @@ def winograd_weight_transform(call, target, schedules) -> OpStrategy:
 
 def _packed(call, name: str) -> bool:
     """Whether a CPU's dense / matmul `call` takes the packed GEMM (topi.x86.matmul_packed): a
-    2-d B, A [M, K] or [..., K] with one leading dimension not 1, enough rows
+    2-d B, A [M, K] or [..., K] (its leading dimensions the rows), enough rows
     (topi.x86.packed_matmul_applies)."""
     if len(call.args) != 2:
         return False
@@ -131,8 +131,8 @@ def _packed(call, name: str) -> bool:
 
 
 def gemm(name: str):
-    """dense / matmul: on a CPU, a GEMM with enough rows and a 2-d B (A's other leading
-    dimensions 1) takes the packed GEMM (`_packed`); else a 2-d one `schedule_<name>`, tuned
+    """dense / matmul: on a CPU, a GEMM with enough rows and a 2-d B takes the packed GEMM
+    (`_packed`); else a 2-d one `schedule_<name>`, tuned
     by template `<name>.x86`, and a batched matmul (an operand not 2-d)
     schedule_batch_matmul."""
     def strategy(call, target, schedules) -> OpStrategy:

@@ -124,12 +124,13 @@ def test_a_registered_strategy_is_what_the_kernel_maker_uses():
 def test_gemms_with_enough_rows_take_the_packed_gemm():
     for call in (op.matmul(T((1, 197, 768)), T((768, 3072))),
                  op.matmul(T((197, 1, 768)), T((768, 2304))),
+                 op.matmul(T((1, 14, 14, 384)), T((384, 1536))),     # rows in two dims
+                 op.matmul(T((2, 64, 64)), T((64, 32))),             # a batch by one B
                  op.nn.dense(T((64, 64)), T((32, 64)))):
         s = strategy_of(call)
         assert s.name == "matmul_packed" and s.schedule is topi.x86.schedule_gemm_packed
         assert strategy_of(call, CUDA).name != "matmul_packed"
     assert strategy_of(op.matmul(T((4, 64)), T((64, 32)))).name == "matmul"
-    assert strategy_of(op.matmul(T((2, 64, 64)), T((64, 32)))).name == "batch_matmul"
     assert strategy_of(op.matmul(T((2, 64, 64)), T((2, 64, 32)))).name == "batch_matmul"
     # the packed compute gives the call's result
     a = np.random.default_rng(0).standard_normal((40, 16)).astype("float32")
