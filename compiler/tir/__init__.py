@@ -4,6 +4,7 @@ interpreter; `pipeline.py` (the one flat pass list) and `transform/` (one pass p
 imported as submodules."""
 from . import ir_builder, stmt_functor  # noqa: F401
 from . import structural_equal as _structural_equal_rules  # registers the loop IR's rules
+from .block import Block, BlockRealize, BufferRegion, MatchBufferRegion
 from .buffer import Buffer, decl_buffer
 from .expr import (
     EQ,

@@ -101,6 +101,8 @@ def _extern(op: str, what: str, dtype, func_name: str, args) -> E.Call:
         raise IRError(f"{what}: the function name must be a C identifier such as 'fabsf', "
                       f"got {func_name!r}")
     converted = tuple(E.convert(a) for a in args)
+    if dtype in ("", None):  # TVM's "void": a call made for its effect, its int32 value dropped
+        dtype = int32
     return E.Call(as_dtype(dtype), op, (E.StringImm(func_name),) + converted)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir.structural_equal import Equal, Hasher, register_node, register_number_conversion
+from . import block as B
 from . import expr as E
 from . import stmt as S
 from .buffer import Buffer
@@ -54,8 +55,10 @@ def _buffer_body(eq: Equal, a: Buffer, b: Buffer, lp, rp, defining: bool) -> Non
         if f.name == "name" or (f.name == "data" and defining):
             continue
         va, vb = getattr(a, f.name), getattr(b, f.name)
-        if f.name == "shape" and (defining or mapped is None):
-            _shape_defs(eq, va, vb, lp.attr("shape"), rp.attr("shape"))
+        if f.name in ("shape", "strides") and (defining or mapped is None):
+            _shape_defs(eq, va, vb, lp.attr(f.name), rp.attr(f.name))
+        if f.name == "elem_offset" and (defining or mapped is None):
+            _shape_defs(eq, (va,), (vb,), lp.attr(f.name), rp.attr(f.name))
         eq.value(va, vb, lp.attr(f.name), rp.attr(f.name))
 
 
@@ -72,7 +75,7 @@ def _buffer_key(h: Hasher, a: Buffer, defining: bool):
         return ("buffer", h.numbers[id(a)])
     h.number(a)
     h.number(a.data)
-    for x in a.shape:
+    for x in (*a.shape, *a.strides, a.elem_offset):
         if isinstance(x, E.Var):
             h.number(x)
     return ("buffer", str(a.dtype), tuple(h.key(s) for s in a.shape),
@@ -105,6 +108,25 @@ def _func_key(h: Hasher, a: PrimFunc, defining: bool):
             h.key(a.body))
 
 
+def _block_equal(eq: Equal, a: B.Block, b: B.Block, lp, rp, defining: bool) -> None:
+    """Blocks compare as TVM's: the iteration variables and allocated buffers are defined
+    first (the rest uses them); the name never matters."""
+    for name in ("iter_vars", "alloc_buffers"):
+        va, vb = getattr(a, name), getattr(b, name)
+        fl, fr = lp.attr(name), rp.attr(name)
+        if len(va) != len(vb):
+            eq.fail(fl, fr, va, vb, f"{len(va)} vs {len(vb)} {name}")
+        for i, (x, y) in enumerate(zip(va, vb)):
+            eq.define(x, y, fl.array_index(i), fr.array_index(i))
+    for name in ("match_buffers", "reads", "writes", "body", "init"):
+        eq.value(getattr(a, name), getattr(b, name), lp.attr(name), rp.attr(name))
+    eq.value(dict(a.annotations), dict(b.annotations), lp.attr("annotations"),
+             rp.attr("annotations"))
+
+
+register_node(B.Block, equal=_block_equal, defines=("iter_vars", "alloc_buffers"),
+              skip=("name_hint",))
+register_node(B.MatchBufferRegion, defines=("buffer",))
 register_node(E.Var, equal=_var_equal, key=_var_key, binds=True, skip=("name",))
 register_node(Buffer, equal=_buffer_equal, key=_buffer_key, skip=("name",))
 register_node(PrimFunc, equal=_func_equal, key=_func_key)
