@@ -61,7 +61,9 @@ from .functor import (
     rebuild,
     substitute,
 )
-from .op import (
+from .op import (  # noqa: A004 - tvm.tir.all / any
+    all,
+    any,
     call_extern,
     call_intrin,
     call_llvm_intrin,
@@ -80,6 +82,7 @@ from .op import (
     truncmod,
 )
 from .printer import to_text
+from .schedule import BlockRV, LoopRV, Schedule, ScheduleError
 from .shuffle import Shuffle
 from .stmt import (
     Allocate,

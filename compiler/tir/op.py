@@ -6,6 +6,8 @@ The division functions take expressions or Python numbers; when both operands ar
 the result is folded to a constant, as TVM folds them."""
 from __future__ import annotations
 
+from functools import reduce
+
 from ..ir.dtype import DType, as_dtype, int32
 from ..ir.errors import IRError
 from . import expr as E
@@ -207,3 +209,18 @@ def _register_default_trace_action() -> None:
 
     if microruntime.get_global_func(DEFAULT_TRACE_ACTION, allow_missing=True) is None:
         microruntime.register_func(DEFAULT_TRACE_ACTION, _print_trace)
+
+
+# ---- logic ----------------------------------------------------------------------------------
+def all(*conds):  # noqa: A001
+    """The conjunction of boolean expressions (a list of them, or several arguments)."""
+    conds = [E.convert(c) for c in (conds[0] if len(conds) == 1 and
+                                    isinstance(conds[0], (list, tuple)) else conds)]
+    return reduce(E.logical_and, conds) if conds else E.const(True)
+
+
+def any(*conds):  # noqa: A001
+    """The disjunction of boolean expressions."""
+    conds = [E.convert(c) for c in (conds[0] if len(conds) == 1 and
+                                    isinstance(conds[0], (list, tuple)) else conds)]
+    return reduce(E.logical_or, conds) if conds else E.const(False)

@@ -91,7 +91,7 @@ def _func_equal(eq: Equal, a: PrimFunc, b: PrimFunc, lp, rp, defining: bool) -> 
     bl, br = lp.attr("buffer_map"), rp.attr("buffer_map")
     if len(a.buffer_map) != len(b.buffer_map):
         eq.fail(bl, br, a.buffer_map, b.buffer_map, "buffer_map sizes differ")
-    for i, ((pa, ba), (pb, bb)) in enumerate(zip(a.buffer_map, b.buffer_map)):
+    for i, ((pa, ba), (pb, bb)) in enumerate(zip(_by_param(a), _by_param(b))):
         eq.value(pa, pb, bl.array_index(i).attr("param"), br.array_index(i).attr("param"))
         if id(ba.data) not in eq.l2r:
             eq.define(ba.data, bb.data, bl.array_index(i).attr("data"),
@@ -101,10 +101,17 @@ def _func_equal(eq: Equal, a: PrimFunc, b: PrimFunc, lp, rp, defining: bool) -> 
     eq.value(a.body, b.body, lp.attr("body"), rp.attr("body"))
 
 
+def _by_param(f: PrimFunc):
+    """The (param, buffer) pairs of `f`'s buffer_map in the order of its params (a map, as
+    TVM's: the order its entries were given in does not matter)."""
+    order = {id(p): i for i, p in enumerate(f.params)}
+    return sorted(f.buffer_map, key=lambda pb: order.get(id(pb[0]), len(order)))
+
+
 def _func_key(h: Hasher, a: PrimFunc, defining: bool):
     for p in a.params:
         h.number(p)
-    return ("func", tuple(h.key(b) for _, b in a.buffer_map), h.key(dict(a.attrs)),
+    return ("func", tuple(h.key(b) for _, b in _by_param(a)), h.key(dict(a.attrs)),
             h.key(a.body))
 
 
