@@ -145,6 +145,11 @@ class _Parser:
             return self.env[node.id]
         raise self.error(node, f"name {node.id!r} is not defined")
 
+    def known(self, var: E.Var) -> bool:
+        """Whether `var` is already a variable of the function being read."""
+        return any(v is var for scope in self.scopes for v in scope.values()) or \
+            any(p is var for p in self.buffer_map)
+
     def bind(self, name: str, value) -> None:
         self.scopes[-1][name] = value
 
@@ -298,6 +303,9 @@ class _Parser:
                                          if value.condition is not None else None)
         if isinstance(value, LaunchDecl):
             return self._scoped(node, value, name)
+        if isinstance(value, E.Var) and annotation is None and not self.known(value):
+            self.bind(name, value)  # a new variable made by a call (te.var): named, not let
+            return None
         if _is_ir(value) or isinstance(annotation, DTypeName):
             value = E.convert(value)
             if isinstance(annotation, DTypeName) and value.dtype != annotation.dtype:
