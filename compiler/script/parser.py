@@ -33,6 +33,7 @@ import textwrap
 import types
 from typing import Any, Dict, List, Optional
 
+from ..arith import simplify
 from ..ir.errors import IRError
 from ..tir import expr as E
 from ..tir.block import Block, BlockRealize, BufferRegion
@@ -587,7 +588,7 @@ class _Parser:
                     raise self.error(node, "a buffer slice needs its end")
                 hi = E.convert(p.stop)
                 extent = E.make_const(hi.dtype, hi.value - lo.value) \
-                    if E.is_const_int(lo) and E.is_const_int(hi) else hi - lo
+                    if E.is_const_int(lo) and E.is_const_int(hi) else simplify(hi - lo)
                 ranges.append(E.Range(lo, extent))
             else:
                 p = E.convert(p)
