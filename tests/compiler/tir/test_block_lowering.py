@@ -8,8 +8,8 @@ import compiler
 import microruntime
 from compiler.ir.module import IRModule
 from compiler.ir.structural_equal import assert_structural_equal
-from compiler.script.frames import ScriptError
 from compiler.script import tir as T
+from compiler.script.frames import ScriptError
 from compiler.tir import Block, BlockRealize
 from compiler.tir.functor import post_order_visit
 from compiler.tir.transform.convert_blocks_to_opaque import convert_blocks_to_opaque
