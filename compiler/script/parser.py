@@ -1,4 +1,4 @@
-"""Reads a Python function written in TVMScript (the non-block subset) into a `tir.PrimFunc`.
+"""Reads a Python function written in TVMScript into a `tir.PrimFunc`.
 
 The function's source (inspect.getsource) is parsed with `ast`; expressions are evaluated with
 the function's globals and closure, the `T` names and the variables the body binds in scope,
@@ -19,9 +19,16 @@ so Python arithmetic on them builds loop-IR expressions. Statements map as follo
   condition is a Python value keeps only the taken branch).
 - `T.func_attr({...})`: the function's attributes; any other expression statement an
   `Evaluate`.
+- `with T.block(name):` a `BlockRealize` of a `Block`: `v = T.axis.spatial(dom, binding)` (and
+  reduce, scan, opaque) or `i, j = T.axis.remap("SR", [i0, j0])` define its iteration
+  variables, `T.reads(...)` / `T.writes(...)` its regions (`A[i, 0:4]`; left out, they are
+  found from the body), `T.block_attr`, `T.where`, `T.alloc_buffer` (outside any block: the
+  root block's), `with T.init():` a reduction's init. A function holding blocks gets a root
+  block "root" (compiler/tir/block_access.py). `T.tvm_stack_make_array` of a whole buffer is
+  that Buffer (how Kiln passes a buffer to call_packed).
 
-Anything else (blocks, slices of buffers, nested functions, ...) raises `ScriptError` naming the
-construct and its line.
+Anything else (nested functions, `T.match_buffer` inside a block, ...) raises `ScriptError`
+naming the construct and its line.
 """
 from __future__ import annotations
 
@@ -520,8 +527,8 @@ class _Parser:
         except AttributeError:
             if isinstance(value, types.ModuleType):
                 owner = ast.unparse(node.value)
-                raise self.error(node, f"{owner}.{node.attr} is not supported (Kiln reads the "
-                                       "non-block subset of TVMScript)") from None
+                raise self.error(node, f"{owner}.{node.attr} is not supported by Kiln's "
+                                       "TVMScript") from None
             raise self.error(node, f"{value!r} has no attribute {node.attr!r}") from None
 
     def eval_Tuple(self, node):

@@ -1,5 +1,6 @@
-"""A PrimFunc as TVMScript text (`func.script()`), in the non-block subset parser.py reads, so
-that `T.prim_func` of the text is structurally equal to the function.
+"""A PrimFunc as TVMScript text (`func.script()`), in the subset parser.py reads, so that
+`T.prim_func` of the text is structurally equal to the function. A plain root block is left
+implicit (its allocations print as `T.alloc_buffer` at the top of the body).
 
 Tensor parameters print as `A: T.Buffer(shape, dtype)` (as `a: T.handle` with a
 `T.match_buffer` when the buffer has strides or an element offset), buffers over another's
