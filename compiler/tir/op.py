@@ -6,6 +6,7 @@ The division functions take expressions or Python numbers; when both operands ar
 the result is folded to a constant, as TVM folds them."""
 from __future__ import annotations
 
+import builtins
 from functools import reduce
 
 from ..ir.dtype import DType, as_dtype, int32
@@ -192,7 +193,7 @@ def trace(args, trace_action: str = DEFAULT_TRACE_ACTION) -> E.Call:
     if not isinstance(trace_action, str) or not trace_action:
         raise IRError(f"tir.trace needs the action's name as a str, got {trace_action!r}")
     values = tuple(E.convert(a) for a in args)
-    if any(v.dtype.lanes > 1 or v.dtype.is_handle for v in values):
+    if builtins.any(v.dtype.lanes > 1 or v.dtype.is_handle for v in values):
         raise IRError(f"tir.trace traces scalars, got {list(values)}")
     if trace_action == DEFAULT_TRACE_ACTION:
         _register_default_trace_action()
