@@ -3,10 +3,10 @@
 `from compiler.script import tir as T` gives the `T` namespace: `@T.prim_func` reads the
 decorated function's source with Python's `ast` and builds a `tir.PrimFunc` from it (parser.py);
 the other names of `T` (buffers, loops, dtypes, intrinsics) are what the parsed body may call.
-`func.script()` prints a PrimFunc back as TVMScript (printer.py). Only the non-block subset of
-TVMScript is read and printed (loops, buffer loads and stores, lets, ifs, allocations, thread
-launches, asserts, calls); a construct outside it raises a RuntimeError (ScriptError) naming
-it.
+`func.script()` prints a PrimFunc back as TVMScript (printer.py). Loops, buffer loads and
+stores, lets, ifs, allocations, thread launches, asserts, calls and TensorIR blocks (`T.block`,
+`T.axis`, `T.reads`/`T.writes`, `T.init`, `T.alloc_buffer`, `T.block_attr`, `T.where`) are
+read and printed; a construct outside them raises a RuntimeError (ScriptError) naming it.
 """
 from ..tir.function import PrimFunc
 from . import tir

@@ -51,8 +51,9 @@ class VarDecl:
 class BufferDecl:
     """A buffer declared by `T.Buffer(...)`, `T.match_buffer(...)` or `T.decl_buffer(...)`;
     it becomes a Buffer named after what it is assigned to (or the parameter it annotates).
-    `match` is the handle parameter of a match_buffer; `allocates` whether a decl_buffer
-    without data allocates its memory."""
+    `match` is the handle parameter of a match_buffer (or the region of another buffer it
+    views, in a block); `allocates` whether a decl_buffer without data allocates its memory;
+    `block_alloc` whether a `T.alloc_buffer` allocates it for the enclosing block."""
 
     shape: Tuple[Any, ...]
     dtype: str = "float32"
@@ -64,6 +65,7 @@ class BufferDecl:
     offset_factor: int = 0
     match: Optional[E.Var] = None
     allocates: bool = False
+    block_alloc: bool = False
 
     def build(self, name: str) -> Buffer:
         shape = self.shape if isinstance(self.shape, (list, tuple)) else (self.shape,)
@@ -143,3 +145,59 @@ class AttrDecl:
 class LetDecl:
     var: E.Var
     value: Any
+
+
+@dataclass
+class BlockDecl:
+    """`with T.block(name):` a block around the statements of the `with`."""
+
+    name: str = ""
+    no_realize: bool = False
+
+
+@dataclass
+class InitDecl:
+    """`with T.init():` the statement a reduction block stores before its first update."""
+
+
+@dataclass
+class AxisDecl:
+    """`T.axis.spatial(dom, binding)` (and reduce, scan, opaque): one iteration variable of the
+    block being read, of `kind` over `dom`, bound to `binding`."""
+
+    kind: str
+    dom: E.Range
+    binding: Any
+    dtype: Any
+
+    def build(self, name: str) -> E.IterVar:
+        return E.IterVar(self.dom, E.Var(name, self.dtype), self.kind)
+
+
+@dataclass
+class BlockPartDecl:
+    """`T.reads(...)`, `T.writes(...)`, `T.block_attr({...})`, `T.where(cond)`: `part` of the
+    block being read takes `value`."""
+
+    part: str
+    value: Any
+
+
+@dataclass
+class StackShape:
+    """`T.tvm_stack_make_shape(dims...)`."""
+
+    dims: Tuple[Any, ...]
+
+
+@dataclass
+class StackArray:
+    """`T.tvm_stack_make_array(data, shape, strides, ndim, type_value, elem_offset)`: a
+    DLTensor describing a buffer, which Kiln writes as the Buffer itself."""
+
+    data: Any
+    shape: Any
+    strides: Any
+    ndim: Any
+    type_value: Any
+    elem_offset: Any

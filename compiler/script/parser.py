@@ -1,4 +1,4 @@
-"""Reads a Python function written in TVMScript (the non-block subset) into a `tir.PrimFunc`.
+"""Reads a Python function written in TVMScript into a `tir.PrimFunc`.
 
 The function's source (inspect.getsource) is parsed with `ast`; expressions are evaluated with
 the function's globals and closure, the `T` names and the variables the body binds in scope,
@@ -19,9 +19,16 @@ so Python arithmetic on them builds loop-IR expressions. Statements map as follo
   condition is a Python value keeps only the taken branch).
 - `T.func_attr({...})`: the function's attributes; any other expression statement an
   `Evaluate`.
+- `with T.block(name):` a `BlockRealize` of a `Block`: `v = T.axis.spatial(dom, binding)` (and
+  reduce, scan, opaque) or `i, j = T.axis.remap("SR", [i0, j0])` define its iteration
+  variables, `T.reads(...)` / `T.writes(...)` its regions (`A[i, 0:4]`; left out, they are
+  found from the body), `T.block_attr`, `T.where`, `T.alloc_buffer` (outside any block: the
+  root block's), `with T.init():` a reduction's init. A function holding blocks gets a root
+  block "root" (compiler/tir/block_access.py). `T.tvm_stack_make_array` of a whole buffer is
+  that Buffer (how Kiln passes a buffer to call_packed).
 
-Anything else (blocks, slices of buffers, nested functions, ...) raises `ScriptError` naming the
-construct and its line.
+Anything else (nested functions, `T.match_buffer` inside a block, ...) raises `ScriptError`
+naming the construct and its line.
 """
 from __future__ import annotations
 
@@ -33,7 +40,11 @@ import textwrap
 import types
 from typing import Any, Dict, List, Optional
 
+from ..arith import simplify
+from ..ir.errors import IRError
 from ..tir import expr as E
+from ..tir.block import Block, BlockRealize, BufferRegion
+from ..tir.block_access import DETECT_ACCESS, complete
 from ..tir.buffer import Buffer
 from ..tir.buffer import decl_buffer as _decl_buffer
 from ..tir.function import PrimFunc
@@ -55,14 +66,19 @@ from ..tir.stmt import (
 from .frames import (
     AllocateDecl,
     AttrDecl,
+    AxisDecl,
+    BlockDecl,
+    BlockPartDecl,
     BufferDecl,
     DTypeName,
     FuncAttrDecl,
     GridDecl,
+    InitDecl,
     LaunchDecl,
     LetDecl,
     LoopDecl,
     ScriptError,
+    StackArray,
     VarDecl,
     loop,
 )
@@ -119,6 +135,10 @@ class _Parser:
         self.line_offset = line_offset
         self.attrs: Dict[str, Any] = {}
         self.buffer_map: Dict[E.Var, Buffer] = {}
+        self.blocks: List[_BlockFrame] = []    # the blocks being read, innermost last
+        self.root_allocs: List[Buffer] = []    # T.alloc_buffer outside any block
+        self.loop_ranges: Dict[E.Var, E.Range] = {}
+        self.buffers: Dict[E.Var, Buffer] = {}  # data var -> buffer, for T.tvm_stack_make_array
 
     # ---- errors and names -------------------------------------------------------------------
     def error(self, node, message: str) -> ScriptError:
@@ -132,6 +152,11 @@ class _Parser:
         if node.id in self.env:
             return self.env[node.id]
         raise self.error(node, f"name {node.id!r} is not defined")
+
+    def known(self, var: E.Var) -> bool:
+        """Whether `var` is already a variable of the function being read."""
+        return any(v is var for scope in self.scopes for v in scope.values()) or \
+            any(p is var for p in self.buffer_map)
 
     def bind(self, name: str, value) -> None:
         self.scopes[-1][name] = value
@@ -151,6 +176,7 @@ class _Parser:
                 buf = ann.build(a.arg)
                 var = E.Var(a.arg, "handle")
                 self.buffer_map[var] = buf
+                self.buffers[buf.data] = buf
                 params.append(var)
                 self.bind(a.arg, buf)
             elif isinstance(ann, DTypeName):
@@ -162,7 +188,11 @@ class _Parser:
         body = self.block(_without_docstring(fdef.body))
         attrs = dict(self.attrs)
         attrs.setdefault("global_symbol", fdef.name)
-        return PrimFunc(tuple(params), body, tuple(self.buffer_map.items()), attrs)
+        func = PrimFunc(tuple(params), body, tuple(self.buffer_map.items()), attrs)
+        try:
+            return complete(func, self.root_allocs)
+        except IRError as err:
+            raise self.error(fdef, str(err)) from None
 
     # ---- statements ------------------------------------------------------------------------
     def block(self, stmts: List[ast.stmt]) -> Stmt:
@@ -199,6 +229,8 @@ class _Parser:
         value = self.eval(node.value)
         if isinstance(value, FuncAttrDecl):
             self.attrs.update(value.attrs)
+        elif isinstance(value, BlockPartDecl):
+            self.current_block(node, f"T.{value.part}").set(self, node, value)
         elif isinstance(value, Stmt):
             out.append(value)
         elif _is_ir(value):
@@ -241,17 +273,31 @@ class _Parser:
             for t, v in zip(target.elts, value):
                 if not isinstance(t, ast.Name):
                     raise self.error(node, "unsupported assignment target")
-                self.bind(t.id, v)
+                self.bind(t.id, self.axis(node, t.id, v) if isinstance(v, AxisDecl) else v)
             return None
         if not isinstance(target, ast.Name):
             raise self.error(node, f"unsupported assignment target {type(target).__name__}")
         name = target.id
+        if isinstance(value, AxisDecl):
+            self.bind(name, self.axis(node, name, value))
+            return None
+        if isinstance(value, (list, tuple)) and len(value) == 1 and \
+                isinstance(value[0], AxisDecl):  # `v = T.axis.remap("S", [i])`
+            self.bind(name, self.axis(node, name, value[0]))
+            return None
+        if isinstance(value, BufferDecl) and value.block_alloc:
+            buf = value.build(name)
+            self.bind(name, buf)
+            self.buffers[buf.data] = buf
+            (self.blocks[-1].alloc_buffers if self.blocks else self.root_allocs).append(buf)
+            return None
         if isinstance(value, VarDecl):
             self.bind(name, value.build(name))
             return None
         if isinstance(value, BufferDecl):
             buf = value.build(name)
             self.bind(name, buf)
+            self.buffers[buf.data] = buf
             if value.match is not None:
                 self.buffer_map[value.match] = buf
                 return None
@@ -265,6 +311,9 @@ class _Parser:
                                          if value.condition is not None else None)
         if isinstance(value, LaunchDecl):
             return self._scoped(node, value, name)
+        if isinstance(value, E.Var) and annotation is None and not self.known(value):
+            self.bind(name, value)  # a new variable made by a call (te.var): named, not let
+            return None
         if _is_ir(value) or isinstance(annotation, DTypeName):
             value = E.convert(value)
             if isinstance(annotation, DTypeName) and value.dtype != annotation.dtype:
@@ -317,6 +366,7 @@ class _Parser:
                 var = E.Var(name.id, loop.extent.dtype)
                 loop_vars.append(var)
                 self.bind(name.id, var)
+                self.loop_ranges[var] = E.Range(loop.min, loop.extent)
             body = self._stmts(node.body, 0)
         finally:
             self.scopes.pop()
@@ -361,6 +411,15 @@ class _Parser:
             if not isinstance(item.optional_vars, ast.Name):
                 raise self.error(node, "`with ... as` needs a name")
             name = item.optional_vars.id
+        if isinstance(value, BlockDecl):
+            out.append(self.block_stmt(node, value))
+            return None
+        if isinstance(value, InitDecl):
+            frame = self.current_block(node, "T.init")
+            if frame.init is not None:
+                raise self.error(node, "a block has one T.init()")
+            frame.init = self.block(node.body)
+            return None
         self.scopes.append({})
         try:
             wrap = self._scoped(node, value, name)
@@ -369,6 +428,43 @@ class _Parser:
             self.scopes.pop()
         out.append(wrap(body))
         return None
+
+    # ---- blocks ----------------------------------------------------------------------------
+    def current_block(self, node, what: str) -> "_BlockFrame":
+        if not self.blocks:
+            raise self.error(node, f"{what} is only allowed inside a T.block()")
+        return self.blocks[-1]
+
+    def axis(self, node, name: str, decl: AxisDecl) -> E.Var:
+        """Defines the iteration variable `name` of the block being read."""
+        frame = self.current_block(node, "T.axis")
+        dom = decl.dom
+        if dom is None:  # T.axis.remap: the range of the loop it is bound to
+            dom = self.loop_ranges.get(decl.binding)
+            if dom is None:
+                raise self.error(node, f"T.axis.remap: '{decl.binding.name}' is not the "
+                                       "variable of an enclosing loop")
+        iv = E.IterVar(dom, E.Var(name, decl.dtype), decl.kind)
+        frame.iter_vars.append(iv)
+        frame.iter_values.append(decl.binding)
+        return iv.var
+
+    def block_stmt(self, node, decl: BlockDecl) -> Stmt:
+        frame = _BlockFrame(decl.name)
+        self.blocks.append(frame)
+        try:
+            body = self.block(node.body)
+        finally:
+            self.blocks.pop()
+        annotations = dict(frame.annotations)
+        detect = (frame.reads is None) | ((frame.writes is None) << 1)
+        if detect:
+            annotations[DETECT_ACCESS] = E.make_const("int64", detect)
+        blk = Block(tuple(frame.iter_vars), frame.reads or (), frame.writes or (), decl.name,
+                    body, frame.init, tuple(frame.alloc_buffers), (), annotations)
+        if decl.no_realize:
+            raise self.error(node, "T.block(no_realize=True) is not supported")
+        return BlockRealize(tuple(frame.iter_values), frame.predicate, blk)
 
     def _scoped(self, node, value, name: Optional[str]):
         """The wrapper of a scoping construct (`T.launch_thread`, `T.attr`, `T.let`,
@@ -431,8 +527,8 @@ class _Parser:
         except AttributeError:
             if isinstance(value, types.ModuleType):
                 owner = ast.unparse(node.value)
-                raise self.error(node, f"{owner}.{node.attr} is not supported (Kiln reads the "
-                                       "non-block subset of TVMScript)") from None
+                raise self.error(node, f"{owner}.{node.attr} is not supported by Kiln's "
+                                       "TVMScript") from None
             raise self.error(node, f"{value!r} has no attribute {node.attr!r}") from None
 
     def eval_Tuple(self, node):
@@ -465,9 +561,46 @@ class _Parser:
             else:
                 kwargs[kw.arg] = self.eval(kw.value)
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
         except ScriptError as err:
             raise self.error(node, str(err)) from None
+        if isinstance(result, StackArray):
+            return self.stack_array(node, result)
+        return result
+
+    def stack_array(self, node, arr: StackArray) -> Buffer:
+        """The buffer a `T.tvm_stack_make_array` describes: whole, compact, of its own element
+        type (Kiln passes a Buffer to call_packed where TVM writes this call)."""
+        buf = self.buffers.get(arr.data)
+        ok = buf is not None and E.is_const_int(E.convert(arr.strides), 0) and \
+            len(arr.shape.dims) == buf.ndim and all(
+                _same(a, b) for a, b in zip(arr.shape.dims, buf.shape)) and \
+            _same(arr.elem_offset, buf.elem_offset)
+        if not ok:
+            raise self.error(node, "T.tvm_stack_make_array must describe a whole compact buffer "
+                                   "of the function (its data, shape and elem_offset)")
+        return buf
+
+    def region(self, node, buf: Buffer, parts) -> BufferRegion:
+        if len(parts) != buf.ndim:
+            raise self.error(node, f"buffer '{buf.name}' has {buf.ndim} dimensions, sliced "
+                                   f"with {len(parts)}")
+        ranges = []
+        for p in parts:
+            if isinstance(p, slice):
+                if p.step is not None:
+                    raise self.error(node, "buffer slices take no step")
+                lo = E.convert(p.start if p.start is not None else 0)
+                if p.stop is None:
+                    raise self.error(node, "a buffer slice needs its end")
+                hi = E.convert(p.stop)
+                extent = E.make_const(hi.dtype, hi.value - lo.value) \
+                    if E.is_const_int(lo) and E.is_const_int(hi) else simplify(hi - lo)
+                ranges.append(E.Range(lo, extent))
+            else:
+                p = E.convert(p)
+                ranges.append(E.Range(p, E.make_const(p.dtype, 1)))
+        return BufferRegion(buf, tuple(ranges))
 
     def eval_BinOp(self, node):
         return _BINARY[type(node.op)](self.eval(node.left), self.eval(node.right))
@@ -521,6 +654,10 @@ class _Parser:
     def eval_Subscript(self, node):
         value = self.eval(node.value)
         if isinstance(value, Buffer):
+            index = self.eval(node.slice)
+            parts = index if isinstance(index, tuple) else (index,)
+            if any(isinstance(i, slice) for i in parts):
+                return self.region(node, value, parts)
             buf, indices = self.element(node)
             if len(indices) != buf.ndim:
                 raise self.error(node, f"buffer '{buf.name}' has {buf.ndim} dimensions, "
@@ -530,6 +667,36 @@ class _Parser:
 
 
 BufferLoad = E.BufferLoad
+
+
+def _same(a, b) -> bool:
+    a, b = E.convert(a), E.convert(b)
+    if a is b:
+        return True
+    return E.is_const_int(a) and E.is_const_int(b) and a.value == b.value
+
+
+class _BlockFrame:
+    """What the statements of a `with T.block()` declare about it."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.iter_vars: List[E.IterVar] = []
+        self.iter_values: List[E.PrimExpr] = []
+        self.reads = None
+        self.writes = None
+        self.annotations: Dict[str, Any] = {}
+        self.predicate = E.make_const("bool", True)
+        self.init: Optional[Stmt] = None
+        self.alloc_buffers: List[Buffer] = []
+
+    def set(self, parser, node, decl: BlockPartDecl) -> None:
+        if decl.part == "annotations":
+            self.annotations.update(decl.value)
+        elif getattr(self, decl.part) is not None and decl.part in ("reads", "writes"):
+            raise parser.error(node, f"T.{decl.part} is given twice for block '{self.name}'")
+        else:
+            setattr(self, decl.part, decl.value)
 
 
 def _without_docstring(body: List[ast.stmt]) -> List[ast.stmt]:

@@ -1,5 +1,6 @@
-"""A PrimFunc as TVMScript text (`func.script()`), in the non-block subset parser.py reads, so
-that `T.prim_func` of the text is structurally equal to the function.
+"""A PrimFunc as TVMScript text (`func.script()`), in the subset parser.py reads, so that
+`T.prim_func` of the text is structurally equal to the function. A plain root block is left
+implicit (its allocations print as `T.alloc_buffer` at the top of the body).
 
 Tensor parameters print as `A: T.Buffer(shape, dtype)` (as `a: T.handle` with a
 `T.match_buffer` when the buffer has strides or an element offset), buffers over another's
@@ -13,6 +14,7 @@ from typing import Dict, List, Set
 from ..arith import simplify
 from ..ir.dtype import int32
 from ..tir import expr as E
+from ..tir.block import Block, BlockRealize, BufferRegion, is_true
 from ..tir.buffer import Buffer
 from ..tir.function import PrimFunc
 from ..tir.functor import post_order_visit
@@ -93,7 +95,7 @@ class _Printer:
                 self.names.setdefault(id(buf.data), f"{self.name(buf, buf.name)}.data")
         self.emit(f"def {fname}({', '.join(params)}):")
         self.depth += 1
-        attrs = {k: v for k, v in func.attrs.items() if isinstance(v, (str, bool, int, float))}
+        attrs = {k: v for k, v in func.attrs.items() if _plain(v)}
         if attrs:
             self.emit(f"T.func_attr({_py(attrs)})")
         for var in _buffer_vars(list(bmap.values()) + _buffers(func.body)):
@@ -102,8 +104,9 @@ class _Printer:
         for handle, buf in matches:
             self.emit(f"{self.name(buf, buf.name)} = T.match_buffer({handle}, "
                       f"{self.buffer_args(buf)})")
+        block_allocs = _block_allocs(func.body)
         for buf in _buffers(func.body):
-            if id(buf) in declared or _allocated(func.body, buf):
+            if id(buf) in declared or _allocated(func.body, buf) or id(buf) in block_allocs:
                 continue
             if id(buf.data) not in self.names:
                 raise ScriptError(f"buffer '{buf.name}' uses memory that no parameter or "
@@ -111,7 +114,14 @@ class _Printer:
             self.emit(f"{self.name(buf, buf.name)} = T.Buffer({self.buffer_args(buf)}, "
                       f"data={self.names[id(buf.data)]})")
             declared.add(id(buf))
-        self.stmt(func.body)
+        body = func.body
+        if _implicit_root(body):  # the root block is left for the parser to make again
+            for buf in body.block.alloc_buffers:
+                self.emit(f"{self.name(buf, buf.name)} = T.alloc_buffer("
+                          f"{self.buffer_args(buf)})")
+                self.names.setdefault(id(buf.data), f"{self.name(buf, buf.name)}.data")
+            body = body.block.body
+        self.stmt(body)
         return "# from tvm.script import tir as T\n@T.prim_func\n" + "\n".join(self.lines) + "\n"
 
     def buffer_args(self, buf: Buffer) -> str:
@@ -197,6 +207,58 @@ class _Printer:
         self.names.setdefault(id(buf.data), f"{self.name(buf, buf.name)}.data")
         self.stmt(s.body)
 
+    def stmt_BlockRealize(self, s: BlockRealize) -> None:
+        b = s.block
+        self.emit(f"with T.block({_py(b.name_hint)}):")
+        self.depth += 1
+        for iv, value in zip(b.iter_vars, s.iter_values):
+            kind = _AXES.get(iv.kind)
+            if kind is None:
+                raise ScriptError(f"TVMScript printing does not support {iv.kind} block axes")
+            dom = self.expr(iv.dom.extent) if E.is_const_int(iv.dom.min, 0) else \
+                f"({self.expr(iv.dom.min)}, {self.expr(simplify(iv.dom.min + iv.dom.extent))})"
+            dtype = "" if iv.var.dtype == int32 else f", dtype=\"{iv.var.dtype}\""
+            self.emit(f"{self.name(iv.var, iv.var.name)} = T.axis.{kind}({dom}, "
+                      f"{self.expr(value)}{dtype})")
+        if not is_true(s.predicate):
+            self.emit(f"T.where({self.expr(s.predicate)})")
+        self.emit(f"T.reads({', '.join(self.region(r) for r in b.reads)})")
+        self.emit(f"T.writes({', '.join(self.region(r) for r in b.writes)})")
+        if b.annotations:
+            items = ", ".join(f"{_py(k)}: {self.annotation(v)}" for k, v in b.annotations.items())
+            self.emit(f"T.block_attr({{{items}}})")
+        for buf in b.alloc_buffers:
+            self.emit(f"{self.name(buf, buf.name)} = T.alloc_buffer({self.buffer_args(buf)})")
+            self.names.setdefault(id(buf.data), f"{self.name(buf, buf.name)}.data")
+        if b.match_buffers:
+            raise ScriptError("TVMScript printing does not support T.match_buffer in a block")
+        if b.init is not None:
+            self.emit("with T.init():")
+            self.block(b.init)
+        self.stmt(b.body)
+        self.depth -= 1
+
+    def region(self, r: BufferRegion) -> str:
+        parts = []
+        for rng in r.region:
+            if E.is_const_int(rng.extent, 1):
+                parts.append(self.expr(rng.min))
+            else:
+                end = simplify(rng.min + rng.extent)
+                parts.append(f"{self.expr(rng.min)}:{self.expr(end)}")
+        return f"{self.name(r.buffer, r.buffer.name)}[{', '.join(parts) or '()'}]"
+
+    def annotation(self, value) -> str:
+        if isinstance(value, Buffer):
+            return self.name(value, value.name)
+        if isinstance(value, (list, tuple)):
+            return "[" + ", ".join(self.annotation(v) for v in value) + "]"
+        if isinstance(value, E.PrimExpr):
+            return self.expr(value)
+        if isinstance(value, (str, bool, int, float)):
+            return _py(value)
+        raise ScriptError(f"TVMScript printing does not support the annotation {value!r}")
+
     def stmt_AttrStmt(self, s: AttrStmt) -> None:
         node = s.node
         if isinstance(node, E.StringImm):
@@ -270,9 +332,45 @@ def _py(value) -> str:
     """A Python literal of a str, number, bool or dict of them."""
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_py(k)}: {_py(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_py(v) for v in value) + "]"
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return repr(value)
+
+
+_AXES = {E.IterKind.DATA_PAR: "spatial", E.IterKind.REDUCE: "reduce",
+          E.IterKind.ORDERED: "scan", E.IterKind.OPAQUE: "opaque"}
+
+
+def _plain(value) -> bool:
+    """Whether an attribute value prints as a Python literal (a scalar or a list of them)."""
+    if isinstance(value, (list, tuple)):
+        return all(isinstance(v, (str, bool, int, float)) for v in value)
+    return isinstance(value, (str, bool, int, float))
+
+
+def _implicit_root(body) -> bool:
+    """Whether `body` is a root block the parser makes again from the text of what it holds
+    (its allocations at the top of the function, then its body)."""
+    if not isinstance(body, BlockRealize):
+        return False
+    b = body.block
+    plain = b.name_hint == "root" and not b.iter_vars and not b.reads and not b.writes and \
+        b.init is None and not b.match_buffers and not b.annotations and \
+        is_true(body.predicate)
+    return plain and (bool(b.alloc_buffers) or not isinstance(b.body, BlockRealize))
+
+
+def _block_allocs(body) -> Set[int]:
+    found: Set[int] = set()
+
+    def visit(n):
+        if isinstance(n, Block):
+            found.update(id(b) for b in n.alloc_buffers)
+
+    post_order_visit(body, visit)
+    return found
 
 
 def _buffers(body) -> List[Buffer]:

@@ -8,23 +8,31 @@ statements (`T.serial`, `T.grid`, `T.Buffer`, `T.allocate`, `T.launch_thread`, `
 """
 from __future__ import annotations
 
+import builtins
 from typing import Optional
 
 from ..ir.dtype import as_dtype
 from ..te import intrin as _intrin
 from ..tir import expr as E
 from ..tir import op as _op
+from ..tir.block import BufferRegion
 from ..tir.stmt import Evaluate, ForKind
 from .frames import (
     AllocateDecl,
     AttrDecl,
+    AxisDecl,
+    BlockDecl,
+    BlockPartDecl,
     BufferDecl,
     DTypeName,
     FuncAttrDecl,
     GridDecl,
+    InitDecl,
     LaunchDecl,
     LetDecl,
     ScriptError,
+    StackArray,
+    StackShape,
     loop,
 )
 from .parser import parse_prim_func
@@ -212,6 +220,9 @@ def Select(cond, t, f):  # noqa: N802
     return _intrin.select(cond, t, f)
 
 
+builtins_max = builtins.max
+
+
 def max(a, b):  # noqa: A001
     return E.binary(E.Max, a, b)
 
@@ -220,12 +231,22 @@ def min(a, b):  # noqa: A001
     return E.binary(E.Min, a, b)
 
 
-def call_extern(dtype, func_name, *args):
-    return _op.call_extern(dtype, func_name, *args)
+def _extern_args(args, dtype):
+    """(dtype, name, args) of `T.call_extern(dtype, name, *args)` or of the newer spelling
+    `T.call_extern(name, *args, dtype=...)`."""
+    if dtype is not None:
+        return dtype, args[0], args[1:]
+    return args[0], args[1], args[2:]
 
 
-def call_pure_extern(dtype, func_name, *args):
-    return _op.call_pure_extern(dtype, func_name, *args)
+def call_extern(*args, dtype=None):
+    dtype, name, rest = _extern_args(args, dtype)
+    return _op.call_extern(dtype, name, *rest)
+
+
+def call_pure_extern(*args, dtype=None):
+    dtype, name, rest = _extern_args(args, dtype)
+    return _op.call_pure_extern(dtype, name, *rest)
 
 
 def call_intrin(dtype, func_name, *args):
@@ -234,6 +255,130 @@ def call_intrin(dtype, func_name, *args):
 
 def call_packed(func_name, *args):
     return _op.call_packed(func_name, *args)
+
+
+def tvm_call_packed(func_name, *args, dtype="int32"):
+    """`T.tvm_call_packed(name, *args)`: tir.call_packed (a `T.tvm_stack_make_array` of a
+    whole buffer is that buffer, see parser.py)."""
+    return _op.call_packed(func_name, *args)
+
+
+def tvm_stack_make_shape(*dims, dtype="handle"):
+    """The shape array of a DLTensor made on the stack (an argument of
+    `T.tvm_stack_make_array`)."""
+    return StackShape(tuple(E.convert(d) for d in dims))
+
+
+def tvm_stack_make_array(data, shape, strides, ndim, type_value, elem_offset, dtype="handle"):
+    """A DLTensor on the stack describing a buffer: in Kiln, an argument of call_packed that is
+    a whole Buffer. The parser replaces this description by the buffer whose data, shape,
+    offset and element type it names (StackArray)."""
+    return StackArray(data, shape, strides, ndim, type_value, elem_offset)
+
+
+# ---- blocks ---------------------------------------------------------------------------------
+def block(name: str = "", no_realize: bool = False) -> BlockDecl:
+    """`with T.block(name):` a TensorIR block around the statements of the `with`."""
+    return BlockDecl(name, no_realize)
+
+
+def init() -> InitDecl:
+    """`with T.init():` what the enclosing reduction block stores before its first update."""
+    return InitDecl()
+
+
+def _as_range(dom) -> E.Range:
+    if isinstance(dom, E.Range):
+        return dom
+    if isinstance(dom, (list, tuple)):
+        lo, hi = E.convert(dom[0]), E.convert(dom[1])
+        return E.Range(lo, hi - lo if not E.is_const_int(lo, 0) else hi)
+    dom = E.convert(dom)
+    return E.Range(E.make_const(dom.dtype, 0), dom)
+
+
+def _axis(kind):
+    def make(dom, binding, dtype="int32"):
+        rng = _as_range(dom)
+        bits = builtins_max(rng.min.dtype.bits, rng.extent.dtype.bits, as_dtype(dtype).bits)
+        return AxisDecl(kind, rng, E.convert(binding), as_dtype(dtype).with_bits(bits))
+
+    make.__name__ = kind
+    return make
+
+
+class axis:  # noqa: N801 - TVM's name
+    """`T.axis.spatial / reduce / scan / opaque(dom, binding)` and `T.axis.remap(kinds,
+    loop_vars)`: iteration variables of the block being read."""
+
+    spatial = staticmethod(_axis(E.IterKind.DATA_PAR))
+    S = spatial
+    reduce = staticmethod(_axis(E.IterKind.REDUCE))
+    R = reduce
+    scan = staticmethod(_axis(E.IterKind.ORDERED))
+    opaque = staticmethod(_axis(E.IterKind.OPAQUE))
+
+    @staticmethod
+    def remap(kinds: str, bindings, dtype="int32"):
+        """One axis per letter of `kinds` ("S" spatial, "R" reduce), each over the range of
+        the loop whose variable it is bound to (parser.py fills the range in)."""
+        if len(kinds) != len(bindings):
+            raise ScriptError(f"T.axis.remap: {len(kinds)} kinds for {len(bindings)} bindings")
+        out = []
+        for k, b in zip(kinds, bindings):
+            if k not in "SR":
+                raise ScriptError(f"T.axis.remap: unknown axis kind {k!r} (use S or R)")
+            if not isinstance(b, E.Var):
+                raise ScriptError("T.axis.remap binds loop variables only")
+            kind = E.IterKind.DATA_PAR if k == "S" else E.IterKind.REDUCE
+            out.append(AxisDecl(kind, None, b, b.dtype))
+        return out
+
+
+def reads(*regions) -> BlockPartDecl:
+    """The buffer regions the block reads (`A[i, 0:4]`, or a list of them)."""
+    return BlockPartDecl("reads", _regions(regions))
+
+
+def writes(*regions) -> BlockPartDecl:
+    """The buffer regions the block writes."""
+    return BlockPartDecl("writes", _regions(regions))
+
+
+def _regions(items):
+    if len(items) == 1 and isinstance(items[0], (list, tuple)):
+        items = items[0]
+    out = []
+    for r in items:
+        if isinstance(r, E.BufferLoad):
+            r = BufferRegion.from_point(r.buffer, r.indices)
+        if not isinstance(r, BufferRegion):
+            raise ScriptError(f"T.reads/T.writes take buffer regions such as A[i, 0:4], got "
+                              f"{r!r}")
+        out.append(r)
+    return tuple(out)
+
+
+def block_attr(attrs: dict) -> BlockPartDecl:
+    """Annotations of the block."""
+    if not isinstance(attrs, dict):
+        raise ScriptError(f"T.block_attr takes a dict, got {attrs!r}")
+    return BlockPartDecl("annotations", dict(attrs))
+
+
+def where(predicate) -> BlockPartDecl:
+    """The block runs only where `predicate` holds."""
+    return BlockPartDecl("predicate", E.convert(predicate))
+
+
+def alloc_buffer(shape, dtype="float32", data=None, strides=None, elem_offset=None,
+                 scope="global", align=-1, offset_factor=0, buffer_type="default",
+                 axis_separators=None) -> BufferDecl:
+    """A buffer the enclosing block allocates (at the top of a function: the root block)."""
+    decl = _buffer_decl(shape, dtype, data, strides, elem_offset, scope, align, offset_factor,
+                        axis_separators=axis_separators)
+    decl.block_alloc = True
+    return decl
 
 
 def call_llvm_intrin(dtype, name, *args):
@@ -256,7 +401,20 @@ def shift_right(a, b):
     return E.shift(E.SHIFT_RIGHT, a, b)
 
 
-if_then_else = _intrin.if_then_else
+def _typed(fn):
+    """`fn` also taking TVMScript's `dtype=` keyword: the dtype of the result."""
+    def call(*args, dtype=None):
+        value = fn(*args)
+        if dtype is not None and value.dtype != as_dtype(dtype):
+            value = E.cast(dtype, value)
+        return value
+
+    call.__name__ = fn.__name__
+    call.__doc__ = fn.__doc__
+    return call
+
+
+if_then_else = _typed(_intrin.if_then_else)
 likely = _op.likely
 floordiv, floormod = _op.floordiv, _op.floormod
 truncdiv, truncmod = _op.truncdiv, _op.truncmod
@@ -266,4 +424,4 @@ all, any = _intrin.all, _intrin.any  # noqa: A001
 for _n in ("exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh",
            "sigmoid", "erf", "fabs", "floor", "ceil", "round", "trunc", "nearbyint", "sin",
            "cos", "tan", "isnan", "isinf", "isfinite", "pow", "fmod", "atan2", "copysign"):
-    _g[_n] = getattr(_intrin, _n)
+    _g[_n] = _typed(getattr(_intrin, _n))

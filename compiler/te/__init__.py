@@ -18,6 +18,7 @@ from ..tir.op import (  # noqa: F401
 )
 from . import hybrid  # noqa: F401,E402
 from .autodiff import gradient  # noqa: F401
+from .create_prim_func import create_prim_func  # noqa: F401
 from .group import GroupStage  # noqa: F401
 from .intrin import *  # noqa: F401,F403
 from .intrin import abs, all, any, if_then_else, max_value, min_value, power, select  # noqa: F401

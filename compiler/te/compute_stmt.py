@@ -168,6 +168,9 @@ class _BindBuffers(IRMutator):
     def __init__(self, bmap: Dict[Buffer, Buffer]):
         self.bmap = bmap
         self.vmap = {b.data: nb.data for b, nb in bmap.items()}
+        # a placeholder's own element offset is that of the buffer bound to it
+        self.vmap.update({b.elem_offset: nb.elem_offset for b, nb in bmap.items()
+                          if isinstance(b.elem_offset, E.Var)})
 
     def visit_buffer(self, b: Buffer) -> Buffer:
         return self.bmap.get(b, b)

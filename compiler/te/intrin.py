@@ -1,12 +1,11 @@
 """Math intrinsics and conditional helpers for compute bodies, as `Call(dtype, "tir.<name>")`."""
 from __future__ import annotations
 
-from functools import reduce
-
 from ..ir.dtype import as_dtype
 from ..ir.errors import IRError
 from ..tir import expr as E
 from ..tir.intrinsics import MATH_BINARY, MATH_UNARY
+from ..tir.op import all, any  # noqa: F401,A004 - te.all / te.any
 from .reduction import _max_value, _min_value
 
 _BOOL_RESULT = ("isnan", "isinf", "isfinite")
@@ -64,20 +63,6 @@ def if_then_else(cond, t, f):
 def select(cond, t, f):
     t, f = E.unify(E.convert(t), E.convert(f))
     return E.Select(E.convert(cond), t, f)
-
-
-def all(*conds):  # noqa: A001
-    """The conjunction of boolean expressions."""
-    conds = [E.convert(c) for c in (conds[0] if len(conds) == 1 and
-                                    isinstance(conds[0], (list, tuple)) else conds)]
-    return reduce(E.logical_and, conds) if conds else E.const(True)
-
-
-def any(*conds):  # noqa: A001
-    """The disjunction of boolean expressions."""
-    conds = [E.convert(c) for c in (conds[0] if len(conds) == 1 and
-                                    isinstance(conds[0], (list, tuple)) else conds)]
-    return reduce(E.logical_or, conds) if conds else E.const(False)
 
 
 def max_value(dtype):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, Optional
 
-from ..ir.dtype import DTypeLike, as_dtype
+from ..ir.dtype import DTypeLike, as_dtype, int32
 from ..ir.errors import IRError
 from ..tir import expr as E
 from ..tir.buffer import decl_buffer
@@ -141,9 +141,13 @@ def extern(shape, inputs, fcompute: Callable, name: str = "extern", dtype=None, 
     dtypes = list(dtype) if isinstance(dtype, (list, tuple)) else [dtype] * len(shapes)
     if len(dtypes) != len(shapes):
         raise IRError(f"extern {name}: {len(shapes)} output shapes but {len(dtypes)} dtypes")
-    ins = [decl_buffer(t.shape, t.dtype, t.name) for t in inputs]
+    # as TVM's, each placeholder has an element offset of its own (a Var), bound to that of the
+    # buffer the tensor gets
+    ins = [decl_buffer(t.shape, t.dtype, t.name, elem_offset=E.Var("elem_offset", int32))
+           for t in inputs]
     names = [name] if len(shapes) == 1 else [f"{name}.v{i}" for i in range(len(shapes))]
-    outs = [decl_buffer(s, as_dtype(d), n) for s, d, n in zip(shapes, dtypes, names)]
+    outs = [decl_buffer(s, as_dtype(d), n, elem_offset=E.Var("elem_offset", int32))
+            for s, d, n in zip(shapes, dtypes, names)]
     body = fcompute(ins, outs)
     if not isinstance(body, Stmt):
         try:

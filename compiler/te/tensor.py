@@ -27,6 +27,8 @@ class TensorLoad(E.ProducerLoad):
     def __post_init__(self):
         if self.dtype is None:
             object.__setattr__(self, "dtype", self.tensor.dtype)
+        if not isinstance(self.indices, tuple):  # a list, as TVM's ProducerLoad takes
+            object.__setattr__(self, "indices", tuple(E.convert(i) for i in self.indices))
 
     @property
     def producer(self):
@@ -42,6 +44,11 @@ class TensorLoad(E.ProducerLoad):
                       f"indexed with {len(self.indices) + n} indices: {self!r} is already an "
                       "element")
 
+
+
+# TVM's name for this expression is `tir.ProducerLoad`; the loop IR sits below te, so the name
+# is attached to it here.
+E.ProducerLoad = TensorLoad
 
 class Tensor(OpaqueValue):
     """Output `value_index` of `op`, of `shape` and `dtype`."""

@@ -4,6 +4,7 @@ interpreter; `pipeline.py` (the one flat pass list) and `transform/` (one pass p
 imported as submodules."""
 from . import ir_builder, stmt_functor  # noqa: F401
 from . import structural_equal as _structural_equal_rules  # registers the loop IR's rules
+from .block import Block, BlockRealize, BufferRegion, MatchBufferRegion
 from .buffer import Buffer, decl_buffer
 from .expr import (
     EQ,
@@ -61,7 +62,9 @@ from .functor import (
     rebuild,
     substitute,
 )
-from .op import (
+from .op import (  # noqa: A004 - tvm.tir.all / any
+    all,
+    any,
     call_extern,
     call_intrin,
     call_llvm_intrin,
@@ -80,6 +83,7 @@ from .op import (
     truncmod,
 )
 from .printer import to_text
+from .schedule import BlockRV, LoopRV, Schedule, ScheduleError
 from .shuffle import Shuffle
 from .stmt import (
     Allocate,

@@ -151,6 +151,10 @@ class IntImm(PrimExpr):
     dtype: DType
     value: int
 
+    def __post_init__(self):
+        if isinstance(self.dtype, str):  # IntImm("int64", 2), as TVM's constructor takes it
+            object.__setattr__(self, "dtype", as_dtype(self.dtype))
+
     def __int__(self) -> int:
         return int(self.value)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional
 
 from ..ir.fields import child_field_names, field_names
+from .block import BufferRegion, MatchBufferRegion
 from .buffer import Buffer
 from .expr import (
     BinaryOp,
@@ -27,6 +28,7 @@ from .expr import (
     NotEqualOp,
     PrimExpr,
     Ramp,
+    Range,
     Select,
     Var,
     convert,
@@ -35,6 +37,10 @@ from .function import PrimFunc
 from .stmt import Allocate, AssertStmt, AttrStmt, BufferStore, For, LetStmt, Stmt
 
 _CHILD_TYPES = (PrimExpr, Stmt, Buffer)
+
+# Parts of a block that hold expressions but are neither expressions nor statements: walked
+# through their fields like a node (a mutator may return a new one).
+_REGION_TYPES = (BufferRegion, MatchBufferRegion, Range)
 
 # Statements whose last field `body` is the one statement they wrap.
 CHAIN_TYPES = (LetStmt, AssertStmt, AttrStmt)
@@ -122,7 +128,7 @@ class IRVisitor:
     def _visit_value(self, value: Any) -> None:
         if isinstance(value, Buffer):
             self.visit_buffer(value)
-        elif isinstance(value, (PrimExpr, Stmt)):
+        elif isinstance(value, (PrimExpr, Stmt, _REGION_TYPES)):
             self.visit(value)
         elif isinstance(value, tuple):
             for v in value:
@@ -182,7 +188,7 @@ class IRMutator:
     def _visit_value(self, value: Any) -> Any:
         if isinstance(value, Buffer):
             return self.visit_buffer(value)
-        if isinstance(value, (PrimExpr, Stmt)):
+        if isinstance(value, (PrimExpr, Stmt, _REGION_TYPES)):
             return self.visit(value)
         if isinstance(value, tuple):
             new = tuple(self._visit_value(v) for v in value)

@@ -6,6 +6,9 @@ The division functions take expressions or Python numbers; when both operands ar
 the result is folded to a constant, as TVM folds them."""
 from __future__ import annotations
 
+import builtins
+from functools import reduce
+
 from ..ir.dtype import DType, as_dtype, int32
 from ..ir.errors import IRError
 from . import expr as E
@@ -101,6 +104,8 @@ def _extern(op: str, what: str, dtype, func_name: str, args) -> E.Call:
         raise IRError(f"{what}: the function name must be a C identifier such as 'fabsf', "
                       f"got {func_name!r}")
     converted = tuple(E.convert(a) for a in args)
+    if dtype in ("", None):  # TVM's "void": a call made for its effect, its int32 value dropped
+        dtype = int32
     return E.Call(as_dtype(dtype), op, (E.StringImm(func_name),) + converted)
 
 
@@ -188,7 +193,7 @@ def trace(args, trace_action: str = DEFAULT_TRACE_ACTION) -> E.Call:
     if not isinstance(trace_action, str) or not trace_action:
         raise IRError(f"tir.trace needs the action's name as a str, got {trace_action!r}")
     values = tuple(E.convert(a) for a in args)
-    if any(v.dtype.lanes > 1 or v.dtype.is_handle for v in values):
+    if builtins.any(v.dtype.lanes > 1 or v.dtype.is_handle for v in values):
         raise IRError(f"tir.trace traces scalars, got {list(values)}")
     if trace_action == DEFAULT_TRACE_ACTION:
         _register_default_trace_action()
@@ -205,3 +210,18 @@ def _register_default_trace_action() -> None:
 
     if microruntime.get_global_func(DEFAULT_TRACE_ACTION, allow_missing=True) is None:
         microruntime.register_func(DEFAULT_TRACE_ACTION, _print_trace)
+
+
+# ---- logic ----------------------------------------------------------------------------------
+def all(*conds):  # noqa: A001
+    """The conjunction of boolean expressions (a list of them, or several arguments)."""
+    conds = [E.convert(c) for c in (conds[0] if len(conds) == 1 and
+                                    isinstance(conds[0], (list, tuple)) else conds)]
+    return reduce(E.logical_and, conds) if conds else E.const(True)
+
+
+def any(*conds):  # noqa: A001
+    """The disjunction of boolean expressions."""
+    conds = [E.convert(c) for c in (conds[0] if len(conds) == 1 and
+                                    isinstance(conds[0], (list, tuple)) else conds)]
+    return reduce(E.logical_or, conds) if conds else E.const(False)

@@ -23,13 +23,16 @@ from ..ir.module import IRModule
 from ..transform import PassContext, enabled_passes, run_pass_list
 from . import verifier
 from .transform.annotate_entry import annotate_entry
+from .transform.convert_blocks_to_opaque import convert_blocks_to_opaque
 from .transform.hoist_guard import hoist_guard
 from .transform.inject_double_buffer import inject_double_buffer
 from .transform.instrument_bound_checkers import instrument_bound_checkers
 from .transform.loop_partition import loop_partition
 from .transform.lower_call_packed import lower_call_packed
 from .transform.lower_checked_index import lower_checked_index
+from .transform.lower_init_block import lower_init_block
 from .transform.lower_intrin import lower_intrin
+from .transform.lower_opaque_block import lower_opaque_block
 from .transform.lower_parallel import lower_parallel
 from .transform.lower_workspace import lower_workspace
 from .transform.make_packed_api import make_packed_api
@@ -50,6 +53,9 @@ Pass = Callable[[IRModule], IRModule]
 # TVM's names for Kiln's passes, as `PassContext(disabled_pass=[...])` gives them, and whether
 # Kiln can leave the pass out (False: what follows it, or the codegen, needs its result).
 TVM_PASS_NAMES: Dict[Pass, Tuple[Tuple[str, ...], bool]] = {
+    lower_init_block: (("tir.LowerInitBlock",), False),
+    convert_blocks_to_opaque: (("tir.ConvertBlocksToOpaque",), False),
+    lower_opaque_block: (("tir.LowerOpaqueBlock",), False),
     storage_flatten: (("tir.StorageFlatten", "tir.FlattenBuffer"), False),
     lower_checked_index: ((), False),
     simplify: (("tir.Simplify",), True),
@@ -79,6 +85,9 @@ def lower_passes() -> List[Pass]:
     ctx = PassContext.current()
     return _enabled(ctx, [
         *ctx.lower_passes_of_phase(0),  # user passes, phase 0: the IR as scheduled (N-d)
+        lower_init_block,  # a block's init → `if` on the first iteration of its reduction axes
+        convert_blocks_to_opaque,  # block iteration variables → the values bound to them
+        lower_opaque_block,  # blocks → their bodies; alloc_buffers → Allocate; predicate → if
         storage_flatten,   # N-d buffer accesses → 1-d accesses with strides and elem_offset
         simplify,          # fold constants and canonicalise the flattened index arithmetic
         *ctx.lower_passes_of_phase(1),  # user passes, phase 1: flat accesses

@@ -16,6 +16,7 @@ from ..ir.printer import register_printer
 from ..ir.printer import to_text as _generic_text
 from . import expr as E
 from . import stmt as S
+from .block import BlockRealize, BufferRegion, is_true
 from .buffer import Buffer
 from .function import PrimFunc
 
@@ -160,8 +161,37 @@ class Printer:
             self.stmt(s.body, depth + 1)
         elif isinstance(s, S.Return):
             self.emit(depth, f"return {self.expr(s.value)}")
+        elif isinstance(s, BlockRealize):
+            self.block(s, depth)
         else:
             self.emit(depth, repr(s))
+
+    def region(self, r: BufferRegion) -> str:
+        parts = [self.expr(x.min) if E.is_const_int(x.extent, 1)
+                 else f"{self.expr(x.min)}:{self.expr(x.min + x.extent)}" for x in r.region]
+        return f"{self.buf(r.buffer)}[{', '.join(parts)}]"
+
+    def block(self, s: BlockRealize, depth: int) -> None:
+        b = s.block
+        self.emit(depth, f"block {b.name_hint!r}:")
+        for iv, value in zip(b.iter_vars, s.iter_values):
+            dom = f"{self.expr(iv.dom.min)}:{self.expr(iv.dom.min + iv.dom.extent)}"
+            self.emit(depth + 1, f"{self.var(iv.var)} = axis.{iv.kind}({dom}, "
+                                 f"{self.expr(value)})")
+        if not is_true(s.predicate):
+            self.emit(depth + 1, f"where({self.expr(s.predicate)})")
+        self.emit(depth + 1, f"reads({', '.join(self.region(r) for r in b.reads)})")
+        self.emit(depth + 1, f"writes({', '.join(self.region(r) for r in b.writes)})")
+        for buf in b.alloc_buffers:
+            self.emit(depth + 1, f"{self.buf(buf)} = alloc_buffer({self.buffer_decl(buf)})")
+        for m in b.match_buffers:
+            self.emit(depth + 1, f"{self.buf(m.buffer)} = match_buffer({self.region(m.source)})")
+        if b.annotations:
+            self.emit(depth + 1, f"block_attr({dict(b.annotations)!r})")
+        if b.init is not None:
+            self.emit(depth + 1, "with init():")
+            self.stmt(b.init, depth + 2)
+        self.stmt(b.body, depth + 1)
 
     def buffer_decl(self, b: Buffer) -> str:
         shape = ", ".join(self.expr(x) for x in b.shape)

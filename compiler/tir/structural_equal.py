@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir.structural_equal import Equal, Hasher, register_node, register_number_conversion
+from . import block as B
 from . import expr as E
 from . import stmt as S
 from .buffer import Buffer
@@ -54,8 +55,10 @@ def _buffer_body(eq: Equal, a: Buffer, b: Buffer, lp, rp, defining: bool) -> Non
         if f.name == "name" or (f.name == "data" and defining):
             continue
         va, vb = getattr(a, f.name), getattr(b, f.name)
-        if f.name == "shape" and (defining or mapped is None):
-            _shape_defs(eq, va, vb, lp.attr("shape"), rp.attr("shape"))
+        if f.name in ("shape", "strides") and (defining or mapped is None):
+            _shape_defs(eq, va, vb, lp.attr(f.name), rp.attr(f.name))
+        if f.name == "elem_offset" and (defining or mapped is None):
+            _shape_defs(eq, (va,), (vb,), lp.attr(f.name), rp.attr(f.name))
         eq.value(va, vb, lp.attr(f.name), rp.attr(f.name))
 
 
@@ -72,7 +75,7 @@ def _buffer_key(h: Hasher, a: Buffer, defining: bool):
         return ("buffer", h.numbers[id(a)])
     h.number(a)
     h.number(a.data)
-    for x in a.shape:
+    for x in (*a.shape, *a.strides, a.elem_offset):
         if isinstance(x, E.Var):
             h.number(x)
     return ("buffer", str(a.dtype), tuple(h.key(s) for s in a.shape),
@@ -88,7 +91,7 @@ def _func_equal(eq: Equal, a: PrimFunc, b: PrimFunc, lp, rp, defining: bool) -> 
     bl, br = lp.attr("buffer_map"), rp.attr("buffer_map")
     if len(a.buffer_map) != len(b.buffer_map):
         eq.fail(bl, br, a.buffer_map, b.buffer_map, "buffer_map sizes differ")
-    for i, ((pa, ba), (pb, bb)) in enumerate(zip(a.buffer_map, b.buffer_map)):
+    for i, ((pa, ba), (pb, bb)) in enumerate(zip(_by_param(a), _by_param(b))):
         eq.value(pa, pb, bl.array_index(i).attr("param"), br.array_index(i).attr("param"))
         if id(ba.data) not in eq.l2r:
             eq.define(ba.data, bb.data, bl.array_index(i).attr("data"),
@@ -98,13 +101,39 @@ def _func_equal(eq: Equal, a: PrimFunc, b: PrimFunc, lp, rp, defining: bool) -> 
     eq.value(a.body, b.body, lp.attr("body"), rp.attr("body"))
 
 
+def _by_param(f: PrimFunc):
+    """The (param, buffer) pairs of `f`'s buffer_map in the order of its params (a map, as
+    TVM's: the order its entries were given in does not matter)."""
+    order = {id(p): i for i, p in enumerate(f.params)}
+    return sorted(f.buffer_map, key=lambda pb: order.get(id(pb[0]), len(order)))
+
+
 def _func_key(h: Hasher, a: PrimFunc, defining: bool):
     for p in a.params:
         h.number(p)
-    return ("func", tuple(h.key(b) for _, b in a.buffer_map), h.key(dict(a.attrs)),
+    return ("func", tuple(h.key(b) for _, b in _by_param(a)), h.key(dict(a.attrs)),
             h.key(a.body))
 
 
+def _block_equal(eq: Equal, a: B.Block, b: B.Block, lp, rp, defining: bool) -> None:
+    """Blocks compare as TVM's: the iteration variables and allocated buffers are defined
+    first (the rest uses them); the name never matters."""
+    for name in ("iter_vars", "alloc_buffers"):
+        va, vb = getattr(a, name), getattr(b, name)
+        fl, fr = lp.attr(name), rp.attr(name)
+        if len(va) != len(vb):
+            eq.fail(fl, fr, va, vb, f"{len(va)} vs {len(vb)} {name}")
+        for i, (x, y) in enumerate(zip(va, vb)):
+            eq.define(x, y, fl.array_index(i), fr.array_index(i))
+    for name in ("match_buffers", "reads", "writes", "body", "init"):
+        eq.value(getattr(a, name), getattr(b, name), lp.attr(name), rp.attr(name))
+    eq.value(dict(a.annotations), dict(b.annotations), lp.attr("annotations"),
+             rp.attr("annotations"))
+
+
+register_node(B.Block, equal=_block_equal, defines=("iter_vars", "alloc_buffers"),
+              skip=("name_hint",))
+register_node(B.MatchBufferRegion, defines=("buffer",))
 register_node(E.Var, equal=_var_equal, key=_var_key, binds=True, skip=("name",))
 register_node(Buffer, equal=_buffer_equal, key=_buffer_key, skip=("name",))
 register_node(PrimFunc, equal=_func_equal, key=_func_key)

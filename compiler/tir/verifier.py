@@ -18,6 +18,7 @@ from ..ir.module import IRModule
 from . import expr as E
 from . import intrinsics as OP
 from . import stmt as S
+from .block import Block
 from .buffer import Buffer
 from .function import PrimFunc
 from .functor import IRVisitor, chain_of, free_vars
@@ -236,6 +237,16 @@ class _Verifier(IRVisitor):
         if s.condition is not None:
             self.visit(s.condition)
         self.scoped([s.buffer.data], s, lambda: self.visit(s.body))
+
+    def visit_Block(self, b: Block) -> None:
+        """A block defines its iteration variables and the data of the buffers it allocates
+        or matches, for its regions, init and body."""
+        for iv in b.iter_vars:
+            self.visit(iv.dom.min)
+            self.visit(iv.dom.extent)
+        defined = [iv.var for iv in b.iter_vars] + [x.data for x in b.alloc_buffers] + \
+            [m.buffer.data for m in b.match_buffers]
+        self.scoped(defined, b, lambda: self.generic_visit(b))
 
     def visit_BufferStore(self, s: S.BufferStore) -> None:
         self.check_access(s.buffer, s.indices, s)

@@ -207,8 +207,9 @@ def test_pass_instrument_hooks_run_around_every_pass():
         lower(s, args)
     names = [e[1] for e in rec.events if isinstance(e, tuple) and e[0] == "before"]
     assert rec.events[0] == "enter" and rec.events[-1] == "exit"
-    assert names[:4] == ["storage_flatten", "simplify", "loop_partition", "vectorize"]
-    assert rec.events[1:3] == [("before", "storage_flatten"), ("after", "storage_flatten")]
+    assert names[:7] == ["lower_init_block", "convert_blocks_to_opaque", "lower_opaque_block",
+                         "storage_flatten", "simplify", "loop_partition", "vectorize"]
+    assert rec.events[1:3] == [("before", "lower_init_block"), ("after", "lower_init_block")]
     rec.events.clear()
     lower(s, args)  # outside the context: no hooks
     assert rec.events == []

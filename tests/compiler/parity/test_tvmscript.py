@@ -1,4 +1,4 @@
-"""TVMScript's non-block subset (`from tvm.script import tir as T`, `@T.prim_func`), as classic
+"""TVMScript without blocks (`from tvm.script import tir as T`, `@T.prim_func`), as classic
 TVM reads it: parameters annotated `T.Buffer(shape, dtype)` are tensor arguments, `T.handle`
 ones are bound by `T.match_buffer`, scalar ones (`T.int32`) are scalar arguments; loops,
 stores, lets, allocations, ifs and asserts become the matching loop-IR statements. Each parsed
@@ -162,11 +162,11 @@ def test_unsupported_constructs_raise_naming_them():
         def sliced(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
             B[0:2] = A[0]
 
-    with pytest.raises(ScriptError, match="T.block is not supported"):
+    with pytest.raises(ScriptError, match="no_realize=True\\) is not supported"):
         @T.prim_func
         def blocked(A: T.Buffer((4,), "float32")):
             for i in range(4):
-                with T.block("b"):
+                with T.block("b", no_realize=True):
                     A[i] = T.float32(0)
 
     with pytest.raises(ScriptError, match="needs an annotation"):

@@ -65,6 +65,7 @@ def _busy():
 
 PIPELINE = pipeline.lower_passes() + pipeline.host_passes()
 IDLE_ON_BUSY = {"storage_rewrite", "remove_no_op", "split_host_device", "inject_double_buffer",
+                "lower_init_block", "convert_blocks_to_opaque", "lower_opaque_block",
                 "lower_checked_index"}
 
 

@@ -99,3 +99,4 @@ device = microruntime.device
 register_func = microruntime.register_func
 get_global_func = microruntime.get_global_func
 convert = microruntime.convert
+DataType = microruntime.DataType
