@@ -3,7 +3,7 @@
 Loads compiled libraries and calls their functions through the TVM-FFI C ABI; needs only numpy
 and cffi (never the compiler).
 """
-from . import aot_executor, graph_executor, nd, relax_vm
+from . import aot_executor, container, graph_executor, nd, relax_vm
 from ._loader import lib as _lib
 from .base import check_call as _check_call
 from .base import register_error
@@ -55,7 +55,8 @@ __all__ = [
     "NDArray", "Object", "ObjectGeneric", "OpaqueValue", "PackedFunc", "ShapeTuple", "String",
     "cl", "const", "convert",
     "convert_to_object", "cpu", "cuda", "device", "enabled", "ext_dev", "from_dlpack",
-    "aot_executor", "get_global_func", "gpu", "graph_executor", "list_global_func_names",
+    "aot_executor", "container", "get_global_func", "gpu", "graph_executor",
+    "list_global_func_names",
     "load_module",
     "load_param_dict",
     "load_static_library", "metal", "mtl", "nd", "num_threads", "opencl", "register_error",

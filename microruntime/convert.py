@@ -32,7 +32,15 @@ from .base import (
 from .device import Device
 from .dtype import DataType
 from .ndarray import NDArray, NDArrayView, numpy_argument
-from .object import WRAPPERS, Object, ObjectGeneric, OpaqueValue, ShapeTuple, bytes_of
+from .object import (
+    WRAPPERS,
+    Object,
+    ObjectGeneric,
+    OpaqueValue,
+    ShapeTuple,
+    String,
+    bytes_of,
+)
 
 T = TypeIndex
 NONE, INT, BOOL, FLOAT, OPAQUE_PTR = T.NONE, T.INT, T.BOOL, T.FLOAT, T.OPAQUE_PTR
@@ -123,6 +131,9 @@ def fill_any(slot, value, temps):
     elif isinstance(value, DataType):
         words[0] = DATA_TYPE
         words[1] = value.packed
+    elif isinstance(value, String):
+        words[0] = STR
+        slot.v_obj = value.__tvm_object__._handle
     elif isinstance(value, str):
         words[0] = STR
         slot.v_obj = _str_object(value.encode("utf-8"), temps, lib.mr_str_create)
@@ -180,12 +191,14 @@ def set_owned_any(slot, value):
 
 def wrap_object(type_index, obj):
     """The Python value for an owned object reference `obj` (the reference moves into it)."""
-    if type_index == STR or type_index == BYTES:
+    if type_index == STR:  # a String keeps the object: passed on, it is the same object
+        owner = Object(obj)
+        return String(bytes_of(obj).decode("utf-8", "replace"), owner)
+    if type_index == BYTES:
         try:
-            data = bytes_of(obj)
+            return bytes_of(obj)
         finally:
             lib.mr_object_release(obj)
-        return data.decode("utf-8", "replace") if type_index == STR else data
     if type_index == SHAPE:
         try:
             cell = lib.mr_shape_view(obj)
