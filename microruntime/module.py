@@ -17,7 +17,7 @@ from .device import DEVICE_TYPE_OF_NAME, Device
 from .linker import export_static, link_shared
 from .object import WRAPPERS, Object
 from .packed_func import PackedFunc, get_global_func
-from .profiling import time_evaluator
+from .profiling import BenchmarkResult, time_evaluator  # noqa: F401 (tvm.runtime.module names it)
 
 # Kinds of module that hold device code (their loaders are the runtime's GPU backends).
 _DEVICE_MODULE_KINDS = ("opencl", "cuda", "vulkan")
