@@ -34,7 +34,12 @@ from .packed_func import (
     register_func,
     remove_global_func,
 )
-from .params import load_param_dict, save_param_dict
+from .params import (
+    load_param_dict,
+    load_param_dict_from_file,
+    save_param_dict,
+    save_param_dict_to_file,
+)
 from .profiling import BenchmarkResult, Report
 
 tensor = nd.array
@@ -58,7 +63,7 @@ __all__ = [
     "aot_executor", "container", "get_global_func", "gpu", "graph_executor",
     "list_global_func_names",
     "load_module",
-    "load_param_dict",
+    "load_param_dict", "load_param_dict_from_file", "save_param_dict_to_file",
     "load_static_library", "metal", "mtl", "nd", "num_threads", "opencl", "register_error",
     "register_func", "relax_vm", "remove_global_func", "rocm", "save_param_dict", "system_lib",
     "tensor", "vpi", "vulkan",

@@ -31,6 +31,7 @@ MODULES = {
     "tvm.contrib.graph_executor": "microruntime.graph_executor",
     "tvm.testing": "compiler.testing",
     "tvm.runtime": "microruntime",
+    "tvm.rpc": "microruntime.rpc",
     "tvm._ffi": "microruntime",
     "tvm.script": "compiler.script",
     "tvm.nd": "microruntime.nd",
