@@ -31,6 +31,7 @@ from .base import (
 )
 from .device import Device
 from .dtype import DataType
+from .extension import EXTENSIONS, extension_code
 from .ndarray import NDArray, NDArrayView, numpy_argument
 from .object import (
     WRAPPERS,
@@ -41,6 +42,7 @@ from .object import (
     String,
     bytes_of,
 )
+from .runtime_ctypes import ArgTypeCode
 
 T = TypeIndex
 NONE, INT, BOOL, FLOAT, OPAQUE_PTR = T.NONE, T.INT, T.BOOL, T.FLOAT, T.OPAQUE_PTR
@@ -163,6 +165,8 @@ def fill_any(slot, value, temps):
     elif isinstance(value, OpaqueValue):
         words[0] = OPAQUE_PY_OBJECT
         slot.v_obj = _opaque_object(value, temps)
+    elif EXTENSIONS and extension_code(value) is not None:
+        _fill_extension(slot, value, extension_code(value))
     elif isinstance(value, ffi.CData) and ffi.typeof(value).kind == "pointer":
         words[0] = OPAQUE_PTR
         slot.v_ptr = value
@@ -172,6 +176,17 @@ def fill_any(slot, value, temps):
     else:
         raise TypeError(f"cannot pass a value of type {type(value).__name__} to a "
                         "runtime function")
+
+
+def _fill_extension(slot, value, code):
+    """An instance of a registered extension class: its `_tvm_handle` address as a DLTensor*
+    or as an opaque pointer."""
+    address = value._tvm_handle
+    if not isinstance(address, int) or address < 0:
+        raise TypeError(f"{type(value).__name__}._tvm_handle must be an address (int), not "
+                        f"{address!r}")
+    slot.type_index = DLTENSOR_PTR if code == ArgTypeCode.DLTENSOR_HANDLE else OPAQUE_PTR
+    slot.v_ptr = ffi.cast("void*", address)
 
 
 def set_owned_any(slot, value):

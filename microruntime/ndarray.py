@@ -25,6 +25,12 @@ class NDArray(Object):
 
     # ---- properties ------------------------------------------------------------------
     @property
+    def _tvm_handle(self):
+        """The address of this array's DLTensor (what an extension type's `_tvm_handle` gives
+        to pass an array as a DLTensor*)."""
+        return int(ffi.cast("uintptr_t", self._dl))
+
+    @property
     def shape(self):
         dl = self._dl
         return tuple(dl.shape[0:dl.ndim]) if dl.ndim else ()

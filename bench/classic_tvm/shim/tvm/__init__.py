@@ -98,5 +98,6 @@ rocm = microruntime.rocm
 ext_dev = microruntime.ext_dev
 device = microruntime.device
 register_func = microruntime.register_func
+register_extension = microruntime.register_extension
 get_global_func = microruntime.get_global_func
 convert = microruntime.convert
