@@ -209,7 +209,7 @@ def _as_target_modules(inputs, args, target, name, binds) -> Dict[Target, IRModu
             if not isinstance(mod, IRModule):
                 raise TargetError(f"build({{target: module}}) needs IRModules, got "
                                   f"{type(mod).__name__} for {tgt!r}")
-            out[Target(tgt)] = mod
+            out[Target(tgt)] = lower(mod, name=name)  # lowered IR stays as it is
         return out
     tgt = Target(target) if target is not None else _default_target()
     return {tgt: _as_module(inputs, args, name, binds)}
