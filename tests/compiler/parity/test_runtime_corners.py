@@ -349,3 +349,9 @@ def test_saved_llvm_ir_and_bitcode_load_as_modules(tmp_path):
     (tmp_path / "bad.ll").write_text("this is not LLVM IR")
     with pytest.raises(compiler.ir.errors.BuildError, match="not a valid LLVM IR module"):
         runtime.load_module(str(tmp_path / "bad.ll"))
+
+
+def test_built_module_properties(target):
+    built = _add_one("corner_props", target)
+    assert built.is_runnable and built.is_dso_exportable and not built.is_binary_serializable
+    assert built.get_property_mask() == 6
