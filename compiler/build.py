@@ -21,7 +21,7 @@ import os
 import shutil
 import tempfile
 import weakref
-from typing import Dict
+from typing import Dict, Mapping
 
 from .codegen import HostArtifact, codegen_host, host_codegen_available
 from .codegen.device_module import codegen_device
@@ -45,19 +45,40 @@ def build(inputs, args=None, target=None, target_host=None, runtime=None,
     """Builds a Schedule (with `args`), PrimFunc, IRModule, a list of PrimFuncs/IRModules (one
     module of all their functions, each callable by name) or {target: IRModule} into a
     RuntimeModule (compiler/runtime_module.py) wrapping the loaded microruntime Module.
-    `runtime` is accepted for API compatibility and unused. As in TVM, a target given in the
-    place of `args` (`build(mod, "llvm")`) is the target."""
-    del runtime
+    `runtime` (a relay.backend.Runtime, or its name) matters by its "system-lib" option: the
+    host code is then built as a system library (as the target option `--system-lib`). As in
+    TVM, a target given in the place of `args` (`build(mod, "llvm")`) is the target."""
     if target is None and isinstance(args, (str, Target)):
         args, target = None, args
-    return build_lowered(_as_target_modules(inputs, args, target, name, binds), target_host)
+    return build_lowered(_as_target_modules(inputs, args, target, name, binds), target_host,
+                         system_lib=_asks_system_lib(runtime))
 
 
-def build_lowered(mods, target_host=None):
+def _asks_system_lib(runtime) -> bool:
+    """Whether `runtime` (None, a runtime's name, or a Runtime) asks for a system library."""
+    if runtime is None or isinstance(runtime, str):
+        return False
+    options = getattr(runtime, "options", None)
+    if not isinstance(options, Mapping):
+        raise TargetError(f"runtime must be a Runtime or its name, not {type(runtime).__name__}")
+    return bool(options.get("system-lib"))
+
+
+def _as_system_lib(target: Target) -> Target:
+    """`target` whose host code is a system library (its host gets `--system-lib`)."""
+    if target.kind.name in HOST_KINDS:
+        return target if target.system_lib else Target(f"{target} --system-lib")
+    return target.with_host(_as_system_lib(target.host))
+
+
+def build_lowered(mods, target_host=None, system_lib=False):
     """`build` of modules already lowered (by `lower`, or legalize's kernels): {target:
-    IRModule}, a target None being the default CPU target. The host passes and codegen only."""
+    IRModule}, a target None being the default CPU target. The host passes and codegen only.
+    `system_lib`: build the host code as a system library."""
     mods = {_host_target(Target(t) if t is not None else _default_target(), target_host): m
             for t, m in mods.items()}
+    if system_lib:
+        mods = {_as_system_lib(t): m for t, m in mods.items()}
     host_target = _common_host(mods)
     hosts: Dict[str, object] = {}
     devices = []
@@ -188,7 +209,7 @@ def _as_target_modules(inputs, args, target, name, binds) -> Dict[Target, IRModu
             if not isinstance(mod, IRModule):
                 raise TargetError(f"build({{target: module}}) needs IRModules, got "
                                   f"{type(mod).__name__} for {tgt!r}")
-            out[Target(tgt)] = mod
+            out[Target(tgt)] = lower(mod, name=name)  # lowered IR stays as it is
         return out
     tgt = Target(target) if target is not None else _default_target()
     return {tgt: _as_module(inputs, args, name, binds)}

@@ -176,8 +176,9 @@ def _cc_options(options):
     return options.split() if isinstance(options, str) else list(options)
 
 
-def _write(path: str, text: str) -> str:
-    with open(path, "w") as f:
+def _write(path: str, text) -> str:
+    """Writes a source: text, or bytes (LLVM bitcode)."""
+    with open(path, "wb" if isinstance(text, bytes) else "w") as f:
         f.write(text)
     return path
 
@@ -279,7 +280,7 @@ def _export(parts: LibraryParts, file_name: str, ext: str, fcompile, workdir: st
 
 
 def save_source(artifact: HostArtifact, file_name: str, fmt: str) -> str:
-    """Writes the generated source `fmt` ("c", "ll", "asm") of one host module."""
+    """Writes the generated source `fmt` ("c", "ll", "asm", "bc") of one host module."""
     if fmt not in artifact.sources:
         raise TargetError(f"this module has no {fmt!r} source; it has "
                           f"{', '.join(sorted(artifact.sources)) or 'none'}")

@@ -20,6 +20,7 @@ import os
 import shutil
 from typing import List, Optional
 
+from microruntime.module import property_mask
 from microruntime.object import ObjectGeneric
 
 from .codegen import HostArtifact
@@ -122,6 +123,15 @@ class RuntimeModule(ObjectGeneric):
 
     is_dso_exportable = True
     is_binary_serializable = False
+
+    @property
+    def is_runnable(self):
+        """Whether it was loaded here (a cross-compiled module is only exported)."""
+        return self._runtime is not None
+
+    def get_property_mask(self):
+        """Classic TVM's property bits: 1 binary serializable, 2 runnable, 4 DSO exportable."""
+        return property_mask(self)
 
     @property
     def object_file(self) -> str:

@@ -11,10 +11,12 @@ import numpy as np
 import pytest
 
 import microruntime
+from microruntime.base import error_class
 from microruntime.packed_func import get_global_func, register_func
 
 from .arith.analyzer import Analyzer
 from .codegen import host_codegen_available
+from .ir.errors import InternalError
 
 # Targets and the device each one runs on; a target runs here when its code generator imports
 # (host targets) or its device exists (GPU targets).
@@ -134,15 +136,24 @@ def _device_test(dev, device_type, device_id):
 
 
 def _check_eq_callback(message):
-    def check(x, y):
+    def check(x, y):  # a failed check is an InternalError unless `message` names a kind
         if x != y:
-            raise ValueError(f"{message}: {x} != {y}")
+            text = f"{message}: {x} != {y}"
+            raise _error_of(text) if ":" in message else InternalError(text)
     return check
+
+
+def _error_of(message):
+    """The error for `message`, of the class its "Kind: ..." prefix names (as TVM's testing
+    functions raise them), else a RuntimeError."""
+    kind, sep, _ = message.partition(":")
+    cls = error_class(kind.strip()) if sep else RuntimeError
+    return cls(message)
 
 
 def _raise_error_callback(message):
     def fail():
-        raise RuntimeError(message)
+        raise _error_of(message)
     return fail
 
 

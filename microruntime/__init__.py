@@ -3,7 +3,7 @@
 Loads compiled libraries and calls their functions through the TVM-FFI C ABI; needs only numpy
 and cffi (never the compiler).
 """
-from . import aot_executor, graph_executor, nd, relax_vm
+from . import aot_executor, container, graph_executor, nd, relax_vm, runtime_ctypes
 from ._loader import lib as _lib
 from .base import check_call as _check_call
 from .base import register_error
@@ -23,6 +23,7 @@ from .device import (
     vulkan,
 )
 from .dtype import DataType, DataTypeCode
+from .extension import register_extension
 from .module import Module, enabled, load_module, load_static_library, num_threads, system_lib
 from .ndarray import NDArray, from_dlpack
 from .object import Object, ObjectGeneric, OpaqueValue, ShapeTuple, String
@@ -34,7 +35,12 @@ from .packed_func import (
     register_func,
     remove_global_func,
 )
-from .params import load_param_dict, save_param_dict
+from .params import (
+    load_param_dict,
+    load_param_dict_from_file,
+    save_param_dict,
+    save_param_dict_to_file,
+)
 from .profiling import BenchmarkResult, Report
 
 tensor = nd.array
@@ -55,10 +61,11 @@ __all__ = [
     "NDArray", "Object", "ObjectGeneric", "OpaqueValue", "PackedFunc", "ShapeTuple", "String",
     "cl", "const", "convert",
     "convert_to_object", "cpu", "cuda", "device", "enabled", "ext_dev", "from_dlpack",
-    "aot_executor", "get_global_func", "gpu", "graph_executor", "list_global_func_names",
+    "aot_executor", "container", "get_global_func", "gpu", "graph_executor",
+    "list_global_func_names",
     "load_module",
-    "load_param_dict",
+    "load_param_dict", "load_param_dict_from_file", "save_param_dict_to_file",
     "load_static_library", "metal", "mtl", "nd", "num_threads", "opencl", "register_error",
-    "register_func", "relax_vm", "remove_global_func", "rocm", "save_param_dict", "system_lib",
-    "tensor", "vpi", "vulkan",
+    "register_extension", "register_func", "relax_vm", "remove_global_func", "rocm",
+    "runtime_ctypes", "save_param_dict", "system_lib", "tensor", "vpi", "vulkan",
 ]

@@ -31,8 +31,18 @@ from .base import (
 )
 from .device import Device
 from .dtype import DataType
+from .extension import EXTENSIONS, extension_code
 from .ndarray import NDArray, NDArrayView, numpy_argument
-from .object import WRAPPERS, Object, ObjectGeneric, OpaqueValue, ShapeTuple, bytes_of
+from .object import (
+    WRAPPERS,
+    Object,
+    ObjectGeneric,
+    OpaqueValue,
+    ShapeTuple,
+    String,
+    bytes_of,
+)
+from .runtime_ctypes import ArgTypeCode
 
 T = TypeIndex
 NONE, INT, BOOL, FLOAT, OPAQUE_PTR = T.NONE, T.INT, T.BOOL, T.FLOAT, T.OPAQUE_PTR
@@ -123,6 +133,9 @@ def fill_any(slot, value, temps):
     elif isinstance(value, DataType):
         words[0] = DATA_TYPE
         words[1] = value.packed
+    elif isinstance(value, String):
+        words[0] = STR
+        slot.v_obj = value.__tvm_object__._handle
     elif isinstance(value, str):
         words[0] = STR
         slot.v_obj = _str_object(value.encode("utf-8"), temps, lib.mr_str_create)
@@ -152,6 +165,8 @@ def fill_any(slot, value, temps):
     elif isinstance(value, OpaqueValue):
         words[0] = OPAQUE_PY_OBJECT
         slot.v_obj = _opaque_object(value, temps)
+    elif EXTENSIONS and extension_code(value) is not None:
+        _fill_extension(slot, value, extension_code(value))
     elif isinstance(value, ffi.CData) and ffi.typeof(value).kind == "pointer":
         words[0] = OPAQUE_PTR
         slot.v_ptr = value
@@ -161,6 +176,17 @@ def fill_any(slot, value, temps):
     else:
         raise TypeError(f"cannot pass a value of type {type(value).__name__} to a "
                         "runtime function")
+
+
+def _fill_extension(slot, value, code):
+    """An instance of a registered extension class: its `_tvm_handle` address as a DLTensor*
+    or as an opaque pointer."""
+    address = value._tvm_handle
+    if not isinstance(address, int) or address < 0:
+        raise TypeError(f"{type(value).__name__}._tvm_handle must be an address (int), not "
+                        f"{address!r}")
+    slot.type_index = DLTENSOR_PTR if code == ArgTypeCode.DLTENSOR_HANDLE else OPAQUE_PTR
+    slot.v_ptr = ffi.cast("void*", address)
 
 
 def set_owned_any(slot, value):
@@ -180,12 +206,14 @@ def set_owned_any(slot, value):
 
 def wrap_object(type_index, obj):
     """The Python value for an owned object reference `obj` (the reference moves into it)."""
-    if type_index == STR or type_index == BYTES:
+    if type_index == STR:  # a String keeps the object: passed on, it is the same object
+        owner = Object(obj)
+        return String(bytes_of(obj).decode("utf-8", "replace"), owner)
+    if type_index == BYTES:
         try:
-            data = bytes_of(obj)
+            return bytes_of(obj)
         finally:
             lib.mr_object_release(obj)
-        return data.decode("utf-8", "replace") if type_index == STR else data
     if type_index == SHAPE:
         try:
             cell = lib.mr_shape_view(obj)

@@ -17,7 +17,7 @@ from .device import DEVICE_TYPE_OF_NAME, Device
 from .linker import export_static, link_shared
 from .object import WRAPPERS, Object
 from .packed_func import PackedFunc, get_global_func
-from .profiling import time_evaluator
+from .profiling import BenchmarkResult, time_evaluator  # noqa: F401 (tvm.runtime.module names it)
 
 # Kinds of module that hold device code (their loaders are the runtime's GPU backends).
 _DEVICE_MODULE_KINDS = ("opencl", "cuda", "vulkan")
@@ -90,7 +90,23 @@ class Module(Object):
 
     @property
     def is_dso_exportable(self):
+        """Whether export_library can put this module into a shared library's host code."""
         return self.type_key in ("llvm", "c", "static_library")
+
+    @property
+    def is_runnable(self):
+        """Whether its functions can be called here (a static library is only linked)."""
+        return self._handle is not None and self.type_key != "static_library"
+
+    @property
+    def is_binary_serializable(self):
+        """Whether the module is saved as a payload of a library's blob (device code)."""
+        return self.type_key in DEVICE_MODULE_KINDS
+
+    def get_property_mask(self):
+        """The properties as classic TVM's bit mask: 1 binary serializable, 2 runnable, 4 DSO
+        exportable."""
+        return property_mask(self)
 
     @property
     def imported_modules(self):
@@ -214,6 +230,19 @@ def _naming_user_file(err, path):
         return type(err)(message)
     except Exception:  # an exception class whose constructor wants other arguments
         return None
+
+
+# Module kinds of device code, which travel as payloads of a library's blob.
+DEVICE_MODULE_KINDS = ("cuda", "opencl", "vulkan", "metal", "rocm")
+BINARY_SERIALIZABLE, RUNNABLE, DSO_EXPORTABLE = 1, 2, 4
+
+
+def property_mask(module):
+    """Classic TVM's property bits of a module (anything with is_binary_serializable,
+    is_runnable and is_dso_exportable)."""
+    return (BINARY_SERIALIZABLE * bool(module.is_binary_serializable)
+            | RUNNABLE * bool(module.is_runnable)
+            | DSO_EXPORTABLE * bool(module.is_dso_exportable))
 
 
 def load_module(path, fmt=""):

@@ -6,7 +6,7 @@ from ._loader import ffi, lib
 from .abi import OBJECT_HEADER_BYTES, DeviceType, TypeIndex
 from .base import check_call
 from .device import Device, cpu
-from .dtype import DataType
+from .dtype import DataType, DataTypeCode
 from .object import WRAPPERS, Object
 
 _ALIGN = 64  # kernels assume 64-byte aligned data
@@ -24,6 +24,12 @@ class NDArray(Object):
         self._keep = keep
 
     # ---- properties ------------------------------------------------------------------
+    @property
+    def _tvm_handle(self):
+        """The address of this array's DLTensor (what an extension type's `_tvm_handle` gives
+        to pass an array as a DLTensor*)."""
+        return int(ffi.cast("uintptr_t", self._dl))
+
     @property
     def shape(self):
         dl = self._dl
@@ -77,14 +83,20 @@ class NDArray(Object):
     asnumpy = numpy
 
     def copyfrom(self, source):
-        """Copies `source` (an NDArray, a numpy array or anything np.asarray takes) in."""
+        """Copies `source` (an NDArray, a numpy array or anything np.asarray takes) in,
+        converting its values to this array's dtype. A uint16 numpy array copied into a
+        bfloat16 NDArray gives its bits as they are (classic TVM's way of holding bfloat16)."""
         if isinstance(source, NDArray):
             _check_same(source, self)
             check_call(lib.mr_tensor_copy(source._dl, self._dl, ffi.NULL))
             return self
         dt = self.dtype
         try:
-            arr = np.asarray(source, dtype=dt.numpy_dtype())
+            if (isinstance(source, np.ndarray) and source.dtype == np.uint16
+                    and dt.type_code == DataTypeCode.BFLOAT and dt.bits == 16):
+                arr = source  # raw bfloat16 bits
+            else:
+                arr = np.asarray(source, dtype=dt.numpy_dtype())
         except (TypeError, ValueError) as err:
             raise TypeError(f"cannot copy {type(source).__name__} into an NDArray of {dt}: "
                             f"{err}") from None

@@ -7,6 +7,7 @@ object_generic.py.
 import sys
 
 from ._loader import ffi, lib
+from .base import check_call
 
 # type_index -> callable(owned handle) -> Python value; filled by the modules defining wrappers.
 WRAPPERS = {}
@@ -65,18 +66,49 @@ class ObjectGeneric:
 
 
 class String(str):
-    """A runtime String: a Python str (passed to C as a Str object)."""
+    """A runtime String: a Python str (passed to C as a Str object).
 
-    __slots__ = ()
+    `__tvm_object__` is the Str object behind it: the one it came from when a function returned
+    it, else one made on first use; passing the String passes that very object, so a String
+    that goes through a function and back is the same object (`same_as`)."""
+
+    def __new__(cls, value="", _object=None):
+        self = str.__new__(cls, value)
+        self._object = _object
+        return self
+
+    @property
+    def __tvm_object__(self):
+        if self._object is None:
+            out = ffi.new("TVMFFIObject**")
+            data = self.encode("utf-8")
+            check_call(lib.mr_str_create(data, len(data), out))
+            self._object = Object(out[0])
+        return self._object
+
+    def __reduce__(self):
+        return (String, (str(self),))
 
 
 class ShapeTuple(tuple):
-    """A runtime Shape: a tuple of ints (passed to C as a Shape object)."""
+    """A runtime Shape: a tuple of ints (passed to C as a Shape object); equal to a list or a
+    tuple of the same ints."""
 
     __slots__ = ()
 
     def __new__(cls, shape=()):
         return tuple.__new__(cls, (int(x) for x in shape))
+
+    def __eq__(self, other):  # equal to any list or tuple of the same ints, as TVM's
+        if isinstance(other, (list, tuple)):
+            return tuple.__eq__(self, tuple(other))
+        return NotImplemented
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
 
     def __repr__(self):
         return f"ShapeTuple({list(self)})"

@@ -43,3 +43,16 @@ def load_param_dict(param_bytes):
     keys = wrap_object(TypeIndex.ARRAY, names[0])
     values = wrap_object(TypeIndex.ARRAY, tensors[0])
     return dict(zip(keys, values))
+
+
+def save_param_dict_to_file(params, path):
+    """Writes `save_param_dict(params)` to the file `path`."""
+    data = save_param_dict(params)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def load_param_dict_from_file(path):
+    """The {name: NDArray} that the parameter file `path` holds."""
+    with open(path, "rb") as f:
+        return load_param_dict(f.read())

@@ -2,6 +2,8 @@
 names the thing and the fix; a broken invariant of the compiler itself raises InternalError.
 Both are RuntimeErrors, as TVM's TVMError and InternalError are (and as the runtime's errors
 are), so TVM code that catches RuntimeError catches them."""
+from microruntime.base import register_error
+from microruntime.rpc import RPCError  # noqa: F401 (tvm.error.RPCError)
 
 
 class CompilerError(RuntimeError):
@@ -45,3 +47,37 @@ class InternalError(RuntimeError):
 # The base class classic TVM code catches (`except tvm.error.TVMError`): every error of the
 # compiler and of the runtime is a RuntimeError.
 TVMError = RuntimeError
+
+
+# ---- classic TVM's error classes (`tvm.error`), for frontends and code that catches them ------
+class OpError(CompilerError):
+    """An operator of a model cannot be converted (TVM's OpError)."""
+
+
+class OpNotImplemented(OpError, NotImplementedError):
+    """An operator has no conversion or implementation."""
+
+
+class OpAttributeRequired(OpError, AttributeError):
+    """An operator lacks an attribute it needs."""
+
+
+class OpAttributeInvalid(OpError, AttributeError):
+    """An operator's attribute has a value that is not accepted."""
+
+
+class OpAttributeUnImplemented(OpError, NotImplementedError):
+    """An operator's attribute is valid but not supported."""
+
+
+class DiagnosticError(CompilerError):
+    """Errors were reported as diagnostics while checking a program."""
+
+
+# A runtime error whose kind names one of these classes (as a C function or a Python callback
+# records it: kind "OpNotImplemented", ...) is raised as that class.
+for _cls in (CompilerError, ScheduleError, TargetError, UnsupportedOpError, BuildError, IRError,
+             TypeInferenceError, InternalError, OpError, OpNotImplemented, OpAttributeRequired,
+             OpAttributeInvalid, OpAttributeUnImplemented, DiagnosticError):
+    register_error(_cls)
+del _cls

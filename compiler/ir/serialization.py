@@ -7,8 +7,9 @@ The text is one graph, as TVM's: `{"root": value, "nodes": [...], "b64ndarrays":
 referred to, so a variable used in many places (and a cycle, such as a te operation and its
 output tensors) comes back as one object: the loaded value is structurally equal to the saved
 one, its variables corresponding one to one. A value is written inline when it is None, a bool,
-an int, a str or a finite float; as `{"dtype": "float32"}`, `{"float": "inf"}` or
-`{"ref": i}` (entry i of `nodes`) otherwise. An entry is
+an int, a str or a finite float; as `{"dtype": "float32"}`, `{"float": "inf"}`,
+`{"String": "text"}` (a runtime String, which comes back as one) or `{"ref": i}` (entry i of
+`nodes`) otherwise. An entry is
 `{"type_key": "module:Class", "attrs": {field: value}}` for an IR object (a class of the
 `compiler` package: its dataclass fields, or its slots and attributes), and
 `{"type_key": "list" | "tuple" | "Array", "data": [...]}`,
@@ -28,6 +29,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 from microruntime.ndarray import NDArray, array
+from microruntime.object import String
 from microruntime.object_generic import Array, Map, make_array, make_map
 
 from .dtype import DType
@@ -72,7 +74,7 @@ def _state_names(obj: Any) -> List[str]:
 
 def _is_inline(value: Any) -> bool:
     return value is None or type(value) in (bool, int) or (
-        isinstance(value, str) and not isinstance(value, DType)) or (
+        isinstance(value, str) and not isinstance(value, (DType, String))) or (
         type(value) is float and math.isfinite(value))
 
 
@@ -100,6 +102,8 @@ class _Writer:
             return str(value) if isinstance(value, str) else value
         if isinstance(value, DType):
             return {"dtype": str(value)}
+        if isinstance(value, String):
+            return {"String": str(value)}
         if isinstance(value, float):
             return {"float": repr(value)}
         found = self.index.get(id(value))
@@ -169,6 +173,8 @@ class _Reader:
                 return self.built(payload)
             if tag == "dtype" and isinstance(payload, str):
                 return DType(payload)
+            if tag == "String" and isinstance(payload, str):
+                return String(payload)
             if tag == "float" and payload in ("inf", "-inf", "nan"):
                 return float(payload)
         raise IRError(f"load_json: malformed value {value!r}")

@@ -116,3 +116,18 @@ def test_arrays_whose_size_overflows_are_refused():
 def test_invalid_dtype_strings_are_refused(dtype):
     with pytest.raises(ValueError, match=f"unknown data type '{dtype}'"):
         nd.empty((2,), dtype)
+
+
+def test_bfloat16_copyfrom_uint16_takes_the_bits():
+    pytest.importorskip("ml_dtypes")
+    x = np.array([1.0, -1.5, 0.0, 3.140625], dtype="float32")
+    bits = (x.view("uint32") >> 16).astype("uint16")  # these floats are exact in bfloat16
+    a = mr.nd.empty((4,), "bfloat16")
+    a.copyfrom(bits)
+    np.testing.assert_array_equal(a.numpy().view("uint16"), bits)
+    np.testing.assert_array_equal(a.numpy().astype("float32"), x)
+    a.copyfrom(np.array([2.0, 4.0, 8.0, 0.5], dtype="float32"))  # other sources: values
+    np.testing.assert_array_equal(a.numpy().astype("float32"), [2.0, 4.0, 8.0, 0.5])
+    i16 = mr.nd.empty((4,), "int32")
+    i16.copyfrom(bits)  # a uint16 source for another dtype converts values
+    np.testing.assert_array_equal(i16.numpy(), bits.astype("int32"))

@@ -75,3 +75,10 @@ def test_bad_arguments():
         time_evaluator(f, mr.cpu(0), number=0)
     with pytest.raises(ValueError, match="cache_flush_bytes"):
         time_evaluator(f, mr.cpu(0), cache_flush_bytes=1024)
+
+
+def test_benchmark_result_is_named_by_the_module_module_too():
+    from microruntime.module import BenchmarkResult as ModuleBenchmarkResult
+    assert ModuleBenchmarkResult is BenchmarkResult
+    r = ModuleBenchmarkResult([1, 2, 2, 5])
+    assert (r.mean, r.median, r.min, r.max, r.std) == (2.5, 2.0, 1.0, 5.0, 1.5)

@@ -37,6 +37,7 @@ from ...target.triple import is_bare_metal, is_hard_float_arm
 from ...tir import expr as E
 from ...tir import stmt as S
 from ...tir.buffer import Buffer
+from ...tir.functor import post_order_visit
 from ...tir.transform.lower_call_packed import is_dltensor
 from ...tir.transform.lower_parallel import PARALLEL_LAUNCH, captured_vars
 from ...tir.transform.make_packed_api import check_tensor_table
@@ -87,6 +88,8 @@ class CHostPrinter(CFamilyPrinter):
         self.lambdas: List[str] = []  # file-scope helpers: outlined bodies, tasks, lookups
         self.lookups: Dict[str, str] = {}  # call_packed name -> its lookup function
         self.tasks = 0  # parallel launches so far
+        # call_packed name -> the file-scope handle cache its call sites share (module-wide)
+        self.packed_caches: Dict[str, str] = {}
         self.in_parallel = False
         self.last_packed_stack = ""  # the argument array of the last call_packed emitted
 
@@ -226,9 +229,10 @@ class CHostPrinter(CFamilyPrinter):
         super().stmt_Evaluate(s)
 
     def call_packed(self, e: E.Call) -> str:
-        """Fills a TVMFFIAny array, calls through `kiln_call_packed` (one cached handle per
-        call site, filled once through TVMFFIHandleInitOnce by a lookup function per name) and
-        returns from the function on failure; the value is the status (0)."""
+        """Fills a TVMFFIAny array, calls through `kiln_call_packed` (one file-scope handle
+        `static void* <name>_packed` per function name, shared by the module's call sites and
+        filled once through TVMFFIHandleInitOnce by a lookup function) and returns from the
+        function on failure; the value is the status (0)."""
         if not e.args or not isinstance(e.args[0], E.StringImm):
             raise InternalError(f"{e} needs the function name as a StringImm")
         args = e.args[1:]
@@ -236,8 +240,11 @@ class CHostPrinter(CFamilyPrinter):
             raise InternalError(f"{e} still takes a Buffer; run lower_call_packed first")
         self.services |= {"lookup", "init_once", "call", "packed"}
         init = self.lookup_function(e.args[0].value)
-        stack, cache, rc = self.fresh("kiln_args"), self.fresh("kiln_fn"), self.fresh("kiln_rc")
-        self.emit(f"static void* {cache} = NULL;")
+        cache = self.packed_caches.get(e.args[0].value)
+        if cache is None:
+            raise InternalError(f"no handle cache for call_packed {e.args[0].value!r}; "
+                                "generate_c names them before printing")
+        stack, rc = self.fresh("kiln_args"), self.fresh("kiln_rc")
         self.emit(f"TVMFFIAny {stack}[{len(args) + 1}];")
         self.emit(f"int32_t {rc};")
         for i, a in enumerate(args):
@@ -389,6 +396,34 @@ def _service_decls(names: Set[str], system_lib: bool):
     return out
 
 
+def packed_handle_caches(mod) -> Dict[str, str]:
+    """call_packed name -> the C identifier of its file-scope handle cache: the name with
+    every character that cannot be in an identifier made `_`, then `_packed` ("fake.func" ->
+    `fake_func_packed`); a number is appended where two names would meet."""
+    names: List[str] = []
+
+    def visit(node):
+        if isinstance(node, E.Call) and node.op in ("tir.call_packed", "tir.call_trace_packed") \
+                and node.args and isinstance(node.args[0], E.StringImm) \
+                and node.args[0].value not in names:
+            names.append(node.args[0].value)
+
+    for _, func in mod.items():
+        post_order_visit(func.body, visit)
+    caches: Dict[str, str] = {}
+    taken = set(_RESERVED)
+    for name in names:
+        base = "".join(c if c.isalnum() and c.isascii() or c == "_" else "_" for c in name)
+        base = ("_" + base if base[:1].isdigit() else base) + "_packed"
+        ident, n = base, 0
+        while ident in taken:
+            n += 1
+            ident = f"{base}_{n}"
+        taken.add(ident)
+        caches[name] = ident
+    return caches
+
+
 def function_symbol(name: str, func, prefix) -> str:
     return "__tvm_ffi_" + (prefix or "") + func.attrs.get("global_symbol", name)
 
@@ -403,6 +438,7 @@ def generate_c(mod, target, vector_bytes: Optional[int] = None) -> str:
     if system_lib:  # it is written into symbol names and C string literals
         check_system_lib_prefix(prefix)
     functions, helpers, services, symbols, entry = [], set(), set(), [], None
+    caches = packed_handle_caches(mod)
     for name, func in mod.items():
         if func.attrs.get("calling_conv") != "packed":
             raise InternalError(f"{name} is not in packed form; run make_packed_api first")
@@ -411,6 +447,8 @@ def generate_c(mod, target, vector_bytes: Optional[int] = None) -> str:
             PassContext.current().get("tir.noalias", True)
         printer = CHostPrinter(func.attrs.get("global_symbol", name), noalias, vector_bytes)
         printer.taken.update(_RESERVED)
+        printer.taken.update(caches.values())
+        printer.packed_caches = caches
         params = [printer.name_of(p) for p in func.params]
         printer.print_function(func)
         text = render("c/function.c.j2", symbol=symbol, params=params, body=printer.text())
@@ -426,7 +464,7 @@ def generate_c(mod, target, vector_bytes: Optional[int] = None) -> str:
     comment_target = str(target).replace("*/", "* /")
     return render("c/module.c.j2", target=comment_target, helpers=helpers, typed_helpers=typed,
                   bitcasts=bitcasts, services=_service_decls(services, system_lib),
-                  call_packed="packed" in services,
+                  call_packed="packed" in services, packed_caches=list(caches.values()),
                   functions=functions, entry=entry, system_lib=system_lib,
                   prefix=prefix or "", symbols=symbols,
                   entry_symbol=system_lib_entry_symbol(prefix or ""))

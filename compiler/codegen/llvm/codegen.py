@@ -337,7 +337,8 @@ def _linked(texts: List[str], tm: llvm.TargetMachine, opt: int) -> llvm.ModuleRe
 
 
 def codegen_host(mod, target, workdir: str) -> HostArtifact:
-    """Builds `mod` (packed form) into `<workdir>/host_llvm.o`; sources {"ll", "asm"}."""
+    """Builds `mod` (packed form) into `<workdir>/host_llvm.o`; sources {"ll", "asm", "bc"}
+    (LLVM IR text, assembly, LLVM bitcode as bytes)."""
     tm = create_target_machine(target)
     triple, layout = tm.triple, str(tm.target_data)
     prefix = _system_lib_prefix(mod, target)
@@ -410,7 +411,8 @@ def _emit_linked(modules, imports, prefix, triple, layout, opt, tm, workdir):
     with open(path, "wb") as f:
         f.write(emit(tm, linked, strength_reduce))
     return path, LazySources({"ll": lambda: str(linked),
-                              "asm": lambda: emit(tm, linked, strength_reduce, assembly=True)})
+                              "asm": lambda: emit(tm, linked, strength_reduce, assembly=True),
+                              "bc": linked.as_bitcode})
 
 
 def _emit_in_parallel(results, opt, tm, workdir):
@@ -429,7 +431,8 @@ def _emit_in_parallel(results, opt, tm, workdir):
     linked = functools.lru_cache(maxsize=1)(lambda: _linked(texts, tm, opt))
     return path, LazySources({"ll": lambda: str(linked()),
                               "asm": lambda: emit(tm, linked(), strength_reduce,
-                                                  assembly=True)})
+                                                  assembly=True),
+                              "bc": lambda: linked().as_bitcode()})
 
 
 codegen_host_llvm = codegen_host

@@ -1,6 +1,9 @@
 """Library-level symbols of an LLVM-built object: the weak `__tvm_ffi__library_ctx`, the weak
-`__tvm_ffi_main` forwarder, and in system-lib mode the registration entry
-`kiln_system_lib_<prefix>register` plus the constructor (in `llvm.global_ctors`) that calls it.
+`__tvm_ffi_main` forwarder, and in system-lib mode this object's (internal) registration, the
+constructor (in `llvm.global_ctors`) that calls it, and the weak entry
+`kiln_system_lib_<prefix>register` that calls it too. Objects of several system-lib builds
+with one prefix link into one library: each constructor registers its own object's functions,
+and the entry is defined once.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ def emit_library(ctx: ModuleContext, symbols: List[str], entry: Optional[str],
     if prefix is not None:
         register = _emit_register(ctx, symbols, prefix)
         _emit_constructor(ctx, register)
+        _emit_entry(ctx, register, prefix)
 
 
 def _emit_main(ctx: ModuleContext, entry: str) -> None:
@@ -38,12 +42,13 @@ def _emit_main(ctx: ModuleContext, entry: str) -> None:
 
 
 def _emit_register(ctx: ModuleContext, symbols: List[str], prefix: str) -> ir.Function:
-    """`int32 kiln_system_lib_<prefix>register(void)`: registers every function and the library
+    """`internal int32 __kiln_register_objects(void)`: registers every function and the library
     context with TVMFFIEnvModRegisterSystemLibSymbol, once; returns the first failure's status."""
     done = global_variable(ctx.module, I8, ctx.unique("__kiln_registered"))
     done.linkage = "internal"
     done.initializer = ir.Constant(I8, 0)
-    fn = ir.Function(ctx.module, ir.FunctionType(I32, []), system_lib_entry_symbol(prefix))
+    fn = ir.Function(ctx.module, ir.FunctionType(I32, []), ctx.unique("__kiln_register_objects"))
+    fn.linkage = "internal"
     fn.attributes.add("nounwind")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     already = b.icmp_unsigned("!=", b.load(done, typ=I8), ir.Constant(I8, 0))
@@ -60,6 +65,15 @@ def _emit_register(ctx: ModuleContext, symbols: List[str], prefix: str) -> ir.Fu
         status = b.select(b.icmp_signed("==", status, ir.Constant(I32, 0)), rc, status)
     b.ret(status)
     return fn
+
+
+def _emit_entry(ctx: ModuleContext, register: ir.Function, prefix: str) -> None:
+    """The weak `int32 kiln_system_lib_<prefix>register(void)`, calling `register`."""
+    entry = ir.Function(ctx.module, ir.FunctionType(I32, []), system_lib_entry_symbol(prefix))
+    entry.linkage = "weak"
+    entry.attributes.add("nounwind")
+    b = ir.IRBuilder(entry.append_basic_block("entry"))
+    b.ret(b.call(register, []))
 
 
 def _emit_constructor(ctx: ModuleContext, register: ir.Function) -> None:

@@ -153,3 +153,27 @@ def test_own_library_context_despite_a_global_one(target, registered, tmp_path):
         func = _kernel("probe", lambda A: Evaluate(call_packed("kiln_test.ctx_probe", A)))
         compiler.build(func, target=target)["probe"](microruntime.nd.array(np.ones(4, "float32")))
         assert seen == [round_]
+
+
+def test_call_sites_of_one_name_share_one_file_scope_handle(registered):
+    """Every call site of a name, in any function of the module, uses one
+    `static void* <name>_packed`; names that would meet get distinct handles."""
+    seen = []
+    registered("kiln_test.share", lambda t: seen.append("dot"))
+    registered("kiln_test_share", lambda t: seen.append("underscore"))
+    f1 = _kernel("share1", lambda A: Evaluate(call_packed("kiln_test.share", A)))
+    f2 = _kernel("share2", lambda A: seq(Evaluate(call_packed("kiln_test.share", A)),
+                                         Evaluate(call_packed("kiln_test_share", A))))
+    mod = compiler.ir.IRModule({"share1": f1, "share2": f2})
+    tgt = Target("c")
+    src = generate_c(host_passes(compiler.lower(mod), tgt), tgt)
+    assert src.count("static void* kiln_test_share_packed = NULL;") == 1
+    assert src.count("static void* kiln_test_share_packed_1 = NULL;") == 1
+    assert src.count("&kiln_test_share_packed,") == 2
+    assert src.count("&kiln_test_share_packed_1,") == 1
+    m = compiler.build(mod, target="c")
+    a = microruntime.nd.array(np.zeros(4, "float32"))
+    m["share1"](a)
+    m["share2"](a)
+    m["share1"](a)
+    assert seen == ["dot", "dot", "underscore", "dot"]

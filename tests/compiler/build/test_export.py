@@ -74,7 +74,9 @@ def test_export_system_lib_static_archive(target, tmp_path):
     path = str(tmp_path / "add.a")
     m.export_library(path)
     syms = symbols(path)
-    assert " T kiln_system_lib_register" in syms
+    # weak: objects of several system-lib builds link into one library, each registering its
+    # own functions; a static link still pulls the archive member in by it
+    assert " W kiln_system_lib_register" in syms
     assert " T __tvm_ffi_test_add" in syms
     assert " U TVMFFIEnvModRegisterSystemLibSymbol" in syms
     m.export_library(str(tmp_path / "add_sys.so"))

@@ -151,7 +151,7 @@ def test_system_lib_with_blob(target, tmp_path):
     archive = str(tmp_path / "sys.a")
     m.export_library(archive)
     syms = subprocess.run(["nm", archive], stdout=subprocess.PIPE, text=True).stdout
-    assert " T kiln_system_lib_register" in syms and "kiln_library_bin" in syms
+    assert " W kiln_system_lib_register" in syms and "kiln_library_bin" in syms
     assert " T __tvm_ffi__library_bin" not in syms and " R __tvm_ffi__library_bin" not in syms
 
 

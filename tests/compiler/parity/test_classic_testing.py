@@ -47,3 +47,31 @@ def test_testing_globals_go_through_the_ffi():
 
 def test_tvm_error_is_runtime_error():
     assert TVMError is RuntimeError
+
+
+def test_error_kind_prefix_picks_the_error_class():
+    from compiler.ir import errors
+    with pytest.raises(errors.OpNotImplemented, match="myop") as info:
+        testing.test_raise_error_callback("OpNotImplemented: myop")()
+    assert isinstance(info.value, NotImplementedError)
+    assert isinstance(info.value, errors.OpError) and isinstance(info.value, RuntimeError)
+    with pytest.raises(errors.InternalError, match="myop: 0 != 1"):
+        testing.test_check_eq_callback("InternalError: myop")(0, 1)
+    with pytest.raises(errors.InternalError, match="plain: 2 != 3"):
+        testing.test_check_eq_callback("plain")(2, 3)
+    testing.test_check_eq_callback("plain")(4, 4)
+    with pytest.raises(RuntimeError, match="NoSuchKind: x") as info:
+        testing.test_raise_error_callback("NoSuchKind: x")()
+    assert type(info.value) is RuntimeError
+
+
+def test_classic_error_classes_and_c_error_kinds():
+    from compiler.ir import errors
+    assert issubclass(errors.OpAttributeRequired, AttributeError)
+    assert issubclass(errors.OpAttributeInvalid, AttributeError)
+    assert issubclass(errors.OpAttributeUnImplemented, NotImplementedError)
+    assert issubclass(errors.DiagnosticError, errors.CompilerError)
+    assert issubclass(errors.RPCError, RuntimeError)
+    # a C error whose kind names a class raises that class
+    assert microruntime.base.error_class("OpAttributeInvalid") is errors.OpAttributeInvalid
+    assert microruntime.base.error_class("InternalError") is errors.InternalError

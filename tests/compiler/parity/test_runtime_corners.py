@@ -301,3 +301,57 @@ def test_saved_object_linked_and_loaded_by_name(target, tmp_path):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.returncode == 0, proc.stdout
     assert "runtime only: ok" in proc.stdout
+
+
+def test_system_lib_objects_of_two_builds_link_into_one_library(target, tmp_path):
+    """Runtime(system-lib) builds register their functions from constructors: two objects of
+    the same (empty) prefix link into one .so, and both functions are in system_lib()."""
+    import ctypes
+
+    from compiler.relay.backend import Runtime
+
+    def add_const(name, step):
+        A = te.placeholder((12,), name="A")
+        B = te.compute(A.shape, lambda j: A[j] + step, name="B")
+        s = te.create_schedule(B.op)
+        return compiler.build(s, [A, B], target, name=name,
+                              runtime=Runtime("cpp", {"system-lib": True}))
+
+    names = [f"corner_sys_{target}_{i}" for i in range(2)]
+    paths = []
+    for i, name in enumerate(names):
+        paths.append(str(tmp_path / f"{name}.o"))
+        add_const(name, float(i + 1)).save(paths[-1])
+    so_path = str(tmp_path / "both.so")
+    cc.create_shared(so_path, paths)
+    dll = ctypes.CDLL(so_path)
+    assert dll.kiln_system_lib_register() == 0  # the entry is defined once, and idempotent
+    syslib = runtime.system_lib()
+    a = runtime.nd.array(np.arange(12, dtype="float32"))
+    for i, name in enumerate(names):
+        b = runtime.nd.empty((12,), "float32")
+        syslib[name](a, b)
+        np.testing.assert_array_equal(b.numpy(), np.arange(12, dtype="float32") + i + 1)
+
+
+def test_saved_llvm_ir_and_bitcode_load_as_modules(tmp_path):
+    pytest.importorskip("llvmlite")
+    built = _add_one("corner_ir_add", "llvm")
+    assert built.get_source("bc")[:4] == b"BC\xc0\xde"
+    a = runtime.nd.array(np.arange(16, dtype="float32"))
+    for ext in ("ll", "bc"):
+        path = str(tmp_path / f"add.{ext}")
+        built.save(path)
+        loaded = runtime.load_module(path)
+        b = runtime.nd.empty((16,), "float32")
+        loaded["corner_ir_add"](a, b)
+        np.testing.assert_array_equal(b.numpy(), np.arange(16, dtype="float32") + 1)
+    (tmp_path / "bad.ll").write_text("this is not LLVM IR")
+    with pytest.raises(compiler.ir.errors.BuildError, match="not a valid LLVM IR module"):
+        runtime.load_module(str(tmp_path / "bad.ll"))
+
+
+def test_built_module_properties(target):
+    built = _add_one("corner_props", target)
+    assert built.is_runnable and built.is_dso_exportable and not built.is_binary_serializable
+    assert built.get_property_mask() == 6

@@ -31,6 +31,7 @@ MODULES = {
     "tvm.contrib.graph_executor": "microruntime.graph_executor",
     "tvm.testing": "compiler.testing",
     "tvm.runtime": "microruntime",
+    "tvm.rpc": "microruntime.rpc",
     "tvm._ffi": "microruntime",
     "tvm.script": "compiler.script",
     "tvm.nd": "microruntime.nd",
@@ -97,6 +98,7 @@ rocm = microruntime.rocm
 ext_dev = microruntime.ext_dev
 device = microruntime.device
 register_func = microruntime.register_func
+register_extension = microruntime.register_extension
 get_global_func = microruntime.get_global_func
 convert = microruntime.convert
 DataType = microruntime.DataType

@@ -323,7 +323,7 @@ KILN_EXPORT int32_t __tvm_ffi_demo_scale_add(void* self_handle, const TVMFFIAny*
 static void* kiln_library_ctx = NULL;
 extern int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol);
 
-KILN_EXPORT int kiln_system_lib_demo_register(void) {
+static int kiln_register_objects(void) {
   static int registered = 0;
   if (registered) return 0;
   if (TVMFFIEnvModRegisterSystemLibSymbol("demo___tvm_ffi__library_ctx", &kiln_library_ctx) != 0) return -1;
@@ -332,6 +332,10 @@ KILN_EXPORT int kiln_system_lib_demo_register(void) {
   return 0;
 }
 
+KILN_EXPORT __attribute__((weak)) int kiln_system_lib_demo_register(void) {
+  return kiln_register_objects();
+}
+
 __attribute__((constructor)) static void kiln_system_lib_startup(void) {
-  (void)kiln_system_lib_demo_register();
+  (void)kiln_register_objects();
 }
