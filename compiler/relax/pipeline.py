@@ -28,6 +28,7 @@ from .transform.legalize import legalize
 from .transform.qnn_layout_nchwc import qnn_layout_nchwc
 from .transform.quantize_to_integer import quantize_to_integer
 from .transform.transpose_dense_weight import transpose_dense_weight
+from .transform.trim_conv_taps import trim_conv_taps
 from .transform.winograd_conv2d import winograd_conv2d
 from .well_formed import verify
 
@@ -42,6 +43,7 @@ TVM_PASS_NAMES: Dict[str, PassNames] = {
     "fold_constant": (("FoldConstant",), True),
     "fold_batch_norm": (("SimplifyInference", "FoldScaleAxis"), True),
     "eliminate_dead_code": (("DeadCodeElimination",), True),
+    "trim_conv_taps": ((), True),
     "transpose_dense_weight": (("AlterOpLayout",), True),
     "convert_layout_nchwc": (("AlterOpLayout", "ConvertLayout"), True),
     "qnn_layout_nchwc": (("AlterOpLayout",), True),
@@ -80,6 +82,7 @@ def optimize_passes(target: Optional[Target] = None,
         fold_constant,           # constant subgraphs computed now
         fold_batch_norm,         # batch norms into scale/shift, then into weights
         eliminate_dead_code,     # what folding left unused
+        trim_conv_taps,          # kernel taps that only read padding cut (dilated convs)
         transpose_dense_weight,  # dense by a constant W -> matmul by W.T [K, N]
         named(convert_layout_nchwc, target=target),  # CPU: conv regions in NCHW[x]c
         named(qnn_layout_nchwc, target=target),  # CPU: integer convs blocked (VNNI)
