@@ -27,6 +27,7 @@ from .transform.lambda_lift import lambda_lift
 from .transform.legalize import legalize
 from .transform.qnn_layout_nchwc import qnn_layout_nchwc
 from .transform.quantize_to_integer import quantize_to_integer
+from .transform.split_dilated_conv import split_dilated_conv
 from .transform.transpose_dense_weight import transpose_dense_weight
 from .transform.trim_conv_taps import trim_conv_taps
 from .transform.winograd_conv2d import winograd_conv2d
@@ -47,6 +48,7 @@ TVM_PASS_NAMES: Dict[str, PassNames] = {
     "transpose_dense_weight": (("AlterOpLayout",), True),
     "convert_layout_nchwc": (("AlterOpLayout", "ConvertLayout"), True),
     "qnn_layout_nchwc": (("AlterOpLayout",), True),
+    "split_dilated_conv": ((), True),
     "winograd_conv2d": (("AlterOpLayout", "winograd_conv2d"), True),
     "fuse_ops": ((), True),            # "FuseOps" disabled: one operator per kernel (below)
     "legalize": (("LegalizeOps",), False),
@@ -86,6 +88,7 @@ def optimize_passes(target: Optional[Target] = None,
         transpose_dense_weight,  # dense by a constant W -> matmul by W.T [K, N]
         named(convert_layout_nchwc, target=target),  # CPU: conv regions in NCHW[x]c
         named(qnn_layout_nchwc, target=target),  # CPU: integer convs blocked (VNNI)
+        split_dilated_conv,      # CPU: dilated convs mostly over padding, tap by tap
         named(winograd_conv2d, target=target, at_load=weights_at_load),  # CPU: 3x3 convs
         named(fuse_ops, max_depth=1) if unfused else fuse_ops,  # operators grouped into kernels
     ])

@@ -71,3 +71,26 @@ def test_nothing_to_cut_leaves_the_module():
     once = trim_conv_taps(mod)
     assert [c.args[1].data.shape for c in _convs(trim_conv_taps(once)["main"])] == \
         [c.args[1].data.shape for c in _convs(once["main"])]
+
+
+def test_sparse_dilated_convolution_is_computed_tap_by_tap():
+    """Dilation 12 on 14 x 13: each edge tap reaches the input for 2 rows (1 column), so the
+    blocked convolution becomes 9 one-by-one convolutions over their rectangles of outputs,
+    padded into place and summed; dilation 1 stays whole."""
+    from compiler.relax.transform.convert_layout_nchwc import convert_layout_nchwc
+    from compiler.relax.transform.split_dilated_conv import split_dilated_conv, tap_rectangle
+
+    assert tap_rectangle(14, 14, 0, 12, 12) == (12, 14, 0)
+    assert tap_rectangle(14, 14, 2, 12, 12) == (0, 2, 12)
+    assert tap_rectangle(13, 13, 0, 12, 12) == (12, 13, 0)
+    m = _model()
+    blocked = convert_layout_nchwc(trim_conv_taps(bind_params(m.mod, m.params)),
+                                   "llvm -mcpu=haswell")
+    mod = split_dilated_conv(blocked)
+    convs = _convs(mod["main"])
+    kernels = [c.args[1].data.shape[2:4] for c in convs]
+    assert kernels.count((3, 3)) == 1 and kernels.count((1, 5)) == 1   # dilation 1; mixed
+    assert kernels.count((1, 1)) == 2 + 9                               # d24, d36; d12's taps
+    inputs = m.inputs(seed=5)
+    want = np.asarray(interpreter.run(m.mod, *m.args(inputs)))
+    np.testing.assert_allclose(np.asarray(interpreter.run(mod, inputs["x"])), want, **TOL)
