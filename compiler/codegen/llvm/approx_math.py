@@ -11,6 +11,9 @@ scalar loop can be vectorized by LLVM.
   and up to overflow come out right. Error ≤ 1.5 ulp; ±inf, NaN, overflow and underflow as libm.
 - `erf_f32`: the rational approximation x·P(x²)/Q(x²) on [-4, 4] (Eigen's coefficients; outside,
   erf is ±1 in float32). Error ≤ 5e-7 absolute; NaN propagates.
+- `tanh_f32`: the rational approximation x·P(x²)/Q(x²) on |x| ≤ 7.905 (Eigen's coefficients;
+  beyond, ±1, which tanh rounds to in float32), x itself for |x| < 4e-4 (where tanh(x) rounds
+  to x). Error ≤ 5 ulp; NaN propagates.
 """
 from __future__ import annotations
 
@@ -31,6 +34,14 @@ _ERF_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
           -1.60960333262415e-02)
 _ERF_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
           -7.37332916720468e-03, -1.42647390514189e-02)
+
+_TANH_P = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+           5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+           4.89352455891786e-03)
+_TANH_Q = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+           4.89352518554385e-03)
+_TANH_CLAMP = 7.90531110763549805
+_TANH_TINY = 0.0004
 
 
 class ApproxMath:
@@ -83,4 +94,16 @@ class ApproxMath:
         x2 = b.fmul(xc, xc, flags=fm)
         num = b.fmul(xc, self._poly(x2, _ERF_P), flags=fm)
         y = b.fdiv(num, self._poly(x2, _ERF_Q), flags=fm)
+        return self._keep_nan(x, y)
+
+    def tanh_f32(self, x: ir.Value) -> ir.Value:
+        b, fm = self.b, self.ctx.fast_math
+        xc = self._clamp(x, -_TANH_CLAMP, _TANH_CLAMP)
+        x2 = b.fmul(xc, xc, flags=fm)
+        y = b.fdiv(b.fmul(xc, self._poly(x2, _TANH_P), flags=fm), self._poly(x2, _TANH_Q),
+                   flags=fm)
+        ax = self.unary_intrinsic("llvm.fabs", x)
+        one = self.unary_intrinsic("llvm.copysign", splat(x.type, 1.0), x)
+        y = b.select(b.fcmp_ordered(">=", ax, splat(x.type, _TANH_CLAMP)), one, y)
+        y = b.select(b.fcmp_ordered("<", ax, splat(x.type, _TANH_TINY)), x, y)
         return self._keep_nan(x, y)

@@ -90,6 +90,8 @@ class IntrinEmitter(ApproxMath):
             out = self.exp_f32(args[0])
         elif name == "erf" and single:
             out = self.erf_f32(args[0])
+        elif name == "tanh" and single:
+            out = self.tanh_f32(args[0])
         elif name in LLVM_MATH:
             out = self.unary_intrinsic(LLVM_MATH[name], *args)
         elif name == "sigmoid":

@@ -4,6 +4,7 @@ simpler IR, the same for every host target.
 Before: any IR (packed form or not).
 After:
 - no `tir.sigmoid` (1 / (1 + exp(-x))), `tir.rsqrt` (1 / sqrt(x)), `tir.exp10` (pow(10, x)),
+  no float `tir.pow` by a constant whole exponent 1 to 4 (multiplications of the base),
   `tir.popcount` (bit counting on the unsigned value: masks, shifts and one multiply) or
   `tir.likely` (its argument); no `tir.assume` (a fact for the optimizer, evaluated for no
   effect: the statement becomes a no-op);
@@ -22,12 +23,15 @@ from .. import (
     Broadcast,
     Call,
     Evaluate,
+    FloatImm,
     FloorDiv,
     FloorMod,
     IntImm,
     IRMutator,
+    Let,
     PrimExpr,
     Stmt,
+    Var,
     cast,
     make_const,
     no_op,
@@ -55,6 +59,28 @@ def _pow2_shift(e: PrimExpr):
 
 def _like(e: PrimExpr, value) -> PrimExpr:
     return make_const(e.dtype, value)
+
+
+# pow(x, n) with a constant whole exponent up to this is written as multiplications.
+MAX_MULTIPLIED_POWER = 4
+
+
+def _small_power(e: Call):
+    """pow(x, n) for a constant n in 1..MAX_MULTIPLIED_POWER (a scalar or a Broadcast of one)
+    as n - 1 multiplications of x (GPT-2's GELU has x ** 3: a libm call per element stops
+    the loop from being vectorized); None otherwise."""
+    x, n = e.args
+    if isinstance(n, Broadcast):
+        n = n.value
+    value = getattr(n, "value", None)
+    if not isinstance(value, (int, float)) or value != int(value) or \
+            not 1 <= value <= MAX_MULTIPLIED_POWER or not e.dtype.is_float:
+        return None
+    v = x if isinstance(x, (Var, IntImm, FloatImm)) else Var("pow_base", x.dtype)
+    out = v
+    for _ in range(int(value) - 1):
+        out = out * v
+    return out if v is x else Let(v, x, out)
 
 
 def _popcount(x: PrimExpr, dtype) -> PrimExpr:
@@ -104,6 +130,9 @@ class _LowerIntrin(IRMutator):
             return Call(e.dtype, "tir.pow", (_like(x, 10), x))
         if e.op == "tir.popcount":
             return _popcount(e.args[0], e.dtype)
+        if e.op == "tir.pow":
+            power = _small_power(e)
+            return e if power is None else power
         return e
 
     def visit_FloorDiv(self, e: FloorDiv) -> PrimExpr:

@@ -1,7 +1,8 @@
-"""float32 exp, sigmoid and erf on the llvm target are inline arithmetic (approx_math.py): no libm
-call remains, vectorized loops stay vectorized, and results match float64 references within
-the stated error (exp ≤ 2 ulp relative over the whole float32 range including subnormals; erf
-≤ 5e-7 absolute), with libm's answers at ±inf, NaN, overflow and underflow."""
+"""float32 exp, sigmoid, erf and tanh on the llvm target are inline arithmetic (approx_math.py):
+no libm call remains, vectorized loops stay vectorized, and results match float64 references
+within the stated error (exp ≤ 2 ulp relative over the whole float32 range including
+subnormals; erf ≤ 5e-7 absolute; tanh ≤ 5 ulp), with libm's answers at ±inf, NaN, overflow
+and underflow."""
 import math
 
 import numpy as np
@@ -85,3 +86,18 @@ def test_float64_exp_still_uses_libm():
     mod = _build(te.exp, vectorize=False, dtype="float64")
     x = np.linspace(-700, 700, N)
     np.testing.assert_allclose(_run(mod, x), np.exp(x), rtol=1e-15)
+
+
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_tanh_matches_float64_within_five_ulp(vectorize):
+    mod = _build(te.tanh, vectorize)
+    assert "tanhf" not in mod.get_source("ll")
+    x = _grid(-12.0, 12.0, [0.0, -0.0, 1e-30, -3e-4, 4e-4, 7.9, np.inf, -np.inf, np.nan])
+    got = _run(mod, x)
+    want = np.tanh(x.astype("float64"))
+    finite = np.isfinite(x)
+    ulp = np.spacing(np.abs(want[finite]).astype("float32")).astype("float64")
+    assert (np.abs(got[finite] - want[finite]) / ulp).max() <= 5
+    assert got[-3] == 1.0 and got[-2] == -1.0 and np.isnan(got[-1])
+    assert got[x.size - 9] == 0.0 and np.signbit(got[x.size - 8]) and got[x.size - 7] == 1e-30
+    assert got[np.abs(x) > 7.91].tolist() == np.sign(x[np.abs(x) > 7.91]).tolist()

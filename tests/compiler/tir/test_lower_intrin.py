@@ -18,6 +18,7 @@ from compiler.tir import (
     For,
     ForKind,
     IntImm,
+    Let,
     Mul,
     PrimFunc,
     Ramp,
@@ -69,6 +70,21 @@ def test_exp10_becomes_pow_of_ten():
     f64 = DType.parse("float64")
     got = _lowered_value(Call(f64, "tir.exp10", (x,)), x)
     assert_structural_equal(got, Call(f64, "tir.pow", (FloatImm(f64, 10.0), x)))
+
+
+def test_pow_by_a_small_whole_constant_is_multiplied_out():
+    x = Var("x", "float32")
+    assert_structural_equal(_lowered_value(Call(F32, "tir.pow", (x, _f32(3.0))), x),
+                            Mul(Mul(x, x), x))
+    # a base that is not a variable is computed once (a Let), a vector exponent too
+    v = Var("v", "float32x8")
+    got = _lowered_value(Call(DType.parse("float32x8"), "tir.pow",
+                              (v + v, Broadcast(_f32(2.0), 8))), v)
+    assert isinstance(got, Let) and isinstance(got.body, Mul) and got.body.a is got.var
+    # other exponents stay calls
+    for n in (0.0, 2.5, 5.0, -1.0):
+        call = Call(F32, "tir.pow", (x, _f32(n)))
+        assert lower_intrin(_mod(call, x))["f"].body.value is call
 
 
 def test_likely_becomes_its_argument_and_nested_calls_are_lowered():
