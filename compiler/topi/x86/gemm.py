@@ -96,6 +96,13 @@ GEMM_VECTORS = 2
 GEMM_MAX_ROWS = 8
 # A matrix-vector product's tile: up to this many vectors of columns (`_gemv_cols`).
 GEMV_VECTORS = 8
+# A matrix-vector product whose B is at least this many bytes (past the L2) streams B
+# (`_stream_gemv`) in row runs of up to GEMV_STREAM_COLS columns.
+GEMV_STREAM_BYTES = 2 << 20
+GEMV_STREAM_COLS = 2048
+# ... GEMV_STREAM_ROWS rows of B at a time (as many streams, and one load and store of a
+# vector of sums per that many multiply-adds).
+GEMV_STREAM_ROWS = 8
 
 PACKED_TAG = "gemm_packed"
 # A model's matmul takes the packed GEMM (`matmul_packed`) from this many rows: B is packed
@@ -463,6 +470,11 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
         m = 1
         for d in shape[:-1]:
             m *= d
+    k = get_const_tuple(tuple(r.dom.extent for r in anchor.reduce_axis))
+    if (m == 1 and not rows and len(shape) == 2 and isinstance(n, int) and len(k) == 1
+            and isinstance(k[0], int) and mr is None and nr is None
+            and k[0] * n * anchor.output(0).dtype.bytes >= GEMV_STREAM_BYTES):
+        return _stream_gemv(s, anchor, out_op, n, k[0], lanes, parallel)
     mr = min(mr or dmr, m) if isinstance(m, int) else (mr or dmr)
     nr = _fit_cols(n, nr or _gemv_cols(m, n, lanes) or dnr, lanes)
     acc, o = accumulator_stages(s, anchor, out_op)
@@ -473,7 +485,6 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
         batch, i = [], o.fuse(*lead)
     else:
         *batch, i, j = o.op.axis
-    k = get_const_tuple(tuple(r.dom.extent for r in anchor.reduce_axis))
     batches = 1
     for d in (() if rows else shape[:-2]):
         batches *= d if isinstance(d, int) else 1 << 10
@@ -500,6 +511,50 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
     a.reorder(*a_outer, *a.op.reduce_axis, ai, aj)
     a.unroll(ai)
     a.vectorize(aj)
+    return s
+
+
+def _stream_gemv(s, anchor, out_op, n: int, k: int, lanes: int, parallel: bool):
+    """A matrix-vector product x [1, K] @ B [K, N] whose B is larger than the cache: B read
+    row by row in runs of a column block (up to GEMV_STREAM_COLS, at least two blocks for two
+    threads), into the block's sums in L1; the reduction in chunks of GEMM_SUM_CHUNK steps
+    (each summed from zero, then added). A register tile would read each row of B in runs
+    of its width only, one page apart: AlexNet's 1 x 9216 x 4096 read 151 MB at 7 GB/s."""
+    acc, o = accumulator_stages(s, anchor, out_op)
+    s[acc].set_scope("local")
+    i, j = o.op.axis
+    ncb = min(GEMV_STREAM_COLS, _ceil(_ceil(n, 2), lanes) * lanes)
+    ncb = _dividing_block(n, ncb, lanes) if n % lanes == 0 else ncb
+    jc, jr = o.split(j, factor=ncb)
+    block = o.fuse(i, jc)
+    if parallel:
+        o.parallel(block)
+    jo, ji = o.split(jr, factor=lanes)
+    o.vectorize(ji)
+    o.pragma(jo, "loop_partition", 1)   # N not whole vectors: a guard in the last one only
+    a = s[acc]
+    a.compute_at(o, block)
+    chunk = divisor_at_most(k, GEMM_SUM_CHUNK)
+    if chunk * 4 >= GEMM_SUM_CHUNK and k > GEMM_SUM_CHUNK:
+        chunks, _ = a.split(a.op.reduce_axis[0], factor=chunk)
+        part = s[s.rfactor(acc, chunks)]
+        part.set_scope("local")
+        ai, aj = a.op.axis
+        ajo, aji = a.split(aj, factor=lanes)
+        a.reorder(ai, a.op.reduce_axis[0], ajo, aji)
+        a.vectorize(aji)
+        a.pragma(ajo, "loop_partition", 1)
+        part.compute_at(a, a.op.reduce_axis[0])
+        a = part
+    *outer, pj = a.op.axis
+    pjo, pji = a.split(pj, factor=lanes)
+    (r,) = a.op.reduce_axis
+    rows = divisor_at_most(get_const_tuple((r.dom.extent,))[0], GEMV_STREAM_ROWS)
+    ro, ri = a.split(r, factor=rows)
+    a.reorder(*outer, ro, pjo, ri, pji)
+    a.unroll(ri)
+    a.vectorize(pji)
+    a.pragma(pjo, "loop_partition", 1)
     return s
 
 

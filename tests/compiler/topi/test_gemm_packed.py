@@ -343,6 +343,29 @@ def test_packed_matmul_applies_to_enough_rows_of_float32():
     assert not applies((64, 64), (64, 64), "int8")
 
 
+@pytest.mark.parametrize("k,n", [(1040, 512), (600, 1000)])
+def test_gemv_larger_than_the_cache_streams_rows_of_b(run, rng, k, n):
+    """One row by a B of at least GEMV_STREAM_BYTES: B is read GEMV_STREAM_ROWS rows at a
+    time over a column block (sums in a local buffer of the block, the reduction in chunks),
+    with a bias + relu epilogue; N not whole vectors (1000) too. The result is numpy's."""
+    from compiler.topi.x86 import gemm
+    a = rng.standard_normal((1, k)).astype("float32")
+    b = rng.standard_normal((k, n)).astype("float32")
+    bias = rng.standard_normal(n).astype("float32")
+    assert k * n * 4 >= gemm.GEMV_STREAM_BYTES
+    with Target("llvm"):
+        A, B = te.placeholder(a.shape, name="A"), te.placeholder(b.shape, name="B")
+        bt = te.placeholder((n,), name="bias")
+        C = topi.nn.matmul(A, B)
+        D = topi.nn.relu(te.compute(C.shape, lambda i, j: C[i, j] + bt[j], name="add",
+                                    tag="elemwise"))
+        s = topi.x86.schedule_matmul([D])
+    text = str(compiler.lower(s, [A, B, bt, D], simple_mode=True))
+    assert "T_matmul.rf" in text and "'local'" in text
+    (got,) = run(s, [A, B, bt], [D], [a, b, bias])
+    np.testing.assert_allclose(got, np.maximum(a @ b + bias, 0), **TOL)
+
+
 def test_gemv_takes_a_wider_tile_where_it_divides_n(run, rng):
     """One row (a matrix-vector product): the tile is GEMV_VECTORS (or half as many) vectors
     wide where that divides N, else the GEMM tile; the result is the same."""
