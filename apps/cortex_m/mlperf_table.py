@@ -203,7 +203,7 @@ def print_int8_ratios(rows):
             done.get((model, board, executor, "m4"))
         if base is None or f is None:
             continue
-        what = f"{_name(r)} / {'float' if variant == 'm4' else 'M4F code'}"
+        what = f"{_name(r)} / " + {"m4": "float", "nodsp": "SMLAD"}.get(variant, "M4F code")
         lines.append(f"{what:<48} {BOARDS[board]:<18} {executor:<8} "
                      f"{r['flash'] / f['flash']:>7.2f} {r['ram'] / f['ram']:>7.2f} "
                      f"{r['cycles'] / f['cycles']:>7.2f}")
