@@ -9,8 +9,12 @@ its float model on the same board and executor.
     python apps/cortex_m/mlperf_table.py [BUILD_DIR] [--jobs N]
 
 Each model is built once per executor (target "c", Cortex-M4F code, which the M7 and the M55
-run too) and linked for each board with the Makefile beside this file. Exits with 1 when a run
-that should work does not; a combination that cannot fit a board is printed with the reason.
+run too) and linked for each board with the Makefile beside this file. The int8 models are
+also built for the M55 itself (target "c -mtriple=thumbv8.1m.main-none-eabihf
+-mcpu=cortex-m55": GCC compiles for the M55 and the convolutions take MVE's VMLADAVA, both
+executors), and with -mattr=-mve (the M55 compiler, SMLAD kernels; AOT), and run on the M55.
+Exits with 1 when a run that should work does not; a combination that cannot fit a board is
+printed with the reason.
 """
 import argparse
 import os
@@ -33,15 +37,22 @@ REGIONS = {"m4": {"RAM": "4 MB RAM", "FLASH": "4 MB code memory"},
            "m55": {"RAM": "512 KB DTCM", "FLASH": "2 MB code SRAM"}}
 NAMES = {"kws": "DS-CNN (KWS)", "ic": "ResNet-8 (IC)", "vww": "MobileNetV1-0.25 (VWW)",
          "ad": "AD autoencoder", "kws_int8": "DS-CNN (KWS) int8", "ic_int8": "ResNet-8 (IC) int8"}
+# How a model is built, beside the M4F code every board runs: (MODEL_BOARD, DSP, MVE, the
+# suffix of its rows' names).
+VARIANTS = {"m4": ("m4", "on", "on", ""),
+            "nodsp": ("m4", "off", "on", " no SMLAD"),
+            "m55": ("m55", "on", "on", " M55 code"),
+            "m55nomve": ("m55", "on", "off", " M55 code no MVE")}
 # The table's models: each float model, its int8 version after it.
 ALL_MODELS = tuple(m for f in mlperf_tiny.MODELS for m in
                    (f, *(q for q, base in mlperf_tiny.INT8_MODELS.items() if base == f)))
 
 
-def _make(build, board, model, executor, goal, dsp="on"):
+def _make(build, board, model, executor, goal, variant="m4"):
+    model_board, dsp, mve, _ = VARIANTS[variant]
     cmd = ["make", "-s", "-C", APP, f"PYTHON={sys.executable}", f"BUILD={build}",
-           f"BOARD={board}", "MODEL_BOARD=m4", f"MODEL={model}", "KIND=c",
-           f"EXECUTOR={executor}", f"DSP={dsp}", goal]
+           f"BOARD={board}", f"MODEL_BOARD={model_board}", f"MODEL={model}", "KIND=c",
+           f"EXECUTOR={executor}", f"DSP={dsp}", f"MVE={mve}", goal]
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           check=False)
 
@@ -83,17 +94,21 @@ def _field(pattern, text, default=None):
     return m.group(1) if m else default
 
 
-def _out_dir(build, board, model, executor, dsp="on"):
+def _out_dir(build, board, model, executor, variant="m4"):
     """The Makefile's build folder of one run."""
+    model_board, dsp, mve, _ = VARIANTS[variant]
     return os.path.join(build, f"{board}-c-{'aot-' if executor == 'aot' else ''}"
-                               f"{'nodsp-' if dsp == 'off' else ''}{model}")
+                               f"{'nodsp-' if dsp == 'off' else ''}"
+                               f"{'nomve-' if mve == 'off' else ''}"
+                               f"{model_board + 'code-' if model_board != board else ''}{model}")
 
 
-def run_one(build, board, model, executor, dsp="on"):
-    """One row: a dict of what was measured, or the reason it cannot run. dsp "off": the
-    model built with -mattr=-dsp (the integer kernels without the SMLAD intrinsic)."""
-    row = {"board": board, "model": model, "executor": executor, "dsp": dsp}
-    link = _make(build, board, model, executor, "all", dsp)
+def run_one(build, board, model, executor, variant="m4"):
+    """One row: a dict of what was measured, or the reason it cannot run. variant: how the
+    model was built (VARIANTS: "m4" the M4F code, "nodsp" with -mattr=-dsp, "m55" for the M55
+    with its MVE kernels, "m55nomve" for the M55 without them)."""
+    row = {"board": board, "model": model, "executor": executor, "variant": variant}
+    link = _make(build, board, model, executor, "all", variant)
     overflow = re.findall(r"region `(\w+)' overflowed by (\d+) bytes", link.stdout)
     if link.returncode != 0:
         if overflow:
@@ -102,11 +117,11 @@ def run_one(build, board, model, executor, dsp="on"):
         else:
             row["error"] = link.stdout[-2000:]
         return row
-    out = _out_dir(build, board, model, executor, dsp)
+    out = _out_dir(build, board, model, executor, variant)
     elf = os.path.join(out, "app.elf")
     row["flash"], static = _sizes(elf)
     row["runtime"] = _runtime_flash(os.path.join(out, "app.map"))
-    run = _make(build, board, model, executor, "run", dsp)
+    run = _make(build, board, model, executor, "run", variant)
     text = run.stdout
     heap = int(_field(r"^heap: (\d+) bytes", text, "0"))
     row["ram"] = static + heap
@@ -121,8 +136,9 @@ def run_one(build, board, model, executor, dsp="on"):
     if not row["match"]:
         row["error"] = _field(r"^(error: .*)$", text) or text[-2000:]
         if "out of memory" in row["error"]:   # the heap left beside the arena is too small
-            arena = int(_arena_bytes(_out_dir(build, "m4", model, executor, dsp))) // 1024
-            row = {k: row[k] for k in ("board", "model", "executor", "dsp")}
+            arena = int(_arena_bytes(_out_dir(build, VARIANTS[variant][0], model, executor,
+                                              variant))) // 1024
+            row = {k: row[k] for k in ("board", "model", "executor", "variant")}
             row["reason"] = (f"does not fit: {REGIONS[board]['RAM']} holds the {arena} KB arena "
                              "but not the executor's heap (out of memory at load)")
     return row
@@ -139,16 +155,16 @@ def _kb(n):
 
 
 def _name(row):
-    return NAMES[row["model"]] + (" no SMLAD" if row.get("dsp") == "off" else "")
+    return NAMES[row["model"]] + VARIANTS[row.get("variant", "m4")][3]
 
 
 def print_table(rows):
-    head = (f"{'model':<28} {'board':<18} {'executor':<8} {'flash KB':>9} {'runtime KB':>10} "
+    head = (f"{'model':<36} {'board':<18} {'executor':<8} {'flash KB':>9} {'runtime KB':>10} "
             f"{'RAM KB':>8} {'arena KB':>9} {'cycles':>13}  match")
     print(head)
     print("-" * len(head))
     for r in rows:
-        lead = f"{_name(r):<28} {BOARDS[r['board']]:<18} {r['executor']:<8}"
+        lead = f"{_name(r):<36} {BOARDS[r['board']]:<18} {r['executor']:<8}"
         if "reason" in r:
             print(f"{lead} {r['reason']}")
         elif "flash" not in r:
@@ -168,28 +184,31 @@ def print_table(rows):
           "by ONNX Runtime (QDQ, per channel); its outputs are compared as int8 values (atol "
           "half a step of the output's scale). no SMLAD: the same model built with -mattr=-dsp: "
           "the same kernels with each 16-bit pair's products in plain C instead of the SMLAD "
-          "intrinsic (GCC makes SMLABB + SMLATT of them for the Cortex-M4).")
+          "intrinsic (GCC makes SMLABB + SMLATT of them for the Cortex-M4). M55 code: built for "
+          "the M55 (c -mtriple=thumbv8.1m.main-none-eabihf -mcpu=cortex-m55: GCC's code for "
+          "the M55, the convolutions by MVE's VMLADAVA.S16); no MVE: the same with -mattr=-mve "
+          "(the SMLAD kernels).")
     print_int8_ratios(rows)
 
 
 def print_int8_ratios(rows):
     """Each int8 run's flash, RAM and cycles as a fraction of its float model's on the same
-    board and executor (and, built without the DSP kernels, of the int8 run with them)."""
-    done = {(r["model"], r["board"], r["executor"], r["dsp"]): r for r in rows
+    board and executor (and, built otherwise than the M4F code, of the M4F code's int8 run)."""
+    done = {(r["model"], r["board"], r["executor"], r["variant"]): r for r in rows
             if r.get("match")}
     lines = []
-    for (model, board, executor, dsp), r in done.items():
+    for (model, board, executor, variant), r in done.items():
         base = mlperf_tiny.INT8_MODELS.get(model)
-        f = done.get((base, board, executor, "on")) if dsp == "on" else \
-            done.get((model, board, executor, "on"))
+        f = done.get((base, board, executor, "m4")) if variant == "m4" else \
+            done.get((model, board, executor, "m4"))
         if base is None or f is None:
             continue
-        what = f"{_name(r)} / {'float' if dsp == 'on' else 'SMLAD'}"
-        lines.append(f"{what:<36} {BOARDS[board]:<18} {executor:<8} "
+        what = f"{_name(r)} / " + {"m4": "float", "nodsp": "SMLAD"}.get(variant, "M4F code")
+        lines.append(f"{what:<48} {BOARDS[board]:<18} {executor:<8} "
                      f"{r['flash'] / f['flash']:>7.2f} {r['ram'] / f['ram']:>7.2f} "
                      f"{r['cycles'] / f['cycles']:>7.2f}")
     if lines:
-        head = f"{'ratio':<36} {'board':<18} {'executor':<8} {'flash':>7} {'RAM':>7} " \
+        head = f"{'ratio':<48} {'board':<18} {'executor':<8} {'flash':>7} {'RAM':>7} " \
                f"{'cycles':>7}"
         print(f"\n{head}\n{'-' * len(head)}")
         print("\n".join(lines))
@@ -205,10 +224,14 @@ def main(argv=None):
     build = os.path.abspath(args.build)
     models, boards = args.models.split(","), args.boards.split(",")
     # First each model (once per executor) and each board's runtimes, then the runs.
-    # The int8 models also without the SMLAD intrinsic (-mattr=-dsp), on the M4F with AOT.
-    nodsp = [m for m in models if m in mlperf_tiny.INT8_MODELS] if "m4" in boards else []
+    # The int8 models also without the SMLAD intrinsic (-mattr=-dsp), on the M4F with AOT,
+    # and built for the M55 (with MVE: both executors; without: AOT), on the M55.
+    int8 = [m for m in models if m in mlperf_tiny.INT8_MODELS]
+    extra = ([("m4", m, "aot", "nodsp") for m in int8] if "m4" in boards else []) + \
+        ([("m55", m, e, "m55") for m in int8 for e in EXECUTORS] +
+         [("m55", m, "aot", "m55nomve") for m in int8] if "m55" in boards else [])
     jobs = [("m4", m, e, "model") for m in models for e in EXECUTORS] + \
-        [("m4", m, "aot", "model", "off") for m in nodsp] + \
+        [(b, m, e, "model", v) for b, m, e, v in extra] + \
         [(b, models[0], "graph", "runtime") for b in boards]
     failed = []
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -219,8 +242,7 @@ def main(argv=None):
         if failed:
             print("\n".join(failed))
             return 1
-        runs = [(b, m, e) for m in models for b in boards for e in EXECUTORS] + \
-            [("m4", m, "aot", "off") for m in nodsp]
+        runs = [(b, m, e) for m in models for b in boards for e in EXECUTORS] + extra
         runs.sort(key=lambda r: (ALL_MODELS.index(r[1]) if r[1] in ALL_MODELS else 0,
                                  len(r) > 3))
         rows = list(pool.map(lambda r: run_one(build, *r), runs))

@@ -55,6 +55,9 @@ _DLTENSOR_FIELDS = {"data": "data", "ndim": "ndim", "dtype_code": "dtype.code",
 _RESERVED = {"kiln_parts", "closure", "task_id", "penv", "cdata"}
 _ANY_FIELDS = {"tir.any_int64": "u.v_int64", "tir.any_float64": "u.v_float64",
                "tir.any_handle": "u.v_ptr"}
+# Extern functions the prelude defines (static inline) when the code calls them: name -> the
+# prelude's helper key (codegen_templates/c/prelude.h.j2).
+PRELUDE_EXTERNS = {"kiln_mve_dot16": "mve_dot16"}
 
 # Runtime services: key -> (name, return type, parameter types, wrapper). What each does when no
 # runtime provides it is written in codegen_templates/c/services.h.j2 (`fallback`).
@@ -207,11 +210,15 @@ class CHostPrinter(CFamilyPrinter):
     def call_extern(self, e: E.Call) -> str:
         """`name(args)`, with a file-scope prototype from the argument and result types (the
         name in parentheses, so that a function-like macro of that name is left alone); a
-        compiler builtin (`__builtin_*`) is declared by the C compiler itself, not here."""
+        compiler builtin (`__builtin_*`) is declared by the C compiler itself, not here, and a
+        helper of the prelude (`kiln_mve_dot16`: PRELUDE_EXTERNS) is defined there."""
         name = e.args[0].value if isinstance(e.args[0], E.Broadcast) else e.args[0]
         if not isinstance(name, E.StringImm):
             raise InternalError(f"{e} needs the function name as a StringImm")
         args = e.args[1:]
+        if name.value in PRELUDE_EXTERNS:
+            self.helpers.add(PRELUDE_EXTERNS[name.value])
+            return f"{name.value}({', '.join(self.expr(a) for a in args)})"
         params = ", ".join(self.value_type(a.dtype.element_of()) for a in args) or "void"
         decl = f"extern {self.value_type(e.dtype.element_of())} ({name.value})({params});"
         if decl not in self.lambdas and not name.value.startswith("__builtin_"):

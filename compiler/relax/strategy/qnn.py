@@ -6,8 +6,10 @@ the target (which picks VNNI or the portable multiply-add): the generic schedule
 it untiled and serial, tens of times slower; so do the packed integer matmul
 (topi.x86.qnn_matmul_int8) and the blocked depthwise convolution
 (topi.x86.qnn_depthwise_conv2d_nchwc). On a Cortex-M target an NCHW integer convolution
-of groups 1 over int8/uint8 computes over 16-bit pairs (topi.arm_cpu.qnn_conv2d), by SMLAD
-where the target has the DSP extension (topi.arm_cpu.has_dsp), and a grouped (depthwise) one
+of groups 1 over int8/uint8 computes over 16-bit pairs (topi.arm_cpu.qnn_conv2d), by
+VMLADAVA.S16 (eight 16-bit lanes) where the target has MVE (topi.arm_cpu.has_mve: the c target
+for the Cortex-M55 or M85), else by SMLAD where it has the DSP extension
+(topi.arm_cpu.has_dsp), and a grouped (depthwise) one
 takes topi.arm_cpu's direct schedule; other targets take the portable kernels. On
 every Cortex-M target requantize computes in single precision where that decides the result,
 and quantize and requantize round with the FPU (topi.arm_cpu.qnn_requantize: the same values
@@ -68,10 +70,13 @@ def _smlad_conv2d(call) -> bool:
 
 def _conv2d(call, target, schedules) -> OpStrategy:
     if target is not None and arm_cpu.is_cortex_m(target) and _smlad_conv2d(call):
+        # MVE's steps are four words: the columns padded with zero words to a multiple of 4
+        multiple = arm_cpu.mve.WORDS if arm_cpu.has_mve(target) else 1
+
         def compute(call, a):
             at = call.attrs
             return arm_cpu.qnn_conv2d_nchw_smlad(a[0], a[1], a[2], a[3], list(at.strides),
-                                                 list(at.padding), list(at.dilation))
+                                                 list(at.padding), list(at.dilation), multiple)
         return OpStrategy("qnn_conv2d_nchw_smlad", compute,
                           lambda outs: arm_cpu.schedule_qnn_conv2d_nchw_smlad(outs, target))
     if target is not None and arm_cpu.is_cortex_m(target) and call.attrs.groups > 1:

@@ -30,6 +30,8 @@ from ..nn.utils import get_pad_tuple, pair
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
 from ..x86.anchored import accumulator_stages, schedule_anchored
 from .dsp import dot2, has_dsp, pack16, smlad
+from .mve import WORDS as MVE_WORDS
+from .mve import dot16, has_mve
 
 TAG = "qnn_conv2d_nchw_smlad"
 # Output channels computed from one column word, at most (their accumulators stay in registers).
@@ -41,10 +43,12 @@ K_UNROLL = 2
 
 
 def qnn_conv2d_nchw_smlad(data, weight, data_zero_point, weight_zero_point, strides, padding,
-                          dilation):
+                          dilation, word_multiple: int = 1):
     """int32 sum((data - zx) * (weight - zw)) of NCHW int8/uint8 `data` by OIHW int8/uint8
     `weight` (groups 1) over 16-bit pairs (module docstring). zx: a number or a 0-d tensor;
-    zw: a number, a 0-d tensor or one per output channel."""
+    zw: a number, a 0-d tensor or one per output channel. `word_multiple`: the words of a
+    column and of a weight row padded with zero words to a multiple of it (4 for MVE: eight
+    16-bit lanes per step)."""
     for t, what in ((data, "data"), (weight, "weight")):
         if str(t.dtype) not in ("int8", "uint8"):
             raise IRError(f"qnn_conv2d_nchw_smlad: the {what} is {t.dtype}; int8 or uint8 "
@@ -82,19 +86,28 @@ def qnn_conv2d_nchw_smlad(data, weight, data_zero_point, weight_zero_point, stri
         """(kernel row, kernel column, channel pair) of word k."""
         return k // (kw * c2), k // c2 % kw, k % c2
 
+    words = kh * kw * c2
+    padded = -(-words // word_multiple) * word_multiple
+    last = E.make_const(i32, words - 1)
+
+    def in_words(k, value):
+        """`value`, or a zero word past the last real one (k clamped so no load strays)."""
+        return value if padded == words else te.if_then_else(k < words, value, zero)
+
     def col_word(b, y, x, k):
-        ry, rx, p = split_k(k)
+        ry, rx, p = split_k(E.Min(k, last) if padded != words else k)
         iy, ix = y * sh + ry * dh, x * sw + rx * dw
-        return pack16(x_centered(b, 2 * p, iy, ix), x_centered(b, 2 * p + 1, iy, ix))
+        return in_words(k, pack16(x_centered(b, 2 * p, iy, ix),
+                                  x_centered(b, 2 * p + 1, iy, ix)))
 
     def weight_word(o, k):
-        ry, rx, p = split_k(k)
-        return pack16(w_centered(o, 2 * p, ry, rx), w_centered(o, 2 * p + 1, ry, rx))
+        ry, rx, p = split_k(E.Min(k, last) if padded != words else k)
+        return in_words(k, pack16(w_centered(o, 2 * p, ry, rx),
+                                  w_centered(o, 2 * p + 1, ry, rx)))
 
-    words = kh * kw * c2
-    col = te.compute((n, oh, ow, words), col_word, name="T_col16", tag="im2col16")
-    wp = te.compute((oc, words), weight_word, name="T_weight16", tag="weight16")
-    rk = te.reduce_axis((0, words), name="rk")
+    col = te.compute((n, oh, ow, padded), col_word, name="T_col16", tag="im2col16")
+    wp = te.compute((oc, padded), weight_word, name="T_weight16", tag="weight16")
+    rk = te.reduce_axis((0, padded), name="rk")
     return te.compute((n, oc, oh, ow), lambda b, o, y, x: te.sum(
         dot2(col[b, y, x, rk], wp[o, rk]), axis=rk), name="conv2d_nchw_smlad", tag=TAG)
 
@@ -136,6 +149,41 @@ def smlad_tile(oc_tile: int, target, px_tile: int = 1):
                                  binds={col: a_buf, wp: b_buf, out: c_buf})
 
 
+def mve_tile(oc_tile: int, px_tile: int = 1):
+    """The tensor intrinsic out[i, 0, j] += sum over k < 4 of dot2(col[j, k], wp[i, k]),
+    i < oc_tile, j < px_tile: four column words (eight 16-bit values) of each of `px_tile`
+    output pixels by four weight words of each of `oc_tile` output channels, one
+    `kiln_mve_dot16` (VMLADAVA.S16) each (mve.py; out as in smlad_tile)."""
+    col = te.placeholder((px_tile, MVE_WORDS), dtype="int32", name="col")
+    wp = te.placeholder((oc_tile, MVE_WORDS), dtype="int32", name="wp")
+    k = te.reduce_axis((0, MVE_WORDS), name="k")
+    out = te.compute((oc_tile, 1, px_tile), lambda i, y, x: te.sum(
+        dot2(col[x, k], wp[i, k]), axis=k), name="out")
+    a_buf = tir.decl_buffer(col.shape, "int32", name="a", offset_factor=1,
+                            strides=[te.var("ldp"), 1])
+    b_buf = tir.decl_buffer(wp.shape, "int32", name="b", offset_factor=1,
+                            strides=[te.var("ldw"), 1])
+    c_buf = tir.decl_buffer(out.shape, "int32", name="c", offset_factor=1,
+                            strides=[te.var("ldc"), te.var("ldy"), te.var("ldx")])
+    tiles = [(i, j) for i in range(oc_tile) for j in range(px_tile)]
+
+    def intrin(ins, outs):
+        at = {(i, j): [tir.const(i), tir.const(0), tir.const(j)] for i, j in tiles}
+        cols = [ins[0].access_ptr("r", offset=j * ins[0].strides[0]) for j in range(px_tile)]
+        weights = [ins[1].access_ptr("r", offset=i * ins[1].strides[0]) for i in range(oc_tile)]
+
+        def update(first: bool):
+            return seq(*[tir.BufferStore(outs[0], dot16(
+                tir.const(0, "int32") if first else outs[0].vload(at[i, j], "int32"),
+                cols[j], weights[i]), at[i, j]) for i, j in tiles])
+
+        reset = seq(*[tir.BufferStore(outs[0], tir.const(0, "int32"), at[t]) for t in tiles])
+        return update(True), reset, update(False)
+
+    return te.decl_tensor_intrin(out.op, intrin, name=f"mve_{oc_tile}x{px_tile}",
+                                 binds={col: a_buf, wp: b_buf, out: c_buf})
+
+
 def _stage_of(anchor, tag_name):
     return next(t.op for t in anchor.input_tensors if t.op.tag == tag_name)
 
@@ -147,8 +195,11 @@ def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE,
     length), their column words, then `oc_tile` output channels at a time (a divisor of the
     channel count), each step of the reduction one SMLAD per channel and pixel, each column and
     weight word loaded once (on a target without the DSP extension, dot2 in plain arithmetic
-    in its place, one pixel at a time); the epilogue applied as each tile is written."""
+    in its place, one pixel at a time); the epilogue applied as each tile is written. On a
+    target with MVE (mve.has_mve: the compute made with word_multiple 4), each step of the
+    reduction is four words, one VMLADAVA.S16 per channel and pixel (mve_tile)."""
     smlad_ok = has_dsp(target)
+    mve_ok = has_mve(target)
 
     def tile(s, anchor, out_op):
         acc, o = accumulator_stages(s, anchor, out_op)
@@ -169,9 +220,10 @@ def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE,
         an, af, ay, ax = a.op.axis
         rk, = a.op.reduce_axis
         words = get_const_tuple(col.output(0).shape)[3]
-        rko, rki = a.split(rk, factor=1)
-        # two words per loop step (where the count is even): half the loop's overhead
-        step = divisor_at_most(words, K_UNROLL)
+        lanes = MVE_WORDS if mve_ok and words % MVE_WORDS == 0 else 1
+        rko, rki = a.split(rk, factor=lanes)
+        # two steps per loop step (where the count is even): half the loop's overhead
+        step = divisor_at_most(words // lanes, K_UNROLL)
         rkoo, rkoi = a.split(rko, factor=step)
         a.reorder(an, ay, rkoo, rkoi, af, ax, rki)
         a.unroll(rkoi)
@@ -184,9 +236,11 @@ def schedule_qnn_conv2d_nchw_smlad(outs, target, oc_tile: int = OC_TILE,
                 stage.unroll(axis)
         for axis in (an, ay):
             a.unroll(axis)
-        if words == step:
+        if words == step * lanes:
             a.unroll(rkoo)
-        if smlad_ok:
+        if lanes > 1:
+            a.tensorize(af, mve_tile(ft, xt))
+        elif smlad_ok:
             a.tensorize(af, smlad_tile(ft, target, xt))
         else:
             a.unroll(af)
@@ -229,5 +283,5 @@ def schedule_qnn_group_conv2d_nchw(outs):
     return schedule_anchored(as_outputs(outs), lambda t: t == GROUP_TAG, tile, keep_pad=True)
 
 
-__all__ = ["OC_TILE", "PX_TILE", "qnn_conv2d_nchw_smlad", "schedule_qnn_conv2d_nchw_smlad",
-           "schedule_qnn_group_conv2d_nchw", "smlad_tile"]
+__all__ = ["OC_TILE", "PX_TILE", "mve_tile", "qnn_conv2d_nchw_smlad",
+           "schedule_qnn_conv2d_nchw_smlad", "schedule_qnn_group_conv2d_nchw", "smlad_tile"]

@@ -10,6 +10,11 @@ schedule and requantize in single precision, for Cortex-M targets.
   that C source, compiled here with SMLAD written out as a macro, equals numpy (tiles of
   output channels and of pixels). (tests/apps/test_cortex_m.py runs it under QEMU against
   ONNX Runtime.)
+- Scheduled for a c target with MVE (-mcpu=cortex-m55), each step of the reduction is four words
+  (eight 16-bit values) by `kiln_mve_dot16`, which the prelude defines by `vmladavaq_s16` under
+  `__ARM_FEATURE_MVE` (GCC's assembly for the M55 has VMLADAVA.S16; the M4 build neither the
+  call nor the instruction); the same source compiled here (the plain-C definition) equals
+  numpy, word counts that are not a multiple of four padded with zero words.
 - requantize_cortex_m equals topi.nn.qnn.requantize (the double formula) bit for bit, on values
   placed at and beside half-integers, large values, per-channel multipliers, int8 and uint8;
   quantize_cortex_m equals topi.nn.qnn.quantize likewise.
@@ -31,6 +36,7 @@ from compiler.codegen.c_family.c import compile_flags, generate_c
 from compiler.target import Target
 from compiler.topi.arm_cpu import (
     has_dsp,
+    has_mve,
     is_cortex_m,
     qnn_conv2d_nchw_smlad,
     quantize_cortex_m,
@@ -43,6 +49,7 @@ from compiler.topi.utils import get_const_tuple
 
 M4_C = "c -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4"
 M4_LLVM = "llvm -mtriple=thumbv7em-none-eabihf -mcpu=cortex-m4"
+M55_C = "c -mtriple=thumbv8.1m.main-none-eabihf -mcpu=cortex-m55"
 
 
 def reference_conv(x, w, zx, zw, stride, pad, dilation=1, groups=1):
@@ -117,7 +124,8 @@ def test_smlad_conv_rejects_wrong_inputs():
 def _smlad_kernel(target, oc=8):
     X = te.placeholder((1, 4, 6, 6), "int8", name="X")
     W = te.placeholder((oc, 4, 3, 3), "int8", name="W")
-    C = qnn_conv2d_nchw_smlad(X, W, 5, 0, 1, 1, 1)
+    # 18 words: padded to 20 for MVE (as the strategy does)
+    C = qnn_conv2d_nchw_smlad(X, W, 5, 0, 1, 1, 1, 4 if has_mve(target) else 1)
     out = requantize(C, 0.01, 3)
     with Target(target):
         s = schedule_qnn_conv2d_nchw_smlad(out, Target(target))
@@ -186,6 +194,82 @@ def test_smlad_schedule_equals_numpy(case, tmp_path):
     acc = reference_conv(x, w, zx, zw, stride, pad, dil)
     want = np.clip(np.rint(acc.astype(np.float32) * np.float32(0.01)) + 3, -128, 127)
     np.testing.assert_array_equal(out.numpy(), want.astype("int8"))
+
+
+def _scheduled_c(target, case, word_multiple):
+    """The C source of CONVS' `case` with requantize fused, scheduled for `target` and printed
+    for this machine's c target, and its arguments' arrays."""
+    xshape, wshape, stride, pad, dil, xdtype, wdtype, zx, per_channel = case
+    x, w, zw = _inputs(xshape, wshape, xdtype, wdtype, per_channel, sum(wshape))
+    X = te.placeholder(xshape, xdtype, name="X")
+    W = te.placeholder(wshape, wdtype, name="W")
+    ZW = te.placeholder((wshape[0],), "int32", name="ZW") if per_channel else 0
+    C = qnn_conv2d_nchw_smlad(X, W, zx, ZW, stride, pad, dil, word_multiple)
+    out_t = requantize(C, 0.01, 3)
+    with Target(target):
+        s = schedule_qnn_conv2d_nchw_smlad(out_t, Target(target))
+    args = [X, W] + ([ZW] if per_channel else []) + [out_t]
+    host = Target("c")
+    src = generate_c(host_passes(compiler.lower(s, args), host), host)
+    arrays = [x, w] + ([zw] if per_channel else [])
+    want = reference_conv(x, w, zx, zw, stride, pad, dil)
+    want = np.clip(np.rint(want.astype(np.float32) * np.float32(0.01)) + 3, -128, 127)
+    return src, arrays, want.astype("int8"), get_const_tuple(out_t.shape)
+
+
+@pytest.mark.parametrize("case", CONVS, ids=[f"conv{i}" for i in range(len(CONVS))])
+def test_mve_schedule_equals_numpy(case, tmp_path):
+    """The kernel scheduled for the Cortex-M55 (four words per VMLADAVA), compiled here with
+    the prelude's plain-C kiln_mve_dot16; CONVS hold word counts of 36, 18 (padded to 20), 8,
+    3 (padded to 4) and 27 (padded to 28)."""
+    from compiler.contrib.cc import compile_source
+
+    src, arrays, want, shape = _scheduled_c(M55_C, case, 4)
+    assert "kiln_mve_dot16(" in src
+    assert "__builtin_arm_smlad(" not in src
+    path = tmp_path / "kernel.c"
+    path.write_text(src)
+    obj = str(tmp_path / "kernel.o")
+    compile_source(str(path), obj, compile_flags(Target("c")))
+    f = runtime.load_module(obj)
+    out = runtime.nd.empty(shape, "int8")
+    f(*[runtime.nd.array(a) for a in arrays], out)
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
+def _arm_asm(tmp_path, target, src):
+    """GCC's assembly of C source `src` for `target` (skips without arm-none-eabi-gcc)."""
+    if shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("arm-none-eabi-gcc not installed (apt-get install gcc-arm-none-eabi)")
+    path = tmp_path / "kernel.c"
+    path.write_text(src)
+    asm = tmp_path / "kernel.s"
+    subprocess.run(["arm-none-eabi-gcc"] + compile_flags(Target(target), "arm-none-eabi-gcc") +
+                   ["-std=c99", "-S", str(path), "-o", str(asm)], check=True)
+    return asm.read_text()
+
+
+def test_mve_schedule_makes_vmladava_for_the_m55_only(tmp_path):
+    """The c source for the M55 calls kiln_mve_dot16 and GCC makes VMLADAVA.S16 of it; the
+    one for the M4 has SMLAD and no MVE instruction; -mattr=-mve takes the SMLAD kernels."""
+    s, args = _smlad_kernel(M55_C)
+    tgt = Target(M55_C)
+    m55 = generate_c(host_passes(compiler.lower(s, args), tgt), tgt)
+    assert "kiln_mve_dot16(" in m55 and "#include <arm_mve.h>" in m55
+    assert "__builtin_arm_smlad(" not in m55
+    s, args = _smlad_kernel(M4_C)
+    tgt = Target(M4_C)
+    m4 = generate_c(host_passes(compiler.lower(s, args), tgt), tgt)
+    assert "kiln_mve_dot16" not in m4 and "arm_mve.h" not in m4
+    s, args = _smlad_kernel(M55_C + " -mattr=-mve")
+    tgt = Target(M55_C + " -mattr=-mve")
+    no_mve = generate_c(host_passes(compiler.lower(s, args), tgt), tgt)
+    assert "kiln_mve_dot16" not in no_mve and "__builtin_arm_smlad(" in no_mve
+    asm = _arm_asm(tmp_path, M55_C, m55)
+    assert "vmladava.s16" in asm and "vldrh.16" in asm
+    assert "smlad" not in asm
+    asm = _arm_asm(tmp_path, M4_C, m4)
+    assert "vmladava" not in asm and "\tsmlad\t" in asm
 
 
 def test_group_conv_schedule_equals_numpy():
@@ -286,6 +370,22 @@ def test_which_targets(target, cortex_m, dsp):
     assert has_dsp(target) == dsp
 
 
+@pytest.mark.parametrize("target,mve", [
+    (M55_C, True),
+    ("c -mtriple=thumbv8.1m.main-none-eabihf -mcpu=cortex-m85", True),
+    ("c -mtriple=thumbv8.1m.main-none-eabihf -mattr=+mve", True),
+    ("c -mtriple=thumbv8.1m.main-none-eabihf", False),
+    (M55_C + " -mattr=+mve.fp,-mve", False),
+    (M55_C + " -mattr=-dsp", False),
+    ("llvm -mtriple=thumbv8.1m.main-none-eabihf -mcpu=cortex-m55 -mattr=+mve.fp", False),
+    (M4_C, False),
+    ("c -mtriple=thumbv8m.main-none-eabi -mcpu=cortex-m33 -mattr=+dsp", False),
+    ("c", False),
+])
+def test_which_targets_have_mve(target, mve):
+    assert has_mve(target) == mve
+
+
 def test_arm_mattr_stays_off_the_gcc_command_line():
     flags = compile_flags(Target(M4_C + " -mattr=-dsp"), "arm-none-eabi-gcc")
     assert "-mcpu=cortex-m4" in flags
@@ -340,5 +440,6 @@ def test_cortex_m_strategies_and_no_blocked_layout():
     assert names(M4_C) == want
     assert names(M4_LLVM) == want
     assert names(M4_C + " -mattr=-dsp") == want   # the pair loops, without the intrinsic
+    assert names(M55_C) == want   # the same kernel, by MVE (tested above)
     assert "qnn_conv2d_nchw_smlad" not in names("llvm")
     assert "requantize_cortex_m" not in names("llvm")
