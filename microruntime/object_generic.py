@@ -57,6 +57,9 @@ class Array(Object):
     def __str__(self):
         return _text(self)
 
+    def __reduce__(self):
+        return make_array, (list(self),)
+
 
 class Map(Object):
     """A read-only view of a Map object (what `convert_to_object(dict)` gives): a mapping whose
@@ -123,6 +126,9 @@ class Map(Object):
 
     def __str__(self):
         return _text(self)
+
+    def __reduce__(self):
+        return make_map, (dict(self.items()),)
 
 
 def _text(value):

@@ -1,5 +1,6 @@
 """te.tag_scope as a context manager and as a decorator: the tag of computes made inside it."""
 import json
+import pickle
 import warnings
 
 import numpy as np
@@ -94,3 +95,6 @@ def test_compute_attrs_are_ir_values_and_survive_json():
     assert [x.value for x in CC.op.attrs["arr"]] == [10, 12]
     # printed as TVM prints a map: JSON text
     assert json.loads(str(CC.op.attrs)) == {"hello": 1, "arr": [10, 12]}
+    # a schedule holding the operation pickles
+    s = pickle.loads(pickle.dumps(te.create_schedule(C.op)))
+    assert s.outputs[0].attrs["arr"][1].value == 12
