@@ -1,5 +1,7 @@
 """convert / convert_to_object / const: Python values as runtime objects, and Array and Map,
 the read-only views of the containers that `convert_to_object(list | dict)` gives."""
+import json
+
 import numpy as np
 
 from ._loader import ffi, lib
@@ -51,6 +53,12 @@ class Array(Object):
 
     def __repr__(self):
         return f"Array({list(self)!r})"
+
+    def __str__(self):
+        return _text(self)
+
+    def __reduce__(self):
+        return make_array, (list(self),)
 
 
 class Map(Object):
@@ -115,6 +123,25 @@ class Map(Object):
 
     def __repr__(self):
         return "Map({" + ", ".join(f"{k!r}: {v!r}" for k, v in self.items()) + "})"
+
+    def __str__(self):
+        return _text(self)
+
+    def __reduce__(self):
+        return make_map, (dict(self.items()),)
+
+
+def _text(value):
+    """`value` printed as TVM prints containers: strings in double quotes, arrays as
+    `[a, b]`, maps as `{"key": value}`, other values by their str (so a map of strings,
+    numbers and arrays of them reads as JSON)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (Array, list, tuple)) and not isinstance(value, ShapeTuple):
+        return "[" + ", ".join(_text(x) for x in value) + "]"
+    if isinstance(value, (Map, dict)):
+        return "{" + ", ".join(f"{_text(k)}: {_text(v)}" for k, v in value.items()) + "}"
+    return str(value)
 
 
 def _same(a, b):

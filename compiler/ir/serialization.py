@@ -227,14 +227,17 @@ class _Reader:
                 self.objects[i] = {}
             elif isinstance(kind, str) and ":" in kind:
                 self.objects[i] = object.__new__(_class_of(kind))
-        for i, entry in enumerate(self.entries):  # IR objects first: dict keys hash them
+        # Lists before IR objects: an Array or Map built from an IR object's field copies the
+        # lists in it. IR objects before dicts: dict keys hash them.
+        for i, entry in enumerate(self.entries):
+            if entry["type_key"] == "list":
+                self.objects[i].extend(self.decode(x) for x in _field(entry, "data", list))
+        for i, entry in enumerate(self.entries):
             if isinstance(entry.get("type_key"), str) and ":" in entry["type_key"]:
                 for name, value in _field(entry, "attrs", dict).items():
                     object.__setattr__(self.objects[i], name, self.decode(value))
         for i, entry in enumerate(self.entries):
-            if entry["type_key"] == "list":
-                self.objects[i].extend(self.decode(x) for x in _field(entry, "data", list))
-            elif entry["type_key"] == "dict":
+            if entry["type_key"] == "dict":
                 self.objects[i].update(self._pairs(entry))
         return self.decode(root)
 

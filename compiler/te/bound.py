@@ -26,7 +26,7 @@ from ..arith import can_prove, covered_ranges, relax, simplify
 from ..arith.keys import KeyCache
 from ..ir.errors import ScheduleError
 from ..tir import expr as E
-from ..tir.functor import substitute
+from ..tir.functor import post_order_visit, substitute
 from .iter_relation import Fuse, pass_down, pass_up_ranges, pass_up_values
 from .stage import Stage
 from .tensor import tensor_loads
@@ -125,7 +125,7 @@ def infer_bounds(sch, bodies: Dict[Stage, tuple], full: Set[Stage]) -> Bounds:
             if tag:
                 thread_leaves[iv.var] = tag
     for stage in reversed(computed):
-        reads = [(c, ld) for c in computed for body in bodies[c] for ld in tensor_loads(body)
+        reads = [(c, ld) for c in computed for ld in _loads(c, bodies)
                  if sch.stage_map.get(ld.tensor.op) is stage]
         roots = list(stage.op.axis)
         if stage in full or not reads:
@@ -144,6 +144,15 @@ def infer_bounds(sch, bodies: Dict[Stage, tuple], full: Set[Stage]) -> Bounds:
         for iv in bound:
             _bind_thread(b, stage.iter_attrs[iv].thread, b.dom[iv])
     return b
+
+
+def _loads(stage: Stage, bodies):
+    """The reads that size a stage's inputs: those of its body, or what its operation says
+    it needs (a TensorComputeOp: the regions it calls its intrinsic on)."""
+    needed = getattr(stage.op, "bound_loads", None)
+    if needed is not None and getattr(stage.op, "regions", ()):
+        return needed()
+    return [ld for body in bodies[stage] for ld in tensor_loads(body)]
 
 
 def _bind_thread(b: Bounds, thread: E.IterVar, r: E.Range) -> None:
@@ -174,7 +183,7 @@ def _needed(stage: Stage, roots, reads, b: Bounds, thread_leaves) -> List[E.Rang
             root_ranges_cache[consumer] = _consumer_root_ranges(consumer, fixed_ids, points, b)
         var_ranges = root_ranges_cache[consumer]
         regions = covered_ranges(load.indices, var_ranges)
-        if any(isinstance(r, Fuse) for r in consumer.relations):
+        if any(isinstance(r, Fuse) for r in consumer.relations) or _divides(load.indices):
             if consumer not in exact_cache:
                 exact_cache[consumer] = _consumer_leaf_values(consumer, fixed_ids, points, b)
             regions = _tighter(regions, load.indices, *exact_cache[consumer])
@@ -222,8 +231,10 @@ def _consumer_leaf_values(consumer: Stage, fixed_ids, points, b: Bounds):
     A fused loop split into parts makes its roots' ranges loose (a run of rows that starts
     inside one row covers whole rows), while the index the roots rebuild,
     `(f // n) * n + f % n`, folds back to the loop's own `f`."""
-    values, ranges = {}, {}
+    values, ranges, known = {}, {}, {}
     for iv in consumer.leaf_iter_vars:
+        if iv.var in b.loop_ranges and iv.var not in points:
+            known[iv.var] = b.loop_ranges[iv.var]
         if id(iv.var) in fixed_ids:
             values[iv] = iv.var
         elif iv.var in points:
@@ -234,13 +245,27 @@ def _consumer_leaf_values(consumer: Stage, fixed_ids, points, b: Bounds):
     pass_up_values(consumer.relations, b.dom, values)
     rootval = {iv.var: simplify(b.dom[iv].min + values[iv])
                for iv in list(consumer.op.axis) + list(consumer.op.reduce_axis)}
-    return rootval, ranges
+    return rootval, ranges, known
 
 
-def _tighter(regions, indices, rootval, ranges):
+def _divides(indices) -> bool:
+    """Whether an index divides or takes a remainder (its region may be tighter in the
+    consumer's loop variables, whose ranges fold the division)."""
+    found = []
+    for i in indices:
+        post_order_visit(i, lambda e: found.append(e)
+                         if isinstance(e, (E.FloorDiv, E.FloorMod)) else None)
+        if found:
+            return True
+    return False
+
+
+def _tighter(regions, indices, rootval, ranges, known):
     """`regions`, each replaced by the region of the same index written in the consumer's
-    leaf loops where that one has a constant extent and the other does not, or a smaller."""
-    exact = covered_ranges([simplify(substitute(i, rootval)) for i in indices], ranges)
+    leaf loops where that one has a constant extent and the other does not, or a smaller.
+    The index is simplified knowing the range of every leaf loop of the consumer (the fixed
+    outer ones too): `(n.outer * 128 + i) % 128` is `i` there."""
+    exact = covered_ranges([simplify(substitute(i, rootval), known) for i in indices], ranges)
     out = []
     for old, new in zip(regions, exact):
         if new is not None and isinstance(new.extent, E.IntImm) and (

@@ -23,7 +23,7 @@ from ..tir import expr as E
 from ..tir.functor import substitute
 from .iter_relation import Fuse, Rebase, Singleton, Split, pass_down, pass_up_values, split_factor
 from .stage import Stage
-from .tensor import ComputeOp, Tensor
+from .tensor import ComputeOp, Tensor, TensorRegion
 from .tensor_compute import TensorComputeOp
 
 
@@ -148,8 +148,12 @@ def cache_write_relayout(sch, tensor, scope: str):
             raise ScheduleError(f"cache_write on stage '{stage.name}': a stage computed by a "
                                 "tensor intrinsic can be cached only before its axes are "
                                 "split or fused")
+        regions = [TensorRegion(r.tensor, [E.Range(substitute(x.min, vmap),
+                                                   substitute(x.extent, vmap))
+                                           for x in r.ranges]) for r in op.regions]
         cache_op = TensorComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, bodies,
-                                   op.intrin, op.outer, op.call_reduce_axis)
+                                   op.intrin, op.outer, op.call_reduce_axis, regions,
+                                   op.binding)
     else:
         cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, bodies)
     # C reads the cache at the leaf values of its root indices

@@ -4,7 +4,8 @@ update nest. An extern stage is its statement with the placeholder buffers bound
 (`make_extern_stmt`).
 
 Reductions: the init goes right before the outermost loop that comes from a reduction axis;
-the data-parallel loops inside that point are repeated (with fresh variables) around the init.
+the loops inside that point that derive from a data-parallel axis (a reduction axis fused with
+a data axis among them) are repeated (with fresh variables) around the init.
 Guards: a root axis whose value may leave its declared domain (non-divisible split, a
 compute_at region larger than the tensor) gets an `if value < extent` around the store, and so
 does an intermediate axis (one split again) whose value may pass its extent.
@@ -32,7 +33,7 @@ from ..tir.stmt import (
 from ..tir.transform.thread_sync import barrier
 from .bound import Bounds
 from .inline import to_buffer_loads
-from .iter_relation import pass_up_values
+from .iter_relation import derived_from, pass_up_values
 from .stage import Stage
 
 
@@ -140,7 +141,10 @@ def make_stage_stmt(stage: Stage, exprs: tuple, bounds: Bounds, resolve: Callabl
            if iv.kind == E.IterKind.REDUCE):
         return _cross_thread(stage, leaves, p, targets, red, bounds, data_guards,
                              red_guards + cond, loops, attach)
-    init_ivs = [iv for iv in leaves[p:] if iv.kind != E.IterKind.REDUCE]
+    # the init repeats every inner loop a data axis feeds, a reduction axis fused with a data
+    # axis included (the data part of its value indexes the store)
+    from_data = derived_from(stage.relations, stage.op.axis)
+    init_ivs = [iv for iv in leaves[p:] if iv.kind != E.IterKind.REDUCE or iv in from_data]
     fresh = {iv.var: E.Var(iv.var.name + ".init", iv.var.dtype) for iv in init_ivs}
     init_nest = substitute(loops(init_ivs, _guard(init, data_guards), with_attach=False), fresh)
     inner = seq(init_nest, loops(leaves[p:], update))

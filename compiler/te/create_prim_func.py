@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from microruntime.object_generic import Array
+
 from ..arith import simplify
 from ..ir.dtype import as_dtype, int32
 from ..tir import expr as E
@@ -204,7 +206,7 @@ class _Maker:
     def annotation(self, value: Any) -> Any:
         if isinstance(value, Tensor):
             return self.buffers[value]
-        if isinstance(value, (list, tuple)):
+        if isinstance(value, (list, tuple, Array)):
             return [self.annotation(v) for v in value]
         return value
 

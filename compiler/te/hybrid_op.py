@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..tir import expr as E
 from ..tir.functor import IRVisitor
 from ..tir.stmt import For, Stmt
-from .tensor import Operation, Tensor, TensorLoad
+from .tensor import Operation, Tensor, TensorLoad, op_attrs
 
 # Primitives a hybrid stage refuses, and why.
 _REFUSED = {
@@ -60,7 +60,7 @@ class HybridOp(Operation):
 
     def __init__(self, name: str, tag: str, attrs: Optional[Dict[str, Any]],
                  inputs: Sequence[Tensor], output_placeholders: Sequence[Tensor], body: Stmt):
-        self.name, self.tag, self.attrs = name, tag, dict(attrs or {})
+        self.name, self.tag, self.attrs = name, tag, op_attrs(attrs)
         self.inputs = list(inputs)
         self.output_placeholders = list(output_placeholders)
         self.body = body

@@ -87,6 +87,20 @@ def _derives_thread(relations: List[Relation], bound: Set[E.IterVar]) -> Set[E.I
     return out
 
 
+def derived_from(relations: List[Relation], roots) -> Set[E.IterVar]:
+    """The axes that derive from at least one of `roots` (the roots included): a fused axis
+    derives from both of its operands."""
+    out = set(roots)
+    for r in relations:
+        if isinstance(r, Split) and r.parent in out:
+            out.update((r.outer, r.inner))
+        elif isinstance(r, Fuse) and (r.outer in out or r.inner in out):
+            out.add(r.fused)
+        elif isinstance(r, Rebase) and r.parent in out:
+            out.add(r.rebased)
+    return out
+
+
 def pass_down(relations: List[Relation], dom: Dict[E.IterVar, E.Range],
               thread_bound: Optional[Set[E.IterVar]] = None) -> None:
     """Fill `dom` for derived axes from the ranges of their parents (in relation order).

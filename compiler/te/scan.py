@@ -29,7 +29,7 @@ from ..tir.buffer import Buffer, decl_buffer
 from ..tir.stmt import For, ForKind, Stmt, no_op
 from .group import group_stages, subgraph
 from .tag import scoped_tag
-from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorLoad, tensor_loads
+from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, TensorLoad, op_attrs, tensor_loads
 
 
 class ScanOp(Operation):
@@ -39,7 +39,7 @@ class ScanOp(Operation):
 
     def __init__(self, name: str, tag: str, attrs: Optional[Dict[str, Any]], scan_axis,
                  init, update, state_placeholder, inputs):
-        self.name, self.tag, self.attrs = name, tag, dict(attrs or {})
+        self.name, self.tag, self.attrs = name, tag, op_attrs(attrs)
         self.scan_axis = scan_axis
         self.init, self.update = list(init), list(update)
         self.state_placeholder, self.inputs = list(state_placeholder), list(inputs)

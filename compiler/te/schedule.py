@@ -27,7 +27,7 @@ from .scan import setup_scans
 from .scan_analysis import scan_fix_point_analysis, scan_get_body
 from .schedule_ops import infer_schedule_bounds, schedule_ops
 from .stage import Stage
-from .tensor import ComputeOp, Operation, Tensor, TensorLoad
+from .tensor import ComputeOp, Operation, Tensor, TensorLoad, TensorRegion
 from .tensor_compute import TensorComputeOp
 
 KEEP_SCHEDULE_RECORD = "te.keep_schedule_record"
@@ -223,8 +223,9 @@ class _ReplaceLoads(IRMutator):
 def _rewrite_op(op: ComputeOp, vmap: Dict[Tensor, Tensor]) -> ComputeOp:
     body = tuple(_ReplaceLoads(vmap).visit(b) for b in op.body)
     if isinstance(op, TensorComputeOp):
+        regions = [TensorRegion(vmap.get(r.tensor, r.tensor), r.ranges) for r in op.regions]
         return TensorComputeOp(op.name, op.tag, op.attrs, op.axis, body, op.intrin, op.outer,
-                               op.call_reduce_axis)
+                               op.call_reduce_axis, regions, op.binding)
     return ComputeOp(op.name, op.tag, op.attrs, op.axis, body)
 
 

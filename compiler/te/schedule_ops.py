@@ -19,7 +19,7 @@ from ..tir import expr as E
 from ..tir.buffer import Buffer, decl_buffer
 from ..tir.function import PrimFunc
 from ..tir.functor import collect_vars
-from ..tir.stmt import Allocate, Stmt, seq
+from ..tir.stmt import Allocate, ProducerRealize, Stmt, seq
 from .bound import infer_bounds, storage_scope
 from .compute_stmt import make_extern_stmt, make_stage_stmt
 from .group import resolve_attachments
@@ -43,8 +43,9 @@ def _kind(st: Stage) -> str:
 
 
 class _Lowering:
-    def __init__(self, sch, args: Sequence, binds: Optional[Dict]):
+    def __init__(self, sch, args: Sequence, binds: Optional[Dict], realize: bool = False):
         self.sch = sch
+        self.realize = realize  # ProducerRealize each computed tensor instead of Allocate
         self.binds = dict(binds or {})
         self.storage: Dict[Tuple[int, int], Tuple[Buffer, tuple]] = {}
         self.params: List[E.Var] = []
@@ -124,8 +125,7 @@ class _Lowering:
             self.allocs[st] = self._allocate(st)  # scans first: their parts share their buffers
         body = seq(*[self._emit(st) for st in computed if st.attach_type == "root"])
         for st in reversed([s for s in computed if s.attach_type == "root"]):
-            for buf in reversed(self.allocs[st]):
-                body = Allocate(buf, body)
+            body = self._store(st, body)
         body = finish_thread_scopes(body)
         return PrimFunc(tuple(self.params), body, tuple(self.buffer_map),
                         {"global_symbol": name, "tir.noalias": True})
@@ -237,8 +237,21 @@ class _Lowering:
         body = seq(*[mark_double_buffer(s, self.allocs[s], self._emit(s)) for s in stages],
                    body)
         for s in reversed(stages):
-            for buf in reversed(self.allocs[s]):
+            body = self._store(s, body)
+        return body
+
+    def _store(self, st: Stage, body: Stmt) -> Stmt:
+        """`body` inside the storage of `st`'s tensors: an Allocate of each buffer it got, or
+        (`self.realize`, TVM's ScheduleOps) a ProducerRealize of each of its output tensors,
+        arguments included, over the region the stage computes."""
+        if not self.realize:
+            for buf in reversed(self.allocs[st]):
                 body = Allocate(buf, body)
+            return body
+        for t in reversed(st.op.outputs):
+            buf, mins = self.storage[(id(st), t.value_index)]
+            bounds = tuple(E.Range(m, e) for m, e in zip(mins, buf.shape))
+            body = ProducerRealize(t, bounds, E.const(True), body, buf.scope)
         return body
 
 
@@ -283,9 +296,10 @@ def schedule_to_primfunc(sch, args: Sequence, name: str = "main",
 
 def schedule_ops(sch, bounds=None, debug_keep_trivial_loop: bool = False) -> Stmt:
     """The loop nests of `sch` as one statement (TVM's `ScheduleOps`), its placeholders and
-    outputs bound to buffers of their own names. Bounds are inferred again, so `bounds` (what
-    `InferBound` returned) and `debug_keep_trivial_loop` change nothing."""
+    outputs bound to buffers of their own names, every computed tensor (outputs too) held by a
+    ProducerRealize around the code that computes and reads it. Bounds are inferred again, so
+    `bounds` (what `InferBound` returned) and `debug_keep_trivial_loop` change nothing."""
     del bounds, debug_keep_trivial_loop
     sch = resolve_attachments(sch)
     args = [t for st in sch.stages if st.is_placeholder or st.is_output for t in st.op.outputs]
-    return _Lowering(sch, args, None).run("main").body
+    return _Lowering(sch, args, None, realize=True).run("main").body

@@ -215,7 +215,9 @@ class Stage(OpaqueValue):
     @_recorded
     def fuse(self, *axes):
         """Fuse adjacent leaf axes (outermost first) into one. One axis is returned as it is;
-        no axis at all makes a new outermost loop of extent 1 (named "singleton"), as TVM."""
+        no axis at all makes a new outermost loop of extent 1 (named "singleton"), as TVM.
+        Fusing a data axis with a reduction axis gives a reduction axis; the reduction's init
+        then runs over the whole fused loop."""
         self._check_compute("fuse")
         if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
             axes = tuple(axes[0])
@@ -231,13 +233,13 @@ class Stage(OpaqueValue):
             if pb != pa + 1:
                 self._fail("fuse", f"axes '{a.name}' and '{b.name}' are not adjacent in the "
                                    "loop order (reorder them first, outer axis first)")
-            if (a.kind == E.IterKind.REDUCE) != (b.kind == E.IterKind.REDUCE):
-                self._fail("fuse", f"cannot fuse the reduction axis and the data axis "
-                                   f"'{a.name}', '{b.name}'")
         fused = axes[0]
         for b in axes[1:]:
             wide = max((fused.var.dtype, b.var.dtype), key=lambda d: E.const(0, d).dtype.bits)
-            new = E.IterVar(None, E.Var(f"{fused.name}.{b.name}.fused", wide), fused.kind)
+            # a data axis fused with a reduction axis gives a reduction axis (as TVM)
+            kind = E.IterKind.REDUCE if E.IterKind.REDUCE in (fused.kind, b.kind) \
+                else fused.kind
+            new = E.IterVar(None, E.Var(f"{fused.name}.{b.name}.fused", wide), kind)
             self.relations.append(Fuse(fused, b, new))
             p = self.leaf_iter_vars.index(fused)
             self.leaf_iter_vars[p:p + 2] = [new]

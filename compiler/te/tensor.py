@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from microruntime.object import OpaqueValue
+from microruntime.object_generic import Map, convert_to_object
 
 from ..ir.dtype import DType
 from ..ir.errors import IRError
@@ -295,10 +296,18 @@ class Operation:
         return f"{type(self).__name__}({self.name})"
 
 
+def op_attrs(attrs: Optional[Dict[str, Any]]) -> Map:
+    """An operation's attributes as TVM keeps them: a Map whose numbers are IR constants and
+    whose lists are Arrays (a Map given stays as it is)."""
+    if isinstance(attrs, Map):
+        return attrs
+    return convert_to_object(dict(attrs or {}))
+
+
 class PlaceholderOp(Operation):
     def __init__(self, name: str, shape, dtype: DType):
         self.name, self.shape, self.dtype = name, shape, dtype
-        self.tag, self.attrs = "", {}
+        self.tag, self.attrs = "", op_attrs(None)
         self.axis: Tuple[E.IterVar, ...] = ()
         self.reduce_axis: Tuple[E.IterVar, ...] = ()
         self.outputs = [Tensor(self, 0, shape, dtype, name)]
@@ -309,7 +318,7 @@ class ComputeOp(Operation):
 
     def __init__(self, name: str, tag: str, attrs: Optional[Dict[str, Any]],
                  axis: Tuple[E.IterVar, ...], body: Tuple[E.PrimExpr, ...]):
-        self.name, self.tag, self.attrs = name, tag, dict(attrs or {})
+        self.name, self.tag, self.attrs = name, tag, op_attrs(attrs)
         self.axis, self.body = tuple(axis), tuple(body)
         self.reduce_axis = _reduce_axes(name, self.body)
         shape = tuple(iv.dom.extent for iv in self.axis)
@@ -337,7 +346,7 @@ class ExternOp(Operation):
 
     def __init__(self, name: str, tag: str, attrs: Optional[Dict[str, Any]], inputs,
                  input_placeholders, output_placeholders, body):
-        self.name, self.tag, self.attrs = name, tag, dict(attrs or {})
+        self.name, self.tag, self.attrs = name, tag, op_attrs(attrs)
         self.inputs = list(inputs)
         self.input_placeholders = list(input_placeholders)
         self.output_placeholders = list(output_placeholders)

@@ -19,33 +19,62 @@ from typing import List, Sequence, Tuple
 from ..arith import simplify
 from ..ir.errors import IRError
 from ..tir import expr as E
-from ..tir.functor import IRMutator
+from ..tir.functor import IRMutator, substitute
 from .tensor import ComputeOp, Tensor, TensorLoad, TensorRegion
 
 
 class TensorIntrinCall:
-    """`intrin(*regions, reduce_axis=...)` inside te.compute."""
+    """`intrin(*regions, reduce_axis=...)` inside te.compute. `binding` gives the value of
+    each variable of the intrinsic's declaration that the call fixes: a symbolic extent of an
+    input (the region's extent there) and each scalar parameter (the scalar input given)."""
 
-    def __init__(self, intrin, regions: Sequence[TensorRegion], reduce_axis, scalar_inputs):
+    def __init__(self, intrin, regions: Sequence[TensorRegion], reduce_axis, scalar_inputs,
+                 binding=None):
         self.intrin = intrin
         self.regions = list(regions)
         self.reduce_axis = tuple(reduce_axis)
         self.scalar_inputs = tuple(scalar_inputs)
+        self.binding = dict(binding or {})
 
     def __repr__(self) -> str:
         return f"{self.intrin.name}({', '.join(map(repr, self.regions))})"
 
 
+def _as_region(arg):
+    """A tensor argument as a region (`T[i, j]` with every index given is the region of that
+    one element, as TVM's TensorSlice); None for a scalar argument."""
+    if isinstance(arg, TensorRegion):
+        return arg
+    if isinstance(arg, Tensor):
+        return TensorRegion.whole(arg)
+    if isinstance(arg, TensorLoad) and len(arg.indices) == arg.tensor.ndim:
+        return TensorRegion.of(arg.tensor, list(arg.indices))
+    return None
+
+
 def intrin_call(intrin, args, reduce_axis=None, scalar_inputs=None) -> TensorIntrinCall:
     """What calling a TensorIntrin makes: one region (or whole tensor) per input of the
-    intrinsic."""
-    if scalar_inputs:
-        raise IRError(f"tensor intrinsic '{intrin.name}': scalar_inputs are not supported")
-    regions = [a if isinstance(a, TensorRegion) else TensorRegion.whole(a) if
-               isinstance(a, Tensor) else _bad_region(intrin, a) for a in args]
+    intrinsic, in order; the other arguments (or `scalar_inputs`) are the values of its
+    scalar parameters, in order."""
+    regions, scalars = [], []
+    for a in args:
+        region = _as_region(a)
+        if region is not None:
+            regions.append(region)
+        elif isinstance(a, (int, float, E.PrimExpr)):
+            scalars.append(E.convert(a))
+        else:
+            _bad_region(intrin, a)
+    if scalar_inputs is not None:
+        scalars = [E.convert(v) for v in scalar_inputs]
     if len(regions) != len(intrin.inputs):
         raise IRError(f"tensor intrinsic '{intrin.name}' takes {len(intrin.inputs)} tensor "
                       f"regions, got {len(regions)}")
+    params = list(intrin.scalar_params)
+    if len(scalars) != len(params):
+        raise IRError(f"tensor intrinsic '{intrin.name}' takes {len(params)} scalar inputs "
+                      f"({', '.join(str(p) for p in params) or 'none'}), got {len(scalars)}")
+    binding = dict(zip(params, scalars))
     for region, placeholder in zip(regions, intrin.inputs):
         if len(region.ranges) < placeholder.ndim:
             raise IRError(f"tensor intrinsic '{intrin.name}': the region {region!r} has fewer "
@@ -53,13 +82,15 @@ def intrin_call(intrin, args, reduce_axis=None, scalar_inputs=None) -> TensorInt
                           f"({placeholder.ndim})")
         trailing = region.ranges[len(region.ranges) - placeholder.ndim:]
         for r, extent in zip(trailing, placeholder.shape):
-            if not _same(r.extent, extent):
+            if isinstance(extent, E.Var) and extent not in binding:
+                binding[extent] = r.extent  # a symbolic extent takes the region's
+            elif not _same(r.extent, substitute(extent, binding)):
                 raise IRError(f"tensor intrinsic '{intrin.name}': the region {region!r} does "
                               f"not match the shape of its input '{placeholder.name}' "
                               f"({[str(s) for s in placeholder.shape]})")
     axes = reduce_axis if isinstance(reduce_axis, (list, tuple)) else \
         ([] if reduce_axis is None else [reduce_axis])
-    return TensorIntrinCall(intrin, regions, axes, ())
+    return TensorIntrinCall(intrin, regions, axes, scalars, binding)
 
 
 def _bad_region(intrin, arg):
@@ -78,21 +109,39 @@ class TensorComputeOp(ComputeOp):
     number of leading axes `outer` (the rest are the intrinsic's), and the reduction axes of
     the call `call_reduce_axis` (the rest are copies of the intrinsic's)."""
 
-    def __init__(self, name, tag, attrs, axis, body, intrin, outer: int, call_reduce_axis):
+    def __init__(self, name, tag, attrs, axis, body, intrin, outer: int, call_reduce_axis,
+                 regions=(), binding=None):
         super().__init__(name, tag, attrs, axis, body)
         self.intrin = intrin
         self.outer = outer
         self.call_reduce_axis = tuple(call_reduce_axis)
+        self.regions = tuple(regions)  # the regions of the call, one per intrinsic input
+        self.binding = dict(binding or {})  # the intrinsic's variables the call fixes
+
+    def bound_loads(self) -> List[TensorLoad]:
+        """What bound inference reads: the first and last element of each region of the call
+        (as TVM, the regions, not the intrinsic's own reads, say what is needed)."""
+        loads = []
+        for region in self.regions:
+            first = [r.min for r in region.ranges]
+            last = [simplify(r.min + r.extent - 1) for r in region.ranges]
+            loads += [TensorLoad(region.tensor, tuple(first)),
+                      TensorLoad(region.tensor, tuple(last))]
+        return loads
 
     def schedule_stage(self, stage) -> None:
         """Orders the call's reduction axes before the intrinsic's axes and tensorizes the
-        stage at the first of those."""
+        stage at the first of those (after the innermost loop when the intrinsic's axes are
+        all points of the leading ones)."""
         inner = list(self.axis[self.outer:])
         inner_reduce = [iv for iv in self.reduce_axis if iv not in self.call_reduce_axis]
         order = list(self.axis[:self.outer]) + list(self.call_reduce_axis) + inner + inner_reduce
-        stage.reorder(*order)
-        first = (inner + inner_reduce)[0]
-        stage.tensorize(first, self.intrin)
+        if len(order) > 1:
+            stage.reorder(*order)
+        if inner + inner_reduce:
+            stage.tensorize((inner + inner_reduce)[0], self.intrin)
+        else:
+            stage.tensorized = (None, self.intrin)
 
 
 class _ThroughRegions(IRMutator):
@@ -104,6 +153,8 @@ class _ThroughRegions(IRMutator):
 
     def visit_Var(self, v):
         return self.vmap.get(v, v)
+
+    visit_SizeVar = visit_Var
 
     def visit_TensorLoad(self, e: TensorLoad):
         indices = [self.visit(i) for i in e.indices]
@@ -131,23 +182,32 @@ def make_tensor_compute(shape: Tuple[E.PrimExpr, ...], outer_axis: Tuple[E.IterV
     if len(op.outputs) != 1:
         raise IRError(f"tensor intrinsic '{intrin.name}' in compute {name}: intrinsics with "
                       f"{len(op.outputs)} outputs cannot be called in te.compute")
-    inner_count = len(op.axis)
-    if len(shape) != len(outer_axis) + inner_count:
+    binding = dict(call.binding)
+    inner_count = len(shape) - len(outer_axis)
+    points = len(op.axis) - inner_count  # leading intrinsic axes held by outer axes
+    if inner_count < 0 or points < 0 or points > len(outer_axis):
         raise IRError(f"compute {name}: the shape has {len(shape)} dimensions; the fcompute "
                       f"names {len(outer_axis)} and the intrinsic '{intrin.name}' computes "
-                      f"{inner_count} more")
-    vmap = {}
+                      f"{len(op.axis)}")
+    vmap = dict(binding)
     inner: List[E.IterVar] = []
-    for iv, extent in zip(op.axis, shape[len(outer_axis):]):
-        if not _same(iv.dom.extent, extent):
-            raise IRError(f"compute {name}: dimension {len(outer_axis) + len(inner)} has "
-                          f"extent {extent}, the intrinsic's axis '{iv.name}' {iv.dom.extent}")
-        new = E.IterVar(E.Range(E.make_const(iv.var.dtype, 0), iv.dom.extent),
+    for k, iv in enumerate(op.axis):
+        want = E.const(1) if k < points else shape[len(outer_axis) + k - points]
+        if isinstance(iv.dom.extent, E.Var) and iv.dom.extent not in binding:
+            binding[iv.dom.extent] = vmap[iv.dom.extent] = want
+        if not _same(substitute(iv.dom.extent, binding), want):
+            raise IRError(f"compute {name}: dimension {len(outer_axis) + k - points} has "
+                          f"extent {want}, the intrinsic's axis '{iv.name}' {iv.dom.extent}")
+        if k < points:
+            vmap[iv.var] = E.make_const(iv.var.dtype, 0)
+            continue
+        new = E.IterVar(E.Range(E.make_const(iv.var.dtype, 0), want),
                         E.Var(iv.var.name, iv.var.dtype))
         inner.append(new)
         vmap[iv.var] = new.var
     for iv in op.reduce_axis:
-        new = E.IterVar(iv.dom, E.Var(iv.var.name, iv.var.dtype), iv.kind)
+        dom = E.Range(substitute(iv.dom.min, binding), substitute(iv.dom.extent, binding))
+        new = E.IterVar(dom, E.Var(iv.var.name, iv.var.dtype), iv.kind)
         vmap[iv] = new
         vmap[iv.var] = new.var
     regions = dict(zip(intrin.inputs, call.regions))
@@ -160,5 +220,5 @@ def make_tensor_compute(shape: Tuple[E.PrimExpr, ...], outer_axis: Tuple[E.IterV
                         body.condition, body.value_index, body.init)
     axis = tuple(outer_axis) + tuple(inner)
     top = TensorComputeOp(name, tag, attrs, axis, (body,), intrin, len(outer_axis),
-                          call.reduce_axis)
+                          call.reduce_axis, call.regions, binding)
     return top.output(0)

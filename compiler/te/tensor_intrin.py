@@ -69,18 +69,21 @@ def decl_tensor_intrin(op, fcompute, name: str = "tensor_intrin",
                        default_buffer_params: Optional[dict] = None) -> TensorIntrin:
     """Declare a tensor intrinsic computing `op` (a te.compute over placeholders) with the
     statements `fcompute(ins, outs)` returns: one statement, or (body, reduce_reset,
-    reduce_update). `binds` gives the buffer of some of the tensors (with symbolic strides or
-    offsets to bind, e.g. strides=[te.var("s1"), 1], offset_factor=1); the others get compact
-    buffers made with `default_buffer_params` (arguments of tir.decl_buffer)."""
+    reduce_update). `scalar_params` (variables `op` may use) are given to fcompute as a third
+    argument; a call of the intrinsic in te.compute passes their values (scalar inputs).
+    `binds` gives the buffer of some of the tensors (with symbolic strides or offsets to bind,
+    e.g. strides=[te.var("s1"), 1], offset_factor=1); the others get compact buffers made
+    with `default_buffer_params` (arguments of tir.decl_buffer)."""
     if isinstance(op, Tensor):
         op = op.op
     if not isinstance(op, ComputeOp):
         raise ScheduleError(f"decl_tensor_intrin '{name}': the intrinsic's operation must be "
                             f"a te.compute, got {type(op).__name__}")
-    if scalar_params:
-        raise ScheduleError(f"decl_tensor_intrin '{name}': scalar_params are not supported; "
-                            "pass the values the intrinsic needs through its buffers' shapes "
-                            "and strides")
+    scalar_params = list(scalar_params or [])
+    for v in scalar_params:
+        if not isinstance(v, E.Var):
+            raise ScheduleError(f"decl_tensor_intrin '{name}': scalar_params are variables "
+                                f"(te.var), got {v!r}")
     if len(op.body) != 1:
         raise ScheduleError(f"decl_tensor_intrin '{name}': the operation has {len(op.body)} "
                             "outputs; tensorize supports intrinsics with one output")
@@ -105,7 +108,10 @@ def decl_tensor_intrin(op, fcompute, name: str = "tensor_intrin",
                                 f"{t.dtype} of {t.ndim}")
         buffers.append(buf)
     n = len(inputs)
-    result = fcompute(buffers[:n], buffers[n:])
+    if scalar_params:
+        result = fcompute(buffers[:n], buffers[n:], scalar_params)
+    else:
+        result = fcompute(buffers[:n], buffers[n:])
     if isinstance(result, (list, tuple)):
         if len(result) != 3:
             raise ScheduleError(f"decl_tensor_intrin '{name}': the intrinsic's function returns "
@@ -118,4 +124,6 @@ def decl_tensor_intrin(op, fcompute, name: str = "tensor_intrin",
     if body is None and update is None:
         raise ScheduleError(f"decl_tensor_intrin '{name}': the intrinsic's function returned "
                             "no statement")
-    return TensorIntrin(name, op, inputs, buffers, body, init, update)
+    intrin = TensorIntrin(name, op, inputs, buffers, body, init, update)
+    intrin.scalar_params = scalar_params
+    return intrin

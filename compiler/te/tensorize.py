@@ -35,6 +35,7 @@ from .compute_stmt import _make_for
 from .iter_relation import pass_up_ranges
 from .stage import Stage
 from .tensor import Tensor, TensorLoad, tensor_loads
+from .tensor_compute import TensorComputeOp
 from .tensor_intrin import TensorIntrin
 
 
@@ -255,13 +256,15 @@ def make_tensorize_stmt(stage: Stage, exprs: tuple, bounds: Bounds, resolve: Cal
                         attach: Callable[[Stage, E.IterVar, Stmt], Stmt]) -> Stmt:
     axis, intrin = stage.tensorized
     leaves = list(stage.leaf_iter_vars)
-    if axis not in leaves:
+    if axis is None:  # a TensorComputeOp whose intrinsic's axes are points of its own
+        axis = len(leaves)
+    elif axis not in leaves:
         raise ScheduleError(f"tensorize on stage '{stage.name}': axis '{axis.name}' was split "
                             "or fused after tensorize; tensorize one of the axes that "
                             "split/fuse returned")
     if len(exprs) != 1:
         _fail(stage, intrin, f"the stage has {len(exprs)} outputs; tensorize supports one")
-    t = leaves.index(axis)
+    t = axis if isinstance(axis, int) else leaves.index(axis)
     outer, inner = leaves[:t], leaves[t:]
     marker = seq()
     for iv in inner:
@@ -271,14 +274,24 @@ def make_tensorize_stmt(stage: Stage, exprs: tuple, bounds: Bounds, resolve: Cal
     region = _region(stage, bounds, outer, inner)
     _check_in_bounds(stage, intrin, region, bounds)
     op = stage.op
-    vmap = _axis_map(stage, intrin, list(op.axis), list(intrin.op.axis), region, "data")
-    vmap.update(_axis_map(stage, intrin, list(op.reduce_axis), list(intrin.op.reduce_axis),
-                          region, "reduction"))
-    reads = _input_regions(stage, intrin, exprs[0], region)
-    inputs = {t_: (p, rng) for (t_, rng), p in zip(reads, intrin.inputs)}
-    _match(stage, intrin, exprs[0], inputs, vmap)
-
     bvmap: Dict[E.Var, E.PrimExpr] = {}
+    if isinstance(op, TensorComputeOp) and intrin is op.intrin and op.regions:
+        # computed by its own intrinsic call (TVM's TensorComputeOp): nothing to match; the
+        # buffers stand for the call's regions, the scalar parameters take the call's values
+        points = {iv.var: region[iv].min for iv in region}
+        reads = [(r.tensor, [E.Range(simplify(substitute(x.min, points)),
+                                     simplify(substitute(x.extent, points)))
+                             for x in r.ranges]) for r in op.regions]
+        for param in intrin.scalar_params:
+            bvmap[param] = simplify(substitute(op.binding[param], points))
+    else:
+        vmap = _axis_map(stage, intrin, list(op.axis), list(intrin.op.axis), region, "data")
+        vmap.update(_axis_map(stage, intrin, list(op.reduce_axis),
+                              list(intrin.op.reduce_axis), region, "reduction"))
+        reads = _input_regions(stage, intrin, exprs[0], region)
+        inputs = {t_: (p, rng) for (t_, rng), p in zip(reads, intrin.inputs)}
+        _match(stage, intrin, exprs[0], inputs, vmap)
+
     bmap: Dict[Buffer, Buffer] = {}
     for (tensor, rng), declared in zip(reads, intrin.buffers):
         real, offsets = resolve(tensor)

@@ -35,7 +35,7 @@ def schedule_softmax(outs):
         elif id(op) not in outputs:
             s[op].compute_inline()
         todo.extend(t.op for t in op.input_tensors)
-    axis = sm.attrs.get("axis", len(sm.axis) - 1)
+    axis = int(sm.attrs.get("axis", len(sm.axis) - 1))
     st = s[sm]
     rows = [iv for k, iv in enumerate(st.op.axis) if k != axis]
     st.reorder(*rows, st.op.axis[axis])

@@ -28,7 +28,7 @@ def schedule_softmax(outs):
     parts = list({id(p): p for p in parts}.values())
     for p in parts + exp:
         inline_injective_producers(s, p, outputs)
-    axis = sm.attrs.get("axis", len(sm.axis) - 1)
+    axis = int(sm.attrs.get("axis", len(sm.axis) - 1))
     if sm.output(0) in outs or id(sm) in outputs:
         stage = s[sm]
         before = list(stage.op.axis[:axis])

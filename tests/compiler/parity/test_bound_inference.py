@@ -419,3 +419,40 @@ def test_tight_bounds_run_correctly(target):
     c = runtime.nd.empty((n, m), "float32")
     f["f"](runtime.nd.array(a), c)
     np.testing.assert_allclose(c.numpy(), a * 2 + 1, rtol=1e-6)
+
+
+def _cache_of_a_relayout(n, factor):
+    """A cache_write of C after a tile, split and fuse (its axes are C's leaves), computed at
+    a split of C's row tile: C reads it at `n // 2 % (factor // 2)`."""
+    A = te.placeholder((n, n), name="A")
+    C = te.compute((n, n), lambda i, j: A[i, j] * 3.0, name="C")
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    _, _, ii, ji = s[C].tile(i, j, factor, factor)
+    _, iii = s[C].split(ii, 2)
+    s[C].fuse(iii, ji)
+    CS = s.cache_write(C, "global")
+    i, j = s[C].op.axis
+    _, _, ii, _ = s[C].tile(i, j, factor, factor)
+    iio, _ = s[C].split(ii, 8)
+    s[CS].compute_at(s[C], iio)
+    return s, A, C, CS
+
+
+def test_cache_read_through_a_mod_of_tiled_rows():
+    """Inside C's loop over 8-row blocks of a 32-row tile, the cache's row axis (`row // 2`
+    within the tile) covers 4 rows, not the tile's 16: the tile's multiple drops out of the
+    remainder once the outer loops' ranges are known."""
+    s, _, _, CS = _cache_of_a_relayout(64, 32)
+    bounds = te.schedule.InferBound(s)
+    extents = [bounds[iv].extent for iv in CS.op.axis]
+    assert [int(e) for e in extents] == [1, 1, 4, 64]
+
+
+def test_cache_read_through_a_mod_of_tiled_rows_runs(target):
+    s, A, C, _ = _cache_of_a_relayout(64, 32)
+    f = build(s, [A, C], target=target, name="f")
+    a = np.random.default_rng(1).random((64, 64), dtype="float32")
+    c = runtime.nd.empty((64, 64), "float32")
+    f["f"](runtime.nd.array(a), c)
+    np.testing.assert_allclose(c.numpy(), a * 3, rtol=1e-6)

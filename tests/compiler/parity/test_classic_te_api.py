@@ -42,6 +42,27 @@ def test_schedule_ops_gives_the_loop_nest():
     assert len(loops) == 2
 
 
+def test_schedule_ops_realizes_every_output_of_a_multi_output_stage():
+    m, n = te.size_var("m"), te.size_var("n")
+    A0 = te.placeholder((m, n), name="A0")
+    A1 = te.placeholder((m, n), name="A1")
+    B0, B1 = te.compute((m, n), lambda i, j: (A0[i, j] * 2, A1[i, j] * 3), name="B")
+    C = te.compute((m, n), lambda i, j: B0[i, j] + 4, name="C")
+    s = te.create_schedule(C.op)
+    xo, _ = s[C].split(C.op.axis[0], factor=10)
+    s[B0.op].compute_at(s[C], xo)
+    stmt = te.schedule.ScheduleOps(s.normalize(), te.schedule.InferBound(s))
+    # the output is realized around everything, B's two outputs inside C's outer loop
+    assert isinstance(stmt, tir.ProducerRealize) and stmt.producer == C
+    assert isinstance(stmt.body, tir.For) and stmt.body.loop_var is xo.var
+    realized = []
+    stmt_functor.post_order_visit(stmt, lambda x: realized.append(x)
+                                  if isinstance(x, tir.ProducerRealize) else None)
+    by_index = {r.producer.value_index: r for r in realized if r.producer.op == B0.op}
+    assert sorted(by_index) == [0, 1]
+    assert [str(r.extent) for r in by_index[1].bounds] == ["10", "n"]
+
+
 def test_ir_container_names_the_runtime_containers():
     assert container.Map is microruntime.Map and container.Array is microruntime.Array
 

@@ -284,3 +284,36 @@ def test_broadcast_operator_runs(target):
     d = runtime.nd.empty((4, 3), "float32")
     f["f"](runtime.nd.array(a), runtime.nd.array(r), d)
     np.testing.assert_allclose(d.numpy(), a / r - 1, rtol=1e-5)
+
+
+# ---- fusing a data axis with a reduction axis ---------------------------------------------------
+def test_fuse_data_and_reduction_axis_is_a_reduction_and_runs(target):
+    n = 10
+    X = te.placeholder((n,), dtype="int32", name="X")
+    k = te.reduce_axis((0, n), name="k")
+    Y = te.compute((n, 3), lambda i, j: te.sum(X[k] * (i + 1) + j, axis=k), name="Y")
+    s = te.create_schedule(Y.op)
+    i, j = Y.op.axis
+    s[Y].reorder(i, k, j)
+    fused = s[Y].fuse(i, k)
+    assert fused.iter_type == te.schedule.IterVar.CommReduce
+    f = build(s, [Y, X], target=target, name="f")
+    x = np.arange(n, dtype="int32")
+    out = runtime.nd.array(np.full((n, 3), 7, dtype="int32"))
+    f["f"](out, runtime.nd.array(x))
+    expected = x.sum() * (np.arange(n) + 1)[:, None] + n * np.arange(3)[None, :]
+    np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_fuse_no_axes_of_a_scalar_reduction_then_split(target):
+    n = 10
+    X = te.placeholder((n,), dtype="int32", name="X")
+    k = te.reduce_axis((0, n), name="k")
+    Y = te.compute((), lambda: te.sum(X[k], axis=k), name="Y")
+    s = te.create_schedule(Y.op)
+    unit = s[Y].fuse()
+    s[Y].split(unit, nparts=20)
+    f = build(s, [Y, X], target=target, name="f")
+    out = runtime.nd.empty((), "int32")
+    f["f"](out, runtime.nd.array(np.ones(n, dtype="int32")))
+    assert out.numpy() == n

@@ -1,4 +1,6 @@
 """te.tag_scope as a context manager and as a decorator: the tag of computes made inside it."""
+import json
+import pickle
 import warnings
 
 import numpy as np
@@ -6,6 +8,7 @@ import pytest
 
 import microruntime as runtime
 from compiler import build, te, tir
+from compiler.ir import load_json, save_json
 from compiler.ir.errors import IRError
 
 
@@ -74,3 +77,24 @@ def test_unused_scope_warns():
         warnings.simplefilter("error")
         with te.tag_scope("used"):
             te.compute((2,), lambda i: i)
+
+
+def test_compute_attrs_are_ir_values_and_survive_json():
+    n, l = te.size_var("n"), te.size_var("l")
+    A = te.placeholder((n, l), name="A")
+    k = te.reduce_axis((0, l), name="k")
+    with te.tag_scope(tag="rowsum"):
+        C = te.compute((n,), lambda i: te.sum(A[i, k], axis=k),
+                       attrs={"hello": 1, "arr": [10, 12]})
+    assert isinstance(C.op.attrs["hello"], tir.IntImm) and C.op.attrs["hello"].value == 1
+    assert "hello" in C.op.attrs and "xx" not in C.op.attrs
+    assert A.op.attrs is not None and len(A.op.attrs) == 0
+    CC = load_json(save_json(C))
+    assert CC.op.tag == "rowsum"
+    assert CC.op.attrs["hello"].value == 1
+    assert [x.value for x in CC.op.attrs["arr"]] == [10, 12]
+    # printed as TVM prints a map: JSON text
+    assert json.loads(str(CC.op.attrs)) == {"hello": 1, "arr": [10, 12]}
+    # a schedule holding the operation pickles
+    s = pickle.loads(pickle.dumps(te.create_schedule(C.op)))
+    assert s.outputs[0].attrs["arr"][1].value == 12

@@ -153,3 +153,93 @@ def test_regions_that_do_not_fit_the_intrinsic_are_rejected():
         te.compute((4, 16), lambda i: vadd(A[i, 0:16]))
     with pytest.raises(IRError, match="not a value"):
         te.compute((4,), lambda i: A[i, 0:2])
+
+
+# ---- symbolic intrinsic shapes, scalar parameters, bounds from the call's regions ----------------
+KERNELS_SCALAR_C = """
+int kiln_axpb(float* x, float* z, int n, float a, float b) {
+  for (int k = 0; k < n; ++k) z[k] = x[k] * a + b;
+  return 0;
+}
+"""
+
+
+def _axpb():
+    """z = x * a + b over a symbolic length n, a and b scalar parameters."""
+    n = te.size_var("n")
+    a, b = te.var("a", "float32"), te.var("b", "float32")
+    x = te.placeholder((n,), name="x")
+    z = te.compute((n,), lambda i: x[i] * a + b, name="z")
+
+    def body(ins, outs, sp):
+        assert ins[0].shape[0] is n and list(sp) == [a, b]
+        return tir.call_extern("int32", "kiln_axpb", ins[0].access_ptr("r"),
+                               outs[0].access_ptr("w"), ins[0].shape[0], sp[0], sp[1])
+
+    intrin = te.decl_tensor_intrin(z.op, body, scalar_params=[a, b],
+                                   default_buffer_params={"offset_factor": 1})
+    assert list(intrin.scalar_params) == [a, b]
+    return intrin
+
+
+def test_scalar_inputs_and_symbolic_extents_reach_the_call():
+    axpb = _axpb()
+    A = te.placeholder((6, 12), name="A")
+    C = te.compute((6, 12), lambda i: axpb(A[i, 0:12], (i + 1).astype("float32"), 2.0),
+                   name="C")
+    s = te.create_schedule(C.op)
+    func = compiler.lower(s, [A, C])["main"]
+    call = func.body.body.value
+    assert call.args[0].value == "kiln_axpb"
+    # n is the region's extent; a and b the call's scalar inputs
+    assert [str(x) for x in call.args[3:]] == ["12", "float32(i + 1)", "2.0"]
+
+
+def test_scalar_inputs_run(target):
+    axpb = _axpb()
+    A = te.placeholder((6, 12), name="A")
+    C = te.compute((6, 12), lambda i: axpb(A[i, 0:12], (i + 1).astype("float32"), 2.0),
+                   name="C")
+    s = te.create_schedule(C.op)
+    s[C].pragma(s[C].leaf_iter_vars[0], "import_c", KERNELS_SCALAR_C)
+    f = compiler.build(s, [A, C], target)
+    a = np.random.rand(6, 12).astype("float32")
+    c = runtime.nd.array(np.zeros((6, 12), "float32"))
+    f(runtime.nd.array(a), c)
+    np.testing.assert_allclose(c.numpy(), a * np.arange(1, 7, dtype="float32")[:, None] + 2,
+                               rtol=1e-6)
+
+
+def test_a_full_index_is_a_one_element_region_and_other_arguments_are_scalars():
+    axpb = _axpb()
+    A = te.placeholder((5, 7), name="A")
+    C = te.compute((5, 7), lambda i, j: axpb(A[i, j], 3.0, (i + j).astype("float32")),
+                   name="C")
+    s = te.create_schedule(C.op)
+    body = compiler.lower(s, [A, C])["main"].body
+    assert isinstance(body.body, tir.For) and isinstance(body.body.body, tir.Evaluate)
+    args = body.body.body.value.args
+    assert int(args[3]) == 1 and "i + j" in str(args[5])
+    with pytest.raises(IRError, match="takes 2 scalar inputs"):
+        te.compute((5, 7), lambda i, j: axpb(A[i, j], 3.0))
+
+
+def test_inputs_are_sized_by_the_call_regions():
+    """The intrinsic reads three rows of its (m, n) input, but the call hands it rows i..9:
+    the producer is needed over the call's regions, rows 0..9."""
+    m, n = te.var("m"), te.var("n")
+    a = te.placeholder((m, n), name="a")
+    c = te.compute((1, n), lambda i, j: a[0, j] + a[1, j] + a[2, j], name="c")
+    ab = tir.decl_buffer(a.shape, name="ab", offset_factor=1)
+    cb = tir.decl_buffer(c.shape, name="cb", offset_factor=1)
+    intrin = te.decl_tensor_intrin(
+        c.op, lambda ins, outs: tir.call_extern("int32", "f", outs[0].access_ptr("w"),
+                                                ins[0].access_ptr("r")),
+        binds={a: ab, c: cb})
+    A = te.placeholder((20, 20), name="A")
+    B = te.compute(A.shape, lambda i, j: A[i, j] + 1.0, name="B")
+    C = te.compute((10, 20), lambda i: intrin(B[i:10, 0:20]), name="C")
+    s = te.create_schedule(C.op)
+    bounds = te.schedule.InferBound(s)
+    assert int(bounds[B.op.axis[0]].extent) == 10
+    assert int(bounds[B.op.axis[1]].extent) == 20

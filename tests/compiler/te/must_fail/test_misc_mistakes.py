@@ -4,13 +4,14 @@ from compiler import lower, te
 from compiler.ir.errors import ScheduleError
 
 
-def test_fuse_reduce_with_data_axis():
+def test_parallel_data_axis_fused_with_a_reduce_axis():
     A = te.placeholder((4, 4), name="A")
     k = te.reduce_axis((0, 4), "k")
     R = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="R")
     s = te.create_schedule(R.op)
-    with pytest.raises(ScheduleError, match=r"fuse on stage 'R': cannot fuse the reduction"):
-        s[R].fuse(R.op.axis[0], k)
+    fused = s[R].fuse(R.op.axis[0], k)  # a reduction axis now
+    with pytest.raises(ScheduleError, match=r"parallel on stage 'R'.*reduction axis"):
+        s[R].parallel(fused)
 
 
 def test_parallel_reduce_axis():
