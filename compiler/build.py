@@ -23,6 +23,7 @@ import tempfile
 import weakref
 from typing import Dict, Mapping
 
+from . import host_cache
 from .codegen import HostArtifact, codegen_host, host_codegen_available
 from .codegen.device_module import codegen_device
 from .codegen.spirv import codegen_vulkan
@@ -37,6 +38,7 @@ from .target.kinds import HOST_KINDS
 from .tir import pipeline
 from .tir.function import PrimFunc
 from .tir.pipeline import run_passes
+from .tir.transform.annotate_entry import annotate_entry
 from .tir.transform.lower_workspace import workspace_bound
 
 
@@ -145,7 +147,26 @@ def host_passes(mod: IRModule, target: Target) -> IRModule:
     prefix = target.system_lib_prefix
     if prefix is not None and "system_lib_prefix" not in mod.attrs:
         mod = mod.with_attr("system_lib_prefix", prefix)
-    return run_passes(mod, pipeline.host_passes())
+    passes = pipeline.host_passes()
+    keys = host_cache.keys(mod, target)
+    if not keys:
+        return run_passes(mod, passes)
+    hits = {g: f for g, f in ((g, host_cache.load(k)) for g, k in keys.items()) if f is not None}
+    done = dict(hits)
+    if len(hits) < len(mod):
+        packed = run_passes(mod.with_functions({g: f for g, f in mod.items() if g not in hits}),
+                            passes)
+        for g, f in packed.items():
+            if g in keys:
+                host_cache.store(keys[g], f)
+            done[g] = f
+    done = {g: done[g].with_attr(host_cache.OBJECT_KEY, keys[g]) if g in keys else done[g]
+            for g in [*mod.functions, *(g for g in done if g not in mod.functions)]}
+    if annotate_entry in passes:  # the whole module's entry, not a part's
+        done = {g: f.with_attr("tir.is_entry_func", False) if f.attrs.get("tir.is_entry_func")
+                else f for g, f in done.items()}
+        return annotate_entry(IRModule(done, mod.attrs))
+    return IRModule(done, mod.attrs)
 
 
 def _is_cross_llvm(target: Target) -> bool:

@@ -29,7 +29,7 @@ from typing import FrozenSet, List, Optional, Tuple
 
 import llvmlite.binding as llvm
 
-from ... import build_cache
+from ... import build_cache, host_cache
 from ...build_jobs import forked_map
 from ...contrib.cc import create_relocatable
 from ...ir.errors import BuildError, InternalError, TargetError
@@ -278,9 +278,12 @@ def _object_of_made(make, spec: str, opt: int):
 
 def _function_key(name: str, func, spec: str, opt: int) -> Optional[str]:
     """The build-cache key of function `name`'s object (None: the cache is off): the target,
-    the optimization level and the function's structural key (compiler/build_cache.py adds the
-    compiler's fingerprint)."""
-    text = build_cache.structural_text(func) if build_cache.cache_dir() is not None else None
+    the optimization level and the function's structural key, or the key its packed form was
+    cached under (compiler/host_cache.py; compiler/build_cache.py adds the compiler's
+    fingerprint)."""
+    if build_cache.cache_dir() is None:
+        return None
+    text = host_cache.object_key(func) or build_cache.structural_text(func)
     return None if text is None else build_cache.key("llvm function", spec, str(opt), name, text)
 
 

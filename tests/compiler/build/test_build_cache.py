@@ -1,18 +1,22 @@
 """The build cache (compiler/build_cache.py): entries keyed by what determines them, written
 whole, pruned by last use, off on request; a model built a second time takes its kernels
 (legalize's lowering, the LLVM objects) from the cache and is the model built the first time."""
+import importlib
 import os
 
 import numpy as np
 import pytest
 
 import microruntime as mr
-from compiler import build_cache, relay
+from compiler import build_cache, host_cache, relay
 from compiler.codegen.llvm import codegen as llvm_codegen
+from compiler.ir import IRModule
 from compiler.relax.testing import models
 from compiler.relax.transform import legalize
 from compiler.transform import PassContext
 from microruntime import graph_executor
+
+build_module = importlib.import_module("compiler.build")    # the module, not the function
 
 
 @pytest.fixture
@@ -92,12 +96,38 @@ def test_second_build_takes_its_kernels_from_the_cache(cache, monkeypatch):
         if getattr(make, "__name__", "") != "library_module":
             fail()
         return real_object_of_made(make, *args)
+    packed = os.listdir(cache / host_cache.KIND)
+    assert len(packed) == len(kernels)
     monkeypatch.setattr(legalize, "lower_primitive", fail)
     monkeypatch.setattr(llvm_codegen, "_object_of_made", library_only)
+    monkeypatch.setattr(build_module, "run_passes", fail)     # no host pass runs either
     lib2, second = _build_and_run(m, inputs)
     np.testing.assert_array_equal(second, first)
     assert lib2.get_graph_json() == lib.get_graph_json()
     assert sorted(os.listdir(cache / legalize.legalize_cache.KIND)) == sorted(kernels)
+
+
+def test_packed_functions_from_the_cache_get_the_entry_of_their_module(cache):
+    """A function cached from a module of several is its module's entry when built alone, and
+    the other way round: the entry mark is the whole module's (annotate_entry)."""
+    import compiler
+    from compiler import te
+
+    def func(name):
+        A = te.placeholder((8,), name="A")
+        B = te.compute((8,), lambda i: A[i] * 2.0, name="B")
+        return compiler.lower(te.create_schedule(B.op), [A, B], name=name)[name]
+    f, g = func("f"), func("g")
+    both = compiler.build(IRModule({"f": f, "g": g}), target="llvm")
+    assert both["f"] is not None
+    alone = compiler.build(IRModule({"f": f}), target="llvm")      # f from the cache
+    a = mr.nd.array(np.arange(8, dtype="float32"))
+    b = mr.nd.empty((8,), "float32")
+    alone["main"](a, b)                       # the entry of a one-function module
+    np.testing.assert_array_equal(b.numpy(), np.arange(8) * 2.0)
+    packed = build_module.host_passes(IRModule({"f": f, "g": g}),
+                                      compiler.target.Target("llvm"))
+    assert not any(fn.attrs.get("tir.is_entry_func") for fn in packed.functions.values())
 
 
 def test_what_the_key_leaves_out_is_not_cached(cache, monkeypatch):
