@@ -96,9 +96,9 @@ GEMM_VECTORS = 2
 GEMM_MAX_ROWS = 8
 # A matrix-vector product's tile: up to this many vectors of columns (`_gemv_cols`).
 GEMV_VECTORS = 8
-# A matrix-vector product whose B is at least this many bytes (past the L2) streams B
+# A matrix-vector product whose B is at least this many bytes (past the 1 MiB L2) streams B
 # (`_stream_gemv`) in row runs of up to GEMV_STREAM_COLS columns.
-GEMV_STREAM_BYTES = 2 << 20
+GEMV_STREAM_BYTES = 3 << 19
 GEMV_STREAM_COLS = 2048
 # ... GEMV_STREAM_ROWS rows of B at a time (as many streams, and one load and store of a
 # vector of sums per that many multiply-adds).
