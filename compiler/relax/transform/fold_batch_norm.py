@@ -23,6 +23,7 @@ from ..functor import ExprMutator
 from ..struct_info import TensorStructInfo
 from .eliminate_dead_code import eliminate_dead_code, use_counts
 from .fold_constant import fold_constant
+from .graph_functions import map_graph_functions
 
 
 def _channel_shape(ndim: int, axis: int, c) -> tuple:
@@ -140,15 +141,6 @@ class _FoldScale(ExprMutator):
 
 def fold_batch_norm(mod: IRModule) -> IRModule:
     """`mod` with inference batch norms decomposed and their scales folded into weights."""
-    functions = {}
-    for name, func in mod.items():
-        if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            func = _Decompose().visit_expr(func)
-        functions[name] = func
-    mod = fold_constant(mod.with_functions(functions))
-    functions = {}
-    for name, func in mod.items():
-        if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            func = _FoldScale(use_counts(func)).visit_expr(func)
-        functions[name] = func
-    return eliminate_dead_code(mod.with_functions(functions))
+    mod = fold_constant(map_graph_functions(mod, lambda f: _Decompose().visit_expr(f)))
+    return eliminate_dead_code(
+        map_graph_functions(mod, lambda f: _FoldScale(use_counts(f)).visit_expr(f)))

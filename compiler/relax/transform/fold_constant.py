@@ -18,6 +18,7 @@ from .. import expr as X
 from ..functor import ExprMutator
 from ..interpreter import evaluate
 from ..struct_info import TensorStructInfo, TupleStructInfo
+from .graph_functions import map_graph_functions
 
 # Operators never folded: they call kernels, or their value is not a tensor of the graph.
 _KEEP = {"relax.call_tir", "relax.call_dps_packed", "relax.shape_of"}
@@ -80,9 +81,4 @@ class _Folder(ExprMutator):
 
 def fold_constant(mod: IRModule) -> IRModule:
     """`mod` with every graph-level function's constant computations folded."""
-    functions = {}
-    for name, func in mod.items():
-        if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            func = _Folder().visit_expr(func)
-        functions[name] = func
-    return mod.with_functions(functions)
+    return map_graph_functions(mod, lambda f: _Folder().visit_expr(f))

@@ -29,6 +29,7 @@ from ...ir.module import IRModule
 from .. import expr as X
 from .. import op as R
 from ..functor import ExprMutator
+from .graph_functions import map_graph_functions
 
 # Operators that move or select values: op(DQ(x)) quantized back with the same parameters is
 # op(x) (argument 0 is the data).
@@ -226,9 +227,4 @@ class _Rewriter(ExprMutator):
 
 def quantize_to_integer(mod: IRModule) -> IRModule:
     """`mod` with its dequantize -> float operator -> quantize patterns on integers."""
-    functions = {}
-    for name, func in mod.items():
-        if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            func = _Rewriter().visit_expr(func)
-        functions[name] = func
-    return mod.with_functions(functions)
+    return map_graph_functions(mod, lambda f: _Rewriter().visit_expr(f))

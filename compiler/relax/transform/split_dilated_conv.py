@@ -22,6 +22,7 @@ from .. import expr as X
 from .. import op as R
 from ..functor import ExprMutator
 from ..struct_info import TensorStructInfo
+from .graph_functions import map_graph_functions
 
 # A convolution is split when fewer than this share of its (tap, output) pairs read input.
 LIVE_SHARE = 0.5
@@ -82,9 +83,4 @@ class _Split(ExprMutator):
 def split_dilated_conv(mod: IRModule) -> IRModule:
     """`mod` with its sparse-tap dilated convolutions computed tap by tap (see the module
     docstring)."""
-    functions = {}
-    for name, func in mod.items():
-        if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            func = _Split().visit_expr(func)
-        functions[name] = func
-    return mod.with_functions(functions)
+    return map_graph_functions(mod, lambda f: _Split().visit_expr(f))

@@ -27,6 +27,7 @@ from .. import expr as X
 from .. import op as R
 from ..functor import ExprMutator
 from ..struct_info import TensorStructInfo
+from .graph_functions import map_graph_functions
 
 
 def live_taps(size: int, out: int, kernel: int, stride: int, dilation: int,
@@ -96,9 +97,4 @@ class _Trim(ExprMutator):
 def trim_conv_taps(mod: IRModule) -> IRModule:
     """`mod` with the dead kernel taps of its constant-weight convolutions cut (see the module
     docstring)."""
-    functions = {}
-    for name, func in mod.items():
-        if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            func = _Trim().visit_expr(func)
-        functions[name] = func
-    return mod.with_functions(functions)
+    return map_graph_functions(mod, lambda f: _Trim().visit_expr(f))

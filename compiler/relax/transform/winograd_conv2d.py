@@ -35,6 +35,7 @@ from .. import expr as X
 from .. import op as R
 from ..functor import ExprMutator
 from .convert_layout_nchwc import _static_f32, is_gpu
+from .graph_functions import map_graph_functions
 
 # Fewest input and output channels of a convolution made Winograd (below, the transforms and
 # the larger weight cost about what the product saves).
@@ -98,9 +99,4 @@ def winograd_conv2d(mod: IRModule, target=None, at_load: bool = False) -> IRModu
     transformed by a kernel of the model (see the module docstring), else now."""
     if is_gpu(target) or _is_bare_metal(target):
         return mod
-    functions = {}
-    for name, func in mod.items():
-        if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            func = _Winograd(at_load).visit_expr(func)
-        functions[name] = func
-    return mod.with_functions(functions)
+    return map_graph_functions(mod, lambda f: _Winograd(at_load).visit_expr(f))
