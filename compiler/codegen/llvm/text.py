@@ -281,6 +281,30 @@ def _store_parts(parts, var: str) -> str:
     return "".join(lines)
 
 
+# The ValueErrors of __kiln_check_tensor that compare two integers share one block: (block
+# that fails, what, k or -1, expected's prefix, expected, got).
+_VALUE_FAILURES = [("ndim_check", "ndim", "-1", "empty", "%ndim", "%nd"),
+                   ("shape_body", "shape", "%k", "empty", "%want", "%got"),
+                   ("stride_body", "strides", "%j", "compact", "%cs", "%st"),
+                   ("offset_check", "offset", "-1", "empty", "%want_off", "%off"),
+                   ("devid_cmp", "devid", "-1", "empty", "%want_id", "%id64")]
+
+
+def _bad_value_block() -> str:
+    def phi(name, ty, column, const=False):
+        arms = ", ".join(f"[{'@.kc.' + f[column] if const else f[column]}, %{f[0]}]"
+                         for f in _VALUE_FAILURES)
+        return f"  %bv.{name} = phi {ty} {arms}\n"
+    return ("bad_value:\n" + phi("what", "ptr", 1, True) + phi("k", "i64", 2) +
+            phi("ep", "ptr", 3, True) + phi("want", "i64", 4) + phi("got", "i64", 5) +
+            "  call void @__kiln_i64_to_str(ptr %ebuf, i64 %bv.want)\n"
+            "  call void @__kiln_i64_to_str(ptr %gbuf, i64 %bv.got)\n"
+            "  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr %bv.what,\n"
+            "      i64 %bv.k, i64 %arg, ptr %sig, ptr %bv.ep, ptr %ebuf, ptr @.kc.empty,\n"
+            "      ptr %gbuf)\n"
+            "  ret i1 false\n")
+
+
 _CHECK_IR = _text_constants({
     "mis": "Mismatched ", "empty": "", "close": "]", "onarg": " on argument #",
     "calling": " when calling:\n  `", "expected": "`,\n  expected ", "butgot": ", but got ",
@@ -355,13 +379,7 @@ ndim_check:
   %nd32 = load i32, ptr %nd.p, align 4
   %nd = sext i32 %nd32 to i64
   %ndim_ok = icmp eq i64 %nd, %ndim
-  br i1 %ndim_ok, label %dtype_check, label %bad_ndim
-bad_ndim:
-  call void @__kiln_i64_to_str(ptr %ebuf, i64 %ndim)
-  call void @__kiln_i64_to_str(ptr %gbuf, i64 %nd)
-  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr @.kc.ndim, i64 -1,
-      i64 %arg, ptr %sig, ptr @.kc.empty, ptr %ebuf, ptr @.kc.empty, ptr %gbuf)
-  ret i1 false
+  br i1 %ndim_ok, label %dtype_check, label %bad_value
 dtype_check:
   %want_dt.p = getelementptr inbounds i64, ptr %d, i64 3
   %want_dt = load i64, ptr %want_dt.p, align 8
@@ -401,16 +419,10 @@ shape_body:
   %got.p = getelementptr inbounds i64, ptr %shape, i64 %k
   %got = load i64, ptr %got.p, align 4
   %dim_ok = icmp eq i64 %got, %want
-  br i1 %dim_ok, label %shape_next, label %bad_shape
+  br i1 %dim_ok, label %shape_next, label %bad_value
 shape_next:
   %k1 = add i64 %k, 1
   br label %shape_loop
-bad_shape:
-  call void @__kiln_i64_to_str(ptr %ebuf, i64 %want)
-  call void @__kiln_i64_to_str(ptr %gbuf, i64 %got)
-  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr @.kc.shape, i64 %k,
-      i64 %arg, ptr %sig, ptr @.kc.empty, ptr %ebuf, ptr @.kc.empty, ptr %gbuf)
-  ret i1 false
 strides_start:
   %strides.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 5
   %strides = load ptr, ptr %strides.p, align 4
@@ -431,29 +443,17 @@ stride_body:
   %st_eq = icmp eq i64 %st, %cs
   %unit = icmp eq i64 %dj, 1
   %st_ok = or i1 %st_eq, %unit
-  br i1 %st_ok, label %stride_next, label %bad_stride
+  br i1 %st_ok, label %stride_next, label %bad_value
 stride_next:
   %j1 = add i64 %j, 1
   br label %stride_loop
-bad_stride:
-  call void @__kiln_i64_to_str(ptr %ebuf, i64 %cs)
-  call void @__kiln_i64_to_str(ptr %gbuf, i64 %st)
-  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr @.kc.strides, i64 %j,
-      i64 %arg, ptr %sig, ptr @.kc.compact, ptr %ebuf, ptr @.kc.empty, ptr %gbuf)
-  ret i1 false
 offset_check:
   %want_off.p = getelementptr inbounds i64, ptr %d, i64 5
   %want_off = load i64, ptr %want_off.p, align 8
   %off.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 6
   %off = load i64, ptr %off.p, align 4
   %off_ok = icmp eq i64 %off, %want_off
-  br i1 %off_ok, label %devtype_check, label %bad_offset
-bad_offset:
-  call void @__kiln_i64_to_str(ptr %ebuf, i64 %want_off)
-  call void @__kiln_i64_to_str(ptr %gbuf, i64 %off)
-  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr @.kc.offset, i64 -1,
-      i64 %arg, ptr %sig, ptr @.kc.empty, ptr %ebuf, ptr @.kc.empty, ptr %gbuf)
-  ret i1 false
+  br i1 %off_ok, label %devtype_check, label %bad_value
 devtype_check:
   %want_dev.p = getelementptr inbounds i64, ptr %d, i64 4
   %want_dev = load i64, ptr %want_dev.p, align 8
@@ -475,16 +475,10 @@ devid_cmp:
   %id.p = getelementptr inbounds %__kiln_dltensor, ptr %h, i32 0, i32 1, i32 1
   %id = load i32, ptr %id.p, align 4
   %id_ok = icmp eq i32 %id, %devid
-  br i1 %id_ok, label %data_check, label %bad_devid
-bad_devid:
   %want_id = sext i32 %devid to i64
   %id64 = sext i32 %id to i64
-  call void @__kiln_i64_to_str(ptr %ebuf, i64 %want_id)
-  call void @__kiln_i64_to_str(ptr %gbuf, i64 %id64)
-  call void @__kiln_arg_mismatch(ptr @.kc.ValueError, ptr %name, ptr @.kc.devid, i64 -1,
-      i64 %arg, ptr %sig, ptr @.kc.empty, ptr %ebuf, ptr @.kc.empty, ptr %gbuf)
-  ret i1 false
-data_check:
+  br i1 %id_ok, label %data_check, label %bad_value
+{_bad_value_block()}data_check:
   %empty = and i64 %flags, 2
   %may_be_empty = icmp ne i64 %empty, 0
   br i1 %may_be_empty, label %ok, label %data_cmp
