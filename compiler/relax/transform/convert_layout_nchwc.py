@@ -7,7 +7,13 @@ after:  every float32 conv2d of NCHW data with OIHW weights, groups 1 or depthwi
         OIHW1i[o]o) giving NCHW[o]c, o = `output_block` of the output channels (their largest
         divisor up to x, or a power-of-two divisor at least half as wide: 1000 -> 8, not 10),
         i = the block its input already has, else the largest divisor of the input channels up
-        to x. Constant weights are transformed now. The value a blocked convolution produces
+        to x. A channel count whose block would be narrower than x, and that a few more
+        channels make a multiple of x (at most 1/8 more: ShuffleNet's 58, 116 and 232, RegNet's
+        104), is padded with zero channels to one (`channel_block`): zero weights, zero
+        constants, and the padded lanes cropped where the value goes back to NCHW. Only
+        operators that keep zeros finite see padded lanes (`_PAD_SAFE`), so what a padded lane
+        holds is never read into a real one. Constant weights are transformed now. The value a
+        blocked convolution produces
         stays blocked through what consumes it in that layout:
           - elementwise operators of one tensor (relu, clip, sigmoid, ...);
           - broadcast binary operators (add, multiply, ...) of values blocked alike (one may
@@ -59,6 +65,35 @@ def output_block(channels: int, lanes: int) -> int:
     return power if 2 * power >= widest else widest
 
 
+def channel_block(channels: int, lanes: int) -> Tuple[int, int]:
+    """(block, padded channel count) of `channels` channels blocked for `lanes` lanes: the
+    output block, or whole vectors of `lanes` when that block is narrower and at most 1/8 more
+    channels (zeros) make a multiple of `lanes` (116 -> 128 in blocks of 16, not 29 blocks of
+    4)."""
+    block = output_block(channels, lanes)
+    padded = -(-channels // lanes) * lanes
+    if block < lanes and padded * 8 <= channels * 9:
+        return lanes, padded
+    return block, channels
+
+
+def _pad_axis(data: np.ndarray, axis: int, size: int, value: float = 0.0) -> np.ndarray:
+    """`data` with its dim `axis` padded to `size` by `value`."""
+    if data.shape[axis] == size:
+        return data
+    width = [(0, 0)] * data.ndim
+    width[axis] = (0, size - data.shape[axis])
+    return np.pad(data, width, constant_values=value)
+
+
+# Operators a value with zero-padded channels may pass through blocked: on zeros (and the zero
+# or one a constant is padded with) they give finite values, which only padded lanes hold.
+_PAD_SAFE = {"relax." + n for n in (
+    "add", "subtract", "multiply", "maximum", "minimum", "clip", "sigmoid", "tanh", "exp",
+    "negative", "abs", "erf", "nn.relu", "nn.leakyrelu", "nn.gelu", "nn.gelu_tanh",
+    "nn.silu")} | {"relax.divide"}   # divide: by a constant only (padded with ones)
+
+
 def _static_f32(e: X.Expr, ndim: int) -> Optional[tuple]:
     s = e.struct_info
     if (isinstance(s, TensorStructInfo) and s.dtype == "float32" and s.ndim == ndim
@@ -82,11 +117,20 @@ class _Convert(ExprMutator):
             made = self.nchw.get(id(v))
             if made is None:
                 bv, block = self.blocked[id(v)]
-                made = self.emit(R.layout_transform(bv, blocked_layout(block), "NCHW"),
-                                 v.name_hint + "_nchw")
+                made = self.emit(self._to_nchw(bv, block, v), v.name_hint + "_nchw")
                 self.nchw[id(v)] = made
             return made
         return super().visit_var_(v)
+
+    def _to_nchw(self, blocked: X.Var, block: int, like: X.Expr) -> X.Expr:
+        """The NCHW value of `blocked` (in NCHW[block]c), its padded channels cropped to those
+        of `like` (the NCHW value it stands for)."""
+        out = R.layout_transform(blocked, blocked_layout(block), "NCHW")
+        channels = int(like.struct_info.shape[1])
+        if _channels(blocked, block) != channels:
+            out = R.strided_slice(self.emit(out, like.name_hint + "_padded"), [1], [0],
+                                  [channels])
+        return out
 
     def _as_blocked(self, e: X.Expr, block: Optional[int], channels: int, name: str):
         """(blocked value, block) of the NCHW value `e`: its blocked form when it has one (with
@@ -95,8 +139,13 @@ class _Convert(ExprMutator):
             bv, b = self.blocked[id(e)]
             if block is None or b == block:
                 return bv, b
-        b = block or divisor_at_most(channels, self.lanes)
-        bv = self.emit(R.layout_transform(self.visit_expr(e), "NCHW", blocked_layout(b)), name)
+        b = block or channel_block(channels, self.lanes)[0]
+        padded = -(-channels // b) * b          # more than `channels`: zero channels added
+        data = self.visit_expr(e)
+        if padded != channels:
+            data = self.emit(R.nn.pad(data, [0, 0, 0, padded - channels, 0, 0, 0, 0]),
+                             name + "_pad")
+        bv = self.emit(R.layout_transform(data, "NCHW", blocked_layout(b)), name)
         if isinstance(e, X.Var) and id(e) not in self.blocked:
             self.blocked[id(e)] = (bv, b)     # e stays bound in NCHW too (not pending)
         return bv, b
@@ -128,8 +177,7 @@ class _Convert(ExprMutator):
         bv = value if isinstance(value, X.Var) else self.emit(value, b.var.name_hint + "_c")
         self.blocked[id(b.var)] = (bv, block)
         if id(b.var) in self.keep:
-            self._append(X.VarBinding(b.var, R.layout_transform(bv, blocked_layout(block),
-                                                                "NCHW")))
+            self._append(X.VarBinding(b.var, self._to_nchw(bv, block, b.var)))
         else:
             self.pending[id(b.var)] = b.var
 
@@ -144,19 +192,26 @@ class _Convert(ExprMutator):
         depthwise = a.groups > 1
         if depthwise and not (a.groups == c == o and ws[1] == 1):
             return None
-        ob = output_block(o, self.lanes)
+        ob, o_pad = channel_block(o, self.lanes)
         if depthwise:
             data, ib = self._as_blocked(x, ob, c, x.name_hint + "_c")
             klayout = f"OIHW1i{ob}o"
         else:
             data, ib = self._as_blocked(x, None, c, getattr(x, "name_hint", "x") + "_c")
             klayout = f"OIHW{ib}i{ob}o"
+        c_pad = _channels(data, ib)
+        groups = o_pad if depthwise else a.groups
         if isinstance(w, X.Constant):
-            weight = X.Constant(transform_numpy(w.data, "OIHW", klayout))
+            wdata = _pad_axis(w.data, 0, o_pad)
+            if not depthwise:
+                wdata = _pad_axis(wdata, 1, c_pad)
+            weight = X.Constant(transform_numpy(wdata, "OIHW", klayout))
+        elif o_pad != o or (c_pad != c and not depthwise):
+            return None                   # a computed weight is not padded
         else:
             weight = self.emit(R.layout_transform(self.visit_expr(w), "OIHW", klayout),
                                "weight_c")
-        out = R.nn.conv2d(data, weight, a.strides, a.padding, a.dilation, a.groups,
+        out = R.nn.conv2d(data, weight, a.strides, a.padding, a.dilation, groups,
                           data_layout=blocked_layout(ib), kernel_layout=klayout,
                           out_layout=blocked_layout(ob), out_dtype=a.out_dtype)
         return out, ob
@@ -180,7 +235,12 @@ class _Convert(ExprMutator):
                    and id(call.args[i]) in self.blocked]
         if out is None or not blocked:
             return None
-        block = self.blocked[id(call.args[blocked[0]])][1]
+        first, block = self.blocked[id(call.args[blocked[0]])]
+        padded = _channels(first, block) != out[1]
+        if padded and (call.op.name not in _PAD_SAFE or call.op.name == "relax.divide" and (
+                len(call.args) != 2 or not isinstance(call.args[1], X.Constant))):
+            return None
+        fill = 1.0 if call.op.name == "relax.divide" else 0.0
         args = list(call.args)
         for i in tensors:
             arg = call.args[i]
@@ -190,7 +250,7 @@ class _Convert(ExprMutator):
                     return None
                 args[i] = bv
             elif isinstance(arg, X.Constant):
-                const = _block_constant(arg.data, out, block)
+                const = _block_constant(arg.data, out, block, fill)
                 if const is None:
                     return None
                 args[i] = const
@@ -226,9 +286,11 @@ def _broadcasts_per_channel(shape: Optional[tuple], out: tuple) -> bool:
     return shape is not None and (shape == out or shape == (out[0], out[1], 1, 1))
 
 
-def _block_constant(data: np.ndarray, out: tuple, block: int) -> Optional[X.Constant]:
+def _block_constant(data: np.ndarray, out: tuple, block: int,
+                    fill: float = 0.0) -> Optional[X.Constant]:
     """A constant that broadcasts against NCHW `out` as one against NCHW[block]c: a scalar
-    (any shape of ones) as it is, a per-channel one ([C, 1, 1] or [1, C, 1, 1]) blocked."""
+    (any shape of ones) as it is, a per-channel one ([C, 1, 1] or [1, C, 1, 1]) blocked, its
+    padded channels (to a whole number of blocks) `fill`."""
     if data.size == 1:
         return X.Constant(data) if data.ndim <= 5 else None
     if data.ndim > 4:
@@ -236,7 +298,16 @@ def _block_constant(data: np.ndarray, out: tuple, block: int) -> Optional[X.Cons
     full = (1,) * (4 - data.ndim) + data.shape
     if full != (1, out[1], 1, 1):
         return None
-    return X.Constant(transform_numpy(data.reshape(full), "NCHW", blocked_layout(block)))
+    padded = _pad_axis(data.reshape(full), 1, -(-out[1] // block) * block, fill)
+    return X.Constant(transform_numpy(padded, "NCHW", blocked_layout(block)))
+
+
+def _channels(blocked: X.Expr, block: int) -> int:
+    """The channel count (padding included) of a value in NCHW[block]c."""
+    return int(blocked.struct_info.shape[1]) * block
+
+
+
 
 
 def keep_nchw(func: X.Function) -> Set[int]:

@@ -1,6 +1,7 @@
 """convert_layout_nchwc: a convolution region (odd input channels, conv + bias + relu, a max
 pool, a residual add, a depthwise conv with a clip, a 1x1 conv with a block that is not the
-vector width, a global pool) runs blocked with one layout transform in and one out; the
+vector width, a global pool) runs blocked; channel counts a few zero channels make whole
+vectors (58, 116) run padded with one layout transform in and one out; the
 converted module, the graph executor's and the VM's results match the reference interpreter
 on the original module (rtol 1e-4); a GPU target keeps NCHW."""
 import numpy as np
@@ -12,7 +13,11 @@ from compiler.relax import expr as X
 from compiler.relax import interpreter, op
 from compiler.relax.testing.models import _build
 from compiler.relax.transform import bind_params
-from compiler.relax.transform.convert_layout_nchwc import convert_layout_nchwc, output_block
+from compiler.relax.transform.convert_layout_nchwc import (
+    channel_block,
+    convert_layout_nchwc,
+    output_block,
+)
 from compiler.relay.build_module import optimize
 from compiler.target import Target
 from microruntime import graph_executor
@@ -162,3 +167,59 @@ def test_concat_of_partial_blocks_stays_nchw():
     inputs = m.inputs(seed=5)
     np.testing.assert_allclose(np.asarray(interpreter.run(mod, inputs["x"])),
                                _expected(m, inputs), **TOL)
+
+
+def test_channel_block_pads_to_whole_vectors():
+    # 58 = 2 * 29, 116 = 4 * 29 and SqueezeNet's 1000 classes gain at most 1/8 zeros to whole
+    # vectors of 16; 24 and 40 would gain a third and a fifth: they keep their blocks of 8
+    assert [channel_block(c, 16) for c in (58, 116, 232, 104, 64, 24, 40, 3, 1000)] == \
+        [(16, 64), (16, 128), (16, 240), (16, 112), (16, 64), (8, 24), (8, 40), (3, 3),
+         (16, 1008)]
+
+
+def _shuffle_unit():
+    """A ShuffleNet-like unit of 58 channels (padded to 64 when blocked): 1x1 conv, a bias,
+    relu, a depthwise conv, a hard-swish (add, clip, divide by a constant, multiply), a
+    squeeze-and-excitation sigmoid scale, a log (not safe on padding: NCHW), a channel split,
+    concat and shuffle in NCHW, a residual add and out to a dense layer."""
+    def body(bb, w, x):
+        y = op.nn.conv2d(x, w("a_w", (58, 58, 1, 1), 0.2))
+        y = op.nn.relu(op.add(y, w("a_b", (1, 58, 1, 1), 0.1)))
+        d = bb.emit(op.nn.conv2d(y, w("dw_w", (58, 1, 3, 3), 0.3), padding=1, groups=58))
+        three, six = X.const(np.float32(3.0)), X.const(np.float32(6.0))
+        hs = op.divide(op.clip(op.add(d, three), 0.0, 6.0), six)
+        d = bb.emit(op.multiply(d, hs))
+        g = op.nn.adaptive_avg_pool2d(d, (1, 1))
+        d = op.multiply(d, op.sigmoid(op.nn.conv2d(g, w("se_w", (58, 58, 1, 1), 0.2))))
+        z = bb.emit(op.nn.conv2d(d, w("b_w", (58, 58, 1, 1), 0.2)))
+        z = op.add(z, x)
+        lg = op.log(op.add(op.abs(z), X.const(np.float32(1.0))))
+        halves = bb.emit(op.split(lg, 2, axis=1))
+        c = op.concat([X.TupleGetItem(halves, 1), X.TupleGetItem(halves, 0)], axis=1)
+        c = op.nn.conv2d(c, w("c_w", (116, 58, 1, 1), 0.2))
+        g = op.nn.adaptive_avg_pool2d(c, (1, 1))
+        return op.nn.dense(op.reshape(g, (1, 116)), w("fc_w", (5, 116), 0.3))
+
+    return _build("shuffle", {"x": (1, 58, 6, 6)}, body, None)
+
+
+def test_padded_channels():
+    m = _shuffle_unit()
+    mod = convert_layout_nchwc(bind_params(m.mod, m.params), "llvm -mcpu=skylake-avx512")
+    calls = _calls(mod["main"])
+    convs = [c for c in calls if c.op.name == "relax.nn.conv2d"]
+    assert [c.attrs.kernel_layout for c in convs] == ["OIHW16i16o", "OIHW1i16o",
+                                                      "OIHW16i16o", "OIHW16i16o",
+                                                      "OIHW16i16o"]
+    assert [tuple(c.struct_info.shape)[1] for c in convs] == [4, 4, 4, 4, 8]   # 64, 128
+    assert convs[1].attrs.groups == 64
+    # the log is not safe on padded lanes: the value before it goes back to NCHW, cropped
+    crops = [c for c in calls if c.op.name == "relax.strided_slice"]
+    assert crops and all(tuple(c.struct_info.shape)[1] in (58, 116) for c in crops)
+    inputs = m.inputs(seed=6)
+    want = _expected(m, inputs)
+    np.testing.assert_allclose(np.asarray(interpreter.run(mod, inputs["x"])), want, **TOL)
+    lib = relay.build(m.mod, target="llvm", params=m.params)
+    gm = graph_executor.GraphModule(lib["default"](microruntime.cpu()))
+    gm.run(**inputs)
+    np.testing.assert_allclose(gm.get_output(0).numpy(), want, **TOL)
