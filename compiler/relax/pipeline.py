@@ -18,6 +18,7 @@ from ..ir.module import IRModule
 from ..target import Target
 from ..transform import PassContext, PassNames, enabled_passes, run_pass_list
 from .transform.bind_params import bind_params
+from .transform.combine_parallel_matmul import combine_parallel_matmul
 from .transform.convert_layout_nchwc import convert_layout_nchwc
 from .transform.eliminate_dead_code import eliminate_dead_code
 from .transform.fold_batch_norm import fold_batch_norm
@@ -46,6 +47,7 @@ TVM_PASS_NAMES: Dict[str, PassNames] = {
     "eliminate_dead_code": (("DeadCodeElimination",), True),
     "trim_conv_taps": ((), True),
     "transpose_dense_weight": (("AlterOpLayout",), True),
+    "combine_parallel_matmul": (("CombineParallelDense", "CombineParallelMatmul"), True),
     "convert_layout_nchwc": (("AlterOpLayout", "ConvertLayout"), True),
     "qnn_layout_nchwc": (("AlterOpLayout",), True),
     "split_dilated_conv": ((), True),
@@ -86,6 +88,7 @@ def optimize_passes(target: Optional[Target] = None,
         eliminate_dead_code,     # what folding left unused
         trim_conv_taps,          # kernel taps that only read padding cut (dilated convs)
         transpose_dense_weight,  # dense by a constant W -> matmul by W.T [K, N]
+        combine_parallel_matmul,  # matmuls of one x by constants -> one, sliced
         named(convert_layout_nchwc, target=target),  # CPU: conv regions in NCHW[x]c
         named(qnn_layout_nchwc, target=target),  # CPU: integer convs blocked (VNNI)
         split_dilated_conv,      # CPU: dilated convs mostly over padding, tap by tap

@@ -23,9 +23,12 @@ ptr device text, ptr signature)) is `tir.check_tensor_arg`: every check make_pac
 of a tensor of static shape, against a table of int64 words (make_packed_api.
 check_tensor_table), raising the same messages; one copy serves all of a library's tensors.
 
-The helpers are `linkonce_odr hidden`: one copy per linked object, merged across objects.
+The helpers are `linkonce_odr hidden`, each in a COMDAT group of its name (ELF, COFF): one copy
+per linked object, and one in a library of many objects.
 """
 from __future__ import annotations
+
+import re
 
 import llvmlite.binding as llvm
 
@@ -502,11 +505,28 @@ def _declared(module: llvm.ModuleRef, name: str) -> bool:
         return False
 
 
+def _in_comdats(ir_text: str) -> str:
+    """`ir_text` with each linkonce_odr function in a COMDAT group of its own name: a linker
+    keeps one copy of the group, where a bare linkonce_odr (weak) definition resolves to one
+    copy but leaves the code of every object's in the library."""
+    names = []
+
+    def grouped(m):
+        names.append(m.group(2))
+        return m.group(1) + "comdat {"
+
+    text = re.sub(r"(define linkonce_odr hidden [^@]*@([\w.]+)\([^{]*?)\{", grouped, ir_text)
+    return "".join(f"${n} = comdat any\n" for n in names) + text
+
+
 def link_helpers(module: llvm.ModuleRef) -> None:
     """Links the helper definitions into `module` when it calls any of them."""
     if not any(_declared(module, name) for name in HELPERS):
         return
-    helpers = llvm.parse_assembly(_IR + _CHECK_IR)
+    text = _IR + _CHECK_IR
+    if not any(os in module.triple for os in ("apple", "darwin")):   # Mach-O has no COMDAT
+        text = _in_comdats(text)
+    helpers = llvm.parse_assembly(text)
     helpers.triple, helpers.data_layout = module.triple, module.data_layout
     helpers.verify()
     module.link_in(helpers)
