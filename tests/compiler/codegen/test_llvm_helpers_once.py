@@ -1,0 +1,42 @@
+"""The LLVM error-text helpers (`__kiln_check_tensor`, `__kiln_raise`, ...) are linked into
+every kernel object that calls them; a library of many kernel objects holds one copy of each
+(COMDAT groups), and the kernels still raise their messages."""
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import microruntime
+from compiler import relay
+from compiler.relax import op
+from compiler.relax.testing.models import _build
+
+
+def _mlp():
+    def body(bb, w, x):
+        h = op.nn.relu(op.nn.dense(x, w("w1", (32, 16), 0.3)))
+        h = op.sigmoid(op.nn.dense(h, w("w2", (24, 32), 0.3)))
+        return op.tanh(op.nn.dense(h, w("w3", (8, 24), 0.3)))
+
+    return _build("mlp", {"x": (4, 16)}, body, None)
+
+
+def test_one_copy_of_each_helper(tmp_path):
+    tool = shutil.which("readelf") or pytest.skip("readelf is not installed")
+    m = _mlp()
+    path = str(tmp_path / "mlp.so")
+    lib = relay.build(m.mod, target="llvm", params=m.params)
+    lib.export_library(path)
+    symbols = subprocess.run([tool, "-sW", path], capture_output=True, text=True).stdout
+    names = [line.split()[-1] for line in symbols.splitlines() if " FUNC " in line]
+    kernels = [n for n in names if n.startswith("__tvm_ffi_fused_")]
+    assert len(set(kernels)) >= 3
+    for helper in ("__kiln_check_tensor", "__kiln_raise"):
+        assert names.count(helper) == 1, helper
+    last = next(n for n in set(kernels) if n.endswith("_tanh"))     # (lv, p1, T_tanh)
+    kernel = microruntime.load_module(path).imported_modules[0][last[len("__tvm_ffi_"):]]
+    args = [np.zeros((5, 24), "float32"), np.zeros((24, 8), "float32"),
+            np.zeros((4, 8), "float32")]                # 5 rows, not 4: __kiln_check_tensor
+    with pytest.raises(ValueError, match="shape"):
+        kernel(*(microruntime.nd.array(a) for a in args))
