@@ -204,6 +204,12 @@ void* mr_module_library_symbol(TVMFFIObject* module, const char* symbol);
 int mr_module_library_new(void* handle, mr_symbol_lookup_t lookup, const char* prefix,
                           TVMFFIObject** out_module);
 void* mr_syslib_lookup(void* handle, const char* symbol);
+#ifndef MR_NO_DLOPEN
+/* The library context slot that a system library loaded as a shared object registered
+ * (its `__tvm_ffi__library_ctx` is internal: dlsym cannot see it), found as the registered
+ * slot in the same loaded object as `anchor` (one of that library's symbols); or NULL. */
+void** mr_syslib_context_slot_near(const void* anchor);
+#endif
 
 /* ---- elf_check.c (dlopen builds only) ---- */
 /* Fails (RuntimeError naming the path) when the native ELF file at path has headers

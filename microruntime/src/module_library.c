@@ -207,6 +207,9 @@ int mr_module_library_create(void* handle, mr_symbol_lookup_t lookup,
   }
   /* The slot holds a borrowed pointer: the library lives as long as its root. */
   ctx = (void**)mr_module_library_symbol(lib, "__tvm_ffi__library_ctx");
+#ifndef MR_NO_DLOPEN
+  if (!ctx && handle && blob) ctx = mr_syslib_context_slot_near(blob); /* a system library */
+#endif
   if (ctx) *ctx = lib;
   mr_object_release(lib);
   *out_root = root;

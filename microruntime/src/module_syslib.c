@@ -25,6 +25,24 @@ void* mr_syslib_lookup(void* handle, const char* symbol) {
   return mr_symtab_get(&g_symbols, symbol);
 }
 
+#ifndef MR_NO_DLOPEN
+void** mr_syslib_context_slot_near(const void* anchor) {
+  static const char k_ctx[] = "__tvm_ffi__library_ctx";
+  const size_t k = sizeof(k_ctx) - 1;
+  void** found = NULL;
+  size_t i, n;
+  mr_mutex_lock(&g_symbols.mutex);
+  for (i = 0; i < g_symbols.count && !found; ++i) {
+    n = strlen(g_symbols.items[i].name);
+    if (n >= k && strcmp(g_symbols.items[i].name + n - k, k_ctx) == 0 &&
+        mr_dl_same_object(anchor, g_symbols.items[i].ptr))
+      found = (void**)g_symbols.items[i].ptr;
+  }
+  mr_mutex_unlock(&g_symbols.mutex);
+  return found;
+}
+#endif
+
 /* Registration gives no sizes: a Kiln system library registers its blob's size as a
  * symbol of its own (<prefix>__tvm_ffi__library_bin_nbytes, see module_library.c); else,
  * where the dynamic loader is at hand, it can tell the size of a symbol the executable or

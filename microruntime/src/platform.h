@@ -190,6 +190,8 @@ const char* mr_dl_error(void);
 /* The size in bytes the library's symbol table gives the object at addr, or 0 when
  * it is unknown (no such symbol, or a symbol without a size). */
 uint64_t mr_dl_symbol_size(const void* addr);
+/* Whether the addresses a and b lie in the same loaded object (executable or library). */
+int mr_dl_same_object(const void* a, const void* b);
 /* What identifies a file's contents: device, inode, size and modification time. */
 typedef struct {
   uint64_t dev, ino, size;

@@ -53,6 +53,11 @@ uint64_t mr_dl_symbol_size(const void* addr) {
 #endif
 }
 
+int mr_dl_same_object(const void* a, const void* b) {
+  Dl_info ia, ib;
+  return dladdr(a, &ia) != 0 && dladdr(b, &ib) != 0 && ia.dli_fbase == ib.dli_fbase;
+}
+
 int mr_file_id(const char* path, mr_file_id_t* out_id) {
   struct stat st;
   if (stat(path, &st) != 0) return -1;

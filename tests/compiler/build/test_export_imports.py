@@ -7,16 +7,17 @@ import struct
 import subprocess
 import sys
 
-import microruntime
 import numpy as np
 import pytest
 from echo_module import ECHO_KIND, register_echo_loader
 from sample_kernels import vector_add
 
 import compiler
+import microruntime
 from compiler import TargetError
 from compiler.export import pack_library_bin
 from compiler.runtime_module import RuntimeModule, SerializedModule
+from compiler.testing import requires_opencl
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -193,3 +194,29 @@ def test_save_host_code(target, tmp_path, ext):
         np.testing.assert_array_equal(c.numpy(), 2 * x)
     else:
         assert open(path).read() == m.get_source({"s": "asm"}.get(ext, ext))
+
+
+@requires_opencl
+def test_system_lib_with_device_code_loads_as_a_library(tmp_path):
+    # its library context slot is internal (dlsym cannot see it): load_module finds the slot
+    # the library registered as a system library, so the host code reaches its OpenCL kernel
+    from compiler import te
+
+    n = 1024
+    A = te.placeholder((n,), name="A")
+    B = te.compute(A.shape, lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=8)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    f = compiler.build(s, [A, B], "opencl", "llvm --system-lib", name="add_one_cl")
+    path = str(tmp_path / "dev_lib.so")
+    f.export_library(path)
+    dev = microruntime.opencl(0)
+    a = microruntime.nd.array(np.arange(n, dtype="float32"), dev)
+    b = microruntime.nd.array(np.zeros(n, "float32"), dev)
+    microruntime.load_module(path)["add_one_cl"](a, b)
+    np.testing.assert_array_equal(b.numpy(), a.numpy() + 1)
+    b = microruntime.nd.array(np.zeros(n, "float32"), dev)
+    microruntime.system_lib()["add_one_cl"](a, b)
+    np.testing.assert_array_equal(b.numpy(), a.numpy() + 1)
