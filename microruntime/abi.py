@@ -91,6 +91,14 @@ class DataTypeCode:
     BOOL = 6
 
 
+# How error messages spell each dtype code ("dtype" for any other); the generated argument
+# checks (the LLVM helpers, the C prelude's table) write names with these.
+DTYPE_CODE_NAMES = {DataTypeCode.INT: "int", DataTypeCode.UINT: "uint",
+                    DataTypeCode.FLOAT: "float", DataTypeCode.OPAQUE_HANDLE: "handle",
+                    DataTypeCode.BFLOAT: "bfloat", DataTypeCode.COMPLEX: "complex",
+                    DataTypeCode.BOOL: "bool"}
+
+
 # Layout (x86-64, AArch64 and every other LP64 target; 64-bit pointers).
 ANY_BYTES = 16               # sizeof(TVMFFIAny): type_index, padding, one 8-byte value
 ANY_VALUE_OFFSET = 8         # offsetof(TVMFFIAny, v_int64 / v_ptr / ...)

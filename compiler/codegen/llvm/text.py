@@ -32,7 +32,7 @@ import re
 
 import llvmlite.binding as llvm
 
-from microruntime.abi import DataTypeCode, TypeIndex
+from microruntime.abi import DTYPE_CODE_NAMES, DataTypeCode, TypeIndex
 
 from ...tir.transform.make_packed_api import CHECK_HEADER
 from .types import I1, I32, I64, PTR, VOID
@@ -50,9 +50,7 @@ RAISE_VALUES = 2
 VALUE_SLOT, DTYPE_SLOT, REF_SLOT = 0, 1, 2
 SLOT_BYTES = {VALUE_SLOT: b"\x01", DTYPE_SLOT: b"\x02", REF_SLOT: b"\x03"}
 # Names of the dtype codes as messages spell them ("dtype" for any other code).
-DTYPE_PREFIX = {DataTypeCode.INT: "int", DataTypeCode.UINT: "uint", DataTypeCode.FLOAT: "float",
-                DataTypeCode.OPAQUE_HANDLE: "handle", DataTypeCode.BFLOAT: "bfloat",
-                DataTypeCode.COMPLEX: "complex", DataTypeCode.BOOL: "bool"}
+DTYPE_PREFIX = DTYPE_CODE_NAMES
 
 
 def _dtype_of_ir() -> str:

@@ -55,7 +55,13 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional, Set
 
-from microruntime.abi import DEVICE_NAMES, STATIC_OBJECT_BEGIN, TypeIndex
+from microruntime.abi import (
+    DEVICE_NAMES,
+    DTYPE_CODE_NAMES,
+    STATIC_OBJECT_BEGIN,
+    DataTypeCode,
+    TypeIndex,
+)
 
 from ...ir import IRModule
 from ...ir.dtype import BOOL, FLOAT, HANDLE, DType, boolean, handle, int32, int64
@@ -108,7 +114,8 @@ def _get(h: Var, field: str, dtype=int32) -> Call:
 # (no data pointer needed).
 CHECK_DEVICE_ID, MAY_BE_EMPTY = 1, 2
 # The dtype codes whose names the helpers spell as `str(dtype)` does.
-_NAMED_CODES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 6: "bool"}
+_NAMED_CODES = {int(c): name for c, name in DTYPE_CODE_NAMES.items()
+                if c not in (DataTypeCode.OPAQUE_HANDLE, DataTypeCode.COMPLEX)}
 
 
 def pack_dtype(code: int, bits: int, lanes: int) -> int:
