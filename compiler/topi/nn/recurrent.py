@@ -32,11 +32,10 @@ from ...tir import expr as E
 from ...tir import ir_builder
 
 
-def _chunk_width(hidden: int, dtype: str, gates: int) -> int:
-    """Hidden units per chunk: two vector registers per gate, fewer for a small layer."""
-    lanes = vector_isa().lanes(dtype)
-    width = 2 * lanes if gates * 2 <= 8 else lanes
-    return max(1, min(width, hidden))
+def _chunk_width(hidden: int, dtype: str) -> int:
+    """Hidden units per chunk: two vector registers per gate (8 accumulators at most), all
+    the units of a smaller layer."""
+    return max(1, min(2 * vector_isa().lanes(dtype), hidden))
 
 
 class _Kernel:
@@ -53,7 +52,7 @@ class _Kernel:
         seq, batch, nd, gh = (int(d) for d in ins[0].shape)
         self.seq, self.batch, self.nd, self.h = seq, batch, nd, gh // gates
         self.dtype = str(ins[0].dtype)
-        self.width = _chunk_width(self.h, self.dtype, gates)
+        self.width = _chunk_width(self.h, self.dtype)
 
     def const(self, v):
         return E.make_const(self.dtype, v)
