@@ -483,3 +483,68 @@ def _resize2d(attrs, x, size):
     if dtype.kind in "iu":
         out = np.round(out)
     return out.astype(dtype)
+
+
+# ---- recurrent layers -------------------------------------------------------------------------
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _recurrence(attrs, gates, states, cell):
+    """The time loop of nn.gru_sequence / nn.lstm_sequence in float64: `cell(d, x, states)`
+    gives the new states of direction d from the step's projected gates x [batch, G * h]."""
+    seq, batch, nd, _ = gates.shape
+    hidden = states[0].shape[-1]
+    reverse = [False, True] if nd == 2 else [attrs.direction == "reverse"]
+    y = np.zeros((seq, nd, batch, hidden))
+    finals = [np.zeros((nd, batch, hidden)) for _ in states]
+    for d in range(nd):
+        cur = [s[d].astype(np.float64) for s in states]
+        for t in (range(seq - 1, -1, -1) if reverse[d] else range(seq)):
+            cur = cell(d, gates[t, :, d].astype(np.float64), cur)
+            y[t, d] = cur[0]
+        for f, c in zip(finals, cur):
+            f[d] = c
+    return tuple(_like(v, gates) for v in [y] + finals)
+
+
+def _clipper(attrs):
+    c = attrs.clip
+    return (lambda v: v) if c is None else (lambda v: np.clip(v, -c, c))
+
+
+@kernel("nn.gru_sequence")
+def _gru_sequence(attrs, gates, weight, bias, h0):
+    clip, h = _clipper(attrs), h0.shape[-1]
+    w, b = weight.astype(np.float64), bias.astype(np.float64)
+
+    def cell(d, x, states):
+        (hp,) = states
+        z = _sigmoid(clip(x[:, :h] + hp @ w[d, :, :h] + b[d, :h]))
+        r = _sigmoid(clip(x[:, h:2 * h] + hp @ w[d, :, h:2 * h] + b[d, h:2 * h]))
+        rec = r * (hp @ w[d, :, 2 * h:] + b[d, 2 * h:]) if attrs.linear_before_reset \
+            else (r * hp) @ w[d, :, 2 * h:] + b[d, 2 * h:]
+        cand = np.tanh(clip(x[:, 2 * h:] + rec))
+        return [(1 - z) * cand + z * hp]
+
+    return _recurrence(attrs, gates, [h0], cell)
+
+
+@kernel("nn.lstm_sequence")
+def _lstm_sequence(attrs, gates, weight, h0, c0, peephole=None):
+    clip, h = _clipper(attrs), h0.shape[-1]
+    w = weight.astype(np.float64)
+    p = None if peephole is None else peephole.astype(np.float64)
+
+    def cell(d, x, states):
+        hp, cp = states
+        a = x + hp @ w[d]
+        i, o, f, g = a[:, :h], a[:, h:2 * h], a[:, 2 * h:3 * h], a[:, 3 * h:]
+        if p is not None:
+            i, f = i + p[d, :h] * cp, f + p[d, 2 * h:] * cp
+        c = _sigmoid(clip(f)) * cp + _sigmoid(clip(i)) * np.tanh(clip(g))
+        if p is not None:
+            o = o + p[d, h:2 * h] * c
+        return [_sigmoid(clip(o)) * np.tanh(c), c]
+
+    return _recurrence(attrs, gates, [h0, c0], cell)

@@ -20,6 +20,7 @@ from ..transform import PassContext, PassNames, enabled_passes, run_pass_list
 from .transform.bind_params import bind_params
 from .transform.combine_parallel_matmul import combine_parallel_matmul
 from .transform.convert_layout_nchwc import convert_layout_nchwc
+from .transform.decompose_recurrent import decompose_recurrent
 from .transform.eliminate_dead_code import eliminate_dead_code
 from .transform.fold_batch_norm import fold_batch_norm
 from .transform.fold_constant import fold_constant
@@ -41,6 +42,7 @@ Pass = Callable[[IRModule], IRModule]
 TVM_PASS_NAMES: Dict[str, PassNames] = {
     "bind_params": ((), False),
     "lambda_lift": (("LambdaLift",), False),
+    "decompose_recurrent": ((), False),
     "quantize_to_integer": (("FakeQuantizationToInteger",), True),
     "fold_constant": (("FoldConstant",), True),
     "fold_batch_norm": (("SimplifyInference", "FoldScaleAxis"), True),
@@ -82,6 +84,7 @@ def optimize_passes(target: Optional[Target] = None,
     return _enabled([
         named(bind_params, params=dict(params or {})),  # weights become constants
         lambda_lift,             # local functions -> module functions, closures
+        named(decompose_recurrent, target=target),  # GPU: recurrent time loops unrolled
         quantize_to_integer,     # dequantize -> float op -> quantize on integers
         fold_constant,           # constant subgraphs computed now
         fold_batch_norm,         # batch norms into scale/shift, then into weights

@@ -1,8 +1,11 @@
 """Recurrent operators: LSTM, GRU and RNN over a sequence whose length is known while compiling.
 
-The time loop is unrolled into graph-level operators. The input projection of every time step
-and every direction is ONE dense (X . W^T over the whole sequence, the biases added once); a
-step then adds only its recurrent product H[t-1] . R^T and applies the gates. Converted: the
+The input projection of every time step and every direction is ONE dense (X . W^T over the
+whole sequence, the biases added once). A GRU or LSTM with the default activations (and no
+coupled input and forget gates) then runs its time loop as ONE operator, nn.gru_sequence /
+nn.lstm_sequence (its recurrent weight transposed to R^T, folded while compiling when R is a
+constant). Otherwise, and for RNN, the time loop is unrolled into graph-level operators: a
+step adds its recurrent product H[t-1] . R^T and applies the gates. Converted: the
 three directions, layouts 0 and 1, the outputs Y, Y_h (and LSTM's Y_c), initial states, biases
 (absent: zero), LSTM peepholes, `clip`, GRU's `linear_before_reset` 0 and 1, and the
 activations ONNX lists (with `activation_alpha` / `activation_beta`). Refused:
@@ -15,7 +18,7 @@ from typing import List, Optional
 import numpy as np
 
 from ...relax import op as R
-from .common import converter
+from .common import const, converter
 from .elementwise import scalar
 
 _NUM_GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
@@ -277,12 +280,95 @@ class _Recurrence:
         return R.permute_dims(y, (1, 0, 2)) if self.layout else y
 
 
+# ---- one operator for the time loop ------------------------------------------------------
+def _is_sequence_op(rec) -> bool:
+    """Whether the layer's time loop can be nn.gru_sequence / nn.lstm_sequence: float32, the
+    default activations of every direction (clip allowed)."""
+    default = [n.lower() for n in _DEFAULT_ACTIVATIONS[rec.ctx.op_type]]
+    return rec.dt == "float32" and all([a.name.lower() for a in acts] == default
+                                       for acts in rec.acts)
+
+
+def _sequence_inputs(rec, bias):
+    """The projected gates [seq, batch, num_dir, gates * hidden] (bias: [num_dir * gates *
+    hidden] or None) and the recurrent weight per direction, k-major [num_dir, hidden,
+    gates * hidden]."""
+    ctx = rec.ctx
+    seq, batch, nd, gh = rec.seq, rec.batch, rec.num_dir, rec.gates * rec.hidden
+    x2 = ctx.emit(R.reshape(rec.x, (seq * batch, rec.input_size)))
+    w2 = ctx.emit(R.reshape(ctx.input(1), (nd * gh, rec.input_size)))
+    proj = ctx.emit(R.nn.dense(x2, w2))                # rows (t, b), columns (d, gate)
+    if bias is not None:
+        proj = ctx.emit(R.add(proj, bias))
+    gates = ctx.emit(R.reshape(proj, (seq, batch, nd, gh)))
+    weight = ctx.emit(R.permute_dims(ctx.input(2), (0, 2, 1)))
+    return gates, weight
+
+
+def _sequence_state(rec, i):
+    """Initial state input i as [num_dir, batch, hidden] (zeros when absent)."""
+    ctx, shape = rec.ctx, (rec.num_dir, rec.batch, rec.hidden)
+    if not ctx.has(i):
+        return const(np.zeros(shape), rec.dt)
+    want = (rec.batch, rec.num_dir, rec.hidden) if rec.layout else shape
+    rec.expect(i, ctx.node.input[i], want)
+    return ctx.emit(R.permute_dims(ctx.input(i), (1, 0, 2))) if rec.layout else ctx.input(i)
+
+
+def _sequence_outputs(rec, out, n_states):
+    """The ONNX outputs from the operator's (Y, states...): layout 1 transposes them."""
+    ctx, res = rec.ctx, []
+    for k in range(1 + n_states):
+        if not ctx.output_used(k):
+            res.append(None)
+            continue
+        v = ctx.emit(out[k])
+        if rec.layout:
+            v = R.permute_dims(v, (2, 0, 1, 3) if k == 0 else (1, 0, 2))
+        res.append(v)
+    return res
+
+
+def _direction(rec) -> str:
+    return "bidirectional" if rec.num_dir == 2 else \
+        ("reverse" if rec.reverse[0] else "forward")
+
+
+def _gru_sequence(rec, before_reset):
+    ctx, nd, gh = rec.ctx, rec.num_dir, rec.gates * rec.hidden
+    wb = rb = None
+    if ctx.has(3):
+        wb = ctx.emit(R.reshape(R.strided_slice(ctx.input(3), [1], [0], [gh]), (nd * gh,)))
+        rb = ctx.emit(R.strided_slice(ctx.input(3), [1], [gh], [2 * gh]))
+    else:
+        rb = const(np.zeros((nd, gh)), rec.dt)
+    gates, weight = _sequence_inputs(rec, wb)
+    out = ctx.emit(R.nn.gru_sequence(gates, weight, rb, _sequence_state(rec, 5),
+                                     _direction(rec), before_reset, rec.clip))
+    return _sequence_outputs(rec, out, 1)
+
+
+def _lstm_sequence(rec):
+    ctx, hid = rec.ctx, rec.hidden
+    gates, weight = _sequence_inputs(rec, rec.summed_bias())
+    peephole = None
+    if ctx.has(7):
+        rec.expect(7, "P", (rec.num_dir, 3 * hid))
+        peephole = ctx.input(7)
+    out = ctx.emit(R.nn.lstm_sequence(gates, weight, _sequence_state(rec, 5),
+                                      _sequence_state(rec, 6), peephole, _direction(rec),
+                                      rec.clip))
+    return _sequence_outputs(rec, out, 2)
+
+
 # ---- the operators ------------------------------------------------------------------------
 @converter("LSTM", const_inputs=(4,))
 def _lstm(ctx):
     rec = _Recurrence(ctx)
     if int(ctx.attr("input_forget", 0)):
         raise ctx.unsupported("input_forget=1 (coupled input and forget gates)")
+    if _is_sequence_op(rec):
+        return _lstm_sequence(rec)
     dt, hid = rec.dt, rec.hidden
     if ctx.has(7):
         rec.expect(7, "P", (rec.num_dir, 3 * hid))
@@ -319,6 +405,8 @@ def _gru(ctx):
     rec = _Recurrence(ctx)
     dt, hid = rec.dt, rec.hidden
     before_reset = int(ctx.attr("linear_before_reset", 0))
+    if _is_sequence_op(rec):
+        return _gru_sequence(rec, before_reset)
     # with linear_before_reset the recurrent bias of the hidden gate is applied before r
     proj = rec.input_projections(rec.summed_bias(last_gate_apart=bool(before_reset)))
     ys, finals = [], []

@@ -18,6 +18,7 @@ from .normalization import batch_norm, layer_norm, lrn  # noqa: F401
 from .pad import pad  # noqa: F401
 from .pooling import adaptive_pool, adaptive_pool3d, global_pool, pool2d, pool3d  # noqa: F401
 from .pooling_nchwc import global_pool_NCHWc, pool2d_NCHWc  # noqa: F401
+from .recurrent import gru_sequence, lstm_sequence  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
 from .utils import get_pad_tuple  # noqa: F401
 from .winograd import (  # noqa: F401

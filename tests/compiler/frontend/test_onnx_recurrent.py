@@ -1,13 +1,17 @@
-"""LSTM, GRU and RNN (unrolled over the sequence) and IsNaN / IsInf: one-node models built with
-onnx.helper, compiled with relay.build for llvm, run on the graph executor and compared with
-onnxruntime."""
+"""LSTM, GRU and RNN and IsNaN / IsInf: one-node models built with onnx.helper, compiled with
+relay.build for llvm, run on the graph executor and compared with onnxruntime. A GRU or LSTM
+with the default activations runs its time loop as one operator (nn.gru_sequence /
+nn.lstm_sequence: checked on llvm and c, on the VM, and unrolled again for OpenCL); other
+activations and RNN take the unrolled conversion."""
 import numpy as np
 import pytest
 from kiln_onnx_backend import compile_model
 from onnx import TensorProto, helper, numpy_helper
 from onnx_cases import ort_run, rand
 
+from compiler import relax, relay
 from compiler.frontend import ModelError, UnsupportedOpError, from_onnx
+from compiler.relax import expr as X
 
 SEQ, BATCH, INPUT, HIDDEN = 3, 3, 4, 6
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
@@ -50,10 +54,10 @@ def _arrays(op, direction, layout=0, bias=True, initial=True, peepholes=False, s
     return {k: (None if v is None else v.astype("float32")) for k, v in a.items()}
 
 
-def _compare(model, feed, rtol=1e-4, atol=1e-5):
+def _compare(model, feed, rtol=1e-4, atol=1e-5, target="llvm"):
     want = ort_run(model, feed)
     mod, params = from_onnx(model)
-    got = compile_model(mod, params).run(feed)
+    got = compile_model(mod, params, target).run(feed)
     assert len(got) == len(want)
     for g, w in zip(got, want):
         assert g.shape == w.shape, (g.shape, w.shape)
@@ -61,12 +65,12 @@ def _compare(model, feed, rtol=1e-4, atol=1e-5):
 
 
 def _check(op, direction, layout=0, bias=True, initial=True, peepholes=False, n_out=None,
-           feeds=("x",), **attrs):
+           feeds=("x",), target="llvm", **attrs):
     arrays = _arrays(op, direction, layout, bias, initial, peepholes)
     n_out = n_out or (3 if op == "LSTM" else 2)
     attrs = {"hidden_size": HIDDEN, "direction": direction, "layout": layout, **attrs}
     model = _model(op, arrays, attrs, n_out, feeds)
-    _compare(model, {n: arrays[n] for n in feeds})
+    _compare(model, {n: arrays[n] for n in feeds}, target=target)
 
 
 @pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
@@ -188,6 +192,119 @@ def test_weight_shape_mismatch_is_a_model_error():
     model = _model("GRU", arrays, {"hidden_size": HIDDEN + 1}, 2)
     with pytest.raises(ModelError, match=r"W has shape \(1, 18, 4\).*should be \(1, 21, 4\)"):
         from_onnx(model)
+
+
+# ---- the time loop as one operator ----------------------------------------------------------
+def _ops(mod):
+    """The names of the operators the converted model's main function calls."""
+    return [b.value.op.name for block in mod["main"].body.blocks for b in block.bindings
+            if isinstance(b.value, X.Call) and isinstance(b.value.op, X.Op)]
+
+
+def _layout_1_reference(op, arrays, attrs, n_out):
+    """onnxruntime runs only layout 0: the outputs of the layout-0 model on the transposed
+    tensors, transposed back."""
+    seq_major = {k: (v if v is None or k not in ("x", "h0", "c0") else
+                     np.ascontiguousarray(v.transpose(1, 0, 2))) for k, v in arrays.items()}
+    want = ort_run(_model(op, seq_major, attrs, n_out), {"x": seq_major["x"]})
+    return [want[0].transpose(2, 0, 1, 3)] + [w.transpose(1, 0, 2) for w in want[1:]]
+
+
+SEQUENCE_CASES = [
+    ("GRU", "forward", 0, True, {"linear_before_reset": 0}),
+    ("GRU", "bidirectional", 0, False, {"linear_before_reset": 1}),
+    ("GRU", "reverse", 1, True, {"linear_before_reset": 0, "clip": 0.7}),
+    ("GRU", "bidirectional", 1, False, {"linear_before_reset": 0}),
+    ("LSTM", "forward", 0, False, {}),
+    ("LSTM", "bidirectional", 1, True, {"clip": 0.9}),
+    ("LSTM", "reverse", 0, True, {}),
+]
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+@pytest.mark.parametrize("op,direction,layout,initial,attrs", SEQUENCE_CASES)
+def test_sequence_op_matches_onnxruntime(target, op, direction, layout, initial, attrs):
+    arrays = _arrays(op, direction, layout=layout, initial=initial)
+    n_out = 3 if op == "LSTM" else 2
+    attrs = {"hidden_size": HIDDEN, "direction": direction, **attrs}
+    if layout:
+        want = _layout_1_reference(op, arrays, attrs, n_out)
+    model = _model(op, arrays, {**attrs, "layout": layout}, n_out)
+    if not layout:
+        want = ort_run(model, {"x": arrays["x"]})
+    mod, params = from_onnx(model)
+    assert f"relax.nn.{op.lower()}_sequence" in _ops(mod)
+    got = compile_model(mod, params, target).run({"x": arrays["x"]})
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape, (g.shape, w.shape)
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_lstm_peepholes_in_the_sequence_op():
+    arrays = _arrays("LSTM", "bidirectional", peepholes=True)
+    model = _model("LSTM", arrays, {"hidden_size": HIDDEN, "direction": "bidirectional"}, 3)
+    assert "relax.nn.lstm_sequence" in _ops(from_onnx(model)[0])
+    _compare(model, {"x": arrays["x"]})
+
+
+def test_other_activations_take_the_unrolled_conversion():
+    arrays = _arrays("GRU", "bidirectional")
+    attrs = {"hidden_size": HIDDEN, "direction": "bidirectional",
+             "activations": ["Sigmoid", "Relu", "HardSigmoid", "Tanh"]}
+    model = _model("GRU", arrays, attrs, 2)
+    ops = _ops(from_onnx(model)[0])
+    assert "relax.nn.gru_sequence" not in ops and "relax.nn.dense" in ops
+    _compare(model, {"x": arrays["x"]})
+
+
+def test_sequence_op_makes_few_graph_nodes():
+    """A 2-direction GRU of 8 steps: a handful of kernels (projection, the time loop, the
+    outputs), not a few per step."""
+    seq = 8
+    arrays = _arrays("GRU", "bidirectional", seq=seq)
+    model = _model("GRU", arrays, {"hidden_size": HIDDEN, "direction": "bidirectional",
+                                   "linear_before_reset": 1}, 2)
+    mod, params = from_onnx(model)
+    graph = relay.build(mod, target="llvm", params=params).get_graph_json()
+    import json
+    nodes = json.loads(graph)["nodes"]
+    kernels = [n for n in nodes if n["op"] == "tvm_op"]
+    assert len(kernels) <= 4, [n["attrs"]["func_name"] for n in kernels]
+    assert any("gru_sequence" in n["attrs"]["func_name"] for n in kernels)
+
+
+def test_sequence_op_on_the_vm():
+    import microruntime as mr
+    from microruntime.relax_vm import VirtualMachine
+    arrays = _arrays("LSTM", "bidirectional")
+    model = _model("LSTM", arrays, {"hidden_size": HIDDEN, "direction": "bidirectional"}, 3)
+    want = ort_run(model, {"x": arrays["x"]})
+    mod, params = from_onnx(model)
+    vm = VirtualMachine(relax.build(mod, target="llvm", params=params), mr.cpu())
+    got = vm["main"](arrays["x"])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["GRU", "LSTM"])
+def test_sequence_op_on_opencl(op):
+    """A GPU target unrolls the time loop again (decompose_recurrent)."""
+    import microruntime as mr
+    from microruntime import graph_executor
+    if not mr.opencl().exist:
+        pytest.skip("no OpenCL device (apt-get install pocl-opencl-icd)")
+    arrays = _arrays(op, "bidirectional")
+    model = _model(op, arrays, {"hidden_size": HIDDEN, "direction": "bidirectional"},
+                   3 if op == "LSTM" else 2)
+    want = ort_run(model, {"x": arrays["x"]})
+    mod, params = from_onnx(model)
+    g = graph_executor.GraphModule(relay.build(mod, target="opencl", params=params)["default"](
+        mr.opencl()))
+    g.set_input("x", arrays["x"])
+    g.run()
+    for i, w in enumerate(want):
+        np.testing.assert_allclose(g.get_output(i).numpy(), w, rtol=1e-4, atol=1e-4)
 
 
 # ---- IsNaN / IsInf ------------------------------------------------------------------------

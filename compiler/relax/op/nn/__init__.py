@@ -29,3 +29,4 @@ from .pooling import (
     max_pool2d,
     max_pool3d,
 )
+from .recurrent import gru_sequence, lstm_sequence

@@ -146,6 +146,24 @@ def _lrn(call, a):
     return topi.nn.lrn(a[0], at.size, at.axis, at.alpha, at.beta, at.bias)
 
 
+def _reverse(call, num_dir):
+    """Which directions of a recurrent call run backwards in time."""
+    return [False, True] if num_dir == 2 else [call.attrs.direction == "reverse"]
+
+
+def _gru_sequence(call, a):
+    at = call.attrs
+    nd = int(a[0].shape[2])
+    return topi.nn.gru_sequence(a[0], a[1], a[2], a[3], _reverse(call, nd),
+                                at.linear_before_reset, at.clip)
+
+
+def _lstm_sequence(call, a):
+    nd = int(a[0].shape[2])
+    return topi.nn.lstm_sequence(a[0], a[1], a[2], a[3], a[4] if len(a) > 4 else None,
+                                 _reverse(call, nd), call.attrs.clip)
+
+
 LEGALIZE = {
     "relax.nn.conv2d_transpose": _conv2d_transpose,
     "relax.nn.contrib_conv2d_winograd_without_weight_transform": _conv2d_winograd,
@@ -163,6 +181,7 @@ LEGALIZE = {
     "relax.nn.log_softmax": lambda call, a: topi.nn.log_softmax(a[0], call.attrs.axis),
     "relax.nn.layer_norm": _layer_norm, "relax.nn.batch_norm": _batch_norm,
     "relax.nn.lrn": _lrn,
+    "relax.nn.gru_sequence": _gru_sequence, "relax.nn.lstm_sequence": _lstm_sequence,
     "relax.layout_transform": lambda call, a: topi.nn.layout_transform(
         a[0], call.attrs.src_layout, call.attrs.dst_layout),
 }
