@@ -18,6 +18,7 @@ from ..ir.module import IRModule
 from ..target import Target
 from ..transform import PassContext, PassNames, enabled_passes, run_pass_list
 from .transform.bind_params import bind_params
+from .transform.convert_layout_ncdhwc import convert_layout_ncdhwc
 from .transform.convert_layout_nchwc import convert_layout_nchwc
 from .transform.eliminate_dead_code import eliminate_dead_code
 from .transform.fold_batch_norm import fold_batch_norm
@@ -47,6 +48,7 @@ TVM_PASS_NAMES: Dict[str, PassNames] = {
     "trim_conv_taps": ((), True),
     "transpose_dense_weight": (("AlterOpLayout",), True),
     "convert_layout_nchwc": (("AlterOpLayout", "ConvertLayout"), True),
+    "convert_layout_ncdhwc": (("AlterOpLayout", "ConvertLayout"), True),
     "qnn_layout_nchwc": (("AlterOpLayout",), True),
     "split_dilated_conv": ((), True),
     "winograd_conv2d": (("AlterOpLayout", "winograd_conv2d"), True),
@@ -87,6 +89,7 @@ def optimize_passes(target: Optional[Target] = None,
         trim_conv_taps,          # kernel taps that only read padding cut (dilated convs)
         transpose_dense_weight,  # dense by a constant W -> matmul by W.T [K, N]
         named(convert_layout_nchwc, target=target),  # CPU: conv regions in NCHW[x]c
+        named(convert_layout_ncdhwc, target=target),  # CPU: conv3d regions in NCDHW[x]c
         named(qnn_layout_nchwc, target=target),  # CPU: integer convs blocked (VNNI)
         split_dilated_conv,      # CPU: dilated convs mostly over padding, tap by tap
         named(winograd_conv2d, target=target, at_load=weights_at_load),  # CPU: 3x3 convs
