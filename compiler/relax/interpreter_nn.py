@@ -269,7 +269,21 @@ def _taps3d(xp, kernel, stride, dilation, out):
                                      for t, d, s, o in zip(tap, dilation, stride, out))]
 
 
+def _unblocked3d(fn):
+    """`fn` (a kernel of NCDHW data, OIDHW weights) also for data in a blocked layout
+    NCDHW[x]c with a weight in OIDHW[i]i[o]o: the operands are brought to NCDHW / OIDHW, the
+    result to the output layout."""
+    def run(attrs, x, w):
+        if attrs.data_layout == "NCDHW":
+            return fn(attrs, x, w)
+        out = fn(attrs, transform_numpy(x, attrs.data_layout, "NCDHW"),
+                 transform_numpy(w, attrs.kernel_layout, "OIDHW"))
+        return transform_numpy(out, "NCDHW", attrs.out_layout or attrs.data_layout)
+    return run
+
+
 @kernel("nn.conv3d")
+@_unblocked3d
 def _conv3d(attrs, x, w):
     n, c = x.shape[:2]
     o, cg = w.shape[:2]

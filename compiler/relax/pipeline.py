@@ -19,6 +19,7 @@ from ..target import Target
 from ..transform import PassContext, PassNames, enabled_passes, run_pass_list
 from .transform.bind_params import bind_params
 from .transform.combine_parallel_matmul import combine_parallel_matmul
+from .transform.convert_layout_ncdhwc import convert_layout_ncdhwc
 from .transform.convert_layout_nchwc import convert_layout_nchwc
 from .transform.decompose_recurrent import decompose_recurrent
 from .transform.eliminate_dead_code import eliminate_dead_code
@@ -51,6 +52,7 @@ TVM_PASS_NAMES: Dict[str, PassNames] = {
     "transpose_dense_weight": (("AlterOpLayout",), True),
     "combine_parallel_matmul": (("CombineParallelDense", "CombineParallelMatmul"), True),
     "convert_layout_nchwc": (("AlterOpLayout", "ConvertLayout"), True),
+    "convert_layout_ncdhwc": (("AlterOpLayout", "ConvertLayout"), True),
     "qnn_layout_nchwc": (("AlterOpLayout",), True),
     "split_dilated_conv": ((), True),
     "winograd_conv2d": (("AlterOpLayout", "winograd_conv2d"), True),
@@ -93,6 +95,7 @@ def optimize_passes(target: Optional[Target] = None,
         transpose_dense_weight,  # dense by a constant W -> matmul by W.T [K, N]
         combine_parallel_matmul,  # matmuls of one x by constants -> one, sliced
         named(convert_layout_nchwc, target=target),  # CPU: conv regions in NCHW[x]c
+        named(convert_layout_ncdhwc, target=target),  # CPU: conv3d regions in NCDHW[x]c
         named(qnn_layout_nchwc, target=target),  # CPU: integer convs blocked (VNNI)
         split_dilated_conv,      # CPU: dilated convs mostly over padding, tap by tap
         named(winograd_conv2d, target=target, at_load=weights_at_load),  # CPU: 3x3 convs

@@ -7,7 +7,8 @@ workload of the call — `(template name, *args)` for the autotvm template of th
 conv2d decides its compute and schedule together, from the call's layout and groups: a
 blocked layout (NCHW[x]c data, 6-d weights: convert_layout_nchwc's, CPU only) computes
 conv2d_NCHWc or depthwise_conv2d_NCHWc; NCHW/OIHW computes conv2d_nchw, or group_conv2d_nchw
-when groups > 1.
+when groups > 1. conv3d likewise: NCDHW[x]c data (convert_layout_ncdhwc's, CPU only)
+computes conv3d_NCDHWc, NCDHW/OIDHW conv3d_ncdhw.
 """
 from __future__ import annotations
 
@@ -97,6 +98,21 @@ def conv2d(call, target, schedules) -> OpStrategy:
                       schedules.schedule_group_conv2d_nchw)
 
 
+def conv3d(call, target, schedules) -> OpStrategy:
+    """A blocked layout (NCDHW[x]c data, 7-d weights: convert_layout_ncdhwc's, CPU only)
+    computes conv3d_NCDHWc; NCDHW/OIDHW conv3d_ncdhw (the operator's own compute)."""
+    at = call.attrs
+    if at.data_layout == "NCDHW":
+        return OpStrategy("conv3d_ncdhw", compute_of(call), schedules.schedule_conv3d_ncdhw)
+    if not is_cpu(target):
+        raise UnsupportedOpError(f"relax.nn.conv3d: the blocked layout {at.data_layout} has "
+                                 f"kernels on CPU targets only, not {target.kind.name}")
+    args = (list(at.strides), list(at.padding), list(at.dilation))
+    return OpStrategy("conv3d_NCDHWc",
+                      lambda c, a: topi.nn.conv3d_NCDHWc(a[0], a[1], *args, _out_dtype(c)),
+                      schedules.schedule_conv3d_NCDHWc)
+
+
 def conv2d_winograd(call, target, schedules) -> OpStrategy:
     return OpStrategy("conv2d_winograd_NCHWc", compute_of(call),
                       schedules.schedule_conv2d_winograd_NCHWc,
@@ -168,7 +184,7 @@ STRATEGIES = {
     "relax.nn.contrib_conv2d_winograd_without_weight_transform": conv2d_winograd,
     "relax.nn.contrib_conv2d_winograd_weight_transform": winograd_weight_transform,
     "relax.nn.conv2d_transpose": named("schedule_conv2d_transpose_nchw"),
-    "relax.nn.conv3d": named("schedule_conv3d_ncdhw"),
+    "relax.nn.conv3d": conv3d,
     "relax.nn.dense": gemm("dense"),
     "relax.matmul": gemm("matmul"),
     "relax.nn.max_pool2d": named("schedule_pool"),
@@ -188,5 +204,5 @@ for _name, _strategy in STRATEGIES.items():
     register_strategy(_name, _strategy)
 
 
-__all__ = ["STRATEGIES", "conv2d", "conv2d_winograd", "gemm", "layer_norm", "named",
+__all__ = ["STRATEGIES", "conv2d", "conv2d_winograd", "conv3d", "gemm", "layer_norm", "named",
            "winograd_weight_transform"]

@@ -14,6 +14,7 @@ from .conv2d_nchwc import (  # noqa: F401
 )
 from .conv2d_winograd import schedule_conv2d_winograd_NCHWc  # noqa: F401
 from .conv3d import schedule_conv3d_ncdhw  # noqa: F401
+from .conv3d_ncdhwc import schedule_conv3d_NCDHWc  # noqa: F401
 from .dense import (  # noqa: F401
     blocked_gemm,
     dense_pack,

@@ -1,5 +1,6 @@
-"""Struct-info inference of the 3-D (NCDHW) operators: conv3d and the 3-D pools, with
-symbolic batch dims, padding forms, groups, ceil mode, and their errors."""
+"""Struct-info inference of the 3-D (NCDHW) operators: conv3d (also in the blocked layouts
+NCDHW[x]c / OIDHW[i]i[o]o) and the 3-D pools, with symbolic batch dims, padding forms, groups,
+ceil mode, and their errors."""
 import pytest
 
 from compiler import TypeInferenceError, relax, tir
@@ -52,6 +53,17 @@ def test_conv3d_errors():
            "only data_layout='NCDHW'")
     with pytest.raises(IRError, match="padding must have 1, 3 or 6 values"):
         op.nn.conv3d(T((1, 3, 4, 8, 8)), T((4, 3, 3, 3, 3)), padding=(1, 1))
+
+
+def test_conv3d_blocked():
+    x = T((n, 1, 8, 112, 112, 3))
+    check(op.nn.conv3d(x, T((4, 1, 3, 7, 7, 3, 16)), strides=(1, 2, 2), padding=(1, 3, 3),
+                       data_layout="NCDHW3c", kernel_layout="OIDHW3i16o",
+                       out_layout="NCDHW16c"), (n, 4, 8, 56, 56, 16))
+    raises(op.nn.conv3d(x, T((4, 1, 3, 7, 7, 3, 16)), data_layout="NCDHW3c",
+                        kernel_layout="OIDHW3i8o", out_layout="NCDHW16c"), "do not agree")
+    raises(op.nn.conv3d(x, T((4, 2, 3, 7, 7, 3, 16)), data_layout="NCDHW3c",
+                        kernel_layout="OIDHW3i16o", out_layout="NCDHW16c"), "do not match")
 
 
 def test_pool3d():

@@ -6,33 +6,10 @@ import itertools
 
 import numpy as np
 import pytest
+from topi_refs import conv3d_ref
 
 from compiler import te, topi
 from compiler.ir.errors import IRError
-
-
-def conv3d_ref(x, w, stride, pads, dilation, groups=1):
-    """Direct NCDHW x OIDHW convolution, one kernel tap at a time, in float64."""
-    sd, sh, sw = stride
-    dd, dh, dw = dilation
-    pf, pt, pl, pk, pb, pr = pads
-    xp = np.pad(x.astype("float64"), ((0, 0), (0, 0), (pf, pk), (pt, pb), (pl, pr)))
-    n, c, d, h, wd = xp.shape
-    f, cg, kd, kh, kw = w.shape
-    od = (d - (kd - 1) * dd - 1) // sd + 1
-    oh = (h - (kh - 1) * dh - 1) // sh + 1
-    ow = (wd - (kw - 1) * dw - 1) // sw + 1
-    out = np.zeros((n, f, od, oh, ow))
-    fg = f // groups
-    for g in range(groups):
-        xs = xp[:, g * cg:(g + 1) * cg]
-        ws = w[g * fg:(g + 1) * fg].astype("float64")
-        for i, j, k in itertools.product(range(kd), range(kh), range(kw)):
-            patch = xs[:, :, i * dd:i * dd + (od - 1) * sd + 1:sd,
-                       j * dh:j * dh + (oh - 1) * sh + 1:sh,
-                       k * dw:k * dw + (ow - 1) * sw + 1:sw]
-            out[:, g * fg:(g + 1) * fg] += np.einsum("ncdhw,fc->nfdhw", patch, ws[:, :, i, j, k])
-    return out
 
 
 def pool3d_ref(x, kernel, stride, dilation, pads, pool_type, ceil_mode, count_include_pad):

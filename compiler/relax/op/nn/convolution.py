@@ -7,7 +7,9 @@ data NCHW[i]c `(n, c / i, h, w, i)`, weight OIHW[i]i[o]o `(o_ch / o, c / i, kh, 
 out_channels / groups, kh, kw)`. `padding` is (top, left, bottom, right) (an int or (h, w) is
 expanded); `out_dtype` "void" means the data's dtype.
 conv3d: data NCDHW, weight OIDHW `(out_channels, in_channels / groups, kd, kh, kw)`, `padding`
-(front, top, left, back, bottom, right).
+(front, top, left, back, bottom, right). CPU kernels also take conv3d (groups 1) in the blocked
+layouts data NCDHW[i]c `(n, c / i, d, h, w, i)`, weight OIDHW[i]i[o]o `(o_ch / o, c / i, kd, kh,
+kw, i, o)`, out NCDHW[o]c.
 contrib_conv2d_winograd_without_weight_transform (CPU kernels, made by the winograd_conv2d
 pass): a 3x3, stride-1 conv2d in the blocked layout whose weight was transformed at compile
 time for Winograd F(tile_size, 3) (topi.nn.winograd): `(a*a, o_ch / o, c, o)`, a = tile_size
@@ -16,6 +18,7 @@ time for Winograd F(tile_size, 3) (topi.nn.winograd): `(a*a, o_ch / o, c, o)`, a
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from ....ir.errors import IRError
 from ... import shape_util as su
@@ -274,8 +277,47 @@ def padding6(value, name: str = "padding") -> tuple:
                   f"got {value}")
 
 
+_BLOCKED_DATA3D = re.compile(r"^NCDHW(\d+)c$")
+_BLOCKED_KERNEL3D = re.compile(r"^OIDHW(\d+)i(\d+)o$")
+
+
+def _infer_conv3d_blocked(call: Call) -> Optional[StructInfo]:
+    """The result of a conv3d in the blocked layouts NCDHW[i]c / OIDHW[i]i[o]o / NCDHW[o]c
+    (groups 1; the kernels of CPU targets), or None when the call is not in them."""
+    a = call.attrs
+    d = _BLOCKED_DATA3D.match(a.data_layout)
+    k = _BLOCKED_KERNEL3D.match(a.kernel_layout)
+    o = _BLOCKED_DATA3D.match(a.out_layout or a.data_layout)
+    if not (d and k and o):
+        return None
+    ib, ob = int(d.group(1)), int(o.group(1))
+    if (int(k.group(1)), int(k.group(2))) != (ib, ob) or a.groups != 1:
+        raise fail(call, f"layouts {a.data_layout}/{a.kernel_layout}/{a.out_layout} with "
+                         f"groups={a.groups} do not agree: the weight's i block must be the "
+                         "data's channel block, its o block the output's, and groups 1")
+    data, weight = tensor_arg(call, 0), tensor_arg(call, 1)
+    dtype = same_dtype(call, 0, data, 1, weight)
+    out_dtype = a.out_dtype if a.out_dtype != "void" else dtype
+    if data.ndim not in (-1, 6) or weight.ndim not in (-1, 7):
+        raise fail(call, f"blocked data must be 6-D and the weight 7-D, got {data.ndim} and "
+                         f"{weight.ndim} dims")
+    if data.shape is None or weight.shape is None:
+        return TensorStructInfo(None, out_dtype, 6)
+    n, cb, *size, c = data.shape
+    ocb, icb, *window, kib, kob = weight.shape
+    if _static_mismatch(cb, icb) or c != ib or kib != ib or kob != ob:
+        raise fail(call, f"data {data.shape} and weight {weight.shape} do not match "
+                         f"({a.data_layout}, {a.kernel_layout})")
+    out = [_conv_out(size[i], window[i], a.strides[i], a.dilation[i],
+                     a.padding[i] + a.padding[i + 3]) for i in range(3)]
+    return TensorStructInfo((n, ocb, *out, ob), out_dtype)
+
+
 def _infer_conv3d(call: Call) -> StructInfo:
     a = call.attrs
+    blocked = _infer_conv3d_blocked(call)
+    if blocked is not None:
+        return blocked
     if a.data_layout != "NCDHW" or a.kernel_layout != "OIDHW" or \
             a.out_layout not in ("NCDHW", ""):
         raise fail(call, f"only data_layout='NCDHW', kernel_layout='OIDHW' are supported, got "
