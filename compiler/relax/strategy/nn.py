@@ -1,6 +1,6 @@
 """Strategies of the operators whose kernels have their own schedules: convolutions, dense and
-matmul, pooling, softmax, layer_norm. Each names its schedule in the target's schedule module
-(`schedules`: topi.x86 or topi.cuda, which use the same names) and, on a CPU, the tuning
+matmul, pooling, softmax, layer_norm, resize2d. Each names its schedule in the target's schedule
+module (`schedules`: topi.x86 or topi.cuda, which use the same names) and, on a CPU, the tuning
 workload of the call — `(template name, *args)` for the autotvm template of that name
 (compiler/autotvm/templates.py), or None when the call's shapes are not static.
 
@@ -179,6 +179,16 @@ def layer_norm(call, target, schedules) -> OpStrategy:
     return default_strategy(call, target, schedules)
 
 
+def resize2d(call, target, schedules) -> OpStrategy:
+    """A CPU upsamples bilinearly in two separable stages (topi.x86.schedule_resize2d); other
+    methods and targets compute it in one injective stage."""
+    compute = compute_of(call)
+    if schedules is topi.x86 and call.attrs.method in ("linear", "bilinear"):
+        return OpStrategy("resize2d", lambda c, args: compute(c, args, separable=True),
+                          schedules.schedule_resize2d)
+    return default_strategy(call, target, schedules)
+
+
 STRATEGIES = {
     "relax.nn.conv2d": conv2d,
     "relax.nn.contrib_conv2d_winograd_without_weight_transform": conv2d_winograd,
@@ -198,6 +208,7 @@ STRATEGIES = {
     "relax.nn.softmax": named("schedule_softmax"),
     "relax.nn.log_softmax": named("schedule_softmax"),
     "relax.nn.layer_norm": layer_norm,
+    "relax.image.resize2d": resize2d,
 }
 
 for _name, _strategy in STRATEGIES.items():
@@ -205,4 +216,4 @@ for _name, _strategy in STRATEGIES.items():
 
 
 __all__ = ["STRATEGIES", "conv2d", "conv2d_winograd", "conv3d", "gemm", "layer_norm", "named",
-           "winograd_weight_transform"]
+           "resize2d", "winograd_weight_transform"]

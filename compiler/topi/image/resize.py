@@ -83,11 +83,17 @@ def _cubic_taps(coord, size: int, a: float, exclude: int):
 def resize2d(data, roi, size, layout="NCHW", method="linear",
              coordinate_transformation_mode="half_pixel", rounding_method="",
              bicubic_alpha=-0.5, bicubic_exclude=0, extrapolation_value=0.0, out_dtype=None,
-             output_shape=None):
+             output_shape=None, separable=False):
     """`data` resized to `size` (out_h, out_w). method: "nearest_neighbor" (or "nearest"),
     "linear" (or "bilinear") or "cubic" (or "bicubic"; Keys' kernel with A = bicubic_alpha,
     taps outside the input dropped with bicubic_exclude); rounding_method (nearest only)
-    defaults to "round" under align_corners and "floor" otherwise."""
+    defaults to "round" under align_corners and "floor" otherwise.
+    `separable` (bilinear, taller output than input): every input row is first interpolated
+    along the width into a stage of its own (tag ROWS_TAG, [n, c, in_h, out_w]), and each
+    output row blends two of those rows: the same arithmetic in the same order (the same
+    result, to the rounding of a contracted multiply-add), a quarter of the gathers, and
+    contiguous rows to vectorize; a schedule computes the stage per (n, c)
+    (topi.x86.schedule_resize2d), else it is inlined."""
     if layout != "NCHW":
         raise UnsupportedOpError(f"resize2d: layout {layout} is not supported; use NCHW")
     if method == "nearest":
@@ -146,6 +152,9 @@ def resize2d(data, roi, size, layout="NCHW", method="linear",
         return te.compute((data.shape[0], data.shape[1], oh, ow), cubic, name="T_resize",
                           tag=tag.INJECTIVE)
 
+    if separable and oh > h:
+        return _separable_linear(data, h, w, oh, ow, mode, out_dtype)
+
     def linear(b, ch, y, x):
         sy, sx = _source_coord(y, h, oh, mode), _source_coord(x, w, ow, mode)
         fy, fx = te.floor(sy), te.floor(sx)
@@ -161,4 +170,33 @@ def resize2d(data, roi, size, layout="NCHW", method="linear",
         return (top * (one - wy) + bottom * wy).astype(out_dtype)
 
     return te.compute((data.shape[0], data.shape[1], oh, ow), linear, name="T_resize",
+                      tag=tag.INJECTIVE)
+
+
+ROWS_TAG = "resize_rows"
+
+
+def _separable_linear(data, h: int, w: int, oh: int, ow: int, mode: str, out_dtype):
+    """Bilinear resize2d in two stages (see resize2d's `separable`)."""
+    one = E.make_const("float32", 1.0)
+
+    def row(b, ch, yy, x):
+        sx = _source_coord(x, w, ow, mode)
+        fx = te.floor(sx)
+        x0, wx = fx.astype("int32"), sx - fx
+        left = data[b, ch, yy, _clamp(x0, w)].astype("float32")
+        right = data[b, ch, yy, _clamp(x0 + 1, w)].astype("float32")
+        return left * (one - wx) + right * wx
+
+    rows = te.compute((data.shape[0], data.shape[1], h, ow), row, name="T_resize_rows",
+                      tag=ROWS_TAG)
+
+    def blend(b, ch, y, x):
+        sy = _source_coord(y, h, oh, mode)
+        fy = te.floor(sy)
+        y0, wy = fy.astype("int32"), sy - fy
+        top, bottom = rows[b, ch, _clamp(y0, h), x], rows[b, ch, _clamp(y0 + 1, h), x]
+        return (top * (one - wy) + bottom * wy).astype(out_dtype)
+
+    return te.compute((data.shape[0], data.shape[1], oh, ow), blend, name="T_resize",
                       tag=tag.INJECTIVE)

@@ -36,4 +36,5 @@ from .normalization import schedule_layer_norm  # noqa: F401
 from .pooling import schedule_adaptive_pool, schedule_pool  # noqa: F401
 from .qnn import schedule_qnn_conv2d_nchw, schedule_qnn_matmul  # noqa: F401
 from .reduction import schedule_lrn, schedule_reduce  # noqa: F401
+from .resize import schedule_resize2d  # noqa: F401
 from .softmax import schedule_softmax  # noqa: F401

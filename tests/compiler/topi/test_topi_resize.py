@@ -46,3 +46,37 @@ def test_resize2d(run, rng, method):
     for (size, mode), g in zip(cases, got):
         np.testing.assert_allclose(g, resize_ref(a, size, method, mode), rtol=1e-5, atol=1e-6,
                                    err_msg=mode)
+
+
+@pytest.mark.parametrize("mode", ["half_pixel", "align_corners", "asymmetric",
+                                  "pytorch_half_pixel"])
+def test_separable_bilinear_equals_one_stage(run, rng, mode):
+    # the rows stage (computed per plane by schedule_resize2d) gives the one-stage result: the
+    # same products and sums in the same order (to rounding: a compiler may contract a product
+    # and a sum into one FMA on one side and not the other); a producer is inlined into it
+    x = te.placeholder((1, 3, 7, 5), name="x")
+    a = rng.random((1, 3, 7, 5), dtype="float32")
+    y = topi.nn.relu(x)
+    size = (29, 12)
+    one = topi.image.resize2d(y, None, size, coordinate_transformation_mode=mode)
+    two = topi.image.resize2d(y, None, size, coordinate_transformation_mode=mode,
+                              separable=True)
+    assert any(t.op.tag == topi.image.resize.ROWS_TAG for t in two.op.input_tensors)
+    want, = run(topi.x86.schedule_injective([one]), [x], [one], [a])
+    got, = run(topi.x86.schedule_resize2d([two]), [x], [two], [a])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got, resize_ref(np.maximum(a, 0), size, "linear", mode),
+                               rtol=1e-5, atol=1e-6)
+    # through the injective schedule (another injective op anchors the kernel), and with an
+    # output in another layout (the rows stage inlined): the same values, to rounding
+    transposed = topi.transpose(two, (0, 2, 3, 1))
+    got, = run(topi.x86.schedule_injective([two]), [x], [two], [a])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    got, = run(topi.x86.schedule_resize2d([transposed]), [x], [transposed], [a])
+    np.testing.assert_allclose(got.transpose(0, 3, 1, 2), want, rtol=1e-6, atol=1e-7)
+
+
+def test_separable_only_when_taller():
+    x = te.placeholder((1, 2, 8, 8), name="x")
+    down = topi.image.resize2d(x, None, (4, 16), separable=True)
+    assert all(t.op.tag != topi.image.resize.ROWS_TAG for t in down.op.input_tensors)

@@ -51,14 +51,14 @@ def _pad(call, a):
     return topi.nn.pad(a[0], w[0::2], w[1::2], at.pad_value)
 
 
-def _resize2d(call, a):
+def _resize2d(call, a, separable=False):
     at = call.attrs
     size = a[1]
     out_dtype = None if at.out_dtype == "void" else at.out_dtype
     return topi.image.resize2d(a[0], list(at.roi), list(size), at.layout, at.method,
                                at.coordinate_transformation_mode, at.rounding_method,
                                at.cubic_alpha, at.cubic_exclude, at.extrapolation_value,
-                               out_dtype)
+                               out_dtype, separable=separable)
 
 
 def _broadcast_to(call, a):
