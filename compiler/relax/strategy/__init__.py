@@ -1,8 +1,8 @@
 """How a kernel is computed and scheduled: its anchor operator, and the strategy the anchor's
 operator gives for a target (op_strategy.py; the operators with schedules of their own: nn.py).
 
-A fused kernel is scheduled by its anchor (the operator call with the strongest fusion pattern,
-the first among equals). For the anchor, in order:
+A fused kernel is scheduled by its anchor (the operator call with the strongest fusion pattern;
+among equals, the first with a strategy of its own, else the first). For the anchor, in order:
 1. a tuned schedule, when a tuning context occupies the seat (`TuningSeat`; compiler.autotvm's
    dispatch contexts do while entered) and has a config for the anchor's workload;
 2. the schedule of the anchor's strategy for the target.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, List, Optional, Sequence
 
-from ..expr import Call
+from ..expr import Call, Op
 from ..op.pattern import op_pattern
 from . import nn, qnn  # noqa: F401  (register the operators' strategies)
 from .op_strategy import (
@@ -55,11 +55,16 @@ class TuningSeat:
 
 
 def anchor_of(calls: Sequence[Call]) -> Call:
-    """The operator call that decides a kernel's schedule: the strongest fusion pattern, the
-    first among equals."""
+    """The operator call that decides a kernel's schedule: the strongest fusion pattern; among
+    equals, the first whose operator has a strategy of its own (a resize2d after a
+    layout_transform, both injective), else the first."""
+    def rank(c):
+        own = isinstance(c.op, Op) and c.op.get_attr(STRATEGY_ATTR) is not None
+        return op_pattern(c), own
+
     best = calls[0]
     for c in calls[1:]:
-        if op_pattern(c) > op_pattern(best):
+        if rank(c) > rank(best):
             best = c
     return best
 

@@ -64,11 +64,8 @@ def inline_injective_producers(s, op, outputs):
 
 def schedule_injective(outs):
     """Schedule a group of injective operators: intermediates inlined, each output laid out by
-    schedule_injective_from_existing (a group holding a separable resize2d: its schedule)."""
-    from .resize import rows_stages, schedule_resize2d
+    schedule_injective_from_existing."""
     outs = as_outputs(outs)
-    if rows_stages(outs):          # a separable resize2d fused with the anchor
-        return schedule_resize2d(outs)
     s = create_schedule([o.op for o in outs])
     outputs = {id(o.op) for o in outs}
     for o in outs:
