@@ -205,7 +205,8 @@ def _conv_knobs(cfg, data_shape, kernel_shape, *rest):
     oh, icb = out_shape[2], kernel_shape[1]
     band, dob, dt, chunk = conv_nchwc.conv_tiling(out_shape, tuple(kernel_shape),
                                                    DType(out.dtype).bytes,
-                                                   vector_isa().registers)
+                                                   vector_isa().registers,
+                                                   stem=conv_nchwc.is_stem(kernel_shape))
     # bands of rows (divisors of the height) or row tiles (0); the register tile: oc_blocks
     # channel blocks (dividing them) by ow_tile pixels (up to 8, or dividing the width, for
     # rows); input-channel blocks per pass of a band (dividing them, up to 16)
