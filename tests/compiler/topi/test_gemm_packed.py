@@ -343,11 +343,14 @@ def test_packed_matmul_applies_to_enough_rows_of_float32():
     assert not applies((64, 64), (64, 64), "int8")
 
 
-@pytest.mark.parametrize("k,n", [(1040, 512), (600, 1000)])
-def test_gemv_larger_than_the_cache_streams_rows_of_b(run, rng, k, n):
+@pytest.mark.parametrize("k,n,epilogue", [(1040, 512, True), (600, 1000, True),
+                                          (600, 1000, False), (256, 2304, True)])
+def test_gemv_larger_than_the_cache_streams_rows_of_b(run, rng, k, n, epilogue):
     """One row by a B of at least GEMV_STREAM_BYTES: B is read GEMV_STREAM_ROWS rows at a
-    time over a column block (sums in a local buffer of the block, the reduction in chunks),
-    with a bias + relu epilogue; N not whole vectors (1000) too. The result is numpy's."""
+    time, the reduction in chunks summed from zero; all of N in one run (N <= GEMV_STREAM_COLS:
+    the chunks in parallel, each reading its rows whole) or over column blocks (wider N),
+    with and without a bias + relu epilogue; N not whole vectors (1000) too. The result is
+    numpy's."""
     from compiler.topi.x86 import gemm
     a = rng.standard_normal((1, k)).astype("float32")
     b = rng.standard_normal((k, n)).astype("float32")
@@ -358,12 +361,19 @@ def test_gemv_larger_than_the_cache_streams_rows_of_b(run, rng, k, n):
         bt = te.placeholder((n,), name="bias")
         C = topi.nn.matmul(A, B)
         D = topi.nn.relu(te.compute(C.shape, lambda i, j: C[i, j] + bt[j], name="add",
-                                    tag="elemwise"))
+                                    tag="elemwise")) if epilogue else C
         s = topi.x86.schedule_matmul([D])
-    text = str(compiler.lower(s, [A, B, bt, D], simple_mode=True))
-    assert "T_matmul.rf" in text and "'local'" in text
-    (got,) = run(s, [A, B, bt], [D], [a, b, bias])
-    np.testing.assert_allclose(got, np.maximum(a @ b + bias, 0), **TOL)
+    args = [A, B, bt, D] if epilogue else [A, B, D]
+    text = str(compiler.lower(s, args, simple_mode=True))
+    assert ".rf" in text          # the reduction in chunks (rfactor)
+    rows_whole = n <= gemm.GEMV_STREAM_COLS
+    # the chunks' loop is the parallel one (rows whole), or the column blocks' is
+    chunks_parallel = any(line.strip().startswith("for k.outer") and "parallel" in line
+                          for line in text.splitlines())
+    assert chunks_parallel == rows_whole
+    (got,) = run(s, args[:-1], [D], [a, b, bias][:len(args) - 1])
+    want = np.maximum(a @ b + bias, 0) if epilogue else a @ b
+    np.testing.assert_allclose(got, want, **TOL)
 
 
 def test_gemv_takes_a_wider_tile_where_it_divides_n(run, rng):
