@@ -49,9 +49,9 @@ _POOLS = {"relax.nn.max_pool2d", "relax.nn.avg_pool2d"}
 _ADAPTIVE = {"relax.nn.adaptive_avg_pool2d", "relax.nn.adaptive_max_pool2d"}
 
 
-def blocked_layout(block: int) -> str:
-    """The data layout of channel blocks of `block` lanes: NCHW<block>c."""
-    return f"NCHW{block}c"
+def blocked_layout(block: int, plain: str = "NCHW") -> str:
+    """The data layout of channel blocks of `block` lanes: NCHW<block>c (of `plain`)."""
+    return f"{plain}{block}c"
 
 
 def output_block(channels: int, lanes: int) -> int:
@@ -103,6 +103,12 @@ def _static_f32(e: X.Expr, ndim: int) -> Optional[tuple]:
 
 
 class _Convert(ExprMutator):
+    """The blocked-layout rewrite of one function: values of rank NDIM in layout PLAIN go to
+    PLAIN[x]c where a convolution can start a region (`_convert_call`); PAD: channel counts
+    may be padded to whole vectors (`channel_block`). convert_layout_ncdhwc's subclass does
+    the same for 3-d convolutions."""
+    PLAIN, NDIM, PAD = "NCHW", 4, True
+
     def __init__(self, lanes: int, keep: Set[int]):
         super().__init__()
         self.lanes = lanes
@@ -125,7 +131,7 @@ class _Convert(ExprMutator):
     def _to_nchw(self, blocked: X.Var, block: int, like: X.Expr) -> X.Expr:
         """The NCHW value of `blocked` (in NCHW[block]c), its padded channels cropped to those
         of `like` (the NCHW value it stands for)."""
-        out = R.layout_transform(blocked, blocked_layout(block), "NCHW")
+        out = R.layout_transform(blocked, blocked_layout(block, self.PLAIN), self.PLAIN)
         channels = int(like.struct_info.shape[1])
         if _channels(blocked, block) != channels:
             out = R.strided_slice(self.emit(out, like.name_hint + "_padded"), [1], [0],
@@ -139,13 +145,15 @@ class _Convert(ExprMutator):
             bv, b = self.blocked[id(e)]
             if block is None or b == block:
                 return bv, b
-        b = block or channel_block(channels, self.lanes)[0]
+        b = block or (channel_block(channels, self.lanes)[0] if self.PAD
+                      else output_block(channels, self.lanes))
         padded = -(-channels // b) * b          # more than `channels`: zero channels added
         data = self.visit_expr(e)
         if padded != channels:
-            data = self.emit(R.nn.pad(data, [0, 0, 0, padded - channels, 0, 0, 0, 0]),
-                             name + "_pad")
-        bv = self.emit(R.layout_transform(data, "NCHW", blocked_layout(b)), name)
+            width = [0, 0, 0, padded - channels] + [0, 0] * (self.NDIM - 2)
+            data = self.emit(R.nn.pad(data, width), name + "_pad")
+        bv = self.emit(R.layout_transform(data, self.PLAIN, blocked_layout(b, self.PLAIN)),
+                       name)
         if isinstance(e, X.Var) and id(e) not in self.blocked:
             self.blocked[id(e)] = (bv, b)     # e stays bound in NCHW too (not pending)
         return bv, b
@@ -161,15 +169,7 @@ class _Convert(ExprMutator):
                 return
             made = self.blocked[id(v)]
         elif isinstance(v, X.Call) and isinstance(v.op, X.Op):
-            name = v.op.name
-            if name == "relax.nn.conv2d":
-                made = self._conv2d(b.var, v)
-            elif name in _POOLS or name in _ADAPTIVE:
-                made = self._pool(v)
-            elif name == "relax.concat":
-                made = self._concat(v)
-            elif pattern_of_op(name) in (ELEMWISE, BROADCAST):
-                made = self._elementwise(v)
+            made = self._convert_call(v)
         if made is None:
             super().visit_var_binding_(b)
             return
@@ -181,7 +181,20 @@ class _Convert(ExprMutator):
         else:
             self.pending[id(b.var)] = b.var
 
-    def _conv2d(self, var: X.Var, call: X.Call):
+    def _convert_call(self, call: X.Call):
+        """(blocked value, block) of an operator call that runs blocked, or None."""
+        name = call.op.name
+        if name == "relax.nn.conv2d":
+            return self._conv2d(call)
+        if name in _POOLS or name in _ADAPTIVE:
+            return self._pool(call)
+        if name == "relax.concat":
+            return self._concat(call)
+        if pattern_of_op(name) in (ELEMWISE, BROADCAST):
+            return self._elementwise(call)
+        return None
+
+    def _conv2d(self, call: X.Call):
         a = call.attrs
         x, w = call.args
         xs, ws = _static_f32(x, 4), _static_f32(w, 4)
@@ -228,7 +241,8 @@ class _Convert(ExprMutator):
         return X.Call(call.op, (bv,), attrs), block
 
     def _elementwise(self, call: X.Call):
-        out = _static_f32(call, 4) if isinstance(call.struct_info, TensorStructInfo) else None
+        nd = self.NDIM
+        out = _static_f32(call, nd) if isinstance(call.struct_info, TensorStructInfo) else None
         tensors = [i for i, arg in enumerate(call.args)
                    if isinstance(arg.struct_info, TensorStructInfo)]
         blocked = [i for i in tensors if isinstance(call.args[i], X.Var)
@@ -246,15 +260,15 @@ class _Convert(ExprMutator):
             arg = call.args[i]
             if i in blocked:
                 bv, b = self.blocked[id(arg)]
-                if b != block or not _broadcasts_per_channel(_static_f32(arg, 4), out):
+                if b != block or not _broadcasts_per_channel(_static_f32(arg, nd), out):
                     return None
                 args[i] = bv
             elif isinstance(arg, X.Constant):
-                const = _block_constant(arg.data, out, block, fill)
+                const = _block_constant(arg.data, out, block, fill, self.PLAIN)
                 if const is None:
                     return None
                 args[i] = const
-            elif _static_f32(arg, 4) == out:
+            elif _static_f32(arg, nd) == out:
                 args[i] = self._as_blocked(arg, block, out[1], getattr(arg, "name_hint", "v")
                                            + "_c")[0]
             else:
@@ -280,26 +294,29 @@ class _Convert(ExprMutator):
 
 
 def _broadcasts_per_channel(shape: Optional[tuple], out: tuple) -> bool:
-    """Whether a value of NCHW `shape`, blocked as `out` is, broadcasts against it the same way
-    in both layouts: the same shape, or [N, C, 1, 1] with out's N and C (a per-channel value of
-    each image)."""
-    return shape is not None and (shape == out or shape == (out[0], out[1], 1, 1))
+    """Whether a value of NCHW (or NCDHW) `shape`, blocked as `out` is, broadcasts against it
+    the same way in both layouts: the same shape, or [N, C, 1, 1] with out's N and C (a
+    per-channel value of each image)."""
+    return shape is not None and (shape == out or
+                                  shape == (out[0], out[1]) + (1,) * (len(out) - 2))
 
 
-def _block_constant(data: np.ndarray, out: tuple, block: int,
-                    fill: float = 0.0) -> Optional[X.Constant]:
-    """A constant that broadcasts against NCHW `out` as one against NCHW[block]c: a scalar
-    (any shape of ones) as it is, a per-channel one ([C, 1, 1] or [1, C, 1, 1]) blocked, its
-    padded channels (to a whole number of blocks) `fill`."""
+def _block_constant(data: np.ndarray, out: tuple, block: int, fill: float = 0.0,
+                    plain: str = "NCHW") -> Optional[X.Constant]:
+    """A constant that broadcasts against `out` (in layout `plain`, NCHW or NCDHW) as one
+    against plain[block]c: a scalar (any shape of ones) as it is, a per-channel one ([C, 1, 1]
+    or [1, C, 1, 1]; for NCDHW a dim more) blocked, its padded channels (to a whole number of
+    blocks) `fill`."""
+    nd = len(out)
     if data.size == 1:
-        return X.Constant(data) if data.ndim <= 5 else None
-    if data.ndim > 4:
+        return X.Constant(data) if data.ndim <= nd + 1 else None
+    if data.ndim > nd:
         return None
-    full = (1,) * (4 - data.ndim) + data.shape
-    if full != (1, out[1], 1, 1):
+    full = (1,) * (nd - data.ndim) + data.shape
+    if full != (1, out[1]) + (1,) * (nd - 2):
         return None
     padded = _pad_axis(data.reshape(full), 1, -(-out[1] // block) * block, fill)
-    return X.Constant(transform_numpy(padded, "NCHW", blocked_layout(block)))
+    return X.Constant(transform_numpy(padded, plain, blocked_layout(block, plain)))
 
 
 def _channels(blocked: X.Expr, block: int) -> int:
@@ -330,20 +347,28 @@ def is_gpu(target) -> bool:
     return not t.kind.is_host
 
 
-def convert_layout_nchwc(mod: IRModule, target=None) -> IRModule:
-    """`mod` with its convolution regions in NCHW[x]c for the CPU `target` (None: this host);
-    unchanged for a GPU target."""
+def convert_module(mod: IRModule, target, convert=None) -> IRModule:
+    """`mod` with each graph-level function rewritten by `convert` (a `_Convert` class; None:
+    `_Convert`) for the CPU `target` (None: this host); the same module for a GPU target, a
+    target without float32 vectors, or when nothing changed."""
     if is_gpu(target):
         return mod
     lanes = vector_isa(target).lanes("float32")
     if lanes < 2:
         return mod
+    convert = convert or _Convert
     functions = {}
     changed = False
     for name, func in mod.items():
         if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
-            new = _Convert(lanes, keep_nchw(func)).visit_expr(func)
+            new = convert(lanes, keep_nchw(func)).visit_expr(func)
             changed = changed or new is not func
             func = new
         functions[name] = func
     return mod.with_functions(functions) if changed else mod
+
+
+def convert_layout_nchwc(mod: IRModule, target=None) -> IRModule:
+    """`mod` with its convolution regions in NCHW[x]c for the CPU `target` (None: this host);
+    unchanged for a GPU target."""
+    return convert_module(mod, target)
