@@ -215,18 +215,24 @@ class _Recurrence:
         part = R.strided_slice(ctx.input(i), [axis], [d], [d + 1])
         return ctx.emit(R.reshape(part, (self.batch, self.hidden)))
 
+    def projection(self, bias):
+        """X . W^T + bias of every time step and direction as ONE dense over the whole
+        sequence: [seq * batch, num_dir * gates * hidden], rows (t, b), columns (d, gate)
+        (bias [num_dir * gates * hidden] or None)."""
+        ctx = self.ctx
+        x2 = ctx.emit(R.reshape(self.x, (self.seq * self.batch, self.input_size)))
+        w2 = ctx.emit(R.reshape(ctx.input(1), (self.num_dir * self.gates * self.hidden,
+                                               self.input_size)))
+        proj = ctx.emit(R.nn.dense(x2, w2))
+        return proj if bias is None else ctx.emit(R.add(proj, bias))
+
     def input_projections(self, bias):
-        """X . W^T + bias of every time step and direction, from ONE dense over the whole
-        sequence: `out[d][t]` is [batch, gates * hidden] (bias [num_dir * gates * hidden] or
-        None). The pieces come from one split, so every step reads a tensor of its own and the
-        steps share their kernels."""
+        """`projection` split per time step and direction: `out[d][t]` is [batch, gates *
+        hidden]. The pieces come from one split, so every step reads a tensor of its own and
+        the steps share their kernels."""
         ctx = self.ctx
         seq, batch, nd, gh = self.seq, self.batch, self.num_dir, self.gates * self.hidden
-        x2 = ctx.emit(R.reshape(self.x, (seq * batch, self.input_size)))
-        w2 = ctx.emit(R.reshape(ctx.input(1), (nd * gh, self.input_size)))
-        proj = ctx.emit(R.nn.dense(x2, w2))                # rows (t, b), columns (d, gate)
-        if bias is not None:
-            proj = ctx.emit(R.add(proj, bias))
+        proj = self.projection(bias)
         if nd > 1 and batch > 1:                          # rows (t, d, b)
             proj = R.permute_dims(R.reshape(proj, (seq, batch, nd, gh)), (0, 2, 1, 3))
         proj = ctx.emit(R.reshape(proj, (seq * nd * batch, gh)))
@@ -294,13 +300,8 @@ def _sequence_inputs(rec, bias):
     hidden] or None) and the recurrent weight per direction, k-major [num_dir, hidden,
     gates * hidden]."""
     ctx = rec.ctx
-    seq, batch, nd, gh = rec.seq, rec.batch, rec.num_dir, rec.gates * rec.hidden
-    x2 = ctx.emit(R.reshape(rec.x, (seq * batch, rec.input_size)))
-    w2 = ctx.emit(R.reshape(ctx.input(1), (nd * gh, rec.input_size)))
-    proj = ctx.emit(R.nn.dense(x2, w2))                # rows (t, b), columns (d, gate)
-    if bias is not None:
-        proj = ctx.emit(R.add(proj, bias))
-    gates = ctx.emit(R.reshape(proj, (seq, batch, nd, gh)))
+    gates = ctx.emit(R.reshape(rec.projection(bias), (rec.seq, rec.batch, rec.num_dir,
+                                                       rec.gates * rec.hidden)))
     weight = ctx.emit(R.permute_dims(ctx.input(2), (0, 2, 1)))
     return gates, weight
 
