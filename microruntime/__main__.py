@@ -4,6 +4,7 @@
     python -m microruntime run model.so --profile          # per-kernel times
     python -m microruntime run model.so --profile --trace trace.json   # and their timeline
     python -m microruntime run model.so --benchmark --repeat 10 --number 10
+    python -m microruntime run model.so --device cuda     # a model built for a GPU target
     python -m microruntime manifest model.so               # what the model needs and gives
 
 Both kinds of model run: graph executor models (fixed shapes, read from the manifest) and
@@ -22,7 +23,7 @@ import zlib
 
 import numpy as np
 
-from .device import cpu
+from .device import device as make_device
 from .graph_executor import GraphModule, print_manifest, read_manifest
 from .library_file import holds_kind, read_library_bytes
 from .module import load_module, num_threads
@@ -107,6 +108,9 @@ def _parser():
     r.add_argument("--number", type=int, default=10, help="runs per measurement (default 10)")
     r.add_argument("--seed", type=int, default=None,
                    help="seed of the random inputs (default 0; not with --inputs)")
+    r.add_argument("--device", default="cpu", metavar="NAME[:ID]",
+                   help="the device the model was built for: cpu (default), cuda, opencl, "
+                        "vulkan, ... with an optional index, e.g. cuda:1")
     return p
 
 
@@ -197,6 +201,18 @@ def _fmt(a):
     return f"{a.dtype}[{','.join(map(str, a.shape))}]"
 
 
+def _open_device(name):
+    """The Device named by --device, present on this machine (else a _UserError)."""
+    try:
+        dev = make_device(name)
+    except ValueError as err:
+        raise _UserError(f"--device {name}: {err}") from None
+    if not dev.exist:
+        raise _UserError(f"--device {name}: no such device on this machine ({dev} does not "
+                         "exist or its driver is missing)")
+    return dev
+
+
 # ---- the two kinds of model -----------------------------------------------------------------
 def _is_vm_library(path):
     """Whether the library's blob holds a Relax VM executable (its kind, as the blob writes it)."""
@@ -223,7 +239,7 @@ class _GraphModel:
         self.inputs = _load_inputs(args.inputs, spec) if args.inputs else \
             _random_inputs(spec, args.seed or 0)
         stage.name = "loading the model"
-        self.dev = cpu()
+        self.dev = _open_device(args.device)
         self.gmod = GraphModule(load_module(args.model)["default"](self.dev))
         self.gmod.set_input(**self.inputs)
 
@@ -279,7 +295,7 @@ class _VMModel:
                 args.seed or 0)
         self.inputs = {n: arrays[n] for n in names}
         stage.name = "loading the model"
-        self.dev = cpu()
+        self.dev = _open_device(args.device)
         self.vm = VirtualMachine(load_module(args.model), self.dev)
         self.args = [array(self.inputs[n]) for n in names]
 

@@ -44,10 +44,10 @@ def find_cycle():
     (the layering tests of the compiler and of the runtime package)."""
     return _find_cycle
 
-# The GPU APIs that run for real on this project's CI machines (PoCL, lavapipe): a model test
-# taking `gpu_api` runs once on each, skipped with the reason where the driver or device is
-# missing.
-GPU_APIS = ("opencl", "vulkan")
+# The GPU APIs a model test taking `gpu_api` runs once on each: OpenCL and Vulkan run for real on
+# this project's CI machines (PoCL, lavapipe), CUDA where an NVIDIA GPU and its driver are
+# present; each is skipped with the reason where the driver or device is missing.
+GPU_APIS = ("opencl", "vulkan", "cuda")
 
 
 class GpuApi:

@@ -68,7 +68,7 @@ def check_one(model_dir, target, timeout):
     suffixes = [f"_{n}" for n in meta["seq_lengths"]] if "seq_lengths" in meta else [""]
     row["tol_share"] = row["margin"] = 0.0
     for suffix in suffixes:
-        failed = _run_once(row, model_dir, so, out, suffix, timeout)
+        failed = _run_once(row, model_dir, so, out, suffix, timeout, _device_of(target))
         if failed:
             return failed
     if "seq_lengths" in meta:
@@ -76,7 +76,14 @@ def check_one(model_dir, target, timeout):
     return row
 
 
-def _run_once(row, model_dir, so, out, suffix, timeout):
+def _device_of(target):
+    """The microruntime device a library built for `target` runs on: its kind for a GPU target
+    ("cuda -arch=sm_90" -> "cuda"), cpu for the rest."""
+    kind = target.split()[0]
+    return kind if kind in ("cuda", "opencl", "vulkan", "metal", "rocm") else "cpu"
+
+
+def _run_once(row, model_dir, so, out, suffix, timeout, device):
     """Runs the library on inputs{suffix}.npz and folds the comparison with ONNX Runtime into
     `row`; the row of the failure, or None."""
     at = f" at seq {suffix[1:]}" if suffix else ""
@@ -84,7 +91,8 @@ def _run_once(row, model_dir, so, out, suffix, timeout):
         os.remove(out)
     try:
         res = subprocess.run([sys.executable, "-m", "microruntime", "run", so, "--inputs",
-                              os.path.join(model_dir, f"inputs{suffix}.npz"), "--output", out],
+                              os.path.join(model_dir, f"inputs{suffix}.npz"), "--output", out,
+                              "--device", device],
                              capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                              env={**os.environ, "MR_NUM_THREADS": "1"})
     except subprocess.TimeoutExpired:

@@ -234,7 +234,7 @@ def _compile_model(args, tuning) -> str:
         progress(f"lowering kernel {k}/{total}: {name}")
 
     with tuning:
-        lowered, graph = plan(mod, params, progress=on_kernel)
+        lowered, graph = plan(mod, params, progress=on_kernel, target=target)
     t_plan = time.perf_counter()
 
     progress(f"generating code for {graph.num_kernels} kernels ({target})")

@@ -25,11 +25,12 @@ from .transform.decompose_recurrent import decompose_recurrent
 from .transform.eliminate_dead_code import eliminate_dead_code
 from .transform.fold_batch_norm import fold_batch_norm
 from .transform.fold_constant import fold_constant
-from .transform.fuse_ops import fuse_ops
+from .transform.fuse_ops import MAX_FUSE_DEPTH, fuse_ops
 from .transform.lambda_lift import lambda_lift
 from .transform.legalize import legalize
 from .transform.qnn_layout_nchwc import qnn_layout_nchwc
 from .transform.quantize_to_integer import quantize_to_integer
+from .transform.split_args import split_args
 from .transform.split_dilated_conv import split_dilated_conv
 from .transform.transpose_dense_weight import transpose_dense_weight
 from .transform.trim_conv_taps import trim_conv_taps
@@ -56,6 +57,7 @@ TVM_PASS_NAMES: Dict[str, PassNames] = {
     "qnn_layout_nchwc": (("AlterOpLayout",), True),
     "split_dilated_conv": ((), True),
     "winograd_conv2d": (("AlterOpLayout", "winograd_conv2d"), True),
+    "split_args": ((), False),         # a device's kernels cannot take more arguments
     "fuse_ops": ((), True),            # "FuseOps" disabled: one operator per kernel (below)
     "legalize": (("LegalizeOps",), False),
 }
@@ -99,7 +101,8 @@ def optimize_passes(target: Optional[Target] = None,
         named(qnn_layout_nchwc, target=target),  # CPU: integer convs blocked (VNNI)
         split_dilated_conv,      # CPU: dilated convs mostly over padding, tap by tap
         named(winograd_conv2d, target=target, at_load=weights_at_load),  # CPU: 3x3 convs
-        named(fuse_ops, max_depth=1) if unfused else fuse_ops,  # operators grouped into kernels
+        named(split_args, target=target),  # GPU: concats of more inputs than a kernel takes
+        named(fuse_ops, max_depth=1 if unfused else MAX_FUSE_DEPTH, target=target),  # kernels
     ])
 
 

@@ -89,7 +89,9 @@ KINDS: Dict[str, TargetKind] = {
         TargetKind("cuda", DeviceType.CUDA, ("cuda", "gpu"),
                    {**COMMON, **_GPU, "arch": str, "mcpu": str, "mtriple": str,
                     "registers_per_block": int},
-                   {"max_num_threads": 1024, "thread_warp_size": 32}),
+                   # 48 KiB: the most static shared memory a block may declare on every arch
+                   {"max_num_threads": 1024, "thread_warp_size": 32,
+                    "max_shared_memory_per_block": 49152}),
         TargetKind("nvptx", DeviceType.CUDA, ("cuda", "gpu"),
                    {**COMMON, **_GPU, "mcpu": str, "mtriple": str},
                    {"max_num_threads": 1024, "thread_warp_size": 32,
@@ -107,8 +109,10 @@ KINDS: Dict[str, TargetKind] = {
         TargetKind("vulkan", DeviceType.VULKAN, ("vulkan", "gpu"),
                    {**COMMON, **_GPU, "supports_float16": bool, "supports_int8": bool,
                     "supports_int16": bool, "supports_int64": bool, "supports_float64": bool,
-                    "mtriple": str},
-                   {"max_num_threads": 256, "thread_warp_size": 1}),
+                    "mtriple": str, "max_function_args": int},
+                   # a shader binds one storage buffer per tensor argument: 32 fit Mesa's
+                   # lavapipe and every desktop GPU (set it lower for a device with fewer)
+                   {"max_num_threads": 256, "thread_warp_size": 1, "max_function_args": 32}),
     )
 }
 

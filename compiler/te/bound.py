@@ -168,6 +168,11 @@ def _needed(stage: Stage, roots, reads, b: Bounds, thread_leaves) -> List[E.Rang
     points = {v: p for v, p in points.items() if id(v) not in fixed_ids}
     relaxable = {v: r for v, r in b.loop_ranges.items()
                  if id(v) not in fixed_ids and v not in points}
+    # a relaxed loop of one iteration is its value: `(t + b) % n` over t in [0, 0] is one
+    # element, which relaxing the remainder over its operands' ranges would widen to all n
+    single = {v: lo for v, (lo, hi) in relaxable.items()
+              if E.is_const_int(lo, 0) and E.is_const_int(hi, 0)}
+    points = {**points, **single}
     lo: List[Optional[E.PrimExpr]] = [None] * len(roots)
     hi: List[Optional[E.PrimExpr]] = [None] * len(roots)
     unknown = [False] * len(roots)

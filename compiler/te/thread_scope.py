@@ -44,8 +44,14 @@ class _MergeThreadLoops(IRMutator):
             return self.generic_visit(loop)
         if tag in self.scope:
             outer_var, outer_ext = self.scope[tag]
-            body = self.visit(substitute(loop.body, {loop.loop_var: outer_var}))
+            # an int64 axis (a symbolic dim fused in) bound to the int32 launch index reads it
+            # widened
+            index = outer_var if outer_var.dtype == loop.loop_var.dtype else \
+                E.Cast(loop.loop_var.dtype, outer_var)
+            body = self.visit(substitute(loop.body, {loop.loop_var: index}))
             ext = simplify(loop.extent)
+            if ext.dtype != outer_var.dtype:
+                ext = simplify(E.Cast(outer_var.dtype, ext))
             if can_prove(E.EQ(ext, E.convert(outer_ext))):
                 return body
             if can_prove(E.LT(ext, E.convert(outer_ext))):

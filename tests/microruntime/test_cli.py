@@ -90,6 +90,9 @@ def test_manifest_still_works(model):
     (["run", "{so}", "--output", "{d}/nodir/out.npz"], "error: --output {d}/nodir/out.npz: no "
      "such directory"),
     (["run", "{so}", "--input-shape", "x:3,32"], "error: --input-shape is for Relax VM models"),
+    (["run", "{so}", "--device", "tpu"], "error: --device tpu: unknown device type 'tpu'"),
+    (["run", "{so}", "--device", "cuda:7"], "error: --device cuda:7: no such device on this "
+     "machine (cuda(7) does not exist"),
 ])
 def test_one_line_errors(model, args, message):
     d, so, _ = model

@@ -58,7 +58,8 @@ SEMANTICS_UNIFORM_MEMORY = 0x40
 GLSL = dict(Round=1, RoundEven=2, Trunc=3, FAbs=4, SAbs=5, Floor=8, Ceil=9, Sin=13, Cos=14,
             Tan=15, Asin=16, Acos=17, Atan=18, Sinh=19, Cosh=20, Tanh=21, Asinh=22, Acosh=23,
             Atanh=24, Atan2=25, Pow=26, Exp=27, Log=28, Exp2=29, Log2=30, Sqrt=31,
-            InverseSqrt=32, FMin=37, UMin=38, SMin=39, FMax=40, UMax=41, SMax=42, Fma=50)
+            InverseSqrt=32, FMin=37, UMin=38, SMin=39, FMax=40, UMax=41, SMax=42, FClamp=43,
+            Fma=50)
 
 
 def string_words(text: str) -> List[int]:

@@ -40,6 +40,12 @@ _UNARY_GLSL = {"exp": "Exp", "exp2": "Exp2", "log": "Log", "log2": "Log2", "sqrt
                "floor": "Floor", "ceil": "Ceil", "round": "Round", "trunc": "Trunc",
                "nearbyint": "RoundEven"}
 _BINARY_GLSL = {"pow": "Pow", "atan2": "Atan2"}
+# erf(x) ~ x P(x^2) / Q(x^2) on [-4, 4], coefficients from the highest power down
+_ERF_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+          -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+          -1.60960333262415e-02)
+_ERF_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+          -7.37332916720468e-03, -1.42647390514189e-02)
 # GLSL.std.450 instructions that also take 64-bit floats (the others are 16/32-bit only)
 _F64_OK = {"FAbs", "Floor", "Ceil", "Round", "Trunc", "RoundEven", "Sqrt", "InverseSqrt"}
 
@@ -95,9 +101,7 @@ class KernelCodegen:
         """The element type of an array of `t`; 8- and 16-bit elements of a storage buffer
         need the StorageBuffer8BitAccess / StorageBuffer16BitAccess capabilities (the
         runtime enables the device features where the device has them)."""
-        if t.is_bool:
-            raise UnsupportedOpError(f"{where} has elements of type bool: the SPIR-V codegen "
-                                     "does not store bools; use int8 or int32 on Vulkan")
+        t = _stored(t)
         if buffer and t.bits == 8:
             self._check_support("supports_int8", str(t))
             self.b.require("StorageBuffer8BitAccess")
@@ -410,6 +414,8 @@ class KernelCodegen:
             raise InternalError(f"buffer '{buffer.name}' ({t}) has no storage in kernel "
                                 f"'{self.kname}'")
         var, storage = self.buffers[key]
+        if storage != "Function":
+            t = _stored(t)
         b = self.b
         elem = self.ty(t)
         index = self.expr(indices[0])
@@ -450,7 +456,8 @@ class KernelCodegen:
 
     def expr_BufferLoad(self, e) -> int:
         ptr, t = self.element_pointer(e.buffer, e.indices)
-        return self.b.value("Load", self.ty(t), ptr)
+        value = self.b.value("Load", self.ty(t), ptr)
+        return value if t == e.dtype else self.convert(value, t, e.dtype)   # a stored bool
 
     def expr_Let(self, e) -> int:
         self.values[id(e.var)] = ("ssa", self.expr(e.value), e.var.dtype)
@@ -595,6 +602,8 @@ class KernelCodegen:
         if short == "expm1":
             ex = self._glsl("Exp", t, self.expr(e.args[0]))
             return b.value("FSub", self.ty(t), ex, self.const(t, 1.0))
+        if short == "erf":
+            return self._erf(t, self.expr(e.args[0]))
         if short == "fma":
             return self._glsl("Fma", t, *(self.expr(a) for a in e.args))
         if short == "abs":
@@ -626,6 +635,23 @@ class KernelCodegen:
         if short == "reinterpret":
             return b.value("Bitcast", self.ty(t), self.expr(e.args[0]))
         raise UnsupportedOpError(f"the SPIR-V codegen does not implement the intrinsic {op!r}")
+
+    def _erf(self, t: DType, x: int) -> int:
+        """erf(x), which GLSL.std.450 lacks: x clamped to [-4, 4] (erf is +-1 to float32
+        there), then the odd rational approximation p(x^2) x / q(x^2) of degrees 13 / 8
+        (a few ulp in float32)."""
+        b, ty = self.b, self.ty(t)
+        x = self._glsl("FClamp", t, x, self.const(t, -4.0), self.const(t, 4.0))
+        x2 = b.value("FMul", ty, x, x)
+
+        def horner(coefs):
+            acc = self.const(t, coefs[0])
+            for c in coefs[1:]:
+                acc = self._glsl("Fma", t, x2, acc, self.const(t, c))
+            return acc
+
+        p = b.value("FMul", ty, x, horner(_ERF_P))
+        return b.value("FDiv", ty, p, horner(_ERF_Q))
 
     def if_then_else(self, e) -> int:
         """cond ? a : b evaluating only the side taken (a selection and an OpPhi)."""
@@ -682,3 +708,10 @@ def _refuse_vector_type(t: DType) -> None:
 def kernel_spirv(func, name: str, target=None) -> bytes:
     """The SPIR-V binary of one device kernel (see the module doc)."""
     return KernelCodegen(func, name, target).run()
+
+
+def _stored(t: DType) -> DType:
+    """The type elements of `t` have in memory that threads share (storage buffers, workgroup
+    arrays): a bool, which has no memory layout in SPIR-V, is a uint8 there (0 or 1), as a
+    bool tensor is in the runtime's arrays; every other type is itself."""
+    return DType("uint8") if t.is_bool else t

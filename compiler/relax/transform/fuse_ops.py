@@ -17,6 +17,8 @@ after:  every operator call with a fusion pattern, in every graph-level function
         - an injective operator (reshape, transpose, ...) joins a producing group of injective
           operators the same way; a reduction absorbs elementwise producers;
         - anything else (softmax, normalization, multi-output operators) is a group of its own;
+        - a kernel takes at most the target's `max_function_args` arguments (tensors read and
+          the result; split_args splits the concats that alone would take more);
         - a group holds at most `max_depth` operators (MAX_FUSE_DEPTH, TVM's max_fuse_depth): a
           longer chain is cut into several kernels, so no kernel's expression nests deeper than
           the compiler's recursive passes can walk. `max_depth=1` (the pipeline's choice when a
@@ -45,6 +47,7 @@ from ..op.pattern import (
 )
 from ..struct_info import TensorStructInfo
 from .eliminate_dead_code import use_counts
+from .split_args import max_function_args
 
 # Operators that are not computations for a kernel (calls, closures, shapes): never grouped.
 NOT_KERNELS = {"relax.call_tir", "relax.call_dps_packed", "relax.shape_of",
@@ -56,6 +59,13 @@ NOT_KERNELS = {"relax.call_tir", "relax.call_dps_packed", "relax.shape_of",
 class _Group:
     pattern: int
     bindings: List[X.VarBinding] = field(default_factory=list)
+    # ids of the kernel's arguments (kept only under a target's max_function_args)
+    inputs: Dict[int, None] = field(default_factory=dict)
+
+    def inputs_with(self, call: X.Call) -> Dict[int, None]:
+        """The kernel's arguments were `call` to join the group."""
+        inside = {id(b.var) for b in self.bindings}
+        return {**self.inputs, **{k: None for k in _input_ids(call) if k not in inside}}
 
     @property
     def out(self) -> X.Var:
@@ -144,10 +154,23 @@ def _region(uses: List[int], users: Dict[int, List[int]], elementwise: Dict[int,
     return None
 
 
+def _input_ids(call: X.Call) -> List[int]:
+    """ids of the tensors `call` reads that a kernel takes as arguments (not scalar
+    constants)."""
+    out = []
+    for a in call.args:
+        for e in (a.fields if isinstance(a, X.Tuple) else (a,)):
+            if isinstance(e, (X.Var, X.Constant)) and not _is_scalar_const(e):
+                out.append(id(e))
+    return out
+
+
 class _Fuser:
-    def __init__(self, func: X.Function, max_depth: int = MAX_FUSE_DEPTH):
+    def __init__(self, func: X.Function, max_depth: int = MAX_FUSE_DEPTH,
+                 max_args: Optional[int] = None):
         self.func = func
         self.max_depth = max_depth
+        self.max_args = max_args
         self.counts = use_counts(func)
         self.alias: Dict[int, X.Expr] = {}
         self.group_of: Dict[int, _Group] = {}
@@ -177,13 +200,16 @@ class _Fuser:
             e = self.alias[id(e)]
         return e
 
-    def _joinable(self, arg: X.Expr, pattern: int, out_var: X.Var) -> Optional[_Group]:
+    def _joinable(self, arg: X.Expr, pattern: int, out_var: X.Var,
+                  call: X.Call) -> Optional[_Group]:
         if not isinstance(arg, X.Var):
             return None
         g = self.group_of.get(id(arg))
         if g is None or g.out is not arg or self.counts.get(id(arg), 0) != 1 \
                 or len(g.bindings) >= self.max_depth:
             return None
+        if self.max_args is not None and len(g.inputs_with(call)) + 1 > self.max_args:
+            return None                       # the kernel would take too many arguments
         if pattern in (ELEMWISE, BROADCAST):
             if g.pattern <= INJECTIVE:
                 return g
@@ -219,7 +245,7 @@ class _Fuser:
                 pattern = op_pattern(value)
                 g = self._diamond(b.var, pattern)
                 for a in args if g is None else ():
-                    g = self._joinable(a, pattern, b.var)
+                    g = self._joinable(a, pattern, b.var, value)
                     if g is not None:
                         break
                 if g is None:
@@ -229,6 +255,8 @@ class _Fuser:
                     items.remove(g)
                     items.append(g)
                     g.pattern = max(g.pattern, pattern)
+                if self.max_args is not None:
+                    g.inputs = g.inputs_with(value)
                 g.bindings.append(b)
                 self.group_of[id(b.var)] = g
         return items
@@ -277,9 +305,11 @@ def _primitive(g: _Group) -> tuple:
 class _Kernels:
     """The primitive functions made so far, added to `functions` under fresh names."""
 
-    def __init__(self, functions: Dict[str, object], max_depth: int):
+    def __init__(self, functions: Dict[str, object], max_depth: int,
+                 max_args: Optional[int] = None):
         self.functions = functions
         self.max_depth = max_depth
+        self.max_args = max_args
         self.names: Dict[str, int] = {}
 
     def add(self, g: _Group) -> tuple:
@@ -311,7 +341,7 @@ def _fuse_seq(seq: X.SeqExpr, kernels: _Kernels) -> X.SeqExpr:
     if not X.is_leaf(seq.body):
         ret = X.Var("ret", seq.body.struct_info)
         seq = X.SeqExpr(seq.blocks + (X.BindingBlock((X.VarBinding(ret, seq.body),)),), ret)
-    fuser = _Fuser(X.Function((), seq), kernels.max_depth)
+    fuser = _Fuser(X.Function((), seq), kernels.max_depth, kernels.max_args)
     items = fuser.groups()
     rename = _Rename({k: fuser.resolve(v) for k, v in fuser.alias.items()})
     bindings: List[X.Binding] = []
@@ -339,11 +369,12 @@ def _fuse_seq(seq: X.SeqExpr, kernels: _Kernels) -> X.SeqExpr:
     return X.SeqExpr((block(tuple(bindings)),), body)
 
 
-def fuse_ops(mod: IRModule, max_depth: int = MAX_FUSE_DEPTH) -> IRModule:
+def fuse_ops(mod: IRModule, max_depth: int = MAX_FUSE_DEPTH, target=None) -> IRModule:
     """`mod` with the operator calls of every graph-level function grouped into primitive
-    functions of at most `max_depth` operators."""
+    functions of at most `max_depth` operators, and, for a `target` that limits them
+    (max_function_args), of at most that many arguments counting the result."""
     functions = dict(mod.functions)
-    kernels = _Kernels(functions, max_depth)
+    kernels = _Kernels(functions, max_depth, max_function_args(target))
     for name, func in mod.items():
         if isinstance(func, X.Function) and not func.attrs.get("Primitive"):
             functions[name] = X.Function(func.params, _fuse_seq(func.body, kernels),

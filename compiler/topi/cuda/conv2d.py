@@ -31,7 +31,9 @@ def direct_conv2d(s, anchor, out_op):
     n, f, oh, ow = get_const_tuple(anchor.output(0).shape)
     local, out_op = local_accumulator(s, anchor, out_op)
     bf = divisor_at_most(f, BLOCK_F)
-    tf = divisor_at_most(bf, THREAD_F)
+    # the fewest channels per thread that keep the block's channel threads <= BLOCK_F / THREAD_F
+    # (a prime block of 11 channels is one thread's 11, not 11 threads of one)
+    tf = min(d for d in range(1, bf + 1) if bf % d == 0 and bf // d <= BLOCK_F // THREAD_F)
     by, bx = divisor_at_most(oh, BLOCK_Y), divisor_at_most(ow, BLOCK_X)
     tz = bf // tf
     o = s[out_op]

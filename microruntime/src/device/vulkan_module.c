@@ -61,6 +61,13 @@ static int kernel_create(const mr_vk_fns_t* fn, const mr_vk_device_t* d,
     if (f->arg_types[i].code == kDLOpaqueHandle) ++k->num_buffers;
     else ++k->num_scalars;
   }
+  if (k->num_buffers > d->props.p.limits.maxPerStage[2])
+    return mr_error_setf(kMrErrorRuntime, "vulkan: kernel '%s' takes %u array arguments, more "
+                         "than the %u storage buffers a shader of device '%s' can bind "
+                         "(maxPerStageDescriptorStorageBuffers); build it with fewer inputs "
+                         "per kernel (target attribute max_function_args)", f->name,
+                         (unsigned)k->num_buffers, (unsigned)d->props.p.limits.maxPerStage[2],
+                         d->props.p.deviceName);
   if (k->num_scalars * 8 > d->props.p.limits.maxPushConstantsSize)
     return mr_error_setf(kMrErrorRuntime, "vulkan: kernel '%s' takes %u scalar arguments (%u "
                          "bytes of push constants), more than the %u bytes device '%s' has",

@@ -45,6 +45,33 @@ def test_compile_summary_and_runs(mlp_onnx, tmp_path, capsys):
     np.testing.assert_allclose(gm.get_output(0).numpy(), want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("api", ["opencl", "vulkan", "cuda"])
+def test_gpu_target_compiles_for_the_device_and_runs_there(api, tmp_path, capsys):
+    """The model is planned for the target given (no CPU layouts in a GPU build), and the
+    runtime's command line runs it on that device (--device)."""
+    import onnxruntime as ort
+
+    import microruntime as mr
+
+    m = onnx_models.resnet_style()
+    path, out = str(tmp_path / "r.onnx"), str(tmp_path / "r.so")
+    onnx.save(m.model, path)
+    assert main(["compile", path, "--target", api, "-o", out, "--quiet",
+                 "--input-shape", "x:1,3,16,16"]) == 0
+    capsys.readouterr()
+    if not mr.enabled(api):
+        pytest.skip(f"no {api} device (microruntime.enabled({api!r}) is False)")
+    x = m.inputs(seed=2)
+    np.savez(tmp_path / "in.npz", **x)
+    r = subprocess.run([sys.executable, "-m", "microruntime", "run", out, "--device", api,
+                        "--inputs", str(tmp_path / "in.npz"), "--output",
+                        str(tmp_path / "out.npz")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    want, = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, x)
+    np.testing.assert_allclose(np.load(tmp_path / "out.npz")["output_0"], want, rtol=1e-4,
+                               atol=1e-5)
+
+
 def test_quiet_and_system_lib(mlp_onnx, tmp_path, capsys):
     _, path = mlp_onnx
     out = str(tmp_path / "mlp.a")

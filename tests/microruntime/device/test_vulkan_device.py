@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 import pytest
+from devmod_bytes import HANDLE
+from test_vulkan_payload import load, spirv, vulkan_payload
 
 import microruntime as mr
 from microruntime import nd
@@ -43,6 +45,17 @@ def test_array_round_trip_and_copies(dtype):
     b.copyfrom(x[::-1].copy())
     np.testing.assert_array_equal(b.numpy(), x[::-1])
     np.testing.assert_array_equal(a.numpy(), x)  # a distinct buffer
+
+
+@needs_vulkan
+def test_kernel_with_more_buffers_than_the_device_binds():
+    if not mr.vulkan(0).device_name.startswith("llvmpipe"):
+        pytest.skip("the limit of 32 storage buffers per shader is lavapipe's")
+    mod = load(vulkan_payload([("k", [HANDLE] * 33, ["threadIdx.x"])], [("k", spirv())]))
+    arrays = [nd.array(np.zeros(4, "float32"), mr.vulkan(0)) for _ in range(33)]
+    with pytest.raises(RuntimeError, match="kernel 'k' takes 33 array arguments, more than "
+                       "the 32 storage buffers .* max_function_args"):
+        mod["k"](*arrays, 1)
 
 
 @needs_vulkan

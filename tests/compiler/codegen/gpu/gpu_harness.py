@@ -79,9 +79,8 @@ def run_opencl(s, args, arrays: List[np.ndarray], scalars: Optional[Dict] = None
                name: str = "kern") -> List[np.ndarray]:
     """Runs the schedule on OpenCL (see the module doc); `arrays` are the tensor arguments in
     `args` order, `scalars` maps scalar Vars of `args` to values."""
+    ctx, queue = opencl_context()       # skips first where pyopencl or a device is missing
     import pyopencl as cl
-
-    ctx, queue = opencl_context()
     mod = build(s, args, "opencl", name)
     dev = mod.imported_modules[0]
     program = cl.Program(ctx, dev.get_source()).build()

@@ -10,6 +10,7 @@ import tempfile
 import pytest
 
 import compiler
+from compiler import te, tir
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "gpu"))
@@ -48,3 +49,17 @@ def vulkan_module(s, args, name, target_host="llvm"):
     """(host module, its vulkan device module) of a build for target "vulkan"."""
     m = compiler.build(s, args, target="vulkan", target_host=target_host, name=name)
     return m, m.imported_modules[0]
+
+
+def bool_select():
+    """A bool mask read and written: O[i] = !M[i], V[i] = M[i] ? A[i] : 0 (bool tensors are
+    bytes in memory)."""
+    n = 100
+    M = te.placeholder((n,), name="M", dtype="bool")
+    A = te.placeholder((n,), name="A")
+    O = te.compute((n,), lambda i: tir.Not(M[i]), name="O")
+    V = te.compute((n,), lambda i: te.if_then_else(M[i], A[i], 0.0), name="V")
+    s = te.create_schedule([O.op, V.op])
+    for t in (O, V):
+        s[t].bind(t.op.axis[0], te.thread_axis("threadIdx.x"))
+    return s, [M, A, O, V]

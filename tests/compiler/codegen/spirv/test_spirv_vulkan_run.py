@@ -2,9 +2,12 @@
 microruntime's Vulkan device (Mesa's lavapipe here) and match numpy; every shader passes
 spirv-val; the exported library (one .so, SPIR-V in its blob) loads and runs, and one whose
 SPIR-V is corrupt fails at load with a clean error."""
+import math
+
 import numpy as np
 import pytest
 from spirv_check import (
+    bool_select,
     conv2d,
     matmul,
     row_reduce,
@@ -50,6 +53,33 @@ def test_matmul_shared_and_exported_library(target, tmp_path):
     C2, = _arrays(np.zeros((32, 24), "float32"))
     loaded["mm"](A, B, C2)
     np.testing.assert_allclose(C2.numpy(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_bool_tensors(target):
+    m, dev = vulkan_module(*bool_select(), "bsel", target)
+    mask = np.random.default_rng(4).random(100) < 0.5
+    a = np.arange(100, dtype="float32") + 1
+    M, A, O, V = _arrays(mask, a, np.zeros(100, "bool"), np.zeros(100, "float32"))
+    m["bsel"](M, A, O, V)
+    np.testing.assert_array_equal(O.numpy(), ~mask)
+    np.testing.assert_array_equal(V.numpy(), np.where(mask, a, 0))
+
+
+def test_erf(target):
+    n = 512
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: te.erf(A[i]), name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=64)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    m, dev = vulkan_module(s, [A, B], "erf", target)
+    validate_module(dev)
+    a = np.concatenate([np.linspace(-6, 6, n - 4), [0.0, 1e-8, -30.0, 30.0]]).astype("float32")
+    A_, B_ = _arrays(a, np.zeros(n, "float32"))
+    m["erf"](A_, B_)
+    want = np.array([math.erf(v) for v in a.astype("float64")])
+    np.testing.assert_allclose(B_.numpy(), want, rtol=0, atol=3e-7)
 
 
 @pytest.mark.parametrize("threads,op", [(48, "sum"), (32, "max")])

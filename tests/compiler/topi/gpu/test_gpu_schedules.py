@@ -7,9 +7,11 @@ from topi_gpu_harness import lower_bound, opencl_run
 from topi_refs import conv2d_ref
 
 import compiler
-from compiler import te, topi
+from compiler import te, tir, topi
 from compiler.ir.errors import TargetError
 from compiler.target import Target
+from compiler.tir import stmt as S
+from compiler.tir.functor import post_order_visit
 
 cu = topi.cuda
 RTOL, ATOL = 1e-4, 1e-5
@@ -73,6 +75,22 @@ def test_dense_relu(rng, m, n, k):
            atol=1e-4)
 
 
+def test_small_batch_dense_shares_one_row_of_partial_sums(rng):
+    """Cross-thread reduction of a 1 x 1000 output with an epilogue: each block keeps only its
+    threads' partial sums in shared memory (64 floats), not a row of the whole output."""
+    a = te.placeholder((1, 256), name="a")
+    w = te.placeholder((1000, 256), name="w")
+    y = topi.nn.relu(topi.nn.dense(a, w))
+    s = cu.schedule_dense([y])
+    sizes = []
+    post_order_visit(lower_bound(s, [a, w, y]).body, lambda n: sizes.append(
+        (n.buffer.scope, n.buffer.shape[0].value)) if isinstance(n, S.Allocate) else None)
+    assert ("shared", 64) in sizes and max(n for _, n in sizes) == 64
+    x, wv = rng.standard_normal((1, 256)).astype("float32"), \
+        rng.standard_normal((1000, 256)).astype("float32")
+    _check(s, [a, w], [y], [x, wv], [np.maximum(x @ wv.T, 0)], atol=1e-4)
+
+
 def test_dense_tiled_without_epilogue(rng):
     a = te.placeholder((64, 32), name="a")
     w = te.placeholder((64, 32), name="w")
@@ -82,8 +100,10 @@ def test_dense_tiled_without_epilogue(rng):
     _check(cu.schedule_dense_large_batch([y]), [a, w], [y], [x, wv], [x @ wv.T], atol=1e-4)
 
 
+# (8, 88, 7): a block of 11 channels (88's largest divisor <= 16) on 7 x 7 pixels is one thread
+# per pixel computing all 11, within OpenCL's 256 threads per block
 @pytest.mark.parametrize("c,f,size,stride,pad", [(16, 32, 14, 1, 1), (3, 8, 16, 2, 1),
-                                                 (8, 4, 7, 1, 0)])
+                                                 (8, 4, 7, 1, 0), (8, 88, 7, 1, 1)])
 def test_conv2d_nchw_relu(rng, c, f, size, stride, pad):
     x = te.placeholder((1, c, size, size), name="x")
     w = te.placeholder((f, c, 3, 3), name="w")
@@ -92,6 +112,21 @@ def test_conv2d_nchw_relu(rng, c, f, size, stride, pad):
     wv = rng.standard_normal((f, c, 3, 3)).astype("float32")
     want = np.maximum(conv2d_ref(xv, wv, stride, (pad,) * 4), 0).astype("float32")
     _check(cu.schedule_conv2d_nchw([y]), [x, w], [y], [xv, wv], [want], atol=1e-4)
+
+
+def test_conv2d_nchw_symbolic_int64_batch(rng):
+    """A batch that is a symbolic int64 dim (an ONNX model's) fuses into the int32 block index;
+    the shared tiles' loads read the launch index widened."""
+    n = tir.SizeVar("N", "int64")
+    x = te.placeholder((n, 3, 16, 16), name="x")
+    w = te.placeholder((8, 3, 3, 3), name="w")
+    y = topi.nn.conv2d_nchw(x, w, 1, 1, 1)
+    s = cu.schedule_conv2d_nchw([y])
+    lower_bound(s, [x, w, y])
+    xv = rng.standard_normal((2, 3, 16, 16)).astype("float32")
+    wv = rng.standard_normal((8, 3, 3, 3)).astype("float32")
+    got, = opencl_run(s, [x, w, y], [xv, wv, np.zeros((2, 8, 16, 16), "float32")])
+    np.testing.assert_allclose(got, conv2d_ref(xv, wv, 1, (1,) * 4), rtol=RTOL, atol=1e-4)
 
 
 def test_conv2d_nchw_alone(rng):
