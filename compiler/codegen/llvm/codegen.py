@@ -34,6 +34,7 @@ from ...build_jobs import forked_map
 from ...contrib.cc import create_relocatable
 from ...ir.errors import BuildError, InternalError, TargetError
 from ...target import Target, check_system_lib_prefix
+from ...target.isa import vector_isa
 from ...target.triple import is_bare_metal, normalize_triple
 from .. import HostArtifact, LazySources
 from ..c_family.c import compile_flags
@@ -351,10 +352,12 @@ def codegen_host(mod, target, workdir: str) -> HostArtifact:
     os.makedirs(workdir, exist_ok=True)
 
     attributes = function_attributes(target, tm)
+    avx512 = vector_isa(target).name == "avx512"
 
     def context(name):
         ctx = ModuleContext(name, triple, layout, flags, system_lib=prefix is not None)
         ctx.function_attributes = attributes
+        ctx.avx512 = avx512
         return ctx
 
     def function_module(name, func):

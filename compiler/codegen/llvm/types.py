@@ -120,6 +120,7 @@ class ModuleContext:
         self.system_lib = system_lib
         self.noalias = True  # tensor arguments do not overlap (the PrimFunc's tir.noalias)
         self.strength_reduce = True  # False once a loop asked for none (NO_STRENGTH_REDUCE)
+        self.avx512 = False  # the target has AVX-512F: approx_math may use its instructions
         self._strings: Dict[str, ir.GlobalVariable] = {}
         self._arrays: Dict[str, ir.GlobalVariable] = {}
         self._counter = 0

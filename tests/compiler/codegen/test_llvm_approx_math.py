@@ -11,6 +11,7 @@ import pytest
 import compiler
 import microruntime
 from compiler import te
+from compiler.target.isa import vector_isa
 
 N = 4096
 
@@ -20,7 +21,7 @@ def _build(fn, vectorize, dtype="float32"):
     B = te.compute((N,), lambda i: fn(A[i]), name="B")
     s = te.create_schedule(B.op)
     if vectorize:
-        _, inner = s[B].split(B.op.axis[0], factor=8)
+        _, inner = s[B].split(B.op.axis[0], factor=8 if vectorize is True else vectorize)
         s[B].vectorize(inner)
     return compiler.build(s, [A, B], target="llvm", name="f")
 
@@ -36,7 +37,8 @@ def _grid(lo, hi, specials=()):
     return np.concatenate([x, np.array(specials, "float32")])
 
 
-@pytest.mark.parametrize("vectorize", [False, True])
+# 16 lanes: one zmm register where the host has AVX-512 (2^n by vscalefps)
+@pytest.mark.parametrize("vectorize", [False, True, 16])
 def test_exp_matches_float64_within_two_ulp(vectorize):
     mod = _build(te.exp, vectorize)
     assert "expf" not in mod.get_source("ll")
@@ -67,8 +69,9 @@ def test_erf_matches_float64(vectorize):
     assert got[-3] == 1.0 and got[-2] == -1.0 and np.isnan(got[-1])
 
 
-def test_sigmoid_uses_inline_exp():
-    mod = _build(te.sigmoid, vectorize=True)
+@pytest.mark.parametrize("vectorize", [True, 16])
+def test_sigmoid_uses_inline_exp(vectorize):
+    mod = _build(te.sigmoid, vectorize=vectorize)
     assert "expf" not in mod.get_source("ll")
     x = _grid(-100.0, 100.0)
     with np.errstate(over="ignore"):
@@ -80,6 +83,13 @@ def test_vectorized_exp_has_no_scalar_calls():
     asm = _build(te.exp, vectorize=True).get_source("asm")
     assert "expf" not in asm
     assert "vfmadd" in asm or "vmulps" in asm or "mulps" in asm   # packed float arithmetic
+
+
+def test_avx512_exp_scales_by_vscalefps():
+    if vector_isa().name != "avx512":
+        pytest.skip("this host has no AVX-512")
+    assert "vscalefps" in _build(te.exp, vectorize=16).get_source("asm")
+    assert "vscalefps" not in _build(te.exp, vectorize=8).get_source("asm")
 
 
 def test_float64_exp_still_uses_libm():
