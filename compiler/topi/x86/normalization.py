@@ -16,13 +16,33 @@ REDUCE_LANES = 8
 PARALLEL_MIN_ELEMENTS = 1 << 13
 
 
+def _lanes(extent, most: int) -> int:
+    """The vector width for a loop of `extent`: its largest divisor up to `most`, or `most`
+    itself where that divisor is under half of it and the loop is longer (a row of 197: 16
+    lanes, the 5 left over in a tail that `loop_partition` splits off); 1: no vectors."""
+    if not isinstance(extent, int):
+        return 1
+    lanes = divisor_at_most(extent, most)
+    return most if lanes < most // 2 and extent > most else lanes
+
+
+def _split_vector(stage, axis, lanes: int):
+    """(outer, inner) of `axis` split by `lanes`, the outer loop partitioned where the split
+    leaves a tail (a guard-free main loop)."""
+    outer, inner = stage.split(axis, factor=lanes)
+    (extent,) = get_const_tuple((axis.dom.extent,))
+    if extent % lanes:
+        stage.pragma(outer, "loop_partition", 1)
+    return outer, inner
+
+
 def vectorize_innermost(stage) -> None:
-    """The stage's innermost data axis split by up to VECTOR_LANES (a divisor of its extent)
-    and vectorized."""
+    """The stage's innermost data axis split by up to VECTOR_LANES (see `_lanes`) and
+    vectorized."""
     last = stage.op.axis[-1]
-    lanes = divisor_at_most(get_const_tuple((last.dom.extent,))[0], VECTOR_LANES)
+    lanes = _lanes(get_const_tuple((last.dom.extent,))[0], VECTOR_LANES)
     if lanes >= 2:
-        _, inner = stage.split(last, factor=lanes)
+        _, inner = _split_vector(stage, last, lanes)
         stage.vectorize(inner)
 
 
@@ -30,8 +50,7 @@ def vector_reduce(s, red, row_stage, row_axis) -> None:
     """`red` (a reduction over one axis, any commutative reducer) computed at `row_axis` of
     `row_stage`, accumulated in REDUCE_LANES partial results, vectorized."""
     (k,) = red.op.reduce_axis
-    extent = get_const_tuple((k.dom.extent,))[0]
-    lanes = divisor_at_most(extent, REDUCE_LANES) if isinstance(extent, int) else 1
+    lanes = _lanes(get_const_tuple((k.dom.extent,))[0], REDUCE_LANES)
     s[red].compute_at(row_stage, row_axis)
     if lanes < 2:
         return
@@ -39,7 +58,10 @@ def vector_reduce(s, red, row_stage, row_axis) -> None:
     rf = s.rfactor(red, ki, factor_axis=-1)
     s[rf].compute_at(row_stage, row_axis)
     *_, lane = s[rf].op.axis
-    s[rf].reorder(*s[rf].op.reduce_axis, lane)
+    (ko_rf,) = s[rf].op.reduce_axis
+    s[rf].reorder(ko_rf, lane)
+    if get_const_tuple((k.dom.extent,))[0] % lanes:
+        s[rf].pragma(ko_rf, "loop_partition", 1)
     s[rf].vectorize(lane)
 
 

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+import compiler
 from compiler import te, topi
 
 
@@ -39,11 +40,12 @@ def test_softmax_any_axis(run, rng, axis):
     np.testing.assert_allclose(got[1], np.log(_softmax(a, axis)), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("shape", [(2, 4, 64), (3, 13), (5, 40)])
+@pytest.mark.parametrize("shape", [(2, 4, 64), (3, 13), (5, 40), (3, 197)])
 @pytest.mark.parametrize("log", [False, True])
 def test_softmax_rows_in_vector_lanes(run, rng, shape, log):
     """One softmax over the innermost axis: max and sum in vector lanes, the row vectorized
-    (widths 64, 13 and 40: 8, 1 and 8 lanes of partial results); large logits."""
+    (widths 64, 13 and 40: 8, 1 and 8 lanes of partial results; 197, a prime: 8 lanes and
+    vectors of 16 over 192, the 5 left in a tail loop); large logits."""
     x = te.placeholder(shape, name="x")
     a = rng.standard_normal(shape, dtype="float32") * 30
     y = topi.nn.log_softmax(x) if log else topi.nn.softmax(x)
@@ -53,6 +55,13 @@ def test_softmax_rows_in_vector_lanes(run, rng, shape, log):
         np.testing.assert_allclose(got, np.log(want), rtol=1e-5, atol=1e-4)
     else:
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+def test_softmax_row_of_prime_width_is_vectorized():
+    x = te.placeholder((4, 197), name="x")
+    y = topi.nn.softmax(x)
+    text = str(compiler.lower(topi.x86.schedule_softmax([y]), [x, y], simple_mode=True))
+    assert "ramp(" in text and "broadcast(" in text and "range(12)" in text   # 12 x 16 + 5
 
 
 def test_batch_norm_layer_norm_lrn(run, rng):
