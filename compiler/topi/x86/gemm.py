@@ -407,8 +407,14 @@ def schedule_gemm_packed(outs, mc: int = GEMM_MC, nc: int = GEMM_NC,
 
 def _fit_cols(n, nr: int, lanes: int) -> int:
     """The tile width for `n` output columns: nr, or for fewer columns the largest multiple of
-    the vector width (else power of two) not above n."""
-    if not isinstance(n, int) or n >= nr:
+    the vector width (else power of two) not above n. Where nr-wide tiles would leave more
+    than a vector's remainder (a scalar tail: N = 49 in tiles of 32 leaves 17), the widest
+    multiple of the vector width that leaves less (16: three tiles, one column over)."""
+    if not isinstance(n, int):
+        return nr
+    if n >= nr:
+        if n % nr > n % lanes:
+            return max(w for w in range(lanes, nr, lanes) if n % w == n % lanes)
         return nr
     if n >= lanes:
         return n // lanes * lanes
