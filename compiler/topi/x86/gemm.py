@@ -323,7 +323,10 @@ def _tile_packed(s, anchor, out_op, mc: int, nc: int, pack_b_in_block: bool = Fa
     # rows in blocks of about mc, evened out (197 rows: 72 + 72 + 53, not 96 + 96 + 5, which
     # left one of two threads twice the other's work)
     mcb = _cdiv(mt, _cdiv(mt, max(1, mc // mr))) * mr
-    ncb = _dividing_block(shape[-1], max(1, min(nc // nr, nt)) * nr, nr)
+    # columns in blocks narrow enough for several parallel blocks (a 32 x 512 x 128 GEMM in
+    # one block ran on one thread: two were slower than one, by the packing's launches)
+    (k,) = get_const_tuple((acc.reduce_axis[0].dom.extent,))
+    ncb = parallel_block(mt * mr, shape[-1], k, 1, mcb, max(1, min(nc // nr, nt)) * nr, nr)
     ic, ir = o.split(i, factor=mcb)
     jc, jr = o.split(j, factor=ncb)
     if out_op is anchor or not blocked:

@@ -10,8 +10,9 @@ import pytest
 import compiler
 from compiler import te, topi
 from compiler.target import Target
-from compiler.tir.functor import IRVisitor
-from compiler.tir.stmt import For, IfThenElse
+from compiler.tir.expr import IntImm
+from compiler.tir.functor import IRVisitor, post_order_visit
+from compiler.tir.stmt import For, ForKind, IfThenElse
 from compiler.topi.nn.dense import add_bias
 
 TOL = dict(rtol=1e-4, atol=1e-4)
@@ -206,6 +207,20 @@ def test_batch_matmul_static(run, rng, transpose_b):
     C = topi.nn.batch_matmul(A, B, transpose_b=transpose_b)
     (got,) = run(topi.x86.schedule_batch_matmul([C]), [A, B], [C], [a, b])
     ref = a @ (b.transpose(0, 2, 1) if transpose_b else b)
+    np.testing.assert_allclose(got, ref, **TOL)
+
+
+def test_packed_gemm_of_one_block_is_split_for_the_threads(run, rng):
+    """32 x 512 x 128 fits one mc x nc block; its columns are cut into GEMM_MIN_BLOCKS
+    parallel blocks (in one block it ran on one thread, and two threads were slower than one:
+    only the packing was parallel)."""
+    s, ins, out, arrays, ref = _gemm(32, 128, 512, rng=rng)
+    loops = []
+    post_order_visit(compiler.lower(s, ins + [out], name="f")["f"].body, lambda n: loops.append(
+        (n.loop_var.name, n.extent.value)) if isinstance(n, For) and n.kind == ForKind.PARALLEL
+        and isinstance(n.extent, IntImm) else None)
+    assert any(not name.startswith(("io", "kk", "jo")) and extent >= 4 for name, extent in loops)
+    (got,) = run(s, ins, [out], arrays)
     np.testing.assert_allclose(got, ref, **TOL)
 
 
