@@ -80,6 +80,7 @@ class ApproxMath:
             isinstance(ty.element, ir.FloatType)
 
     def _x86(self, name: str, ty: ir.Type, *args: ir.Value) -> ir.Value:
+        """A call of the x86 intrinsic `name` returning `ty`."""
         fn = self.ctx.declare(name, ty, [a.type for a in args])
         return self.b.call(fn, list(args))
 

@@ -63,7 +63,7 @@ class _Group:
     inputs: Dict[int, None] = field(default_factory=dict)
 
     def inputs_with(self, call: X.Call) -> Dict[int, None]:
-        """The kernel's arguments were `call` to join the group."""
+        """The kernel's arguments if `call` joined the group."""
         inside = {id(b.var) for b in self.bindings}
         return {**self.inputs, **{k: None for k in _input_ids(call) if k not in inside}}
 
