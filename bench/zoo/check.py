@@ -24,6 +24,8 @@ import time
 
 import numpy as np
 
+from compiler.target import Target
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RTOL, ATOL = 1e-3, 1e-4
 
@@ -77,10 +79,10 @@ def check_one(model_dir, target, timeout):
 
 
 def _device_of(target):
-    """The microruntime device a library built for `target` runs on: its kind for a GPU target
-    ("cuda -arch=sm_90" -> "cuda"), cpu for the rest."""
-    kind = target.split()[0]
-    return kind if kind in ("cuda", "opencl", "vulkan", "metal", "rocm") else "cpu"
+    """The microruntime device a library built for `target` runs on: the device kind of a GPU
+    target ("cuda -arch=sm_90" -> "cuda"), cpu for a host target."""
+    kind = Target(target).kind
+    return "cpu" if kind.is_host else kind.name
 
 
 def _run_once(row, model_dir, so, out, suffix, timeout, device):

@@ -28,6 +28,15 @@ def _arrays(*xs):
     return [mr.nd.array(x, mr.vulkan(0)) for x in xs]
 
 
+def _threads(t, factor):
+    """A schedule of the 1-d stage `t`: blocks of `factor` threads, one element each."""
+    s = te.create_schedule(t.op)
+    bx, tx = s[t].split(t.op.axis[0], factor=factor)
+    s[t].bind(bx, te.thread_axis("blockIdx.x"))
+    s[t].bind(tx, te.thread_axis("threadIdx.x"))
+    return s
+
+
 def test_vector_add(target):
     m, dev = vulkan_module(*vector_add(), "vadd", target)
     validate_module(dev)
@@ -69,10 +78,7 @@ def test_erf(target):
     n = 512
     A = te.placeholder((n,), name="A")
     B = te.compute((n,), lambda i: te.erf(A[i]), name="B")
-    s = te.create_schedule(B.op)
-    bx, tx = s[B].split(B.op.axis[0], factor=64)
-    s[B].bind(bx, te.thread_axis("blockIdx.x"))
-    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    s = _threads(B, 64)
     m, dev = vulkan_module(s, [A, B], "erf", target)
     validate_module(dev)
     a = np.concatenate([np.linspace(-6, 6, n - 4), [0.0, 1e-8, -30.0, 30.0]]).astype("float32")
@@ -125,10 +131,7 @@ def test_symbolic_size_scalars_and_int_math(target):
     n = te.var("n")
     A = te.placeholder((n,), name="A", dtype="int32")
     B = te.compute((n,), lambda i: te.max(te.min(A[i] // 3 + A[i] % 3, 7), -7), name="B")
-    s = te.create_schedule(B.op)
-    bx, tx = s[B].split(B.op.axis[0], factor=32)
-    s[B].bind(bx, te.thread_axis("blockIdx.x"))
-    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    s = _threads(B, 32)
     m, dev = vulkan_module(s, [A, B], "imath", target)
     validate_module(dev)
     a = np.arange(-50, 50, dtype="int32")
@@ -142,10 +145,7 @@ def test_float_math(target):
     B = te.compute((256,), lambda i: te.tanh(A[i]) + te.sqrt(te.abs(A[i])) +
                    te.log(te.abs(A[i]) + 1.0) + te.power(te.abs(A[i]), 1.5) +
                    te.sigmoid(A[i]) + te.floor(A[i]), name="B")
-    s = te.create_schedule(B.op)
-    bx, tx = s[B].split(B.op.axis[0], factor=64)
-    s[B].bind(bx, te.thread_axis("blockIdx.x"))
-    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    s = _threads(B, 64)
     m, dev = vulkan_module(s, [A, B], "fmath", target)
     validate_module(dev)
     a = np.random.default_rng(9).standard_normal(256).astype("float32") * 3
@@ -182,10 +182,7 @@ def test_corrupt_spirv_in_a_library_fails_at_load(tmp_path):
 def _add_one(n=256):
     a = te.placeholder((n,), name="a")
     b = te.compute((n,), lambda i: a[i] + 1.0, name="b")
-    s = te.create_schedule(b.op)
-    bx, tx = s[b].split(b.op.axis[0], factor=64)
-    s[b].bind(bx, te.thread_axis("blockIdx.x"))
-    s[b].bind(tx, te.thread_axis("threadIdx.x"))
+    s = _threads(b, 64)
     return s, [a, b]
 
 
