@@ -25,6 +25,7 @@ from .transform.decompose_recurrent import decompose_recurrent
 from .transform.eliminate_dead_code import eliminate_dead_code
 from .transform.fold_batch_norm import fold_batch_norm
 from .transform.fold_constant import fold_constant
+from .transform.fold_quantize_scale import fold_quantize_scale
 from .transform.fuse_ops import MAX_FUSE_DEPTH, fuse_ops
 from .transform.lambda_lift import lambda_lift
 from .transform.legalize import legalize
@@ -48,6 +49,7 @@ TVM_PASS_NAMES: Dict[str, PassNames] = {
     "quantize_to_integer": (("FakeQuantizationToInteger",), True),
     "fold_constant": (("FoldConstant",), True),
     "fold_batch_norm": (("SimplifyInference", "FoldScaleAxis"), True),
+    "fold_quantize_scale": (("FoldScaleAxis",), True),
     "eliminate_dead_code": (("DeadCodeElimination",), True),
     "trim_conv_taps": ((), True),
     "transpose_dense_weight": (("AlterOpLayout",), True),
@@ -92,6 +94,7 @@ def optimize_passes(target: Optional[Target] = None,
         quantize_to_integer,     # dequantize -> float op -> quantize on integers
         fold_constant,           # constant subgraphs computed now
         fold_batch_norm,         # batch norms into scale/shift, then into weights
+        fold_quantize_scale,     # float scale/shift between dequantize and quantize folded
         eliminate_dead_code,     # what folding left unused
         trim_conv_taps,          # kernel taps that only read padding cut (dilated convs)
         transpose_dense_weight,  # dense by a constant W -> matmul by W.T [K, N]

@@ -322,8 +322,11 @@ def _qlinear_sigmoid(ctx):
 def _qlinear_global_average_pool(ctx):
     if int(ctx.attr("channels_last", 0)):
         raise ctx.unsupported("channels_last=1")
-    ndim = ctx.ndim(0)
-    y = R.mean(_dq(ctx, 0, 1, 2), list(range(2, ndim)), keepdims=True)
+    ndim, x = ctx.ndim(0), _dq(ctx, 0, 1, 2)
+    if ndim == 4:
+        y = R.nn.adaptive_avg_pool2d(x, (1, 1))
+    else:
+        y = R.mean(x, list(range(2, ndim)), keepdims=True)
     return _q(ctx, y, 3, 4, ctx.dtype(0))
 
 

@@ -20,11 +20,15 @@ from ... import te
 from ...ir.dtype import as_dtype
 from ...ir.errors import IRError
 from ...tir import expr as E
+from ...tir.functor import substitute
 from .. import tag
 from ..utils import get_const_tuple
 from .conv2d import group_conv2d_nchw
 from .pad import pad
 from .utils import get_pad_tuple, pair
+
+# Integer types whose values a float32 holds exactly, with their differences.
+_NARROW = frozenset({"int8", "uint8", "int16", "uint16"})
 
 
 def dtype_range(dtype: str):
@@ -76,11 +80,44 @@ def quantize(x, scale, zero_point, axis: int = 1, out_dtype: str = "int8"):
     return te.compute(x.shape, f, name="T_quantize", tag=tag.BROADCAST)
 
 
+def _requantized_float(x, i):
+    """Element i of a requantize's 8- or 16-bit output as the rounded, clamped float it was
+    converted from (the same value, exactly), or None when `x` is not such an output."""
+    op = x.op
+    if not isinstance(op, te.ComputeOp) or op.name != "T_requantize" or len(op.body) != 1:
+        return None
+    body = op.body[0]
+    if not isinstance(body, E.Cast) or str(x.dtype) not in _NARROW or \
+            not str(body.value.dtype).startswith("float"):
+        return None
+    return substitute(body.value, {iv.var: j for iv, j in zip(op.axis, i)})
+
+
+def _minus_zero_point(r, zero_point, i, axis: int):
+    """r - zero_point for r = min(max(a + z, lo), hi) of a requantize, as
+    min(max(a, lo - z), hi - z) where the zero points are the same constant (one operation
+    each way less; exact, as the numbers are small integers)."""
+    if isinstance(r, E.Min) and isinstance(r.a, E.Max) and isinstance(r.a.a, E.Add) and \
+            not isinstance(zero_point, te.Tensor) and \
+            all(isinstance(c, E.FloatImm) for c in (r.b, r.a.b, r.a.a.b)) and \
+            float(r.a.a.b) == float(zero_point):
+        z = float(zero_point)
+        return E.Min(E.Max(r.a.a.a, E.make_const(r.dtype, float(r.a.b) - z)),
+                     E.make_const(r.dtype, float(r.b) - z))
+    return r - qnn_param(zero_point, i, axis, str(r.dtype))
+
+
 def dequantize(x, scale, zero_point, axis: int = 1, out_dtype: str = "float32"):
-    """(int32(x) - zero_point) * scale in `out_dtype`."""
+    """(int32(x) - zero_point) * scale in `out_dtype`. Of a requantize's output, the float the
+    requantize rounded and clamped is taken as it is (the same number, without the round trip
+    through the integer type)."""
     axis = axis % max(x.ndim, 1)
 
     def f(*i):
+        r = _requantized_float(x, i)
+        if r is not None:
+            v = E.cast(as_dtype(out_dtype), _minus_zero_point(r, zero_point, i, axis))
+            return v * qnn_param(scale, i, axis, out_dtype)
         v = E.cast(as_dtype("int32"), x(*i)) - qnn_param(zero_point, i, axis, "int32")
         return E.cast(as_dtype(out_dtype), v) * qnn_param(scale, i, axis, out_dtype)
 

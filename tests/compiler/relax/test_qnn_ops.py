@@ -7,7 +7,8 @@ requantize + a clamp at the zero point, and the rewritten module's int8 output e
 module's (up to 1 where float32 rounding crosses a half, interpreted); DQ -> max_pool2d -> Q
 with one set of parameters becomes max_pool2d on int8; a pattern it does not take stays. Built:
 the kernels (graph executor and VM, each host target; a zero point known only at run time
-included) equal the reference interpreter bit for bit."""
+included) equal the reference interpreter bit for bit, a dequantize of a requantize in one kernel
+included."""
 import numpy as np
 import pytest
 
@@ -188,3 +189,27 @@ def test_kernels_match_the_interpreter(target):
     np.testing.assert_array_equal(g.get_output(0).numpy(), want)
     vm = VirtualMachine(relax.build(mod, target=target), microruntime.cpu())
     np.testing.assert_array_equal(vm["main"](x, zx).numpy(), want)
+
+
+def test_dequantize_of_a_requantize_matches_the_interpreter(target):
+    """A kernel that dequantizes what it requantized takes the rounded float as it is (the
+    zero points cancelling where they are the same): the same numbers as the integer round
+    trip, saturation included."""
+    rng = np.random.default_rng(5)
+    m = (rng.random(4) * 0.02).astype("float32")
+
+    def body(bb, acc):
+        outs = []
+        for dtype, zr, zd in (("uint8", 5, 5), ("int8", -3, 4)):
+            y = bb.emit(op.qnn.requantize(acc, c(m, "float32"), c(zr, "int32"), 1, dtype))
+            outs.append(bb.emit(op.qnn.dequantize(y, c(0.25, "float32"), c(zd, "int32"))))
+        return op.add(outs[0], outs[1])
+
+    mod = _function({"acc": ((2, 4, 8, 8), "int32")}, body)
+    acc = rng.integers(-40000, 40000, (2, 4, 8, 8)).astype("int32")
+    want = np.asarray(interpreter.run(mod, acc))
+    factory = relay.build(bind_params(mod, {}), target=target)
+    g = graph_executor.GraphModule(factory["default"](microruntime.cpu()))
+    g.set_input("acc", acc)
+    g.run()
+    np.testing.assert_array_equal(g.get_output(0).numpy(), want)
