@@ -6,10 +6,12 @@ beside Kiln's float build of the float model, measured in the same run with 1 an
 process. Models: `resnet_cnn` (below: a ResNet-style CNN, 3x64x64, stages of 32, 64 and 128
 channels), `mobilenet_cnn` (below: depthwise-separable blocks, 3x64x64, 32 to 128
 channels), `mlp_tokens` (below: a transformer's feed-forward stack on 64 tokens, MatMul-heavy)
-and the ONNX model builders' small models (compiler/frontend/testing/onnx_models.py).
+and the ONNX model builders' small models (compiler/frontend/testing/onnx_models.py); with
+--zoo, models of the zoo too (bench/zoo: torchvision architectures as torch exports them,
+quantized as they are, calibrated on their saved inputs with noise).
 
     python bench/int8.py [--repeat 10] [--target llvm] [--batches 1,8] [--threads 1,2]
-                         [--models resnet_cnn]
+                         [--models resnet_cnn] [--zoo resnet18,mobilenet_v2]
 
 max|diff| is Kiln's int8 output against ONNX Runtime's with graph optimizations off (its
 reference semantics), in units of the last DequantizeLinear's scale. Sizes are of the exported
@@ -129,6 +131,31 @@ def _model(name: str, batch: int):
     return own[name](batch) if name in own else getattr(onnx_models, name)(batch=batch)
 
 
+class _ZooModel:
+    """A zoo model (bench/zoo: exported by torch, nobody here wrote it) with the interface of
+    the builders' models: its ONNX model, input shapes, and inputs(seed): the zoo's saved
+    inputs for seed 0, those plus N(0, 0.1) noise for other seeds (the calibration set)."""
+
+    def __init__(self, name: str, zoo: str):
+        import numpy as np
+        import onnx
+        d = os.path.join(zoo, name)
+        if not os.path.exists(os.path.join(d, "model.onnx")):
+            raise SystemExit(f"{d}/model.onnx is missing: export it first "
+                             f"(make zoo ZOO_ONLY={name})")
+        self.model = onnx.load(os.path.join(d, "model.onnx"))
+        self.saved = dict(np.load(os.path.join(d, "inputs.npz")))
+        self.input_shapes = {k: v.shape for k, v in self.saved.items()}
+
+    def inputs(self, seed: int = 0):
+        import numpy as np
+        if seed == 0:
+            return dict(self.saved)
+        rng = np.random.default_rng(seed)
+        return {k: (v + 0.1 * rng.standard_normal(v.shape)).astype(v.dtype)
+                for k, v in self.saved.items()}
+
+
 class _Calibration:
     """Fixed random inputs of the float model (seeds 100..103)."""
 
@@ -203,6 +230,9 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--models", default=",".join(MODELS),
                     help="resnet_cnn and/or onnx_models builders (lenet, resnet_style, ...)")
+    ap.add_argument("--zoo", default="",
+                    help="zoo models too (bench/zoo, batch 1), e.g. resnet18,mobilenet_v2")
+    ap.add_argument("--zoo-dir", default=os.path.join(ROOT, "build", "zoo"))
     args = ap.parse_args()
     import numpy as np
     import onnx
@@ -222,27 +252,30 @@ def main():
         relay.build(mod, target=args.target, params=params).export_library(so)
         return time.perf_counter() - t0
 
-    for name in args.models.split(","):
-        for batch in batches:
-            m = _model(name, batch)
-            base = os.path.join(work, f"{name}_{batch}")
-            onnx.save(onnx.version_converter.convert_version(m.model, 13), base + ".onnx")
-            build(onnx.load(base + ".onnx"), m, base + "_float.so")
-            files = {}
-            for k, x in m.inputs(seed=0).items():
-                files[k] = f"{base}_{k}.npy"
-                np.save(files[k], x)
-            for kind in KINDS:
-                key = f"{name} b{batch} {kind}"
-                path = f"{base}_{kind}"
-                _quantize(base + ".onnx", path + ".onnx", m, kind)
-                compile_s[key] = build(onnx.load(path + ".onnx"), m, path + ".so")
-                diffs[key] = _reference_diff(path + ".onnx", path + ".so", m.inputs(seed=0))
-                sizes[key] = (os.path.getsize(path + ".so"), os.path.getsize(base + "_float.so"))
-                spec[key] = {"so": path + ".so", "float_so": base + "_float.so",
-                             "onnx": path + ".onnx", "inputs": files, "repeat": args.repeat,
-                             "number": 20 if batch == 1 else 5}
-                print(f"compiled {key} in {compile_s[key]:.1f} s", file=sys.stderr, flush=True)
+    runs = [(name, batch) for name in args.models.split(",") if name for batch in batches]
+    runs += [(name, 1) for name in args.zoo.split(",") if name]
+    zoo = {name for name in args.zoo.split(",") if name}
+    for name, batch in runs:
+        m = _ZooModel(name, args.zoo_dir) if name in zoo else _model(name, batch)
+        base = os.path.join(work, f"{name}_{batch}")
+        onnx.save(m.model if name in zoo else
+                  onnx.version_converter.convert_version(m.model, 13), base + ".onnx")
+        build(onnx.load(base + ".onnx"), m, base + "_float.so")
+        files = {}
+        for k, x in m.inputs(seed=0).items():
+            files[k] = f"{base}_{k}.npy"
+            np.save(files[k], x)
+        for kind in KINDS:
+            key = f"{name} b{batch} {kind}"
+            path = f"{base}_{kind}"
+            _quantize(base + ".onnx", path + ".onnx", m, kind)
+            compile_s[key] = build(onnx.load(path + ".onnx"), m, path + ".so")
+            diffs[key] = _reference_diff(path + ".onnx", path + ".so", m.inputs(seed=0))
+            sizes[key] = (os.path.getsize(path + ".so"), os.path.getsize(base + "_float.so"))
+            spec[key] = {"so": path + ".so", "float_so": base + "_float.so",
+                         "onnx": path + ".onnx", "inputs": files, "repeat": args.repeat,
+                         "number": 20 if batch == 1 else 5}
+            print(f"compiled {key} in {compile_s[key]:.1f} s", file=sys.stderr, flush=True)
     results = run_per_thread_count(CHILD, spec, threads, ROOT)
     head = f"{'model':<28}{'compile s':>10}"
     for t in threads:
