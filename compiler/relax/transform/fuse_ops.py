@@ -10,7 +10,10 @@ after:  every operator call with a fusion pattern, in every graph-level function
         - an elementwise or broadcast operator joins the group of the operator producing one of
           its inputs when that value has no other use, and the group is a chain of injective
           operators, or an output-fusable anchor (conv2d, dense, matmul, pooling) whose output
-          shape it keeps (so conv2d + bias add + relu is one kernel);
+          shape it keeps (so conv2d + bias add + relu is one kernel); such an operator's
+          other operand, when a chain of at most MAX_SIDE_OPS elementwise or broadcast
+          operators of its shape used only there (a residual input's dequantize), joins that
+          kernel too;
         - a value with several uses still fuses when its uses are elementwise operators (of its
           shape) that meet again in one value, the only one used elsewhere: the whole diamond
           joins the producing group (GELU's x * (1 + erf(x / sqrt 2)) / 2 after a matmul);
@@ -48,6 +51,9 @@ from ..op.pattern import (
 from ..struct_info import TensorStructInfo
 from .eliminate_dead_code import use_counts
 from .split_args import max_function_args
+
+# Most operators of an elementwise side input an anchored kernel's epilogue takes over.
+MAX_SIDE_OPS = 2
 
 # Operators that are not computations for a kernel (calls, closures, shapes): never grouped.
 NOT_KERNELS = {"relax.call_tir", "relax.call_dps_packed", "relax.shape_of",
@@ -222,6 +228,32 @@ class _Fuser:
             return g if g.pattern <= BROADCAST else None
         return None
 
+    def _take_side_input(self, g: _Group, a: X.Expr, joined: X.Expr, out_var: X.Var,
+                         call: X.Call, items: List[object]) -> None:
+        """Moves into the anchored group `g` the group of `call`'s other operand `a` when that
+        is a short chain of elementwise or broadcast operators of `call`'s shape used only
+        here (the dequantize of a residual input): computed inside g's epilogue instead of
+        written by a kernel of its own and read back."""
+        if a is joined or not isinstance(a, X.Var) or g.pattern != OUT_ELEMWISE_FUSABLE:
+            return
+        h = self.group_of.get(id(a))
+        if h is None or h is g or h.out is not a or self.counts.get(id(a), 0) != 1 \
+                or len(h.bindings) > MAX_SIDE_OPS or _shape(a) != _shape(out_var) \
+                or len(g.bindings) + len(h.bindings) + 1 > self.max_depth \
+                or any(op_pattern(hb.value) > BROADCAST for hb in h.bindings):
+            return
+        if self.max_args is not None:
+            merged = {**g.inputs, **h.inputs}
+            inside = {id(x.var) for x in g.bindings + h.bindings}
+            merged.update({k: None for k in _input_ids(call) if k not in inside})
+            if len(merged) + 1 > self.max_args:
+                return
+            g.inputs = {k: None for k in merged if k not in inside}
+        items.remove(h)
+        g.bindings.extend(h.bindings)
+        for hb in h.bindings:
+            self.group_of[id(hb.var)] = g
+
     def groups(self) -> List[object]:
         """The bindings of the function in order, operator calls grouped."""
         items: List[object] = []
@@ -244,9 +276,11 @@ class _Fuser:
                 b = X.VarBinding(b.var, value)
                 pattern = op_pattern(value)
                 g = self._diamond(b.var, pattern)
+                joined = None
                 for a in args if g is None else ():
                     g = self._joinable(a, pattern, b.var, value)
                     if g is not None:
+                        joined = a
                         break
                 if g is None:
                     g = _Group(pattern)
@@ -255,6 +289,9 @@ class _Fuser:
                     items.remove(g)
                     items.append(g)
                     g.pattern = max(g.pattern, pattern)
+                    if joined is not None:
+                        for a in args:
+                            self._take_side_input(g, a, joined, b.var, value, items)
                 if self.max_args is not None:
                     g.inputs = g.inputs_with(value)
                 g.bindings.append(b)

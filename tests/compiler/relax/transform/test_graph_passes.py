@@ -4,6 +4,8 @@ model's own numpy reference) and does what its docstring says."""
 import numpy as np
 import pytest
 
+import microruntime
+from compiler import relay
 from compiler.ir.errors import IRError, TypeInferenceError
 from compiler.relax import BlockBuilder, Var, interpreter
 from compiler.relax import expr as X
@@ -15,6 +17,7 @@ from compiler.relax.transform.eliminate_dead_code import eliminate_dead_code
 from compiler.relax.transform.fold_batch_norm import fold_batch_norm
 from compiler.relax.transform.fold_constant import fold_constant
 from compiler.relax.transform.fuse_ops import fuse_ops
+from microruntime import graph_executor
 
 
 def _calls(func):
@@ -173,3 +176,43 @@ def test_fusion_keeps_scalars_inside_and_lifts_tensors():
     assert len(call.args) == 2 and isinstance(call.args[1], X.Constant)
     prim = fused[call.op.name_hint]
     assert len(prim.params) == 2
+
+
+def _conv_plus_side(side):
+    """main(x, r) = relu(conv2d(x, W) + side(r))."""
+    bb = BlockBuilder()
+    x = Var("x", TensorStructInfo((1, 3, 6, 6), "float32"))
+    r = Var("r", TensorStructInfo((1, 4, 6, 6), "float32"))
+    w = X.const(np.linspace(-1, 1, 108).reshape(4, 3, 3, 3).astype("float32"))
+    with bb.function("main", [x, r]):
+        with bb.dataflow():
+            y = bb.emit(R.nn.conv2d(x, w, padding=1))
+            s = bb.emit(side(r))
+            out = bb.emit_output(R.nn.relu(R.add(y, s)))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def test_fusion_takes_an_elementwise_side_input_into_the_epilogue():
+    """A residual input's short elementwise chain (here exp then * 2, as a dequantize would
+    be) joins the convolution's kernel instead of being a kernel of its own; a longer chain,
+    or one of another shape, stays apart."""
+    mod = _conv_plus_side(lambda r: R.multiply(R.exp(r), X.const(np.float32(2))))
+    fused = fuse_ops(mod)
+    (call,) = _calls(fused["main"])
+    assert call.op.name_hint == "fused_nn_conv2d_exp_multiply_add_nn_relu"
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 3, 6, 6)).astype("float32")
+    r = rng.standard_normal((1, 4, 6, 6)).astype("float32")
+    np.testing.assert_allclose(interpreter.run(fused, x, r), interpreter.run(mod, x, r),
+                               rtol=1e-5)
+    # built (blocked layout, the x86 convolution schedule inlining the side input)
+    lib = relay.build(mod, target="llvm")
+    g = graph_executor.GraphModule(lib["default"](microruntime.cpu()))
+    g.set_input("x", x)
+    g.set_input("r", r)
+    g.run()
+    np.testing.assert_allclose(g.get_output(0).numpy(), interpreter.run(mod, x, r), rtol=1e-5,
+                               atol=1e-5)
+    longer = _conv_plus_side(lambda r: R.exp(R.sigmoid(R.exp(r))))
+    assert len(_calls(fuse_ops(longer)["main"])) == 2
