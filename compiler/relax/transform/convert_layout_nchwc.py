@@ -2,18 +2,18 @@
 NCHW[x]c (x: the channel block, the target's float32 vector lanes), converted once.
 
 before: weights bound (constants), batch norms folded (`fold_batch_norm`), not yet fused.
-after:  every float32 conv2d of NCHW data with OIHW weights, groups 1 or depthwise (groups =
-        in = out channels), is a conv2d of NCHW[i]c data with OIHW[i]i[o]o weights (depthwise:
-        OIHW1i[o]o) giving NCHW[o]c, o = `output_block` of the output channels (their largest
-        divisor up to x, or a power-of-two divisor at least half as wide: 1000 -> 8, not 10),
-        i = the block its input already has, else the largest divisor of the input channels up
-        to x. A channel count whose block would be narrower than x, and that a few more
-        channels make a multiple of x (at most 1/8 more: ShuffleNet's 58, 116 and 232, RegNet's
-        104), is padded with zero channels to one (`channel_block`): zero weights, zero
-        constants, and the padded lanes cropped where the value goes back to NCHW. Only
-        operators that keep zeros finite see padded lanes (`_PAD_SAFE`), so what a padded lane
-        holds is never read into a real one. Constant weights are transformed now. The value a
-        blocked convolution produces
+after:  every float32 conv2d of NCHW data with OIHW weights, groups 1, depthwise (groups = in = out
+        channels) or grouped in whole vectors (channels per group, in and out, multiples of x), is a
+        conv2d of NCHW[i]c data with OIHW[i]i[o]o weights (depthwise: OIHW1i[o]o; grouped: the
+        groups kept, o = x) giving NCHW[o]c, o = `output_block` of the output channels (their
+        largest divisor up to x, or a power-of-two divisor at least half as wide: 1000 -> 8, not
+        10), i = the block its input already has, else the largest divisor of the input channels up
+        to x. A channel count whose block would be narrower than x, and that a few more channels
+        make a multiple of x (at most 1/8 more: ShuffleNet's 58, 116 and 232, RegNet's 104), is
+        padded with zero channels to one (`channel_block`): zero weights, zero constants, and the
+        padded lanes cropped where the value goes back to NCHW. Only operators that keep zeros
+        finite see padded lanes (`_PAD_SAFE`), so what a padded lane holds is never read into a real
+        one. Constant weights are transformed now. The value a blocked convolution produces
         stays blocked through what consumes it in that layout:
           - elementwise operators of one tensor (relu, clip, sigmoid, ...);
           - broadcast binary operators (add, multiply, ...) of values blocked alike (one may
@@ -204,7 +204,7 @@ class _Convert(ExprMutator):
         c, o = xs[1], ws[0]
         depthwise = a.groups > 1
         if depthwise and not (a.groups == c == o and ws[1] == 1):
-            return None
+            return self._grouped_conv2d(call, c, o)
         ob, o_pad = channel_block(o, self.lanes)
         if depthwise:
             data, ib = self._as_blocked(x, ob, c, x.name_hint + "_c")
@@ -228,6 +228,29 @@ class _Convert(ExprMutator):
                           data_layout=blocked_layout(ib), kernel_layout=klayout,
                           out_layout=blocked_layout(ob), out_dtype=a.out_dtype)
         return out, ob
+
+    def _grouped_conv2d(self, call: X.Call, c: int, o: int):
+        """A grouped conv2d whose groups are whole vectors (input and output channels per
+        group multiples of the lanes: ResNeXt's wide stages) blocked in `lanes`-channel
+        blocks; else None (it stays NCHW)."""
+        a = call.attrs
+        x, w = call.args
+        g, lanes = a.groups, self.lanes
+        if c % g or o % g or (c // g) % lanes or (o // g) % lanes:
+            return None
+        data, ib = self._as_blocked(x, None, c, getattr(x, "name_hint", "x") + "_c")
+        if (c // g) % ib or _channels(data, ib) != c:
+            data, ib = self._as_blocked(x, lanes, c, getattr(x, "name_hint", "x") + "_c")
+        klayout = f"OIHW{ib}i{lanes}o"
+        if isinstance(w, X.Constant):
+            weight = X.Constant(transform_numpy(w.data, "OIHW", klayout))
+        else:
+            weight = self.emit(R.layout_transform(self.visit_expr(w), "OIHW", klayout),
+                               "weight_c")
+        out = R.nn.conv2d(data, weight, a.strides, a.padding, a.dilation, g,
+                          data_layout=blocked_layout(ib), kernel_layout=klayout,
+                          out_layout=blocked_layout(lanes), out_dtype=a.out_dtype)
+        return out, lanes
 
     def _pool(self, call: X.Call):
         x = call.args[0]

@@ -70,9 +70,12 @@ def _window(data, kh, kw, stride, padding, dilation, what):
     return (n, cb, h, w, c), (sh, sw), (dh, dw), _padded(data, pt, pl, pb, pr), oh, ow
 
 
-def conv2d_NCHWc(data, kernel, stride, padding, dilation, out_dtype=None):
-    """data [N, I / i, H, W, i], kernel [O / o, I / i, KH, KW, i, o] -> [N, O / o, OH, OW, o]
-    (tag "conv2d_NCHWc"). padding: int, (h, w) or (top, left, bottom, right)."""
+def conv2d_NCHWc(data, kernel, stride, padding, dilation, out_dtype=None, groups: int = 1):
+    """data [N, I / i, H, W, i], kernel [O / o, I / i / groups, KH, KW, i, o] -> [N, O / o, OH,
+    OW, o] (tag "conv2d_NCHWc"). padding: int, (h, w) or (top, left, bottom, right).
+    groups > 1: a grouped convolution whose groups are whole blocks (I / groups a multiple of
+    i, O / groups of o): output block f reads the input blocks of its group,
+    f // (O / o / groups); the compute's attrs hold "groups"."""
     if data.ndim != 5 or kernel.ndim != 6:
         raise IRError("conv2d_NCHWc: data must be 5-d (NCHW[x]c) and the kernel 6-d "
                       f"(OIHW[x]i[y]o), got {data.ndim} and {kernel.ndim} dims")
@@ -80,20 +83,25 @@ def conv2d_NCHWc(data, kernel, stride, padding, dilation, out_dtype=None):
     ocb, icb, kh, kw, ib, ob = _static(kernel.shape, "conv2d_NCHWc")
     (n, dcb, _, _, dc), (sh, sw), (dh, dw), padded, oh, ow = _window(
         data, kh, kw, stride, padding, dilation, "conv2d_NCHWc")
-    if (dcb, dc) != (icb, ib):
+    if (dcb, dc) != (icb * groups, ib) or ocb % groups:
         raise IRError(f"conv2d_NCHWc: the data has {dcb} channel blocks of {dc} but the kernel "
-                      f"expects {icb} blocks of {ib}")
+                      f"expects {icb} blocks of {ib}" +
+                      (f" in each of {groups} groups of {ocb // groups} output blocks"
+                       if groups > 1 else ""))
+    per_group = ocb // groups
     rco = te.reduce_axis((0, icb), name="rco")
     rci = te.reduce_axis((0, ib), name="rci")
     ry = te.reduce_axis((0, kh), name="ry")
     rx = te.reduce_axis((0, kw), name="rx")
 
     def body(b, f, y, x, fi):
-        return te.sum(_acc(padded[b, rco, y * sh + ry * dh, x * sw + rx * dw, rci], out_dtype)
+        c = rco if groups == 1 else f // per_group * icb + rco
+        return te.sum(_acc(padded[b, c, y * sh + ry * dh, x * sw + rx * dw, rci], out_dtype)
                       * _acc(kernel[f, rco, ry, rx, rci, fi], out_dtype),
                       axis=[rco, ry, rx, rci])
 
-    return te.compute((n, ocb, oh, ow, ob), body, name="conv2d_NCHWc", tag="conv2d_NCHWc")
+    return te.compute((n, ocb, oh, ow, ob), body, name="conv2d_NCHWc", tag="conv2d_NCHWc",
+                      attrs={"groups": groups} if groups > 1 else None)
 
 
 def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, out_dtype=None):

@@ -394,8 +394,12 @@ def schedule_conv2d_NCHWc(outs, oc_blocks: Optional[int] = None, ow_tile: Option
             return
         kernel_shape = get_const_tuple(next(t for t in anchor.input_tensors
                                             if t.ndim == 6).shape)
+        out_shape = get_const_tuple(out.shape)
+        groups = int(anchor.attrs.get("groups", 1))
+        if groups > 1:      # a register tile's channel blocks share one group's input
+            out_shape = out_shape[:1] + (out_shape[1] // groups,) + out_shape[2:]
         band, ob, t, chunk = conv_tiling(
-            get_const_tuple(out.shape), kernel_shape, DType(out.dtype).bytes, registers,
+            out_shape, kernel_shape, DType(out.dtype).bytes, registers,
             band_rows, oc_blocks, ow_tile, channel_chunk, max_accumulators,
             stem=is_stem(kernel_shape))
         if band == 0:

@@ -2,8 +2,8 @@
 of the NCHW operators (rtol 1e-4), the operands blocked by layout_transform's numpy twin:
 conv2d_NCHWc (3x3, 1x1, stride 2, padding, channel blocks that are not the vector width, tiles
 that are explicit or chosen, bands and rows, short tail tiles, passes over the input channels,
-the epilogue bias + residual + relu fused), depthwise, pools, and the te layout transform
-itself."""
+the epilogue bias + residual + relu fused), grouped (groups of whole blocks), depthwise,
+pools, and the te layout transform itself."""
 import numpy as np
 import pytest
 from topi_refs import conv2d_ref, pool2d_ref
@@ -65,6 +65,26 @@ def test_conv2d_nchwc_epilogue(run, rng, case):
                                          transform_numpy(wa, "OIHW", f"OIHW{ib}i{ob}o"),
                                          _blocked(bias, ob), _blocked(res, ob)])
     np.testing.assert_allclose(transform_numpy(got, f"NCHW{ob}c", "NCHW"), ref, **TOL)
+
+
+@pytest.mark.parametrize("groups,ob,tile", [(2, 8, {}), (4, 4, {}),
+                                             (2, 4, dict(oc_blocks=2, band_rows=0)),
+                                             (2, 8, dict(band_rows=3, channel_chunk=1))],
+                         ids=["2-groups", "4-groups-one-block-each", "rows", "band-passes"])
+def test_grouped_conv2d_nchwc(run, rng, groups, ob, tile):
+    """A grouped convolution of whole blocks (32 channels in groups of 16 or 8, blocks of 8
+    in): each output block reads its group's input blocks; register tiles within a group."""
+    a = rng.random((1, 32, 9, 10), dtype="float32") - 0.5
+    wa = rng.random((32, 32 // groups, 3, 3), dtype="float32") - 0.5
+    x = te.placeholder((1, 4, 9, 10, 8), name="x")
+    wt = te.placeholder((32 // ob, 32 // groups // 8, 3, 3, 8, ob), name="w")
+    y = topi.nn.relu(topi.nn.conv2d_NCHWc(x, wt, 1, 1, 1, groups=groups))
+    s = topi.x86.schedule_conv2d_NCHWc([y], **tile)
+    (got,) = run(s, [x, wt], [y], [_blocked(a, 8), transform_numpy(wa, "OIHW", f"OIHW8i{ob}o")])
+    ref = np.maximum(conv2d_ref(a, wa, 1, (1, 1, 1, 1), 1, groups=groups), 0)
+    np.testing.assert_allclose(transform_numpy(got, f"NCHW{ob}c", "NCHW"), ref, **TOL)
+    with pytest.raises(IRError, match="groups"):
+        topi.nn.conv2d_NCHWc(x, wt, 1, 1, 1, groups=3)
 
 
 @pytest.mark.parametrize("stride", [1, 2])

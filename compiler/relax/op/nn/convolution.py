@@ -81,12 +81,20 @@ def _blocked(call: Call):
     if not (d and k and o):
         return None
     ib, kib, kob, ob = int(d.group(1)), int(k.group(1)), int(k.group(2)), int(o.group(1))
-    depthwise = a.groups > 1
+    depthwise = is_depthwise_blocked(a)
     if (kib, kob) != ((1 if depthwise else ib), ob) or (depthwise and ib != ob):
         raise fail(call, f"layouts {a.data_layout}/{a.kernel_layout}/{a.out_layout} do not "
                          "agree: the weight's i block must be the data's channel block (1 for a "
                          "depthwise convolution) and its o block the output's")
     return ib, ob
+
+
+def is_depthwise_blocked(attrs) -> bool:
+    """Whether a blocked conv2d (OIHW[i]i[o]o weights) is depthwise: groups > 1 with an i block
+    of 1 (one input channel per filter); groups > 1 with the data's block is a grouped
+    convolution of whole blocks."""
+    k = _BLOCKED_KERNEL.match(attrs.kernel_layout)
+    return attrs.groups > 1 and k is not None and int(k.group(1)) == 1
 
 
 def _infer_conv2d_blocked(call: Call, ib: int, ob: int) -> StructInfo:
@@ -101,12 +109,15 @@ def _infer_conv2d_blocked(call: Call, ib: int, ob: int) -> StructInfo:
     a = call.attrs
     n, cb, h, w, c = data.shape
     ocb, icb, kh, kw, kib, kob = weight.shape
-    if (a.groups == 1 and _static_mismatch(cb, icb)) or c != ib or kob != ob:
+    depthwise = is_depthwise_blocked(a)
+    if (not depthwise and _static_mismatch(cb, su.mul(icb, a.groups))) or c != ib or kob != ob:
         raise fail(call, f"data {data.shape} and weight {weight.shape} do not match "
-                         f"({a.data_layout}, {a.kernel_layout})")
-    if a.groups > 1 and (_static_mismatch(a.groups, cb * c) or icb != 1):
-        raise fail(call, f"a grouped blocked convolution must be depthwise (groups = channels), "
-                         f"got groups={a.groups} for {cb * c} channels")
+                         f"({a.data_layout}, {a.kernel_layout}, groups={a.groups})")
+    if depthwise and (_static_mismatch(a.groups, su.mul(cb, c)) or icb != 1):
+        raise fail(call, f"a depthwise blocked convolution needs groups = channels, got "
+                         f"groups={a.groups} for {cb * c} channels")
+    if not depthwise and isinstance(ocb, int) and ocb % a.groups:
+        raise fail(call, f"{ocb} output blocks do not split into {a.groups} groups")
     pt, pl, pb, pr = a.padding
     oh = _conv_out(h, kh, a.strides[0], a.dilation[0], pt + pb)
     ow = _conv_out(w, kw, a.strides[1], a.dilation[1], pl + pr)

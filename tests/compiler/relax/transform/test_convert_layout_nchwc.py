@@ -1,7 +1,8 @@
 """convert_layout_nchwc: a convolution region (odd input channels, conv + bias + relu, a max
 pool, a residual add, a depthwise conv with a clip, a 1x1 conv with a block that is not the
 vector width, a global pool) runs blocked; channel counts a few zero channels make whole
-vectors (58, 116) run padded with one layout transform in and one out; the
+vectors (58, 116) run padded with one layout transform in and one out; grouped convs run
+blocked when their groups are whole vectors (ResNeXt's), else in NCHW; the
 converted module, the graph executor's and the VM's results match the reference interpreter
 on the original module (rtol 1e-4); a GPU target keeps NCHW."""
 import numpy as np
@@ -217,6 +218,37 @@ def test_padded_channels():
     crops = [c for c in calls if c.op.name == "relax.strided_slice"]
     assert crops and all(tuple(c.struct_info.shape)[1] in (58, 116) for c in crops)
     inputs = m.inputs(seed=6)
+    want = _expected(m, inputs)
+    np.testing.assert_allclose(np.asarray(interpreter.run(mod, inputs["x"])), want, **TOL)
+    lib = relay.build(m.mod, target="llvm", params=m.params)
+    gm = graph_executor.GraphModule(lib["default"](microruntime.cpu()))
+    gm.run(**inputs)
+    np.testing.assert_allclose(gm.get_output(0).numpy(), want, **TOL)
+
+
+def _resnext_unit():
+    """A ResNeXt-like unit: a 1x1 conv to 64 channels, a grouped 3x3 conv (groups of 32 and
+    of 16 channels, whole vectors of 16), a residual add, and a grouped conv of 8 channels
+    per group (not whole vectors: NCHW), out to a dense layer."""
+    def body(bb, w, x):
+        y = op.nn.relu(op.nn.conv2d(x, w("a_w", (64, 32, 1, 1), 0.2)))
+        g = op.nn.relu(op.nn.conv2d(y, w("g_w", (64, 32, 3, 3), 0.1), padding=1, groups=2))
+        g = bb.emit(op.nn.conv2d(g, w("h_w", (64, 16, 3, 3), 0.1), strides=2, padding=1,
+                                 groups=4))
+        n = op.nn.conv2d(g, w("n_w", (64, 8, 3, 3), 0.1), padding=1, groups=8)
+        p = op.nn.adaptive_avg_pool2d(op.add(n, g), (1, 1))
+        return op.nn.dense(op.reshape(p, (1, 64)), w("fc_w", (5, 64), 0.3))
+
+    return _build("resnext", {"x": (1, 32, 8, 9)}, body, None)
+
+
+def test_grouped_conv_of_whole_vectors():
+    m = _resnext_unit()
+    mod = convert_layout_nchwc(bind_params(m.mod, m.params), "llvm -mcpu=skylake-avx512")
+    convs = [c for c in _calls(mod["main"]) if c.op.name == "relax.nn.conv2d"]
+    assert [(c.attrs.kernel_layout, c.attrs.groups) for c in convs] == [
+        ("OIHW16i16o", 1), ("OIHW16i16o", 2), ("OIHW16i16o", 4), ("OIHW", 8)]
+    inputs = m.inputs(seed=7)
     want = _expected(m, inputs)
     np.testing.assert_allclose(np.asarray(interpreter.run(mod, inputs["x"])), want, **TOL)
     lib = relay.build(m.mod, target="llvm", params=m.params)
