@@ -213,21 +213,31 @@ class _Convert(ExprMutator):
             data, ib = self._as_blocked(x, None, c, getattr(x, "name_hint", "x") + "_c")
             klayout = f"OIHW{ib}i{ob}o"
         c_pad = _channels(data, ib)
-        groups = o_pad if depthwise else a.groups
+        if not isinstance(w, X.Constant) and (o_pad != o or (c_pad != c and not depthwise)):
+            return None                   # a computed weight is not padded
+        wdata = None
         if isinstance(w, X.Constant):
             wdata = _pad_axis(w.data, 0, o_pad)
             if not depthwise:
                 wdata = _pad_axis(wdata, 1, c_pad)
-            weight = X.Constant(transform_numpy(wdata, "OIHW", klayout))
-        elif o_pad != o or (c_pad != c and not depthwise):
-            return None                   # a computed weight is not padded
-        else:
-            weight = self.emit(R.layout_transform(self.visit_expr(w), "OIHW", klayout),
-                               "weight_c")
-        out = R.nn.conv2d(data, weight, a.strides, a.padding, a.dilation, groups,
-                          data_layout=blocked_layout(ib), kernel_layout=klayout,
-                          out_layout=blocked_layout(ob), out_dtype=a.out_dtype)
-        return out, ob
+        return self._blocked_conv(call, data, self._blocked_weight(w, klayout, wdata), ib, ob,
+                                  klayout, o_pad if depthwise else a.groups)
+
+    def _blocked_weight(self, w: X.Expr, klayout: str, wdata=None) -> X.Expr:
+        """OIHW weight `w` in `klayout`: a constant's data (`wdata`, else its own) transformed
+        now, anything else by a layout_transform."""
+        if isinstance(w, X.Constant):
+            return X.Constant(transform_numpy(w.data if wdata is None else wdata, "OIHW",
+                                              klayout))
+        return self.emit(R.layout_transform(self.visit_expr(w), "OIHW", klayout), "weight_c")
+
+    def _blocked_conv(self, call: X.Call, data, weight, ib: int, ob: int, klayout: str,
+                      groups: int):
+        """(call's conv2d on blocked data and weight, its output block)."""
+        a = call.attrs
+        return R.nn.conv2d(data, weight, a.strides, a.padding, a.dilation, groups,
+                           data_layout=blocked_layout(ib), kernel_layout=klayout,
+                           out_layout=blocked_layout(ob), out_dtype=a.out_dtype), ob
 
     def _grouped_conv2d(self, call: X.Call, c: int, o: int):
         """A grouped conv2d whose groups are whole vectors (input and output channels per
@@ -242,15 +252,8 @@ class _Convert(ExprMutator):
         if (c // g) % ib or _channels(data, ib) != c:
             data, ib = self._as_blocked(x, lanes, c, getattr(x, "name_hint", "x") + "_c")
         klayout = f"OIHW{ib}i{lanes}o"
-        if isinstance(w, X.Constant):
-            weight = X.Constant(transform_numpy(w.data, "OIHW", klayout))
-        else:
-            weight = self.emit(R.layout_transform(self.visit_expr(w), "OIHW", klayout),
-                               "weight_c")
-        out = R.nn.conv2d(data, weight, a.strides, a.padding, a.dilation, g,
-                          data_layout=blocked_layout(ib), kernel_layout=klayout,
-                          out_layout=blocked_layout(lanes), out_dtype=a.out_dtype)
-        return out, lanes
+        return self._blocked_conv(call, data, self._blocked_weight(w, klayout), ib, lanes,
+                                  klayout, g)
 
     def _pool(self, call: X.Call):
         x = call.args[0]
