@@ -552,3 +552,8 @@ def is_leaf(e: Expr) -> bool:
     if isinstance(e, Tuple):
         return all(is_leaf(f) for f in e.fields)
     return isinstance(e, LEAF_TYPES)
+
+
+def is_op_call(e: Any, name: str) -> bool:
+    """Whether `e` is a call of the operator named `name` (e.g. "relax.add")."""
+    return isinstance(e, Call) and isinstance(e.op, Op) and e.op.name == name

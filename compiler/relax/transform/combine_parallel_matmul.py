@@ -45,8 +45,7 @@ def _member_key(b: X.Binding, reads: Dict[int, int]):
     if not isinstance(b, X.VarBinding):
         return None
     v = b.value
-    if not (isinstance(v, X.Call) and isinstance(v.op, X.Op) and v.op.name == "relax.matmul"
-            and len(v.args) == 2):
+    if not (X.is_op_call(v, "relax.matmul") and len(v.args) == 2):
         return None
     x, w = v.args
     if not (isinstance(x, X.Var) and isinstance(w, X.Constant) and w.data.ndim == 2

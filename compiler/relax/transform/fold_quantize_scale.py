@@ -29,10 +29,6 @@ from .eliminate_dead_code import eliminate_dead_code, use_counts
 from .graph_functions import map_graph_functions
 
 
-def _call(e, name: str) -> bool:
-    return isinstance(e, X.Call) and isinstance(e.op, X.Op) and e.op.name == name
-
-
 def _channels(data: np.ndarray, ndim: int) -> Optional[np.ndarray]:
     """A float constant broadcast over an ndim-d NCHW-like tensor as one value, or one value
     per channel (axis 1): that vector (length 1 or C), else None."""
@@ -51,7 +47,7 @@ class _Fold(ExprMutator):
 
     def visit_var_binding_(self, b: X.VarBinding) -> None:
         value = self.visit_expr(b.value)
-        if _call(value, "relax.qnn.quantize"):
+        if X.is_op_call(value, "relax.qnn.quantize"):
             folded = self._fold(value)
             if folded is not None:
                 value = folded
@@ -68,7 +64,7 @@ class _Fold(ExprMutator):
     def _operand(self, v: Optional[X.Expr], name: str, ndim: int):
         """(the per-channel constant, the other operand's value) of `v` = name(y, c) or
         name(c, y) with y used once; (None, v) otherwise."""
-        if _call(v, name):
+        if X.is_op_call(v, name):
             for y, c in (v.args, v.args[::-1]):
                 if isinstance(c, X.Constant):
                     vec, inner = _channels(c.data, ndim), self._single(y)
@@ -86,7 +82,7 @@ class _Fold(ExprMutator):
             return None
         v = self._single(q.args[0])
         bounds = None
-        if _call(v, "relax.clip"):
+        if X.is_op_call(v, "relax.clip"):
             lo, hi = v.args[1], v.args[2]
             if not all(isinstance(p, X.PrimValue) and isinstance(p.value, (int, float))
                        for p in (lo, hi)):
@@ -94,7 +90,7 @@ class _Fold(ExprMutator):
             bounds, v = (float(lo.value), float(hi.value)), self._single(v.args[0])
         shift, v = self._operand(v, "relax.add", s.ndim)
         scale, v = self._operand(v, "relax.multiply", s.ndim)
-        if (shift is None and scale is None) or not _call(v, "relax.qnn.dequantize"):
+        if (shift is None and scale is None) or not X.is_op_call(v, "relax.qnn.dequantize"):
             return None
         x, sx, zx = v.args
         if not all(isinstance(p, X.Constant) and (p.data.size == 1 or v.attrs.axis % s.ndim == 1)

@@ -41,10 +41,6 @@ _VALUE_PRESERVING = frozenset({"relax.nn.max_pool2d", "relax.reshape", "relax.pe
 BIAS_SCALE_RTOL = 1e-6
 
 
-def _call(e, name: str) -> bool:
-    return isinstance(e, X.Call) and isinstance(e.op, X.Op) and e.op.name == name
-
-
 def _const(e) -> Optional[np.ndarray]:
     return e.data if isinstance(e, X.Constant) else None
 
@@ -85,7 +81,7 @@ class _Dequantized:
 class _Rewriter(ExprMutator):
     def visit_var_binding_(self, b: X.VarBinding) -> None:
         value = self.visit_expr(b.value)
-        if _call(value, "relax.qnn.quantize"):
+        if X.is_op_call(value, "relax.qnn.quantize"):
             new = self._rewrite(value)
             if new is not None:
                 value = new
@@ -100,7 +96,7 @@ class _Rewriter(ExprMutator):
 
     def _dq(self, e: X.Expr) -> Optional[_Dequantized]:
         v = self._value(e)
-        return _Dequantized(v) if _call(v, "relax.qnn.dequantize") else None
+        return _Dequantized(v) if X.is_op_call(v, "relax.qnn.dequantize") else None
 
     # ---- the rewrite --------------------------------------------------------------------------
     def _rewrite(self, q: X.Call) -> Optional[X.Expr]:
@@ -112,22 +108,22 @@ class _Rewriter(ExprMutator):
         moved = self._value_preserving(inner, y_scale, y_zp, out_dtype)
         if moved is not None:
             return moved
-        relu = _call(inner, "relax.nn.relu")
+        relu = X.is_op_call(inner, "relax.nn.relu")
         if relu:
             inner = self._value(inner.args[0])
         bias = None
-        if _call(inner, "relax.add"):
+        if X.is_op_call(inner, "relax.add"):
             for i in (0, 1):
                 anchor = self._value(inner.args[i])
-                if _call(anchor, "relax.nn.conv2d") or _call(anchor, "relax.nn.dense") or \
-                        _call(anchor, "relax.matmul"):
+                if any(X.is_op_call(anchor, n)
+                       for n in ("relax.nn.conv2d", "relax.nn.dense", "relax.matmul")):
                     bias, inner = inner.args[1 - i], anchor
                     break
             else:
                 return None
-        if _call(inner, "relax.nn.conv2d"):
+        if X.is_op_call(inner, "relax.nn.conv2d"):
             made = self._conv2d(inner, bias)
-        elif _call(inner, "relax.nn.dense") or _call(inner, "relax.matmul"):
+        elif X.is_op_call(inner, "relax.nn.dense") or X.is_op_call(inner, "relax.matmul"):
             made = self._matmul(inner, bias)
         else:
             return None
@@ -165,7 +161,7 @@ class _Rewriter(ExprMutator):
     def _matmul(self, mm: X.Call, bias: Optional[X.Expr]):
         if mm.attrs.out_dtype not in ("void", "float32", ""):
             return None
-        dense = _call(mm, "relax.nn.dense")
+        dense = X.is_op_call(mm, "relax.nn.dense")
         dx, dw = self._dq(mm.args[0]), self._dq(mm.args[1])
         if dx is None or dw is None or not dx.per_tensor or \
                 dx.dtype not in ("int8", "uint8") or dw.dtype not in ("int8", "uint8"):
@@ -189,9 +185,9 @@ class _Rewriter(ExprMutator):
         """The int32 tensor of a bias DQ(b) (reshaped to a channel vector for a conv) whose
         scale is x_scale * w_scale and zero point 0, else None."""
         v = self._value(bias)
-        if channels_first and _call(v, "relax.reshape"):
+        if channels_first and X.is_op_call(v, "relax.reshape"):
             v = self._value(v.args[0])
-        if not _call(v, "relax.qnn.dequantize"):
+        if not X.is_op_call(v, "relax.qnn.dequantize"):
             return None
         db = _Dequantized(v)
         if db.dtype != "int32" or db.scale is None or db.zp is None or np.any(db.zp != 0) or \

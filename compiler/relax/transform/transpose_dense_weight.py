@@ -90,8 +90,7 @@ class _Transpose(ExprMutator):
         self.append_rebound(b, value if new is None else new)
 
     def _rewrite(self, e: X.Expr):
-        if isinstance(e, X.Call) and isinstance(e.op, X.Op) and e.op.name == "relax.matmul" \
-                and len(e.args) == 2:
+        if X.is_op_call(e, "relax.matmul") and len(e.args) == 2:
             return self._tied(e)
         if not (isinstance(e, X.Call) and isinstance(e.op, X.Op)
                 and e.op.name == "relax.nn.dense" and len(e.args) == 2):

@@ -86,8 +86,9 @@ EVEN_TILE_SHARE = 0.85
 # (the tile's channel blocks x input channels) take at most ROW_WEIGHT_BYTES, else in bands
 # (AVX2, 512 input channels at 14 x 14: bands 9% faster; 256 at 28 x 28: rows 5% faster).
 # With ROWS_REGISTERS vector registers or more (AVX-512) it runs in rows whenever it has such a
-# tile: 2 x 7 or 4 x 4 rows ran at 110-116 GFLOP/s against 97-102 for bands on ResNet-50's and
-# ResNeXt's 1x1 convolutions of 256-2048 input channels at 7-28 pixels wide.
+# tile: 2 x 7 or 4 x 4 rows (in passes of 64 channels) ran at 101-116 GFLOP/s, most at
+# 112-116, against 97-102 for bands on ResNet-50's and ResNeXt's 1x1 convolutions of 256-2048
+# input channels at 7-28 pixels wide.
 BAND_MIN_STEPS = 256
 ROW_WEIGHT_BYTES = 32 * 1024
 ROWS_REGISTERS = 32
