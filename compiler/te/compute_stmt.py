@@ -30,6 +30,7 @@ from ..tir.stmt import (
     Stmt,
     seq,
 )
+from ..tir.transform.inject_prefetch import PREFETCH_SCOPE
 from ..tir.transform.thread_sync import barrier
 from .bound import Bounds
 from .inline import to_buffer_loads
@@ -112,7 +113,7 @@ def make_stage_stmt(stage: Stage, exprs: tuple, bounds: Bounds, resolve: Callabl
         for iv in reversed(ivs):
             if with_attach:
                 body = attach(stage, iv, body)
-            body = _make_for(stage, iv, dom[iv].extent, body)
+            body = _make_for(stage, iv, dom[iv].extent, body, resolve)
         return body
 
     if not stage.op.reduce_axis:
@@ -151,7 +152,11 @@ def make_stage_stmt(stage: Stage, exprs: tuple, bounds: Bounds, resolve: Callabl
     return loops(leaves[:p], inner)
 
 
-def _make_for(stage: Stage, iv: E.IterVar, extent: E.PrimExpr, body: Stmt) -> Stmt:
+def _make_for(stage: Stage, iv: E.IterVar, extent: E.PrimExpr, body: Stmt,
+              resolve: Callable = None) -> Stmt:
+    """The loop of leaf axis `iv` around `body`, inside its pragmas (`AttrStmt(iv,
+    "pragma_<key>", value)`), inside its prefetches (`AttrStmt(<the tensor's data var>,
+    "prefetch_scope", offset)`, for `inject_prefetch`; tensors found with `resolve`)."""
     attr = stage.iter_attrs.get(iv)
     kind = attr.kind if attr else ForKind.SERIAL
     thread = attr.thread if attr else None
@@ -163,6 +168,9 @@ def _make_for(stage: Stage, iv: E.IterVar, extent: E.PrimExpr, body: Stmt) -> St
                      body, thread)
     for key, value in reversed(attr.pragmas if attr else []):
         loop = AttrStmt(iv, f"pragma_{key}", value, loop)
+    for tensor, offset in zip(attr.prefetch_data, attr.prefetch_offset) if attr and resolve \
+            else ():
+        loop = AttrStmt(resolve(tensor)[0].data, PREFETCH_SCOPE, offset, loop)
     return loop
 
 

@@ -120,6 +120,7 @@ class Schedule:
             c.iter_attrs = {iv: copy.copy(a) for iv, a in st.iter_attrs.items()}
             for a in c.iter_attrs.values():
                 a.pragmas = list(a.pragmas)
+                a.prefetch_data, a.prefetch_offset = list(a.prefetch_data), list(a.prefetch_offset)
             twin[st] = c
         for c in twin.values():
             if c.attach_stage is not None:

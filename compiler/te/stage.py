@@ -18,7 +18,7 @@ from ..ir.errors import ScheduleError
 from ..tir import expr as E
 from ..tir.stmt import ForKind
 from .iter_relation import Fuse, Relation, Singleton, Split
-from .tensor import ExternOp, PlaceholderOp
+from .tensor import ExternOp, PlaceholderOp, Tensor
 from .tensor_compute import TensorComputeOp
 
 # The thread tags a loop can be bound to: launch dimensions, then virtual threads (serial loops
@@ -35,6 +35,8 @@ class IterAttr:
         self.kind: str = ForKind.SERIAL
         self.thread: Optional[E.IterVar] = None
         self.pragmas: List[tuple] = []
+        self.prefetch_data: List = []     # tensors prefetched ahead along this axis ...
+        self.prefetch_offset: List = []   # ... by these many iterations (Stage.prefetch)
         self.tensorized = False
         self.tensor_intrin = None
 
@@ -311,6 +313,21 @@ class Stage(OpaqueValue):
         iv = self._leaf("pragma", iv)
         self._attr(iv).pragmas.append((key, E.convert(value)))
         return None
+
+    @_recorded
+    def prefetch(self, tensor, var, offset):
+        """At each iteration of leaf axis `var`, prefetch the elements of `tensor` that the
+        iteration `offset` iterations later reads (TVM's `Stage.prefetch`). Lowered per read
+        (`inject_prefetch`): each read of `tensor` under the loop is preceded by a prefetch of
+        the element it reads `offset` iterations on (the last iterations fetch their own), so
+        the fetches spread over the iteration's work instead of arriving in one burst. A hint:
+        no result changes."""
+        iv = self._leaf("prefetch", var)
+        if not isinstance(tensor, Tensor):
+            self._fail("prefetch", f"{tensor!r} is not a tensor")
+        attr = self._attr(iv)
+        attr.prefetch_data.append(tensor)
+        attr.prefetch_offset.append(E.convert(offset))
 
     # ---- attachment and storage --------------------------------------------------------------
     @_recorded

@@ -26,6 +26,7 @@ from .transform.annotate_entry import annotate_entry
 from .transform.convert_blocks_to_opaque import convert_blocks_to_opaque
 from .transform.hoist_guard import hoist_guard
 from .transform.inject_double_buffer import inject_double_buffer
+from .transform.inject_prefetch import inject_prefetch
 from .transform.instrument_bound_checkers import instrument_bound_checkers
 from .transform.loop_partition import loop_partition
 from .transform.lower_call_packed import lower_call_packed
@@ -63,6 +64,7 @@ TVM_PASS_NAMES: Dict[Pass, Tuple[Tuple[str, ...], bool]] = {
     vectorize: (("tir.VectorizeLoop",), True),  # disabled: serialize_vectorized instead
     inject_double_buffer: (("tir.InjectDoubleBuffer",), True),  # disabled: one buffer
     unroll_loop: (("tir.UnrollLoop",), True),   # disabled: the loops stay UNROLLED loops
+    inject_prefetch: (("tir.InjectPrefetch",), True),  # disabled: no prefetches
     storage_rewrite: (("tir.StorageRewrite",), True),
     remove_no_op: (("tir.RemoveNoOp",), True),
     split_host_device: (("tir.SplitHostDevice",), False),
@@ -97,6 +99,7 @@ def lower_passes() -> List[Pass]:
         hoist_guard,       # a guard above the loops it does not depend on, marked likely
         inject_double_buffer,  # double_buffer stages: two halves in turn, next one prefetched
         unroll_loop,       # UNROLLED loops of constant extent → copies of the body
+        inject_prefetch,   # Stage.prefetch scopes → a prefetch before each read, `offset` ahead
         storage_rewrite,   # allocations whose lifetimes do not overlap share memory
         *ctx.lower_passes_of_phase(2),  # user passes, phase 2: after vectorize/unroll
         simplify,          # clean up what vectorize/unroll substituted

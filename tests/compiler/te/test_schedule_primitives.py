@@ -2,8 +2,11 @@
 import numpy as np
 import pytest
 
-from compiler import te
+from compiler import build, te
+from compiler.ir.errors import ScheduleError
 from compiler.tir import For, ForKind, post_order_visit
+from compiler.transform import PassContext
+from microruntime import nd
 
 
 def _elementwise(m=6, n=8):
@@ -97,6 +100,60 @@ def test_pragma(run, rng):
     s[B].pragma(B.op.axis[0], "auto_unroll_max_step", 16)
     text = _check(run, s, A, B, rng)
     assert "with attr(i, 'pragma_auto_unroll_max_step', 16):" in text
+
+
+def _prefetched(offset=2):
+    """B = A * 2 + 1 over 16 x 64, rows of 4 vectors of 16, A prefetched `offset` rows ahead."""
+    A, B, s = _elementwise(16, 64)
+    _, ji = s[B].split(B.op.axis[1], factor=16)
+    s[B].vectorize(ji)
+    s[B].prefetch(A, B.op.axis[0], offset)
+    return A, B, s
+
+
+def test_prefetch_reads_ahead(run, rng):
+    """Each vector read of A is preceded by a prefetch of the line the row `offset` rows on
+    reads there (the last rows fetch their own); the values are unchanged."""
+    A, B, s = _prefetched()
+    text = _check(run, s, A, B, rng)
+    assert "tir.prefetch(tir.address_of(A[min(i + 2, 15) * 64 + j.outer * 16]), 0, 1, 1)" \
+        in text
+    assert text.count("tir.prefetch") == 1 and "prefetch_scope" not in text
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_prefetch_builds(rng, target):
+    A, B, s = _prefetched(offset=3)
+    f = build(s, [A, B], target=target, name="f")
+    a = rng.random((16, 64), dtype="float32")
+    b = nd.array(np.zeros_like(a))
+    f["f"](nd.array(a), b)
+    np.testing.assert_allclose(b.numpy(), a * 2 + 1, rtol=1e-6)
+
+
+def test_prefetch_skips_reads_the_loop_does_not_move(run, rng):
+    """A read whose index does not depend on the loop is fetched already: no prefetch."""
+    A = te.placeholder((16,), name="A")
+    B = te.compute((4, 16), lambda i, j: A[j] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    s[B].prefetch(A, B.op.axis[0], 1)
+    a, b = rng.random(16, dtype="float32"), np.zeros((4, 16), "float32")
+    text = run(s, [A, B], [a, b])
+    np.testing.assert_allclose(b, np.broadcast_to(a + 1, (4, 16)), rtol=1e-6)
+    assert "tir.prefetch" not in text and "prefetch_scope" not in text
+
+
+def test_prefetch_off_when_its_pass_is_disabled(run, rng):
+    A, B, s = _prefetched()
+    with PassContext(disabled_pass=["tir.InjectPrefetch"]):
+        text = _check(run, s, A, B, rng)
+    assert "tir.prefetch" not in text
+
+
+def test_prefetch_needs_a_tensor():
+    A, B, s = _elementwise()
+    with pytest.raises(ScheduleError, match="prefetch on stage 'B': 3 is not a tensor"):
+        s[B].prefetch(3, B.op.axis[0], 1)
 
 
 def test_compute_inline(run, rng):

@@ -45,8 +45,8 @@ def _busy():
     """A function on which most passes have work: a sigmoid (lower_intrin), an unrolled and a
     vectorized loop, a call_packed on a buffer (lower_call_packed) that is a large dynamic
     temporary (lower_workspace), a parallel loop (lower_parallel), one function
-    (annotate_entry), a split of the symbolic n marked for loop_partition; before
-    storage_flatten."""
+    (annotate_entry), a split of the symbolic n marked for loop_partition, a read prefetched
+    a row ahead (inject_prefetch); before storage_flatten."""
     n = te.var("n")
     A = te.placeholder((n, 512), name="A")
     B = te.compute((n, 512), lambda i, j: tir.Call(float32, "tir.sigmoid", (A[i, j],)),
@@ -57,6 +57,7 @@ def _busy():
     s = te.create_schedule(D.op)
     s[D].parallel(D.op.axis[0])
     s[D].vectorize(s[D].split(D.op.axis[1], factor=4)[1])
+    s[D].prefetch(C, D.op.axis[0], 1)
     s[B].unroll(s[B].split(B.op.axis[1], factor=2)[1])
     s[B].pragma(s[B].split(B.op.axis[0], factor=4)[0], "loop_partition", 1)
     func = schedule_to_primfunc(s, [A, D], "f").with_attr("target", Target("c"))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from topi_refs import conv2d_ref, pool2d_ref
 
-from compiler import te, topi
+from compiler import lower, te, topi
 from compiler.ir.errors import IRError
 from compiler.topi.nn.layout import transform_numpy, transform_shape
 from compiler.topi.x86.conv2d_nchwc import (
@@ -112,6 +112,20 @@ def test_conv2d_alone_no_epilogue(run, rng):
                  [_blocked(a, 4), transform_numpy(wa, "OIHW", "OIHW4i8o")])
     np.testing.assert_allclose(transform_numpy(got, "NCHW8c", "NCHW"),
                                conv2d_ref(a, wa, 1, (0, 0, 0, 0), 1), **TOL)
+
+
+def test_conv2d_rows_prefetch_the_next_blocks_weights():
+    """Row tiles read each group of channel blocks' weights while the group before it
+    computes: the outer loop over (group, row) prefetches the weights of the group one on, as
+    many iterations on as a group has rows (6; 3 groups of 2 blocks). Bands prefetch nothing
+    (a call in their reduction loop keeps LLVM from holding the tile's sums in registers)."""
+    x = te.placeholder((1, 4, 6, 6, 8), name="x")
+    wt = te.placeholder((6, 4, 1, 1, 8, 8), name="w")
+    y = topi.nn.conv2d_NCHWc(x, wt, 1, 0, 1)
+    rows = str(lower(topi.x86.schedule_conv2d_NCHWc([y], oc_blocks=2, band_rows=0), [x, wt, y]))
+    assert "tir.address_of(w[min(b.f.outer.fused.y.fused + 6, 17) // 6 * 512" in rows
+    band = str(lower(topi.x86.schedule_conv2d_NCHWc([y], oc_blocks=2, band_rows=3), [x, wt, y]))
+    assert "tir.prefetch" not in band
 
 
 @pytest.mark.parametrize("kind,ceil,pad", [("max", False, 1), ("avg", True, 0),
