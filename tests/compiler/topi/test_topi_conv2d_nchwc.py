@@ -16,6 +16,7 @@ from compiler.topi.x86.conv2d_nchwc import (
     band_tile_shape,
     channel_chunk_for,
     conv_tiling,
+    depthwise_band_rows,
     tile_shape,
 )
 
@@ -89,14 +90,18 @@ def test_grouped_conv2d_nchwc(run, rng, groups, ob, tile):
         topi.nn.conv2d_NCHWc(x, wt, 1, 1, 1, groups=3)
 
 
+@pytest.mark.parametrize("pad_bytes", [None, 2000], ids=["one-band", "bands"])
 @pytest.mark.parametrize("stride", [1, 2])
-def test_depthwise_nchwc(run, rng, stride):
+def test_depthwise_nchwc(run, rng, stride, pad_bytes):
+    """Bands of output rows, each padding its input rows (2000 bytes: the 416-byte padded
+    rows of a block in bands of 2 output rows at stride 1, 1 at stride 2)."""
     a = rng.random((1, 16, 10, 11), dtype="float32") - 0.5
     wa = rng.random((16, 1, 3, 3), dtype="float32") - 0.5
     x = te.placeholder((1, 2, 10, 11, 8), name="x")
     wt = te.placeholder((2, 1, 3, 3, 1, 8), name="w")
     y = topi.nn.relu(topi.nn.depthwise_conv2d_NCHWc(x, wt, stride, 1, 1))
-    s = topi.x86.schedule_depthwise_conv2d_NCHWc([y])
+    s = topi.x86.schedule_depthwise_conv2d_NCHWc(
+        [y], **({"depthwise_pad_bytes": pad_bytes} if pad_bytes else {}))
     (got,) = run(s, [x, wt], [y], [_blocked(a, 8), transform_numpy(wa, "OIHW", "OIHW1i8o")])
     ref = np.maximum(conv2d_ref(a, wa, stride, (1, 1, 1, 1), 1, groups=16), 0)
     np.testing.assert_allclose(transform_numpy(got, "NCHW8c", "NCHW"), ref, **TOL)
@@ -112,6 +117,16 @@ def test_conv2d_alone_no_epilogue(run, rng):
                  [_blocked(a, 4), transform_numpy(wa, "OIHW", "OIHW4i8o")])
     np.testing.assert_allclose(transform_numpy(got, "NCHW8c", "NCHW"),
                                conv2d_ref(a, wa, 1, (0, 0, 0, 0), 1), **TOL)
+
+
+def test_depthwise_band_rows():
+    """The padded rows of a band of one channel block fit the bytes given: 128 KiB of 114-wide
+    rows of 16 lanes (7296 bytes) are 17 rows, i.e. 8 output rows at stride 2 (a divisor of
+    56) and 14 at stride 1 (a divisor of 112); at least one row."""
+    assert depthwise_band_rows((1, 6, 56, 56, 16), (1, 6, 114, 114, 16), 3, 2, 4, 128 << 10) == 8
+    assert depthwise_band_rows((1, 2, 112, 112, 16), (1, 2, 114, 114, 16), 3, 1, 4,
+                               128 << 10) == 14
+    assert depthwise_band_rows((1, 2, 112, 112, 16), (1, 2, 114, 114, 16), 3, 1, 4, 100) == 1
 
 
 def test_conv2d_rows_prefetch_the_next_blocks_weights():
