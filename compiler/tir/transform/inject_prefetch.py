@@ -4,7 +4,7 @@ Before: `AttrStmt(data, "prefetch_scope", offset, <the loop of x, under its prag
 being the data Var of the buffer to prefetch; the loops inside are vectorized and unrolled.
 After: no such attribute. In the loop, each run of statements with no loop inside that reads the
 buffer at an index depending on x is preceded by one `tir.prefetch(address_of(buf[i']), 0, 1, 1)`
-per distinct index i': the index with x := min(x + offset, last x), what the read touches
+per distinct index i' of the run: the index with x := min(x + offset, last x), what the read touches
 `offset` iterations later (the last iterations fetch their own: no address past the buffer). A
 vector read (a Ramp index) fetches the cache line of its first element. The fetches go to the
 outer caches (locality 1), where they wait without evicting what the current iteration works on
@@ -22,7 +22,6 @@ from ..op import call_intrin
 from ..stmt import (
     Allocate,
     AttrStmt,
-    BufferStore,
     Evaluate,
     For,
     IfThenElse,
@@ -44,6 +43,12 @@ def _loop_under(s: Stmt):
     return s if isinstance(s, For) else None
 
 
+def _has_loop(s: Stmt) -> bool:
+    found = []
+    post_order_visit(s, lambda n: found.append(n) if isinstance(n, For) else None)
+    return bool(found)
+
+
 class _Fetches:
     """Prefetches of the reads of the buffer with data Var `data`, loop var `x` moved ahead."""
 
@@ -51,36 +56,44 @@ class _Fetches:
         self.data, self.x, self.ahead = data, x, ahead
 
     def before(self, stmts: List[Stmt]) -> List[Stmt]:
-        """The prefetches for the reads in `stmts` (statements without loops)."""
+        """One prefetch per distinct index the loop-free `stmts` read the buffer at (indices
+        using a variable bound inside them left out)."""
         found: Dict[str, E.PrimExpr] = {}
-        buffers = {}
+        buffers, bound = {}, set()
 
         def visit(e):
+            if isinstance(e, (LetStmt, E.Let)):
+                bound.add(id(e.var))
             if not (isinstance(e, E.BufferLoad) and e.buffer.data is self.data
                     and len(e.indices) == 1):
                 return
             index = e.indices[0]
             if isinstance(index, E.Ramp):
                 index = index.base
-            if index.dtype.lanes != 1 or not any(v is self.x for v in collect_vars(index)):
+            used = collect_vars(index)
+            if index.dtype.lanes != 1 or not any(v is self.x for v in used):
                 return
             moved = substitute(index, {self.x: self.ahead})
             found.setdefault(str(moved), moved)
-            buffers[str(moved)] = e.buffer
+            buffers[str(moved)] = (e.buffer, used)
 
         for s in stmts:
             post_order_visit(s, visit)
         return [Evaluate(call_intrin(
             "int32", "tir.prefetch",
-            call_intrin("handle", "tir.address_of", E.BufferLoad(buffers[k], (i,))),
-            0, LOCALITY, 1)) for k, i in found.items()]
+            call_intrin("handle", "tir.address_of", E.BufferLoad(buffers[k][0], (i,))),
+            0, LOCALITY, 1)) for k, i in found.items()
+            if not any(id(v) in bound for v in buffers[k][1])]
 
     def inject(self, s: Stmt) -> Stmt:
+        """`s` with the prefetches before each run of loop-free statements."""
+        if not _has_loop(s):
+            return seq(*self.before([s]), s)
         if isinstance(s, SeqStmt):
             out: List[Stmt] = []
             run: List[Stmt] = []
             for item in s.seq + (None,):
-                if isinstance(item, (BufferStore, Evaluate)):
+                if item is not None and not _has_loop(item):
                     run.append(item)
                     continue
                 out += self.before(run) + run
@@ -88,8 +101,6 @@ class _Fetches:
                 if item is not None:
                     out.append(self.inject(item))
             return seq(*out)
-        if isinstance(s, (BufferStore, Evaluate)):
-            return seq(*self.before([s]), s)
         if isinstance(s, IfThenElse):
             return rebuild(s, {"then_case": self.inject(s.then_case),
                                "else_case": s.else_case and self.inject(s.else_case)})

@@ -53,6 +53,8 @@ def schedule_qnn_conv2d_NCHWc(outs, target=None, oc_blocks: Optional[int] = None
         xo, xi = o.split(x, factor=xt)
         o.reorder(n, fo, y, xo, fin, xi, fi)
         outer = o.fuse(n, fo, y)
+        # the next channel blocks' weights, during these blocks' rows (conv2d_nchwc's rows)
+        o.prefetch(next(t for t in anchor.input_tensors if t.ndim == 7), outer, _extent(y))
         if mac_count(anchor) >= PARALLEL_MIN_MACS:
             o.parallel(outer)
         o.unroll(fin)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import microruntime as runtime
-from compiler import build, te
+from compiler import build, lower, te
 from compiler.relax.transform.qnn_layout_nchwc import pack_weight
 from compiler.topi.nn.qnn import qnn_conv2d_NCHWc_int8
 from compiler.topi.utils import get_const_tuple
@@ -106,3 +106,14 @@ def test_grouped(target, vnni, dtype, block, groups):
                                                          5 + shift, 1, groups))
     if target.startswith("llvm"):
         assert ("vpdpbusd" in f.get_source("asm")) == vnni
+
+
+def test_rows_prefetch_the_next_blocks_weights():
+    """As conv2d_NCHWc's rows: the loop over (group of channel blocks, row) prefetches the
+    weights of the group one on, a group's rows (7) ahead; 4 groups of 1 block."""
+    x = te.placeholder((1, 2, 7, 7, 16), name="x", dtype="uint8")
+    w = te.placeholder((4, 2, 1, 1, 4, 16, 4), name="w", dtype="int8")
+    y = qnn_conv2d_NCHWc_int8(x, w, 0, 1, 0, 1, 32)
+    text = str(lower(schedule_qnn_conv2d_NCHWc([y], oc_blocks=1, ow_tile=7), [x, w, y]))
+    assert "tir.prefetch(tir.address_of(w[min(b.o.outer.fused.y.fused + 7, 27) // 7 * 512" \
+        in text
