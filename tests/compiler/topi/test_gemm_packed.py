@@ -254,13 +254,26 @@ def test_small_gemms_still_get_several_parallel_blocks():
 
 
 @pytest.mark.parametrize("n,nr,want", [(384, 32, 192), (192, 32, 96), (320, 32, 160),
-                                       (448, 32, 224), (768, 32, 256), (384, 16, 192),
+                                       (448, 32, 224), (768, 32, 128), (384, 16, 192),
                                        (1000, 32, 256), (100, 32, 64)])
 def test_parallel_block_divides_n(n, nr, want):
     """A column block that does not divide N would leave a guard in every tile (N = 384 in
     blocks of 256 ran 30x slower); whole-tile widths get the widest dividing block (after
-    halving for parallel blocks: 196 x 192 has too few blocks of 256 columns)."""
+    halving for parallel blocks: 196 x 192 has too few blocks of 256 columns; 196 x 768 in
+    3 x 3 blocks of 256 an odd count, in 3 x 6 of 128 an even one)."""
     assert topi.x86.gemm.parallel_block(196, n, 1536, 1, 96, 256, nr) == want
+
+
+def test_few_parallel_blocks_are_an_even_number():
+    """Below GEMM_EVEN_BLOCKS an odd count of blocks gets narrower columns until it is even
+    (two threads share it evenly); above, or one tile wide, it stays."""
+    from compiler.topi.x86.gemm import GEMM_EVEN_BLOCKS, parallel_block
+    assert parallel_block(197, 768, 3072, 1, 72, 256, 32) == 128       # 3 x 3 -> 3 x 6
+    assert parallel_block(197, 2304, 768, 1, 72, 256, 32) == 128       # 3 x 9 -> 3 x 18
+    assert parallel_block(197, 3072, 768, 1, 72, 256, 32) == 256       # 3 x 12: even
+    m = 72 * (GEMM_EVEN_BLOCKS + 1)                                    # 33 x 1: enough
+    assert parallel_block(m, 256, 768, 1, 72, 256, 32) == 256
+    assert parallel_block(197, 32, 3072, 1, 72, 256, 32) == 32         # one tile: 3 stay
 
 
 class _Guards(IRVisitor):
