@@ -9,6 +9,7 @@ per distinct index i' of the run: the index with x := min(x + offset, last x), w
 vector read (a Ramp index) fetches the cache line of its first element. The fetches go to the
 outer caches (locality 1), where they wait without evicting what the current iteration works on
 in L1, and interleave with the work instead of arriving in a burst at the top of the loop.
+A scope whose loop is no longer one loop (loop_partition split it) gets no prefetches.
 """
 from __future__ import annotations
 
