@@ -92,8 +92,7 @@ class _Transpose(ExprMutator):
     def _rewrite(self, e: X.Expr):
         if X.is_op_call(e, "relax.matmul") and len(e.args) == 2:
             return self._tied(e)
-        if not (isinstance(e, X.Call) and isinstance(e.op, X.Op)
-                and e.op.name == "relax.nn.dense" and len(e.args) == 2):
+        if not (X.is_op_call(e, "relax.nn.dense") and len(e.args) == 2):
             return None
         x, w = e.args
         xs = x.struct_info

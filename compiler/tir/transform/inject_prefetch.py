@@ -59,8 +59,8 @@ class _Fetches:
     def before(self, stmts: List[Stmt]) -> List[Stmt]:
         """One prefetch per distinct index the loop-free `stmts` read the buffer at (indices
         using a variable bound inside them left out)."""
-        found: Dict[str, E.PrimExpr] = {}
-        buffers, bound = {}, set()
+        found: Dict[str, tuple] = {}    # by index text: (moved index, buffer, its variables)
+        bound = set()
 
         def visit(e):
             if isinstance(e, (LetStmt, E.Let)):
@@ -75,16 +75,15 @@ class _Fetches:
             if index.dtype.lanes != 1 or not any(v is self.x for v in used):
                 return
             moved = substitute(index, {self.x: self.ahead})
-            found.setdefault(str(moved), moved)
-            buffers[str(moved)] = (e.buffer, used)
+            found.setdefault(str(moved), (moved, e.buffer, used))
 
         for s in stmts:
             post_order_visit(s, visit)
         return [Evaluate(call_intrin(
             "int32", "tir.prefetch",
-            call_intrin("handle", "tir.address_of", E.BufferLoad(buffers[k][0], (i,))),
-            0, LOCALITY, 1)) for k, i in found.items()
-            if not any(id(v) in bound for v in buffers[k][1])]
+            call_intrin("handle", "tir.address_of", E.BufferLoad(buf, (i,))),
+            0, LOCALITY, 1)) for i, buf, used in found.values()
+            if not any(id(v) in bound for v in used)]
 
     def inject(self, s: Stmt) -> Stmt:
         """`s` with the prefetches before each run of loop-free statements."""

@@ -37,7 +37,7 @@ the tiles over the output:
       (`Stage.prefetch`, a group's rows ahead): the first row of a group otherwise waits on
       weights from L3 or memory, which in a whole model run (weights not in cache: unlike a
       kernel timed alone) made a 1x1 convolution 25-45% slower than its time alone (AVX-512,
-      MnasNet's 320 -> 1280 at 7 x 7: 0.48 -> 0.39 ms, alone 0.35). Bands prefetch nothing:
+      MnasNet's 320 -> 1280 at 7 x 7: 0.48 -> 0.37 ms, alone 0.35). Bands prefetch nothing:
       a call in their reduction loop keeps LLVM from holding the tile's sums in registers
       (squeezenet's 512 -> 1008 band at 13 x 13: 1.7 -> 4.0 ms).
 

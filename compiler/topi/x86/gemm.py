@@ -86,7 +86,7 @@ GEMM_NC = 256
 GEMM_MIN_BLOCKS = 4
 # Fewer parallel blocks than this are made an even number (narrower column blocks): an odd
 # count leaves one of two threads a block more (ViT-B/16's 197 x 3072 x 768 in 3 x 3 blocks
-# ran 1.75x faster on 2 threads than on 1; in 3 x 6, 1.9x).
+# ran 1.75x faster on 2 threads than on 1; in 3 x 6, 1.97x).
 GEMM_EVEN_BLOCKS = 32
 GEMM_PARALLEL_MIN_MACS = 1 << 17
 # Packing B [K, N]: parallel chunks of GEMM_PACK_ROWS rows of K, copied panel by panel.
@@ -445,8 +445,9 @@ def _dividing_block(n, ncb: int, nr: int) -> int:
 
 def parallel_block(m, n, k, batch: int, mcb: int, ncb: int, nr: int) -> int:
     """The columns of a parallel block: ncb, halved (in whole tiles) until a GEMM of at least
-    GEMM_PARALLEL_MIN_MACS has GEMM_MIN_BLOCKS blocks or a block is one tile wide, then
-    narrowed to divide N (`_dividing_block`). Rows are left alone: a row block that is not a
+    GEMM_PARALLEL_MIN_MACS has GEMM_MIN_BLOCKS blocks, and then while it has an odd number of
+    them below GEMM_EVEN_BLOCKS (blocks counted as narrowed to divide N, `_dividing_block`), or
+    until a block is one tile wide. Rows are left alone: a row block that is not a
     multiple of the tile leaves a guard in every tile (measured 25% slower on one thread)."""
     if all(isinstance(v, int) for v in (m, n, k)) and m * n * k * batch >= \
             GEMM_PARALLEL_MIN_MACS:
