@@ -8,7 +8,7 @@ every run: they are left out of the table and their total is printed apart.
 With --ort it also runs ONNX Runtime's profiler (the same thread count, in its own process) on
 the same inputs and prints its time per operator type, so a kernel that loses can be found.
 
-    MR_NUM_THREADS=1 .venv/bin/python bench/zoo/profile.py squeezenet1_1 [--top 20] [--ort]
+    MR_NUM_THREADS=1 .venv/bin/python bench/zoo/kernels.py squeezenet1_1 [--top 20] [--ort]
 """
 import argparse
 import collections
