@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..topi.nn.dense import dense_pack_weight_numpy
 from ..topi.nn.layout import transform_numpy
 from ..topi.nn.winograd import winograd_matrices, winograd_weight_transform
 from .interpreter_ops import _like, erf, kernel
@@ -177,6 +178,19 @@ def _conv2d_transpose(attrs, x, w):
 def _dense(attrs, x, w):
     dtype = _out_dtype(attrs, x)
     return np.matmul(x.astype(dtype), w.astype(dtype).T).astype(dtype)
+
+
+@kernel("nn.contrib_dense_pack")
+def _dense_pack(attrs, x, w):
+    dtype = _out_dtype(attrs, x)
+    panels, k, block = w.shape
+    wt = w.astype(dtype).transpose(0, 2, 1).reshape(panels * block, k)[:attrs.units]
+    return np.matmul(x.astype(dtype), wt.T).astype(dtype)
+
+
+@kernel("nn.contrib_dense_pack_weight_transform")
+def _dense_pack_weight_transform(attrs, w):
+    return dense_pack_weight_numpy(w, attrs.block, attrs.weight_layout)
 
 
 # ---- pooling --------------------------------------------------------------------------------

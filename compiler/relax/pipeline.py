@@ -29,6 +29,7 @@ from .transform.fold_quantize_scale import fold_quantize_scale
 from .transform.fuse_ops import MAX_FUSE_DEPTH, fuse_ops
 from .transform.lambda_lift import lambda_lift
 from .transform.legalize import legalize
+from .transform.pack_dense_weight import pack_dense_weight
 from .transform.qnn_layout_nchwc import qnn_layout_nchwc
 from .transform.quantize_to_integer import quantize_to_integer
 from .transform.split_args import split_args
@@ -54,6 +55,7 @@ TVM_PASS_NAMES: Dict[str, PassNames] = {
     "trim_conv_taps": ((), True),
     "transpose_dense_weight": (("AlterOpLayout",), True),
     "combine_parallel_matmul": (("CombineParallelDense", "CombineParallelMatmul"), True),
+    "pack_dense_weight": (("AlterOpLayout", "pack_dense_weight"), True),
     "convert_layout_nchwc": (("AlterOpLayout", "ConvertLayout"), True),
     "convert_layout_ncdhwc": (("AlterOpLayout", "ConvertLayout"), True),
     "qnn_layout_nchwc": (("AlterOpLayout",), True),
@@ -83,9 +85,9 @@ def optimize_passes(target: Optional[Target] = None,
                     weights_at_load: bool = False) -> List[Pass]:
     """The passes before kernels are made, in order, for the kernels' `target` (None: a CPU):
     weights bound and folded, layouts chosen, operators fused into primitive functions.
-    `weights_at_load`: weight transforms that would grow the file (Winograd's) stay kernels
-    on the original weight, for an executor that runs such calls once after loading (the
-    graph executor); else they are computed now."""
+    `weights_at_load`: weight transforms that would grow the file (Winograd's, a tied
+    weight's packing) stay kernels on the original weight, for an executor that runs such
+    calls once after loading (the graph executor); else they are computed now."""
     unfused = "FuseOps" in PassContext.current().disabled_pass
     return _enabled([
         named(bind_params, params=dict(params or {})),  # weights become constants
@@ -99,6 +101,7 @@ def optimize_passes(target: Optional[Target] = None,
         trim_conv_taps,          # kernel taps that only read padding cut (dilated convs)
         transpose_dense_weight,  # dense by a constant W -> matmul by W.T [K, N]
         combine_parallel_matmul,  # matmuls of one x by constants -> one, sliced
+        named(pack_dense_weight, target=target, at_load=weights_at_load),  # CPU: GEMM panels
         named(convert_layout_nchwc, target=target),  # CPU: conv regions in NCHW[x]c
         named(convert_layout_ncdhwc, target=target),  # CPU: conv3d regions in NCDHW[x]c
         named(qnn_layout_nchwc, target=target),  # CPU: integer convs blocked (VNNI)

@@ -16,6 +16,7 @@ from typing import Optional
 
 from ... import topi
 from ...ir.errors import UnsupportedOpError
+from ...topi.x86.dense_pack_weight import schedule_dense_pack_weight_transform
 from ...topi.x86.winograd_weight import schedule_winograd_weight_transform
 from ..op.nn.convolution import is_depthwise_blocked
 from .op_strategy import OpStrategy, compute_of, default_strategy, is_cpu, register_strategy
@@ -170,6 +171,25 @@ def gemm(name: str):
     return strategy
 
 
+def dense_pack(call, target, schedules) -> OpStrategy:
+    """A dense by a packed constant weight (pack_dense_weight): on a CPU the packed GEMM
+    without its packing of B (topi.x86.matmul_prepacked); elsewhere its plain compute."""
+    if is_cpu(target) and _static(call.args[0], call.args[0].struct_info.ndim) is not None:
+        return OpStrategy("matmul_prepacked",
+                          lambda c, a: topi.x86.matmul_prepacked(a[0], a[1], c.attrs.units,
+                                                                 _out_dtype(c)),
+                          schedules.schedule_gemm_packed)
+    return default_strategy(call, target, schedules)
+
+
+def dense_pack_weight_transform(call, target, schedules) -> OpStrategy:
+    """A CPU packs the weight once, at load (topi/x86/dense_pack_weight.py)."""
+    if is_cpu(target):
+        return OpStrategy("dense_pack_weight_transform", compute_of(call),
+                          schedule_dense_pack_weight_transform)
+    return default_strategy(call, target, schedules)
+
+
 def named(schedule: str):
     """The operator's compute, scheduled by `schedule` of the target's module."""
     def strategy(call, target, schedules) -> OpStrategy:
@@ -202,6 +222,8 @@ STRATEGIES = {
     "relax.nn.conv3d": conv3d,
     "relax.nn.dense": gemm("dense"),
     "relax.matmul": gemm("matmul"),
+    "relax.nn.contrib_dense_pack": dense_pack,
+    "relax.nn.contrib_dense_pack_weight_transform": dense_pack_weight_transform,
     "relax.nn.max_pool2d": named("schedule_pool"),
     "relax.nn.avg_pool2d": named("schedule_pool"),
     "relax.nn.max_pool3d": named("schedule_pool"),
@@ -220,5 +242,6 @@ for _name, _strategy in STRATEGIES.items():
     register_strategy(_name, _strategy)
 
 
-__all__ = ["STRATEGIES", "conv2d", "conv2d_winograd", "conv3d", "gemm", "layer_norm", "named",
-           "resize2d", "winograd_weight_transform"]
+__all__ = ["STRATEGIES", "conv2d", "conv2d_winograd", "conv3d", "dense_pack",
+           "dense_pack_weight_transform", "gemm", "layer_norm", "named", "resize2d",
+           "winograd_weight_transform"]

@@ -36,7 +36,7 @@ def _key(a: np.ndarray) -> tuple:
     return (str(a.dtype), a.shape, hashlib.sha1(np.ascontiguousarray(a).tobytes()).digest())
 
 
-def _constant_uses(func: X.Function) -> Dict[int, List[Tuple[str, int]]]:
+def constant_uses(func: X.Function) -> Dict[int, List[Tuple[str, int]]]:
     """{id(constant): [(operator name, argument position)]} of the function's calls."""
     uses: Dict[int, List[Tuple[str, int]]] = {}
 
@@ -61,7 +61,7 @@ class _Transpose(ExprMutator):
     def __init__(self, func: X.Function):
         super().__init__()
         self.done: Dict[int, X.Constant] = {}
-        self.uses = _constant_uses(func)
+        self.uses = constant_uses(func)
         # 2-d constants read by something else than as a weight of nn.dense: their transposes
         # are matched by content against the right operands of matmuls
         self.shared: Dict[tuple, X.Constant] = {}

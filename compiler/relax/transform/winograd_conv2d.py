@@ -88,7 +88,9 @@ class _Winograd(ExprMutator):
             out_dtype=a.out_dtype)
 
 
-def _is_bare_metal(target) -> bool:
+def is_bare_metal_target(target) -> bool:
+    """Whether `target` (None: this host) names a bare-metal triple (its flash holds the
+    weights: a pass that would grow or copy them leaves it alone)."""
     triple = Target(target).attrs.get("mtriple") if target is not None else None
     return bool(triple) and is_bare_metal(triple)
 
@@ -97,6 +99,6 @@ def winograd_conv2d(mod: IRModule, target=None, at_load: bool = False) -> IRModu
     """`mod` with its eligible blocked 3x3 convolutions made Winograd ones for the CPU
     `target` (None: this host); unchanged for a GPU target. With `at_load`, each weight is
     transformed by a kernel of the model (see the module docstring), else now."""
-    if is_gpu(target) or _is_bare_metal(target):
+    if is_gpu(target) or is_bare_metal_target(target):
         return mod
     return map_graph_functions(mod, lambda f: _Winograd(at_load).visit_expr(f))

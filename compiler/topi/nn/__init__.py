@@ -11,7 +11,7 @@ from .conv2d_nchwc import (  # noqa: F401
 from .conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
 from .conv3d import conv3d_ncdhw, get_pad_tuple3d  # noqa: F401
 from .conv3d_ncdhwc import channel_block3d, conv3d_NCDHWc, kernel_blocks3d  # noqa: F401
-from .dense import dense, matmul  # noqa: F401
+from .dense import dense, dense_pack_weight, dense_packed, matmul  # noqa: F401
 from .elemwise import gelu, leaky_relu, prelu, relu  # noqa: F401
 from .flatten import flatten  # noqa: F401
 from .layout import layout_transform  # noqa: F401

@@ -22,10 +22,12 @@ from .dense import (  # noqa: F401
     schedule_dense_pack,
     schedule_matmul,
 )
+from .dense_pack_weight import schedule_dense_pack_weight_transform  # noqa: F401
 from .fused import schedule_fused  # noqa: F401
 from .gemm import (  # noqa: F401
     gemm_packed,
     matmul_packed,
+    matmul_prepacked,
     pack_b_numpy,
     packed_matmul_applies,
     register_tile,

@@ -284,6 +284,14 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
     return out if bias is None else add_bias(out, bias)
 
 
+def matmul_prepacked(a, packed, units: int, out_dtype=None):
+    """A model's dense by a constant weight packed before the call (nn.contrib_dense_pack:
+    `packed` [ceil(units / nr), K, nr], topi.nn.dense_pack_weight) as `gemm_packed` with one
+    k block and no packing of B. Schedule it with `schedule_gemm_packed`."""
+    k = get_const_tuple(a.shape)[-1]
+    return gemm_packed(a, packed, None, out_dtype, b_packed=True, n=units, kc=max(GEMM_KC, k))
+
+
 def packed_matmul_applies(a_shape, b_shape, dtype: str) -> bool:
     """Whether a model's GEMM of A `a_shape` ([..., K], its leading dimensions the rows) by a
     2-d B `b_shape` of `dtype` takes `matmul_packed`: static float32 shapes, at least

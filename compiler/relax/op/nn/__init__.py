@@ -16,7 +16,7 @@ from .convolution import (
     conv2d_transpose,
     conv3d,
 )
-from .linear import dense
+from .linear import contrib_dense_pack, contrib_dense_pack_weight_transform, dense
 from .normalization import batch_norm, layer_norm, lrn
 from .padding import pad
 from .pooling import (

@@ -170,6 +170,10 @@ LEGALIZE = {
     "relax.nn.contrib_conv2d_winograd_weight_transform":
         lambda call, a: topi.nn.winograd_weight_transform_compute(a[0], call.attrs.tile_size),
     "relax.nn.dense": _dense, "relax.matmul": _matmul,
+    "relax.nn.contrib_dense_pack": lambda call, a: topi.nn.dense_packed(
+        a[0], a[1], call.attrs.units, _out_dtype(call)),
+    "relax.nn.contrib_dense_pack_weight_transform": lambda call, a: topi.nn.dense_pack_weight(
+        a[0], call.attrs.block, call.attrs.weight_layout),
     "relax.nn.max_pool2d": _pool("max"), "relax.nn.avg_pool2d": _pool("avg"),
     "relax.nn.adaptive_avg_pool2d": _adaptive("avg"),
     "relax.nn.adaptive_max_pool2d": _adaptive("max"),
