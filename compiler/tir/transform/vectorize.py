@@ -105,20 +105,86 @@ class _Vectorizer:
 
 
 class _Vectorize(IRMutator):
+    def __init__(self):
+        super().__init__()
+        self.units = {}  # enclosing loops of one iteration: var -> its value
+
     def visit_For(self, s):
+        unit = isinstance(s.extent, E.IntImm) and s.extent.value == 1
+        if unit:
+            self.units[s.loop_var] = s.min
         s = self.generic_visit(s)
+        if unit:
+            del self.units[s.loop_var]
         if s.kind != ForKind.VECTORIZED:
             return s
         serial = For(s.loop_var, s.min, s.extent, ForKind.SERIAL, s.body, s.thread_binding,
                      s.annotations)
         if not isinstance(s.extent, E.IntImm) or s.extent.value < 1:
             return serial
+        s = _narrowed(s, self.units)
+        if s.extent.value < 1:
+            return SeqStmt(())
         if s.extent.value == 1:
             return substitute(s.body, {s.loop_var: s.min})
         try:
             return _Vectorizer(s.loop_var, s.min, s.extent.value).stmt(s.body)
         except _CannotVectorize:
             return serial
+
+
+def _conjuncts(cond):
+    if isinstance(cond, E.And):
+        return _conjuncts(cond.a) + _conjuncts(cond.b)
+    return [cond]
+
+
+def _terms(e):
+    if isinstance(e, E.Add):
+        return _terms(e.a) + _terms(e.b)
+    return [e]
+
+
+def _lane_bound(cond, var, units):
+    """c when `cond` is `var + rest < b` with `b - rest` the integer constant c once the
+    enclosing loops of one iteration (`units`: var -> its value) are substituted; else None."""
+    if not isinstance(cond, E.LT):
+        return None
+    terms = _terms(cond.a)
+    if sum(t is var for t in terms) != 1:
+        return None
+    rest = [t for t in terms if t is not var]
+    if any(_depends(t, var) for t in rest) or _depends(cond.b, var):
+        return None
+    bound = cond.b
+    for t in rest:
+        bound = bound - t
+    bound = _simplify(substitute(bound, units))
+    return bound.value if isinstance(bound, E.IntImm) else None
+
+
+def _narrowed(s: For, units) -> For:
+    """A loop from 0 whose whole body is `if var + rest < b and other: body` (no else, b - rest
+    constant) runs over [0, min(extent, b - rest)) with `if other: body` (the guard an uneven
+    split leaves in the tail of a partitioned loop: `ji + 192 < 197` over 32 lanes is 5 lanes
+    of vector code, not 32 scalar iterations that test each lane)."""
+    body = s.body
+    if not (isinstance(body, IfThenElse) and body.else_case is None
+            and isinstance(s.min, E.IntImm) and s.min.value == 0):
+        return s
+    parts = _conjuncts(body.condition)
+    bounds = [_lane_bound(c, s.loop_var, units) for c in parts]
+    if all(b is None for b in bounds):
+        return s
+    rest = [c for c, b in zip(parts, bounds) if b is None]
+    if any(_depends(c, s.loop_var) for c in rest):
+        return s
+    extent = min([s.extent.value] + [b for b in bounds if b is not None])
+    inner = body.then_case
+    for c in reversed(rest):
+        inner = IfThenElse(c, inner, None)
+    return For(s.loop_var, s.min, E.const(max(extent, 0), s.extent.dtype), s.kind, inner,
+               s.thread_binding, s.annotations)
 
 
 def _vectorize_func(f: PrimFunc) -> PrimFunc:

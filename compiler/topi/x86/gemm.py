@@ -527,9 +527,11 @@ def tile_gemm(s, anchor, out_op, mr: Optional[int] = None, nr: Optional[int] = N
     if parallel:
         o.parallel(block)
     o.vectorize(ji)
-    if not isinstance(m, int) or m % mr:
+    # an uneven block (M % mcb, N % ncb) leaves a guard in its tiles: the tile loops are
+    # partitioned into guard-free tiles and a tail
+    if not isinstance(m, int) or m % mcb:
         o.pragma(it, "loop_partition", 1)
-    if not isinstance(n, int) or n % nr:
+    if not isinstance(n, int) or n % ncb:
         o.pragma(jt, "loop_partition", 1)
     a = s[acc]
     a.compute_at(o, it)

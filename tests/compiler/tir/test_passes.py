@@ -18,6 +18,7 @@ from compiler.tir import (
     Var,
     decl_buffer,
     interpreter,
+    post_order_visit,
     seq,
 )
 from compiler.tir import expr as E
@@ -104,11 +105,31 @@ def test_vectorize_contiguous():
 def test_vectorize_falls_back_to_serial():
     A = decl_buffer((4,), "float32", "A")
     i = Var("i")
-    body = IfThenElse(i < 2, BufferStore(A, A[i] + 1.0, (i,)))
+    body = IfThenElse(i > 1, BufferStore(A, A[i] + 1.0, (i,)))
     before = _mod([A], For(i, E.const(0), E.const(4), ForKind.VECTORIZED, body))
     after = vectorize(before)
     expected = _mod([A], For(i, E.const(0), E.const(4), ForKind.SERIAL, body))
     assert_structural_equal(after["f"].body, expected["f"].body, map_free_vars=True)
+
+
+def test_vectorize_narrows_a_loop_guarded_by_an_upper_bound():
+    """`for i in 0..32: if i + (t + 6) * 32 < 197 and B[0] > 0: body`, t a loop of one
+    iteration (the tail an uneven split leaves): 5 lanes of vector code under `if B[0] > 0`."""
+    A, B = decl_buffer((200,), "float32", "A"), decl_buffer((1,), "float32", "B")
+    i, t = Var("i"), Var("t")
+    cond = E.And(i + (t + 6) * 32 < 197, B[0] > 0.0)
+    body = IfThenElse(cond, BufferStore(A, A[i + 192] + 1.0, (i + 192,)))
+    loop = For(t, E.const(0), E.const(1), ForKind.SERIAL,
+               For(i, E.const(0), E.const(32), ForKind.VECTORIZED, body))
+    before = _mod([A, B], loop)
+    after = vectorize(before)
+    stores = []
+    post_order_visit(after["f"].body,
+                     lambda x: stores.append(x) if isinstance(x, BufferStore) else None)
+    assert len(stores) == 1 and stores[0].value.dtype.lanes == 5
+    for flag in (0.0, 1.0):
+        _same_values(before, after, [np.arange(200, dtype="float32"),
+                                     np.array([flag], dtype="float32")])
 
 
 def test_unroll_loop():
