@@ -9,6 +9,9 @@ indices (L-lane values), and loop-invariant scalars are `Broadcast`. A body that
 form (branches on the loop variable, nested loops, lets, stores not indexed by the loop
 variable, gathers, lazy if_then_else on a vector condition) stays a SERIAL loop; an
 if_then_else on a condition that does not depend on the loop variable takes vector branches.
+A loop whose whole body is guarded by an upper bound on its variable (`if i + a < b`, b - a
+constant once the enclosing loops of one iteration are substituted: the tail of an uneven
+split) first runs over just the lanes the guard admits (`_narrowed`).
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from ...ir.module import IRModule
 from .. import expr as E
 from ..function import PrimFunc
 from ..functor import IRMutator, collect_vars, substitute
-from ..stmt import BufferStore, For, ForKind, IfThenElse, SeqStmt
+from ..stmt import BufferStore, Evaluate, For, ForKind, IfThenElse, SeqStmt
 from .common import map_funcs
 
 
@@ -124,7 +127,7 @@ class _Vectorize(IRMutator):
             return serial
         s = _narrowed(s, self.units)
         if s.extent.value < 1:
-            return SeqStmt(())
+            return Evaluate(E.const(0))
         if s.extent.value == 1:
             return substitute(s.body, {s.loop_var: s.min})
         try:
