@@ -131,7 +131,7 @@ def _kernel_flops(mod):
                 elif op == "relax.nn.contrib_conv2d_winograd_without_weight_transform":
                     # the direct 3x3 convolution's count (effective GFLOP/s)
                     total += 2 * prod(out) * int(v.args[1].struct_info.shape[2]) * 9
-                elif op in ("relax.nn.dense", "relax.matmul"):
+                elif op in ("relax.nn.dense", "relax.matmul", "relax.nn.contrib_dense_pack"):
                     k = int(v.args[0].struct_info.shape[-1])
                     total += 2 * prod(out) * k
         flops[name] = total
