@@ -172,6 +172,20 @@ def test_dense_and_matmul():
     raises(op.matmul(T((2, 2, 3)), T((3, 3, 4))), "relax.matmul", "batch dims")
 
 
+def test_dense_pack_and_its_weight_transform():
+    check(op.nn.contrib_dense_pack(T((n, 7, 32)), T((4, 32, 32)), 100), (n, 7, 100))
+    raises(op.nn.contrib_dense_pack(T((4, 32)), T((3, 32, 32)), 100),
+           "relax.nn.contrib_dense_pack", "units=100", "(3, 32, 32)")
+    raises(op.nn.contrib_dense_pack(T((4, 31)), T((4, 32, 32)), 100),
+           "relax.nn.contrib_dense_pack", "31 features", "32")
+    raises(op.nn.contrib_dense_pack(T((4, 32)), T((100, 32)), 100),
+           "relax.nn.contrib_dense_pack", "3-D", "2 dims")
+    check(op.nn.contrib_dense_pack_weight_transform(T((100, 24)), 32, "NK"), (4, 24, 32))
+    check(op.nn.contrib_dense_pack_weight_transform(T((24, 70)), 32, "KN"), (3, 24, 32))
+    raises(op.nn.contrib_dense_pack_weight_transform(T((24, 70)), 32, "OI"),
+           "relax.nn.contrib_dense_pack_weight_transform", "NK or KN")
+
+
 # ---- reductions, search ---------------------------------------------------------------------
 def test_reductions():
     x = T((n, 3, 4))
