@@ -13,7 +13,7 @@ A scope whose loop is no longer one loop (loop_partition split it) gets no prefe
 """
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Set
 
 from ...ir.module import IRModule
 from .. import expr as E
@@ -44,17 +44,32 @@ def _loop_under(s: Stmt):
     return s if isinstance(s, For) else None
 
 
-def _has_loop(s: Stmt) -> bool:
-    found = []
-    post_order_visit(s, lambda n: found.append(n) if isinstance(n, For) else None)
-    return bool(found)
+def _loop_holders(s: Stmt) -> Set[int]:
+    """ids of `s` and of the statements inside it that have a loop inside (or are one)."""
+    holders: Set[int] = set()
+
+    def visit(n):
+        if isinstance(n, For) or (isinstance(n, Stmt) and any(
+                id(c) in holders for c in _children(n))):
+            holders.add(id(n))
+    post_order_visit(s, visit)
+    return holders
+
+
+def _children(s: Stmt):
+    if isinstance(s, SeqStmt):
+        return s.seq
+    if isinstance(s, IfThenElse):
+        return (s.then_case, s.else_case)
+    return (getattr(s, "body", None),)
 
 
 class _Fetches:
     """Prefetches of the reads of the buffer with data Var `data`, loop var `x` moved ahead."""
 
-    def __init__(self, data: E.Var, x: E.Var, ahead: E.PrimExpr):
+    def __init__(self, data: E.Var, x: E.Var, ahead: E.PrimExpr, body: Stmt):
         self.data, self.x, self.ahead = data, x, ahead
+        self.holders = _loop_holders(body)   # one walk, not one per level of `inject`
 
     def before(self, stmts: List[Stmt]) -> List[Stmt]:
         """One prefetch per distinct index the loop-free `stmts` read the buffer at (indices
@@ -87,13 +102,13 @@ class _Fetches:
 
     def inject(self, s: Stmt) -> Stmt:
         """`s` with the prefetches before each run of loop-free statements."""
-        if not _has_loop(s):
+        if id(s) not in self.holders:
             return seq(*self.before([s]), s)
         if isinstance(s, SeqStmt):
             out: List[Stmt] = []
             run: List[Stmt] = []
             for item in s.seq + (None,):
-                if item is not None and not _has_loop(item):
+                if item is not None and id(item) not in self.holders:
                     run.append(item)
                     continue
                 out += self.before(run) + run
@@ -119,7 +134,7 @@ class _Inject(IRMutator):
             return body
         x = loop.loop_var
         ahead = E.Min(x + E.convert(s.value).astype(x.dtype), loop.min + loop.extent - 1)
-        return _Fetches(s.node, x, ahead).inject(body)
+        return _Fetches(s.node, x, ahead, body).inject(body)
 
 
 def _inject_func(f: PrimFunc) -> PrimFunc:

@@ -66,7 +66,7 @@ from ... import te
 from ...ir.dtype import as_dtype
 from ...ir.errors import IRError
 from ...target.isa import vector_isa
-from ..nn.dense import add_bias
+from ..nn.dense import add_bias, dense_pack_weight_numpy
 from ..utils import as_outputs, divisor_at_most, get_const_tuple
 from .anchored import accumulator_stages, schedule_anchored
 from .injective import inline_injective_producers
@@ -149,13 +149,10 @@ def pack_b_shape(n: int, k: int, nr: int, kc: int = GEMM_KC) -> Tuple[int, int, 
 def pack_b_numpy(b, nr: int, kc: int = GEMM_KC, transpose_b: bool = False):
     """A numpy B ([K, N], or [N, K] with transpose_b) packed as T_gemm_pack_b lays it out, for
     a constant B packed once at compile time (gemm_packed(..., b_packed=True, n=N))."""
-    b = np.asarray(b)
-    bt = b if transpose_b else b.T          # [N, K]
+    bt = np.asarray(b) if transpose_b else np.asarray(b).T          # [N, K]
     n, k = bt.shape
-    nt, kp, _ = pack_b_shape(n, k, nr, kc)
-    out = np.zeros((nt * nr, kp), dtype=b.dtype)
-    out[:n, :k] = bt
-    return np.ascontiguousarray(out.reshape(nt, nr, kp).transpose(0, 2, 1))
+    kp = pack_b_shape(n, k, nr, kc)[1]
+    return dense_pack_weight_numpy(np.pad(bt, ((0, 0), (0, kp - k))), nr, "NK")
 
 
 def _padded(cond_needed: bool, cond, value, dtype):
