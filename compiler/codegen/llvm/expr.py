@@ -16,6 +16,7 @@ from llvmlite import ir
 from ... import tir as kir
 from ...ir.dtype import DType
 from ...ir.errors import InternalError
+from ...tir.lanes import constant_term, known_multiple, lane_offsets
 from .types import (
     F32,
     I1,
@@ -54,17 +55,6 @@ def _signed(value: int, bits: int) -> int:
 
 
 _ICMP = {kir.EQ: "==", kir.NE: "!=", kir.LT: "<", kir.LE: "<=", kir.GT: ">", kir.GE: ">="}
-
-
-def _known_multiple(e) -> int:
-    """A number every value of the integer expression `e` is a multiple of (0: e is 0)."""
-    if isinstance(e, kir.IntImm):
-        return abs(e.value)
-    if isinstance(e, (kir.Add, kir.Sub)):
-        return math.gcd(_known_multiple(e.a), _known_multiple(e.b))
-    if isinstance(e, kir.Mul):
-        return _known_multiple(e.a) * _known_multiple(e.b)
-    return 1
 
 
 class ExprEmitter:
@@ -340,7 +330,7 @@ class ExprEmitter:
         data_alignment as far as the known multiples of `base` and of its elem_offset keep it."""
         elem = buffer.dtype.element_of().bytes
         offset = buffer.elem_offset
-        factor = _known_multiple(base)
+        factor = known_multiple(base)
         factor = math.gcd(factor, offset.value if isinstance(offset, kir.IntImm)
                           else buffer.offset_factor)
         align = elem * (factor & -factor) if factor else buffer.data_alignment
@@ -362,6 +352,8 @@ class ExprEmitter:
                 buffer, e.indices[0] if index.dtype.lanes == 1 else
                 self._contiguous_base(e.indices[0])))
             self._tag(value, buffer)
+        elif (shuffled := self._shuffled_load(buffer, dtype, index)) is not None:
+            value = shuffled
         else:  # gather, one lane at a time
             idx = self.expr(index)
             value = ir.Constant(memory_type(dtype), ir.Undefined)
@@ -374,6 +366,45 @@ class ExprEmitter:
         if dtype.is_bool:
             value = self.b.trunc(value, llvm_type(dtype))
         return value
+
+    def _shuffled_load(self, buffer, dtype, index):
+        """A vector load whose lanes are S + c_i (`lane_offsets`) as one contiguous load and
+        a shufflevector: of the aligned block of B elements that holds every lane (B a power
+        of two, at most 64) when S is a multiple of B and the buffer holds whole blocks (so
+        the block is in bounds), else of just the elements from S + min c_i to
+        S + max c_i when they are fewer than twice the lanes; None otherwise (the caller
+        gathers)."""
+        split = lane_offsets(index)
+        if split is None or buffer.dtype.lanes != 1:
+            return None
+        scalar, offsets = split
+        scalar, k = constant_term(scalar)
+        offsets = [c + k for c in offsets]
+        lo, hi = min(offsets), max(offsets)
+        block = 1 << (hi - lo).bit_length()
+        while lo // block != hi // block:
+            block *= 2
+        size = buffer.shape[0] if len(buffer.shape) == 1 else None
+        if (lo >= 0 and block <= 64 and kir.is_const_int(buffer.elem_offset, 0)
+                and isinstance(size, kir.IntImm) and size.value % block == 0
+                and known_multiple(scalar) % block == 0):
+            first = lo // block * block
+            start, width = scalar + first if first else scalar, block
+            mask = [c - first for c in offsets]
+        elif hi - lo < 2 * len(offsets):
+            start, width = scalar + lo if lo else scalar, hi - lo + 1
+            mask = [c - lo for c in offsets]
+        else:
+            return None
+        elem = memory_type(dtype.element_of())
+        ptr = self.element_pointer(buffer, self.expr(start), start.dtype)
+        window = self.b.load(ptr, typ=ir.VectorType(elem, width),
+                             align=self.access_align(buffer, start))
+        self._tag(window, buffer)
+        if width == len(mask) and mask == list(range(width)):
+            return window
+        return self.b.shuffle_vector(window, TextConstant(window.type, "poison"),
+                                     ir.Constant(ir.VectorType(I32, len(mask)), mask))
 
     def store(self, s) -> None:
         buffer = s.buffer

@@ -13,8 +13,12 @@ after:  every float32 conv2d of NCHW data with OIHW weights, groups 1, depthwise
         padded with zero channels to one (`channel_block`): zero weights, zero constants, and the
         padded lanes cropped where the value goes back to NCHW. Only operators that keep zeros
         finite see padded lanes (`_PAD_SAFE`), so what a padded lane holds is never read into a real
-        one. Constant weights are transformed now. The value a blocked convolution produces
-        stays blocked through what consumes it in that layout:
+        one. A grouped conv2d with as many output channels as input, groups of g channels (g
+        dividing x, below it: RegNet's groups of 8, ResNeXt's of 4 and 8) and a constant weight
+        runs in blocks of x lanes, each holding x / g whole groups (weight OIHW[g]i[x]o; the
+        padded channels of a block form groups of zeros). Constant weights are transformed now.
+        The value a blocked convolution produces stays blocked through what consumes it in
+        that layout:
           - elementwise operators of one tensor (relu, clip, sigmoid, ...);
           - broadcast binary operators (add, multiply, ...) of values blocked alike (one may
             be per channel, [N, C, 1, 1]: a squeeze-and-excitation scale), or of a blocked
@@ -242,11 +246,16 @@ class _Convert(ExprMutator):
     def _grouped_conv2d(self, call: X.Call, c: int, o: int):
         """A grouped conv2d whose groups are whole vectors (input and output channels per
         group multiples of the lanes: ResNeXt's wide stages) blocked in `lanes`-channel
-        blocks; else None (it stays NCHW)."""
+        blocks, or whose groups are narrower than a vector (`_grouped_in_blocks`); else None
+        (it stays NCHW)."""
         a = call.attrs
         x, w = call.args
         g, lanes = a.groups, self.lanes
-        if c % g or o % g or (c // g) % lanes or (o // g) % lanes:
+        if c % g or o % g:
+            return None
+        if c == o and c // g < lanes and lanes % (c // g) == 0:
+            return self._grouped_in_blocks(call, c, c // g)
+        if (c // g) % lanes or (o // g) % lanes:
             return None
         data, ib = self._as_blocked(x, None, c, getattr(x, "name_hint", "x") + "_c")
         if (c // g) % ib or _channels(data, ib) != c:
@@ -254,6 +263,23 @@ class _Convert(ExprMutator):
         klayout = f"OIHW{ib}i{lanes}o"
         return self._blocked_conv(call, data, self._blocked_weight(w, klayout), ib, lanes,
                                   klayout, g)
+
+    def _grouped_in_blocks(self, call: X.Call, c: int, per_group: int):
+        """A grouped conv2d with a constant weight, as many output channels as input and
+        groups of `per_group` channels, a divisor of the lanes (RegNet's groups of 8,
+        ResNeXt's of 4 and 8): in blocks of `lanes` channels, each holding lanes / per_group
+        whole groups, weight OIHW[per_group]i[lanes]o (depthwise_conv2d_NCHWc's form).
+        Channels padded to whole blocks (104 -> 112) form groups of zeros, with zero filters."""
+        x, w = call.args
+        if not isinstance(w, X.Constant):
+            return None
+        lanes = self.lanes
+        data, ib = self._as_blocked(x, lanes, c, getattr(x, "name_hint", "x") + "_c")
+        c_pad = _channels(data, ib)
+        klayout = f"OIHW{per_group}i{lanes}o"
+        weight = self._blocked_weight(w, klayout, _pad_axis(w.data, 0, c_pad))
+        return self._blocked_conv(call, data, weight, lanes, lanes, klayout,
+                                  c_pad // per_group)
 
     def _pool(self, call: X.Call):
         x = call.args[0]

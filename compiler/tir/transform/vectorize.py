@@ -7,7 +7,8 @@ depend on it: they stay scalar branches around vector statements), the loop vari
 `Ramp(min, 1, L)` (an integer cast of it a Ramp of the cast type), loads and stores take Ramp
 indices (L-lane values), and loop-invariant scalars are `Broadcast`. A body that is not of that
 form (branches on the loop variable, nested loops, lets, stores not indexed by the loop
-variable, gathers, lazy if_then_else on a vector condition) stays a SERIAL loop; an
+variable, gathers other than of lanes near one address (`lane_offsets`: a vector block
+arranged by groups), lazy if_then_else on a vector condition) stays a SERIAL loop; an
 if_then_else on a condition that does not depend on the loop variable takes vector branches.
 A loop whose whole body is guarded by an upper bound on its variable (`if i + a < b`, b - a
 constant once the enclosing loops of one iteration are substituted: the tail of an uneven
@@ -20,6 +21,7 @@ from ...ir.module import IRModule
 from .. import expr as E
 from ..function import PrimFunc
 from ..functor import IRMutator, collect_vars, substitute
+from ..lanes import lane_offsets
 from ..stmt import BufferStore, Evaluate, For, ForKind, IfThenElse, SeqStmt
 from .common import map_funcs
 
@@ -66,7 +68,8 @@ class _Vectorizer:
             return self.binary(e, self.expr(e.a), self.expr(e.b))
         if isinstance(e, E.BufferLoad):
             idx = [self.expr(i) for i in e.indices]
-            if any(i.dtype.lanes != 1 and not isinstance(i, E.Ramp) for i in idx):
+            if any(i.dtype.lanes != 1 and not isinstance(i, E.Ramp)
+                   and not self._near(i) for i in idx):
                 raise _CannotVectorize()
             return E.BufferLoad(e.buffer, tuple(idx))
         if isinstance(e, E.Cast):
@@ -91,6 +94,13 @@ class _Vectorizer:
             args = tuple(_bcast(self.expr(a), self.lanes) for a in e.args)
             return E.Call(e.dtype.with_lanes(self.lanes), e.op, args)
         raise _CannotVectorize()
+
+    def _near(self, index) -> bool:
+        """Whether the vector `index` reads lanes at constant offsets from one address, all
+        within twice the lanes (`lane_offsets`: a block's lanes arranged by groups), which the
+        codegen loads as one window and a shuffle."""
+        split = lane_offsets(index)
+        return split is not None and max(split[1]) - min(split[1]) < 2 * self.lanes
 
     def binary(self, e, a, b):
         ra, rb = isinstance(a, E.Ramp), isinstance(b, E.Ramp)

@@ -5,7 +5,8 @@ Layouts (c: the channel block, a divisor of the channel count):
     data    NCHW[c]c      [N, C / c, H, W, c]; (n, k, y, x) at [n, k / c, y, x, k % c]
     weight  OIHW[i]i[o]o  [O / o, I / i, KH, KW, i, o]; (f, k, ry, rx) at
                           [f / o, k / i, ry, rx, k % i, f % o]
-    depthwise weight OIHW1i[o]o  [C / o, 1, KH, KW, 1, o]  (the multiplier is 1)
+    depthwise weight OIHW[g]i[o]o  [C / o, 1, KH, KW, g, o]  (groups of g channels within a
+                          block, o = c; g = 1: depthwise, the multiplier is 1)
 
 Each reduces in one compute tagged with its name whose output axes are (n, channel block, y,
 x, channel in block); padding is an nn.pad stage ("injective,pad"), absent without padding.
@@ -105,25 +106,50 @@ def conv2d_NCHWc(data, kernel, stride, padding, dilation, out_dtype=None, groups
 
 
 def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, out_dtype=None):
-    """data [N, C / c, H, W, c], kernel [C / c, 1, KH, KW, 1, c] -> [N, C / c, OH, OW, c]: each
-    channel convolved with its own KH x KW filter (tag "depthwise_conv2d_NCHWc")."""
+    """data [N, C / c, H, W, c], kernel [C / c, 1, KH, KW, g, c] -> [N, C / c, OH, OW, c]
+    (tag "depthwise_conv2d_NCHWc"): channels in groups of g (a divisor of c) inside each
+    block, output channel k convolved with the g input channels of its group, those from
+    k - k % g on; g = 1 is a depthwise convolution (each channel with its own filter), g > 1
+    a grouped one whose groups are narrower than a block (RegNet's and ResNeXt's groups of
+    8 or 4 channels in blocks of 16)."""
     if data.ndim != 5 or kernel.ndim != 6:
         raise IRError("depthwise_conv2d_NCHWc: data must be 5-d and the kernel 6-d "
-                      "(OIHW1i[c]o)")
+                      "(OIHW[g]i[c]o)")
     out_dtype = as_dtype(out_dtype or data.dtype)
-    kcb, one, kh, kw, one2, kc = _static(kernel.shape, "depthwise_conv2d_NCHWc")
+    kcb, one, kh, kw, g, kc = _static(kernel.shape, "depthwise_conv2d_NCHWc")
     (n, cb, _, _, c), (sh, sw), (dh, dw), padded, oh, ow = _window(
         data, kh, kw, stride, padding, dilation, "depthwise_conv2d_NCHWc")
-    if (kcb, kc, one, one2) != (cb, c, 1, 1):
-        raise IRError(f"depthwise_conv2d_NCHWc: kernel {[kcb, one, kh, kw, one2, kc]} does not "
-                      f"match data with {cb} channel blocks of {c} (want [{cb}, 1, KH, KW, 1, "
-                      f"{c}])")
+    if (kcb, kc, one) != (cb, c, 1) or c % g:
+        raise IRError(f"depthwise_conv2d_NCHWc: kernel {[kcb, one, kh, kw, g, kc]} does not "
+                      f"match data with {cb} channel blocks of {c} (want [{cb}, 1, KH, KW, g, "
+                      f"{c}] with g dividing {c})")
     ry = te.reduce_axis((0, kh), name="ry")
     rx = te.reduce_axis((0, kw), name="rx")
+    if g == 1:
+        def body(b, k, y, x, ki):
+            return te.sum(_acc(padded[b, k, y * sh + ry * dh, x * sw + rx * dw, ki], out_dtype)
+                          * _acc(kernel[k, 0, ry, rx, 0, ki], out_dtype), axis=[ry, rx])
+    elif (sh, sw) != (1, 1):
+        # strided: a pixel is read by few taps; its lanes are arranged at each read
+        rg = te.reduce_axis((0, g), name="rg")
 
-    def body(b, k, y, x, ki):
-        return te.sum(_acc(padded[b, k, y * sh + ry * dh, x * sw + rx * dw, ki], out_dtype)
-                      * _acc(kernel[k, 0, ry, rx, 0, ki], out_dtype), axis=[ry, rx])
+        def body(b, k, y, x, ki):
+            return te.sum(_acc(padded[b, k, y * sh + ry * dh, x * sw + rx * dw, ki // g * g + rg],
+                               out_dtype) * _acc(kernel[k, 0, ry, rx, rg, ki], out_dtype),
+                          axis=[ry, rx, rg])
+    else:
+        # each input pixel's block once in g arrangements (read by every tap): arrangement r
+        # puts in lane l the r-th channel of l's group, so that the sum reads whole vectors
+        hp, wp = (int(d) for d in padded.shape[2:4])
+        grouped = te.compute((n, cb, hp, wp, g, c),
+                             lambda b, k, y, x, r, ki: padded[b, k, y, x, ki // g * g + r],
+                             name="grouped_input", tag="injective,group_input")
+        rg = te.reduce_axis((0, g), name="rg")
+
+        def body(b, k, y, x, ki):
+            return te.sum(_acc(grouped[b, k, y * sh + ry * dh, x * sw + rx * dw, rg, ki],
+                               out_dtype) * _acc(kernel[k, 0, ry, rx, rg, ki], out_dtype),
+                          axis=[ry, rx, rg])
 
     return te.compute((n, cb, oh, ow, c), body, name="depthwise_conv2d_NCHWc",
                       tag="depthwise_conv2d_NCHWc")

@@ -32,14 +32,15 @@ def inline_epilogue(s, out_op, anchor, outputs):
 
 
 def anchor_producers(s, anchor, outputs, keep_pad: bool) -> List[ComputeOp]:
-    """Inline the anchor's injective producers; with keep_pad, a pad stage ("pad" in its tag)
-    stays a stage of its own (its own producers inlined). Returns the kept pad stages."""
+    """Inline the anchor's injective producers; with keep_pad, a pad stage ("pad" in its tag,
+    or "group_input": depthwise_conv2d_NCHWc's input arranged by groups, which pads too)
+    stays a stage of its own (its own producers inlined). Returns the kept stages."""
     kept = []
     for t in anchor.input_tensors:
         p = t.op
         if not isinstance(p, ComputeOp) or not tag.is_injective(p.tag) or id(p) in outputs:
             continue
-        if keep_pad and "pad" in p.tag:
+        if keep_pad and ("pad" in p.tag or "group_input" in p.tag):
             inline_injective_producers(s, p, outputs)
             kept.append(p)
         else:

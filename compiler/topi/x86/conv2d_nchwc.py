@@ -356,9 +356,10 @@ def depthwise_band_rows(out_shape, in_shape, kh: int, stride: int, itemsize: int
                         pad_bytes: int) -> int:
     """Output rows per band of a depthwise convolution: the most (a divisor of the height)
     whose padded input rows ((rows - 1) x stride + kh, the whole padded width of one channel
-    block) take at most `pad_bytes`; at least one."""
+    block, g times over for an input arranged by groups of g: in_shape [N, C/c, H, W, g, c])
+    take at most `pad_bytes`; at least one."""
     _, _, oh, _, lanes = out_shape
-    row_bytes = in_shape[3] * lanes * itemsize
+    row_bytes = in_shape[3] * lanes * itemsize * (in_shape[4] if len(in_shape) == 6 else 1)
     most = max(1, ((pad_bytes // max(row_bytes, 1)) - kh) // stride + 1)
     return divisor_at_most(oh, most)
 
@@ -371,7 +372,8 @@ def _depthwise_tile(s, anchor, out_op, ow_tile, parallel_min_macs, pad_bytes):
     acc, o = accumulator_stages(s, anchor, out_op)
     n, f, y, x, fi = o.op.axis
     out_shape = get_const_tuple(anchor.output(0).shape)
-    pad = next((t for t in anchor.input_tensors if "pad" in t.op.tag), None)
+    pad = next((t for t in anchor.input_tensors
+                if "pad" in t.op.tag or "group_input" in t.op.tag), None)
     in_shape = get_const_tuple(anchor.input_tensors[0].shape)
     kh = get_const_tuple(anchor.input_tensors[1].shape)[2]
     rows = depthwise_band_rows(out_shape, in_shape, kh, max(1, in_shape[2] // out_shape[2]),
@@ -387,10 +389,15 @@ def _depthwise_tile(s, anchor, out_op, ow_tile, parallel_min_macs, pad_bytes):
     if pad is not None:
         s[pad].compute_at(o, outer)
         s[pad].vectorize(s[pad].op.axis[-1])
+        if len(pad.op.axis) == 6:       # arranged by groups: the g arrangements unrolled
+            s[pad].unroll(s[pad].op.axis[-2])
     a = s[acc]
     a.compute_at(o, xo)
     an, af, ay, ax, afi = a.op.axis
-    a.reorder(an, ay, *a.op.reduce_axis, af, ax, afi)
+    reduce = list(a.op.reduce_axis)
+    a.reorder(an, ay, *reduce, af, ax, afi)
+    if len(reduce) == 3 and len(pad.op.axis if pad is not None else ()) != 6:
+        a.unroll(reduce[2])   # lanes arranged at each read: by constant patterns
     a.unroll(ax)
     a.vectorize(afi)
 

@@ -2,7 +2,8 @@
 of the NCHW operators (rtol 1e-4), the operands blocked by layout_transform's numpy twin:
 conv2d_NCHWc (3x3, 1x1, stride 2, padding, channel blocks that are not the vector width, tiles
 that are explicit or chosen, bands and rows, short tail tiles, passes over the input channels,
-the epilogue bias + residual + relu fused), grouped (groups of whole blocks), depthwise,
+the epilogue bias + residual + relu fused), grouped (groups of whole blocks, and groups
+narrower than a block), depthwise,
 pools, and the te layout transform itself."""
 import numpy as np
 import pytest
@@ -105,6 +106,32 @@ def test_depthwise_nchwc(run, rng, stride, pad_bytes):
     (got,) = run(s, [x, wt], [y], [_blocked(a, 8), transform_numpy(wa, "OIHW", "OIHW1i8o")])
     ref = np.maximum(conv2d_ref(a, wa, stride, (1, 1, 1, 1), 1, groups=16), 0)
     np.testing.assert_allclose(transform_numpy(got, "NCHW8c", "NCHW"), ref, **TOL)
+
+
+@pytest.mark.parametrize("pad_bytes", [None, 6000], ids=["one-band", "bands"])
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("per_group", [2, 4])
+def test_grouped_within_blocks_nchwc(run, rng, per_group, stride, pad_bytes):
+    """Groups narrower than a block (kernel OIHW[g]i[c]o): at stride 1 the input arranged by
+    groups once per band (a stage of its own), at stride 2 arranged at each read; both are
+    vector code (no scalar gather), and match the grouped NCHW reference."""
+    a = rng.random((1, 16, 10, 11), dtype="float32") - 0.5
+    wa = rng.random((16, per_group, 3, 3), dtype="float32") - 0.5
+    x = te.placeholder((1, 2, 10, 11, 8), name="x")
+    wt = te.placeholder((2, 1, 3, 3, per_group, 8), name="w")
+    y = topi.nn.relu(topi.nn.depthwise_conv2d_NCHWc(x, wt, stride, 1, 1))
+    s = topi.x86.schedule_depthwise_conv2d_NCHWc(
+        [y], **({"depthwise_pad_bytes": pad_bytes} if pad_bytes else {}))
+    lowered = str(lower(s, [x, wt, y], simple_mode=True))
+    assert ("grouped_input" in lowered) == (stride == 1)
+    assert "for ki" not in lowered   # every lane loop vectorized
+    (got,) = run(s, [x, wt], [y], [_blocked(a, 8),
+                                   transform_numpy(wa, "OIHW", f"OIHW{per_group}i8o")])
+    ref = np.maximum(conv2d_ref(a, wa, stride, (1, 1, 1, 1), 1, groups=16 // per_group), 0)
+    np.testing.assert_allclose(transform_numpy(got, "NCHW8c", "NCHW"), ref, **TOL)
+    with pytest.raises(IRError, match="dividing"):
+        topi.nn.depthwise_conv2d_NCHWc(x, te.placeholder((2, 1, 3, 3, 3, 8), name="w3"),
+                                       1, 1, 1)
 
 
 def test_conv2d_alone_no_epilogue(run, rng):

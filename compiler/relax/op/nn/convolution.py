@@ -3,9 +3,10 @@
 conv2d: weight OIHW `(out_channels, in_channels / groups, kh, kw)`; groups == in_channels ==
 out_channels is a depthwise convolution. CPU kernels also take conv2d in the blocked layouts
 data NCHW[i]c `(n, c / i, h, w, i)`, weight OIHW[i]i[o]o `(o_ch / o, c / i, kh, kw, i, o)`
-(depthwise: OIHW1i[o]o), out NCHW[o]c. conv2d_transpose: weight IOHW `(in_channels,
-out_channels / groups, kh, kw)`. `padding` is (top, left, bottom, right) (an int or (h, w) is
-expanded); `out_dtype` "void" means the data's dtype.
+(depthwise: OIHW1i[o]o; groups of g < i channels within blocks: OIHW[g]i[o]o, o = i), out
+NCHW[o]c. conv2d_transpose: weight IOHW `(in_channels, out_channels / groups, kh, kw)`.
+`padding` is (top, left, bottom, right) (an int or (h, w) is expanded); `out_dtype` "void"
+means the data's dtype.
 conv3d: data NCDHW, weight OIDHW `(out_channels, in_channels / groups, kd, kh, kw)`, `padding`
 (front, top, left, back, bottom, right). CPU kernels also take conv3d (groups 1) in the blocked
 layouts data NCDHW[i]c `(n, c / i, d, h, w, i)`, weight OIDHW[i]i[o]o `(o_ch / o, c / i, kd, kh,
@@ -81,8 +82,13 @@ def _blocked(call: Call):
     if not (d and k and o):
         return None
     ib, kib, kob, ob = int(d.group(1)), int(k.group(1)), int(k.group(2)), int(o.group(1))
-    depthwise = is_depthwise_blocked(a)
-    if (kib, kob) != ((1 if depthwise else ib), ob) or (depthwise and ib != ob):
+    if is_depthwise_blocked(a):
+        if ib % kib or ib != ob or kob != ob:
+            raise fail(call, f"layouts {a.data_layout}/{a.kernel_layout}/{a.out_layout} do "
+                             "not agree: a convolution grouped within blocks needs the same "
+                             "data, weight o and output blocks, and groups (the weight's i "
+                             "block) that divide them")
+    elif (kib, kob) != (ib, ob):
         raise fail(call, f"layouts {a.data_layout}/{a.kernel_layout}/{a.out_layout} do not "
                          "agree: the weight's i block must be the data's channel block (1 for a "
                          "depthwise convolution) and its o block the output's")
@@ -90,11 +96,14 @@ def _blocked(call: Call):
 
 
 def is_depthwise_blocked(attrs) -> bool:
-    """Whether a blocked conv2d (OIHW[i]i[o]o weights) is depthwise: groups > 1 with an i block
-    of 1 (one input channel per filter); groups > 1 with the data's block is a grouped
-    convolution of whole blocks."""
+    """Whether a blocked conv2d (OIHW[i]i[o]o weights) is grouped within blocks: groups > 1
+    with an i block (the channels per group) narrower than the data's channel block — 1 for
+    a depthwise convolution, g for groups of g channels (depthwise_conv2d_NCHWc computes
+    both); groups > 1 with the data's block is a grouped convolution of whole blocks."""
     k = _BLOCKED_KERNEL.match(attrs.kernel_layout)
-    return attrs.groups > 1 and k is not None and int(k.group(1)) == 1
+    d = _BLOCKED_DATA.match(attrs.data_layout)
+    return (attrs.groups > 1 and k is not None and
+            (int(k.group(1)) == 1 or d is not None and int(k.group(1)) < int(d.group(1))))
 
 
 def _infer_conv2d_blocked(call: Call, ib: int, ob: int) -> StructInfo:
@@ -113,9 +122,12 @@ def _infer_conv2d_blocked(call: Call, ib: int, ob: int) -> StructInfo:
     if (not depthwise and _static_mismatch(cb, su.mul(icb, a.groups))) or c != ib or kob != ob:
         raise fail(call, f"data {data.shape} and weight {weight.shape} do not match "
                          f"({a.data_layout}, {a.kernel_layout}, groups={a.groups})")
-    if depthwise and (_static_mismatch(a.groups, su.mul(cb, c)) or icb != 1):
-        raise fail(call, f"a depthwise blocked convolution needs groups = channels, got "
-                         f"groups={a.groups} for {cb * c} channels")
+    if depthwise and (_static_mismatch(su.mul(a.groups, kib), su.mul(cb, c)) or icb != 1
+                      or _static_mismatch(ocb, cb)):
+        raise fail(call, f"a blocked convolution grouped within blocks needs groups x "
+                         f"{kib} (the weight's i block) = channels and one weight block per "
+                         f"data block, got groups={a.groups} for {cb * c} channels and weight "
+                         f"{weight.shape}")
     if not depthwise and isinstance(ocb, int) and ocb % a.groups:
         raise fail(call, f"{ocb} output blocks do not split into {a.groups} groups")
     pt, pl, pb, pr = a.padding

@@ -235,7 +235,7 @@ def _same_values(m, converted, seed):
 def _resnext_unit():
     """A ResNeXt-like unit: a 1x1 conv to 64 channels, a grouped 3x3 conv (groups of 32 and
     of 16 channels, whole vectors of 16), a residual add, and a grouped conv of 8 channels
-    per group (not whole vectors: NCHW), out to a dense layer."""
+    per group (two groups in each block of 16), out to a dense layer."""
     def body(bb, w, x):
         y = op.nn.relu(op.nn.conv2d(x, w("a_w", (64, 32, 1, 1), 0.2)))
         g = op.nn.relu(op.nn.conv2d(y, w("g_w", (64, 32, 3, 3), 0.1), padding=1, groups=2))
@@ -253,5 +253,5 @@ def test_grouped_conv_of_whole_vectors():
     mod = convert_layout_nchwc(bind_params(m.mod, m.params), "llvm -mcpu=skylake-avx512")
     convs = [c for c in _calls(mod["main"]) if c.op.name == "relax.nn.conv2d"]
     assert [(c.attrs.kernel_layout, c.attrs.groups) for c in convs] == [
-        ("OIHW16i16o", 1), ("OIHW16i16o", 2), ("OIHW16i16o", 4), ("OIHW", 8)]
+        ("OIHW16i16o", 1), ("OIHW16i16o", 2), ("OIHW16i16o", 4), ("OIHW8i16o", 8)]
     _same_values(m, mod, seed=7)
