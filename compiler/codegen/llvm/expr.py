@@ -382,7 +382,7 @@ class ExprEmitter:
         offsets = [c + k for c in offsets]
         lo, hi = min(offsets), max(offsets)
         block = 1 << (hi - lo).bit_length()
-        while lo // block != hi // block:
+        while lo >= 0 and lo // block != hi // block:
             block *= 2
         size = buffer.shape[0] if len(buffer.shape) == 1 else None
         if (lo >= 0 and block <= 64 and kir.is_const_int(buffer.elem_offset, 0)
