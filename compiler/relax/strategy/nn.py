@@ -6,9 +6,10 @@ workload of the call — `(template name, *args)` for the autotvm template of th
 
 conv2d decides its compute and schedule together, from the call's layout and groups: a
 blocked layout (NCHW[x]c data, 6-d weights: convert_layout_nchwc's, CPU only) computes
-conv2d_NCHWc (with its groups when they are whole blocks) or depthwise_conv2d_NCHWc; NCHW/OIHW
-computes conv2d_nchw, or group_conv2d_nchw when groups > 1. conv3d likewise: NCDHW[x]c data
-(convert_layout_ncdhwc's, CPU only) computes conv3d_NCDHWc, NCDHW/OIDHW conv3d_ncdhw.
+conv2d_NCHWc (with its groups when they are whole blocks) or depthwise_conv2d_NCHWc (groups
+within blocks: one channel, or a few, per group); NCHW/OIHW computes conv2d_nchw, or
+group_conv2d_nchw when groups > 1. conv3d likewise: NCDHW[x]c data (convert_layout_ncdhwc's,
+CPU only) computes conv3d_NCDHWc, NCDHW/OIDHW conv3d_ncdhw.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from ... import topi
 from ...ir.errors import UnsupportedOpError
 from ...topi.x86.dense_pack_weight import schedule_dense_pack_weight_transform
 from ...topi.x86.winograd_weight import schedule_winograd_weight_transform
-from ..op.nn.convolution import is_depthwise_blocked
+from ..op.nn.convolution import is_grouped_in_block
 from .op_strategy import OpStrategy, compute_of, default_strategy, is_cpu, register_strategy
 
 
@@ -82,7 +83,7 @@ def conv2d(call, target, schedules) -> OpStrategy:
         if not is_cpu(target):
             raise UnsupportedOpError(f"relax.nn.conv2d: the blocked layout {at.data_layout} "
                                      f"has kernels on CPU targets only, not {target.kind.name}")
-        if at.groups > 1 and not is_depthwise_blocked(at):
+        if at.groups > 1 and not is_grouped_in_block(at):
             return OpStrategy("conv2d_NCHWc", lambda c, a: topi.nn.conv2d_NCHWc(
                 a[0], a[1], *args, _out_dtype(c), groups=at.groups),
                 schedules.schedule_conv2d_NCHWc)

@@ -82,7 +82,7 @@ def _blocked(call: Call):
     if not (d and k and o):
         return None
     ib, kib, kob, ob = int(d.group(1)), int(k.group(1)), int(k.group(2)), int(o.group(1))
-    if is_depthwise_blocked(a):
+    if is_grouped_in_block(a):
         if ib % kib or ib != ob or kob != ob:
             raise fail(call, f"layouts {a.data_layout}/{a.kernel_layout}/{a.out_layout} do "
                              "not agree: a convolution grouped within blocks needs the same "
@@ -95,7 +95,7 @@ def _blocked(call: Call):
     return ib, ob
 
 
-def is_depthwise_blocked(attrs) -> bool:
+def is_grouped_in_block(attrs) -> bool:
     """Whether a blocked conv2d (OIHW[i]i[o]o weights) is grouped within blocks: groups > 1
     with an i block (the channels per group) narrower than the data's channel block — 1 for
     a depthwise convolution, g for groups of g channels (depthwise_conv2d_NCHWc computes
@@ -118,17 +118,17 @@ def _infer_conv2d_blocked(call: Call, ib: int, ob: int) -> StructInfo:
     a = call.attrs
     n, cb, h, w, c = data.shape
     ocb, icb, kh, kw, kib, kob = weight.shape
-    depthwise = is_depthwise_blocked(a)
-    if (not depthwise and _static_mismatch(cb, su.mul(icb, a.groups))) or c != ib or kob != ob:
+    in_block = is_grouped_in_block(a)
+    if (not in_block and _static_mismatch(cb, su.mul(icb, a.groups))) or c != ib or kob != ob:
         raise fail(call, f"data {data.shape} and weight {weight.shape} do not match "
                          f"({a.data_layout}, {a.kernel_layout}, groups={a.groups})")
-    if depthwise and (_static_mismatch(su.mul(a.groups, kib), su.mul(cb, c)) or icb != 1
+    if in_block and (_static_mismatch(su.mul(a.groups, kib), su.mul(cb, c)) or icb != 1
                       or _static_mismatch(ocb, cb)):
         raise fail(call, f"a blocked convolution grouped within blocks needs groups x "
                          f"{kib} (the weight's i block) = channels and one weight block per "
                          f"data block, got groups={a.groups} for {cb * c} channels and weight "
                          f"{weight.shape}")
-    if not depthwise and isinstance(ocb, int) and ocb % a.groups:
+    if not in_block and isinstance(ocb, int) and ocb % a.groups:
         raise fail(call, f"{ocb} output blocks do not split into {a.groups} groups")
     pt, pl, pb, pr = a.padding
     oh = _conv_out(h, kh, a.strides[0], a.dilation[0], pt + pb)
