@@ -17,8 +17,9 @@ after:  every operator call with a fusion pattern, in every graph-level function
         - a value with several uses still fuses when its uses are elementwise operators (of its
           shape) that meet again in one value, the only one used elsewhere: the whole diamond
           joins the producing group (GELU's x * (1 + erf(x / sqrt 2)) / 2 after a matmul);
-        - an injective operator (reshape, transpose, ...) joins a producing group of injective
-          operators the same way; a reduction absorbs elementwise producers;
+        - an injective operator (reshape, transpose, concat, ...) joins a producing group of
+          injective operators the same way (concat: the group of one of its tensors); a
+          reduction absorbs elementwise producers;
         - anything else (softmax, normalization, multi-output operators) is a group of its own;
         - a kernel takes at most the target's `max_function_args` arguments (tensors read and
           the result; split_args splits the concats that alone would take more);
@@ -228,6 +229,19 @@ class _Fuser:
             return g if g.pattern <= BROADCAST else None
         return None
 
+    def _producer_to_join(self, args, pattern: int, out_var: X.Var, call: X.Call):
+        """(group, operand) of the producing group `call` joins, or (None, None): the first
+        operand's that may, or of a concat's tensors the one whose group holds the most
+        operators (the layout transform back from a blocked branch, not a cheap slice)."""
+        best, joined = None, None
+        for a in _operands(args):
+            g = self._joinable(a, pattern, out_var, call)
+            if g is not None and (best is None or len(g.bindings) > len(best.bindings)):
+                best, joined = g, a
+                if not any(isinstance(x, X.Tuple) for x in args):
+                    break
+        return best, joined
+
     def _take_side_input(self, g: _Group, a: X.Expr, joined: X.Expr, out_var: X.Var,
                          call: X.Call, items: List[object]) -> None:
         """Moves into the anchored group `g` the group of `call`'s other operand `a` when that
@@ -277,11 +291,8 @@ class _Fuser:
                 pattern = op_pattern(value)
                 g = self._diamond(b.var, pattern)
                 joined = None
-                for a in args if g is None else ():
-                    g = self._joinable(a, pattern, b.var, value)
-                    if g is not None:
-                        joined = a
-                        break
+                if g is None:
+                    g, joined = self._producer_to_join(args, pattern, b.var, value)
                 if g is None:
                     g = _Group(pattern)
                     items.append(g)
@@ -297,6 +308,11 @@ class _Fuser:
                 g.bindings.append(b)
                 self.group_of[id(b.var)] = g
         return items
+
+
+def _operands(args) -> List[X.Expr]:
+    """A call's operands, the fields of a tuple argument (concat's tensors) each one."""
+    return [f for a in args for f in (a.fields if isinstance(a, X.Tuple) else (a,))]
 
 
 def _is_scalar_const(e: X.Expr) -> bool:

@@ -162,6 +162,29 @@ def test_fusion_puts_gelu_after_matmul_in_its_kernel():
     np.testing.assert_allclose(interpreter.run(fused, v), interpreter.run(mod, v), rtol=1e-6)
 
 
+def test_fusion_concat_joins_its_largest_injective_producer():
+    """ShuffleNet's join: concat of a slice of x and of a branch brought back by a
+    transpose + reshape chain; concat (injective) joins the longer chain's kernel, the slice
+    stays a kernel of its own."""
+    bb = BlockBuilder()
+    x = Var("x", TensorStructInfo((1, 8, 4, 4), "float32"))
+    y = Var("y", TensorStructInfo((1, 4, 4, 2), "float32"))
+    with bb.function("main", [x, y]):
+        with bb.dataflow():
+            half = bb.emit(R.strided_slice(x, [1], [0], [2]))
+            t = bb.emit(R.permute_dims(y, [0, 3, 1, 2]))
+            branch = bb.emit(R.multiply(t, X.const(np.float32(2))))
+            out = bb.emit_output(R.concat((half, branch), axis=1))
+        bb.emit_func_output(out)
+    fused = fuse_ops(bb.get())
+    assert [c.op.name_hint for c in _calls(fused["main"])] == [
+        "fused_strided_slice", "fused_permute_dims_multiply_concat"]
+    a = np.linspace(-1, 1, 128).reshape(1, 8, 4, 4).astype("float32")
+    b = np.linspace(0, 1, 32).reshape(1, 4, 4, 2).astype("float32")
+    want = np.concatenate([a[:, :2], 2 * b.transpose(0, 3, 1, 2)], axis=1)
+    np.testing.assert_allclose(interpreter.run(fused, a, b), want, rtol=1e-6)
+
+
 def test_fusion_keeps_scalars_inside_and_lifts_tensors():
     bb = BlockBuilder()
     x = Var("x", TensorStructInfo((2, 3), "float32"))
