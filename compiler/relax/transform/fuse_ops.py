@@ -233,14 +233,13 @@ class _Fuser:
         """(group, operand) of the producing group `call` joins, or (None, None): the first
         operand's that may, or of a concat's tensors the one whose group holds the most
         operators (the layout transform back from a blocked branch, not a cheap slice)."""
-        best, joined = None, None
-        for a in _operands(args):
-            g = self._joinable(a, pattern, out_var, call)
-            if g is not None and (best is None or len(g.bindings) > len(best.bindings)):
-                best, joined = g, a
-                if not any(isinstance(x, X.Tuple) for x in args):
-                    break
-        return best, joined
+        joinable = [(g, a) for a in _operands(args)
+                    if (g := self._joinable(a, pattern, out_var, call)) is not None]
+        if not joinable:
+            return None, None
+        if not any(isinstance(x, X.Tuple) for x in args):
+            return joinable[0]
+        return max(joinable, key=lambda ga: len(ga[0].bindings))
 
     def _take_side_input(self, g: _Group, a: X.Expr, joined: X.Expr, out_var: X.Var,
                          call: X.Call, items: List[object]) -> None:

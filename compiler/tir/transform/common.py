@@ -1,8 +1,8 @@
 """Helpers shared by the passes: apply a statement rewrite to every PrimFunc of a module; copy
-a statement with fresh variables for what it defines."""
+a statement with fresh variables for what it defines; the terms of a chain of ands."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, List
 
 from ...ir.module import IRModule
 from .. import expr as E
@@ -10,6 +10,13 @@ from ..buffer import Buffer
 from ..function import PrimFunc
 from ..functor import IRMutator, chain_of, rebuild_chain
 from ..stmt import Allocate, LetStmt, Stmt
+
+
+def conjuncts(cond) -> List[E.PrimExpr]:
+    """The terms of a condition's chain of logical ands (`[cond]` when it is not one)."""
+    if isinstance(cond, E.And):
+        return conjuncts(cond.a) + conjuncts(cond.b)
+    return [cond]
 
 
 def map_funcs(mod: IRModule, fn: Callable[[PrimFunc], PrimFunc]) -> IRModule:

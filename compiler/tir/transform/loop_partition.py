@@ -26,15 +26,9 @@ from .. import expr as E
 from ..function import PrimFunc
 from ..functor import IRMutator, collect_vars, substitute
 from ..stmt import For, IfThenElse, seq
-from .common import freshen, map_funcs
+from .common import conjuncts, freshen, map_funcs
 
 KEY = "pragma_loop_partition"
-
-
-def _terms(cond) -> List[E.PrimExpr]:
-    if isinstance(cond, E.And):
-        return _terms(cond.a) + _terms(cond.b)
-    return [cond]
 
 
 def _conj(terms):
@@ -63,7 +57,7 @@ class _Guards:
             self.scan(s.body, loops + [s])
             return
         if isinstance(s, IfThenElse):
-            used = [k for k, t in enumerate(_terms(s.condition)) if self._bound(t, loops)]
+            used = [k for k, t in enumerate(conjuncts(s.condition)) if self._bound(t, loops)]
             if id(s) in self.usable:  # one node in two places: what is usable in both
                 used = [k for k in used if k in self.usable[id(s)]]
             self.usable[id(s)] = used
@@ -115,7 +109,7 @@ class _DropGuards(IRMutator):
         out = self.generic_visit(s)
         if not used:
             return out
-        kept = [t for k, t in enumerate(_terms(s.condition)) if k not in used]
+        kept = [t for k, t in enumerate(conjuncts(s.condition)) if k not in used]
         if kept:
             return IfThenElse(_conj(kept), out.then_case, out.else_case)
         return out.then_case

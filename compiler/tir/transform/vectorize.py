@@ -23,7 +23,7 @@ from ..function import PrimFunc
 from ..functor import IRMutator, collect_vars, substitute
 from ..lanes import lane_offsets
 from ..stmt import BufferStore, Evaluate, For, ForKind, IfThenElse, SeqStmt
-from .common import map_funcs
+from .common import conjuncts, map_funcs
 
 
 class _CannotVectorize(Exception):
@@ -146,12 +146,6 @@ class _Vectorize(IRMutator):
             return serial
 
 
-def _conjuncts(cond):
-    if isinstance(cond, E.And):
-        return _conjuncts(cond.a) + _conjuncts(cond.b)
-    return [cond]
-
-
 def _terms(e):
     if isinstance(e, E.Add):
         return _terms(e.a) + _terms(e.b)
@@ -185,7 +179,7 @@ def _narrowed(s: For, units) -> For:
     if not (isinstance(body, IfThenElse) and body.else_case is None
             and isinstance(s.min, E.IntImm) and s.min.value == 0):
         return s
-    parts = _conjuncts(body.condition)
+    parts = conjuncts(body.condition)
     bounds = [_lane_bound(c, s.loop_var, units) for c in parts]
     if all(b is None for b in bounds):
         return s

@@ -129,27 +129,26 @@ def depthwise_conv2d_NCHWc(data, kernel, stride, padding, dilation, out_dtype=No
         def body(b, k, y, x, ki):
             return te.sum(_acc(padded[b, k, y * sh + ry * dh, x * sw + rx * dw, ki], out_dtype)
                           * _acc(kernel[k, 0, ry, rx, 0, ki], out_dtype), axis=[ry, rx])
-    elif (sh, sw) != (1, 1):
-        # strided: a pixel is read by few taps; its lanes are arranged at each read
-        rg = te.reduce_axis((0, g), name="rg")
-
-        def body(b, k, y, x, ki):
-            return te.sum(_acc(padded[b, k, y * sh + ry * dh, x * sw + rx * dw, ki // g * g + rg],
-                               out_dtype) * _acc(kernel[k, 0, ry, rx, rg, ki], out_dtype),
-                          axis=[ry, rx, rg])
     else:
-        # each input pixel's block once in g arrangements (read by every tap): arrangement r
-        # puts in lane l the r-th channel of l's group, so that the sum reads whole vectors
-        hp, wp = (int(d) for d in padded.shape[2:4])
-        grouped = te.compute((n, cb, hp, wp, g, c),
-                             lambda b, k, y, x, r, ki: padded[b, k, y, x, ki // g * g + r],
-                             name="grouped_input", tag="injective,group_input")
         rg = te.reduce_axis((0, g), name="rg")
+        if (sh, sw) == (1, 1):
+            # every tap reads a pixel: its block once in g arrangements, the r-th putting in
+            # lane l the r-th channel of l's group, so that the sum reads whole vectors
+            hp, wp = (int(d) for d in padded.shape[2:4])
+            grouped = te.compute((n, cb, hp, wp, g, c),
+                                 lambda b, k, y, x, r, ki: padded[b, k, y, x, ki // g * g + r],
+                                 name="grouped_input", tag="injective,group_input")
+
+            def read(b, k, y, x, ki):
+                return grouped[b, k, y, x, rg, ki]
+        else:
+            # strided: a pixel is read by few taps; its lanes are arranged at each read
+            def read(b, k, y, x, ki):
+                return padded[b, k, y, x, ki // g * g + rg]
 
         def body(b, k, y, x, ki):
-            return te.sum(_acc(grouped[b, k, y * sh + ry * dh, x * sw + rx * dw, rg, ki],
-                               out_dtype) * _acc(kernel[k, 0, ry, rx, rg, ki], out_dtype),
-                          axis=[ry, rx, rg])
+            return te.sum(_acc(read(b, k, y * sh + ry * dh, x * sw + rx * dw, ki), out_dtype)
+                          * _acc(kernel[k, 0, ry, rx, rg, ki], out_dtype), axis=[ry, rx, rg])
 
     return te.compute((n, cb, oh, ow, c), body, name="depthwise_conv2d_NCHWc",
                       tag="depthwise_conv2d_NCHWc")

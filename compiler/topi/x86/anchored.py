@@ -31,16 +31,22 @@ def inline_epilogue(s, out_op, anchor, outputs):
             todo.extend(t.op for t in op.input_tensors)
 
 
+def is_kept_input(op) -> bool:
+    """Whether a producer of an anchor stays a stage of its own under keep_pad: a pad stage
+    ("pad" in its tag) or depthwise_conv2d_NCHWc's input arranged by groups ("group_input",
+    which pads too)."""
+    return "pad" in op.tag or "group_input" in op.tag
+
+
 def anchor_producers(s, anchor, outputs, keep_pad: bool) -> List[ComputeOp]:
-    """Inline the anchor's injective producers; with keep_pad, a pad stage ("pad" in its tag,
-    or "group_input": depthwise_conv2d_NCHWc's input arranged by groups, which pads too)
+    """Inline the anchor's injective producers; with keep_pad, a pad stage (`is_kept_input`)
     stays a stage of its own (its own producers inlined). Returns the kept stages."""
     kept = []
     for t in anchor.input_tensors:
         p = t.op
         if not isinstance(p, ComputeOp) or not tag.is_injective(p.tag) or id(p) in outputs:
             continue
-        if keep_pad and ("pad" in p.tag or "group_input" in p.tag):
+        if keep_pad and is_kept_input(p):
             inline_injective_producers(s, p, outputs)
             kept.append(p)
         else:

@@ -76,7 +76,7 @@ from typing import Optional
 from ...ir.dtype import DType
 from ...target.isa import vector_isa
 from ..utils import as_outputs, divisor_at_most, get_const_tuple, mac_count
-from .anchored import accumulator_stages, schedule_anchored
+from .anchored import accumulator_stages, is_kept_input, schedule_anchored
 from .conv2d import schedule_pad
 
 # Vector registers never used as accumulators (at least the broadcast input value and one
@@ -378,8 +378,8 @@ def _depthwise_tile(s, anchor, out_op, ow_tile, parallel_min_macs, pad_bytes):
     acc, o = accumulator_stages(s, anchor, out_op)
     n, f, y, x, fi = o.op.axis
     out_shape = get_const_tuple(anchor.output(0).shape)
-    pad = next((t for t in anchor.input_tensors
-                if "pad" in t.op.tag or "group_input" in t.op.tag), None)
+    pad = next((t for t in anchor.input_tensors if is_kept_input(t.op)), None)
+    arranged = pad is not None and "group_input" in pad.op.tag
     in_shape = get_const_tuple(anchor.input_tensors[0].shape)
     kh = get_const_tuple(anchor.input_tensors[1].shape)[2]
     rows = depthwise_band_rows(out_shape, in_shape, kh, max(1, in_shape[2] // out_shape[2]),
@@ -395,15 +395,15 @@ def _depthwise_tile(s, anchor, out_op, ow_tile, parallel_min_macs, pad_bytes):
     if pad is not None:
         s[pad].compute_at(o, outer)
         s[pad].vectorize(s[pad].op.axis[-1])
-        if len(pad.op.axis) == 6:       # arranged by groups: the g arrangements unrolled
+        if arranged:                    # the g arrangements unrolled
             s[pad].unroll(s[pad].op.axis[-2])
     a = s[acc]
     a.compute_at(o, xo)
     an, af, ay, ax, afi = a.op.axis
     reduce = list(a.op.reduce_axis)
     a.reorder(an, ay, *reduce, af, ax, afi)
-    if len(reduce) == 3 and len(pad.op.axis if pad is not None else ()) != 6:
-        a.unroll(reduce[2])   # lanes arranged at each read: by constant patterns
+    if len(reduce) == 3 and not arranged:   # groups arranged at each read: unrolled, each
+        a.unroll(reduce[2])                 # arrangement is a constant lane pattern
     a.unroll(ax)
     a.vectorize(afi)
 
