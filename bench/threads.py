@@ -31,6 +31,7 @@ import onnxruntime as ort
 import microruntime as mr
 from microruntime import graph_executor
 so, onnx_path, repeat, number, seed = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
+WARMUP_MS = 500  # untimed runs first (bench/zoo/speed.py says why)
 rng = np.random.default_rng(seed)
 inputs = {}
 for i in graph_executor.read_manifest(so)["inputs"]:
@@ -39,12 +40,15 @@ for i in graph_executor.read_manifest(so)["inputs"]:
                          else rng.integers(0, 10, i["shape"]).astype(dtype))
 gm = graph_executor.GraphModule(mr.load_module(so)["default"](mr.cpu()))
 gm.set_input(**inputs)
+gm.benchmark(mr.cpu(), repeat=1, number=1, min_repeat_ms=WARMUP_MS)
 kiln = gm.benchmark(mr.cpu(), repeat=repeat, number=number).median
 opts = ort.SessionOptions()
 opts.intra_op_num_threads = mr.num_threads()
 opts.inter_op_num_threads = 1
 sess = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
-sess.run(None, inputs)
+end = time.perf_counter() + WARMUP_MS / 1e3
+while time.perf_counter() < end:
+    sess.run(None, inputs)
 times = []
 for _ in range(repeat):
     t = time.perf_counter()

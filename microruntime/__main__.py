@@ -106,6 +106,11 @@ def _parser():
                    help="time the whole run: --repeat measurements of --number runs each")
     r.add_argument("--repeat", type=int, default=5, help="measurements (default 5)")
     r.add_argument("--number", type=int, default=10, help="runs per measurement (default 10)")
+    r.add_argument("--warmup-ms", type=float, default=500, metavar="MS",
+                   help="untimed runs for this long before the measurements (default 500): "
+                        "a process that has just started can run slower for a few tenths of a "
+                        "second (on a virtual machine the host may keep its threads on one "
+                        "core until then), and the measurements are of the steady state")
     r.add_argument("--seed", type=int, default=None,
                    help="seed of the random inputs (default 0; not with --inputs)")
     r.add_argument("--device", default="cpu", metavar="NAME[:ID]",
@@ -251,8 +256,9 @@ class _GraphModel:
     def profile(self):
         return self.gmod.profile()
 
-    def benchmark(self, repeat, number):
-        return self.gmod.benchmark(self.dev, repeat=repeat, number=number)
+    def benchmark(self, repeat, number, min_repeat_ms=0):
+        return self.gmod.benchmark(self.dev, repeat=repeat, number=number,
+                                   min_repeat_ms=min_repeat_ms)
 
 
 class _VMModel:
@@ -305,9 +311,9 @@ class _VMModel:
     def profile(self):
         return self.vm.profile(self.FUNC, *self.args)
 
-    def benchmark(self, repeat, number):
-        return self.vm.time_evaluator(self.FUNC, self.dev, number=number,
-                                      repeat=repeat)(*self.args)
+    def benchmark(self, repeat, number, min_repeat_ms=0):
+        return self.vm.time_evaluator(self.FUNC, self.dev, number=number, repeat=repeat,
+                                      min_repeat_ms=min_repeat_ms)(*self.args)
 
 
 # ---- run ------------------------------------------------------------------------------------
@@ -319,6 +325,8 @@ def _check_run_args(args):
                          "program (see apps/graph_deploy); run a model exported as .so")
     if args.benchmark and (args.repeat < 1 or args.number < 1):
         raise _UserError("--repeat and --number must be at least 1")
+    if args.warmup_ms < 0:
+        raise _UserError(f"--warmup-ms {args.warmup_ms:g}: give a time of at least 0 ms")
     if args.print_top < 0:
         raise _UserError(f"--print-top {args.print_top}: give a number of values, at least 1")
     if args.inputs and args.seed is not None:
@@ -389,6 +397,8 @@ def _run(args, stage):
             _save_trace(args.trace, report)
     if args.benchmark:
         stage.name = "benchmarking"
+        if args.warmup_ms > 0:
+            model.benchmark(1, 1, min_repeat_ms=args.warmup_ms)
         r = model.benchmark(args.repeat, args.number)
         print(f"latency ({args.repeat} x {args.number} runs, {num_threads()} threads): "
               f"mean {r.mean * 1e3:.4f} ms  median {r.median * 1e3:.4f} ms  "

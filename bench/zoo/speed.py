@@ -2,17 +2,25 @@
 run by the graph executor in a process that imports only the runtime) beside ONNX Runtime
 (default session options, intra_op_num_threads = the thread count) on the same inputs, batch 1,
 at each thread count. Each runtime is timed alone in its own process; a sample is the best of
---repeat runs after one untimed run, and the two runtimes alternate for --rounds rounds (the
-median of the rounds is printed). Prints one line per model and thread count (Kiln ms, ONNX
-Runtime ms, kiln/ort: below 1, Kiln is faster) and the geometric mean of kiln/ort per thread
-count. A model without a compiled library (run check.py first), or built for the VM, is listed
-as skipped. With --baseline DIR (a zoo whose kiln.so files an older compiler built), that
-library is timed in the same rounds too, alternating with the two others, and its ms and
-ratio to ONNX Runtime are printed beside: before and after a change, in one run.
+--repeat runs after --warmup seconds of untimed runs, and the two runtimes alternate for
+--rounds rounds (the median of the rounds is printed). Prints one line per model and thread
+count (Kiln ms, ONNX Runtime ms, kiln/ort: below 1, Kiln is faster) and the geometric mean of
+kiln/ort per thread count. A model without a compiled library (run check.py first), or built
+for the VM, is listed as skipped. With --baseline DIR (a zoo whose kiln.so files an older
+compiler built), that library is timed in the same rounds too, alternating with the two
+others, and its ms and ratio to ONNX Runtime are printed beside: before and after a change, in
+one run.
+
+The warm-up is for the machine, not the runtimes: on a virtual machine the host may run the
+two virtual CPUs of a process that has just started on one physical core for its first tenths
+of a second (two AVX-512 loops started together on the two CPUs ran at half speed each for
+10-200 ms, then at full speed), so a second thread gains nothing until then. ONNX Runtime
+spends that long creating its session; Kiln's graph executor loads in milliseconds, and
+without a warm-up its two-thread samples of small models fell in that window at random.
 
     .venv/bin/python bench/zoo/speed.py [--zoo build/zoo] [--only resnet18,convnext_tiny]
                                         [--threads 1 2] [--rounds 3] [--repeat 5]
-                                        [--baseline other_zoo]
+                                        [--baseline other_zoo] [--warmup 0.5]
 """
 import argparse
 import math
@@ -31,6 +39,9 @@ x = np.load(sys.argv[2])
 for k in x.files:
     gm.set_input(k, x[k])
 gm.run()
+end = time.perf_counter() + float(sys.argv[4])
+while time.perf_counter() < end:
+    gm.run()
 best = 1e9
 for _ in range(int(sys.argv[3])):
     t = time.perf_counter(); gm.run(); best = min(best, time.perf_counter() - t)
@@ -43,6 +54,9 @@ o = ort.SessionOptions(); o.intra_op_num_threads = int(sys.argv[4])
 s = ort.InferenceSession(sys.argv[1], o, providers=["CPUExecutionProvider"])
 x = np.load(sys.argv[2]); feeds = {k: x[k] for k in x.files}
 s.run(None, feeds)
+end = time.perf_counter() + float(sys.argv[5])
+while time.perf_counter() < end:
+    s.run(None, feeds)
 best = 1e9
 for _ in range(int(sys.argv[3])):
     t = time.perf_counter(); s.run(None, feeds); best = min(best, time.perf_counter() - t)
@@ -72,6 +86,8 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--warmup", type=float, default=0.5,
+                    help="seconds of untimed runs before the timed ones (default 0.5)")
     ap.add_argument("--baseline", default="",
                     help="a zoo of libraries built otherwise, timed in the same rounds")
     args = ap.parse_args()
@@ -99,11 +115,12 @@ def main():
         for t in args.threads:
             try:
                 kiln, ort, before = [], [], []
+                runs = (str(args.repeat), str(args.warmup))
                 for _ in range(args.rounds):
-                    kiln.append(_time(KILN, [lib, inputs, str(args.repeat)], t))
-                    ort.append(_time(ORT, [onnx_path, inputs, str(args.repeat), str(t)], t))
+                    kiln.append(_time(KILN, [lib, inputs, *runs], t))
+                    ort.append(_time(ORT, [onnx_path, inputs, runs[0], str(t), runs[1]], t))
                     if base:
-                        before.append(_time(KILN, [base, inputs, str(args.repeat)], t))
+                        before.append(_time(KILN, [base, inputs, *runs], t))
             except (RuntimeError, subprocess.TimeoutExpired) as err:
                 print(f"{name:28s} {t:>7d} failed: {err}")
                 continue

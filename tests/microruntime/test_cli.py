@@ -59,7 +59,8 @@ def test_run_inputs_output_top(model):
 
 def test_random_inputs_profile_benchmark(model):
     _, so, _ = model
-    r = cli("run", so, "--profile", "--benchmark", "--repeat", "2", "--number", "3")
+    r = cli("run", so, "--profile", "--benchmark", "--repeat", "2", "--number", "3",
+            "--warmup-ms", "0")
     assert r.returncode == 0, r.stderr
     assert "no --inputs: random inputs (seed 0): x float32[3,32]" in r.stderr
     assert "Duration (us)" in r.stdout and "fused_" in r.stdout
@@ -91,6 +92,8 @@ def test_manifest_still_works(model):
      "such directory"),
     (["run", "{so}", "--input-shape", "x:3,32"], "error: --input-shape is for Relax VM models"),
     (["run", "{so}", "--device", "tpu"], "error: --device tpu: unknown device type 'tpu'"),
+    (["run", "{so}", "--benchmark", "--warmup-ms", "-1"],
+     "error: --warmup-ms -1: give a time of at least 0 ms"),
     (["run", "{so}", "--device", "cuda:7"], "error: --device cuda:7: no such device on this "
      "machine (cuda(7) does not exist"),
 ])
