@@ -357,7 +357,9 @@ size-small:
 	  "  x86-64 small config core + graph executor as linked into tests/c/size_graph_app.c (--gc-sections)"
 
 # The bare-metal footprint: the same core + graph executor for Cortex-M4F (Thumb-2), built with
-# MR_PLATFORM_BAREMETAL and MR_CONFIG_SMALL, text/data/bss as arm-none-eabi-size reports them.
+# MR_PLATFORM_BAREMETAL and MR_CONFIG_SMALL, text/data/bss as arm-none-eabi-size reports them;
+# then the app linked with -flto (the runtime's part is the plain link's less what LTO saved:
+# its map cannot tell the runtime's code from the app's).
 THUMB_FLAGS := $(filter-out $(CDEFS),$(SIZE_FLAGS)) -DMR_PLATFORM_BAREMETAL -DMR_CONFIG_SMALL \
   -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
 THUMB_SRCS := $(filter-out $(MR_DL_SRCS) $(MR_EXTRA_SRCS) $(MR_GRAPH_EXTRA_SRCS) $(MR_VM_SRCS) \
@@ -376,6 +378,16 @@ size-thumb:
 	  -o build/size/thumb_app 2>/dev/null
 	@$(PYTHON) -c "$$SIZE_LINKED_PY" build/size/thumb_app.map \
 	  "  thumbv7em core + graph executor as linked into tests/c/size_graph_app.c (--gc-sections)"
+	@rm -rf build/size/thumb_lto; mkdir -p build/size/thumb_lto
+	@for f in $(THUMB_SRCS) tests/c/size_graph_app.c; do arm-none-eabi-gcc $(THUMB_FLAGS) -flto -c $$f \
+	  -o build/size/thumb_lto/$$(echo $$f | tr / _).o || exit 1; done
+	@arm-none-eabi-gcc $(THUMB_FLAGS) -flto --specs=nosys.specs \
+	  -Wl,--gc-sections,--no-warn-rwx-segments build/size/thumb_lto/*.o -lm \
+	  -o build/size/thumb_app_lto 2>/dev/null
+	@linked=$$($(PYTHON) -c "$$SIZE_LINKED_PY" build/size/thumb_app.map x | sed 's/.*text \([0-9]*\) bytes.*/\1/'); \
+	  plain=$$(arm-none-eabi-size build/size/thumb_app | awk 'NR == 2 {print $$1}'); \
+	  lto=$$(arm-none-eabi-size build/size/thumb_app_lto | awk 'NR == 2 {print $$1}'); \
+	  awk -v l=$$linked -v p=$$plain -v t=$$lto 'BEGIN {printf "  thumbv7em the same app with link-time optimization (-flto on the runtime and the app): its text falls by %d bytes, so core + graph executor is about %d bytes (%.1f KB); goal <= 16 KB\n", p - t, l - (p - t), (l - (p - t))/1024}'
 	@echo "  for comparison: TFLite Micro framework about 16-20 KB (published); TVM CRT graph path 27 KB (x86-64)"
 	@mkdir -p build/size/thumb_aot
 	@for f in $(MR_AOT_SRCS); do arm-none-eabi-gcc $(THUMB_FLAGS) -c $$f -o build/size/thumb_aot/$$(basename $$f .c).o || exit 1; done

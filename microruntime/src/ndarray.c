@@ -170,7 +170,7 @@ static int tensor_alloc(int32_t ndim, const int64_t* shape, DLDataType dtype, DL
 int mr_tensor_create(int32_t ndim, const int64_t* shape, DLDataType dtype, DLDevice dev,
                      TVMFFIObject** out_tensor) {
   const mr_device_api_t* api;
-  mr_tensor_obj_t* t;
+  mr_tensor_obj_t* t = NULL; /* set by tensor_alloc (initialized for GCC's LTO warnings) */
   uint64_t nbytes = 0;
   void* data = NULL;
   if (tensor_alloc(ndim, shape, dtype, dev, &t, &nbytes) != 0) return -1;
