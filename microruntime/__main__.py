@@ -107,10 +107,11 @@ def _parser():
     r.add_argument("--repeat", type=int, default=5, help="measurements (default 5)")
     r.add_argument("--number", type=int, default=10, help="runs per measurement (default 10)")
     r.add_argument("--warmup-ms", type=float, default=500, metavar="MS",
-                   help="untimed runs for this long before the measurements (default 500): "
-                        "a process that has just started can run slower for a few tenths of a "
-                        "second (on a virtual machine the host may keep its threads on one "
-                        "core until then), and the measurements are of the steady state")
+                   help="untimed runs for at least this long before the measurements "
+                        "(default 500): a process that has just started can run slower for a "
+                        "few tenths of a second (on a virtual machine the host may keep its "
+                        "threads on one core until then), and the measurements are of the "
+                        "steady state")
     r.add_argument("--seed", type=int, default=None,
                    help="seed of the random inputs (default 0; not with --inputs)")
     r.add_argument("--device", default="cpu", metavar="NAME[:ID]",
