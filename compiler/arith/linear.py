@@ -110,6 +110,10 @@ def _merge_div_mod(lin: Linear, keys: KeyCache) -> None:
             div = pairs[type(t)](t.a, t.b)
             dkey = keys.key(div)
             slot = lin.terms.get(dkey)
+            if slot is None and (merged := _nested_quotient(div)) is not None:
+                # (y // a) % c beside y // (a*c): the simplifier folds (y // a) // c so
+                dkey = keys.key(merged)
+                slot = lin.terms.get(dkey)
             if slot is not None and slot[1] == k * c:
                 del lin.terms[key], lin.terms[dkey]
                 lin.add(to_linear(t.a, keys), k)
@@ -131,6 +135,16 @@ def _merge_div_mod(lin: Linear, keys: KeyCache) -> None:
             changed = True
         if not changed:
             return
+
+
+def _nested_quotient(div: E.PrimExpr) -> Optional[E.PrimExpr]:
+    """`y // (a*c)` for `div` = `(y // a) // c` with positive constants a and c (floor or
+    truncating alike: both nest so), else None."""
+    inner = div.a
+    if type(inner) is not type(div) or not isinstance(inner.b, E.IntImm) \
+            or inner.b.value <= 0 or div.b.value <= 0:
+        return None
+    return type(div)(inner.a, const_of(inner.b.dtype, inner.b.value * div.b.value))
 
 
 def _signed(dtype: DType, v: int) -> int:

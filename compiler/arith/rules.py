@@ -81,6 +81,47 @@ def _split_mod(m) -> Optional[E.PrimExpr]:
     return E.FloorMod(from_linear(r), m.c1)
 
 
+def _scaled_parts(m):
+    """(big, small, s) with x == big*s + small, s a divisor of c (1 < s < c), every term of
+    `big` integral and 0 <= small < s by the context's bounds: the largest such s; else None.
+    (A fused loop index split again, `(f*14 + i) // 28` with i in [0, 14), is `f // 2`.)"""
+    k = m.c1.value
+    lin = to_linear(m.x, m.ctx.keys)
+    for s in range(k // 2, 1, -1):
+        if k % s:
+            continue
+        big, small = Linear(lin.dtype), Linear(lin.dtype)
+        for key, (t, coef) in lin.terms.items():
+            (big if coef % s == 0 else small).add_term(key, t, coef // s if coef % s == 0
+                                                       else coef)
+        big.const, small.const = lin.const // s, lin.const % s
+        if big.is_const() or small.is_const() and small.const == 0:
+            continue
+        lo, hi = m.ctx.int_bound(from_linear(small))
+        if lo is not None and hi is not None and 0 <= lo and hi < s:
+            return from_linear(big), from_linear(small), s
+    return None
+
+
+def _div_scaled(m) -> Optional[E.PrimExpr]:
+    """(big*s + small) // c -> big // (c/s) when 0 <= small < s and s divides c."""
+    parts = _scaled_parts(m)
+    if parts is None:
+        return None
+    big, _, s = parts
+    return E.FloorDiv(big, E.make_const(m.c1.dtype, m.c1.value // s))
+
+
+def _mod_scaled(m) -> Optional[E.PrimExpr]:
+    """(big*s + small) % c -> (big % (c/s))*s + small when 0 <= small < s and s divides c."""
+    parts = _scaled_parts(m)
+    if parts is None:
+        return None
+    big, small, s = parts
+    mod = E.FloorMod(big, E.make_const(m.c1.dtype, m.c1.value // s))
+    return E.Add(E.Mul(mod, E.make_const(m.e.dtype, s)), small)
+
+
 def _div_by_bound(m) -> Optional[E.PrimExpr]:
     """x // c is constant when all of x's range lies in one multiple of c."""
     lo, hi = m.ctx.int_bound(m.x)
@@ -117,6 +158,10 @@ DIV_MOD = [
          guard=lambda m: _int(m) and _pos("c1")(m)),
     Rule("floormod_drop_multiples", x % c1, _split_mod,
          guard=lambda m: _int(m) and _pos("c1")(m)),
+    Rule("floordiv_scaled_index", x // c1, _div_scaled,
+         guard=lambda m: _int(m) and _pos("c1")(m) and isinstance(m.x, (E.Add, E.Sub))),
+    Rule("floormod_scaled_index", x % c1, _mod_scaled,
+         guard=lambda m: _int(m) and _pos("c1")(m) and isinstance(m.x, (E.Add, E.Sub))),
     Rule("floordiv_floordiv", (x // c1) // c2, x // (c1 * c2), guard=_pos("c1", "c2")),
     Rule("floormod_floormod", (x % c1) % c2, x % c2,
          guard=lambda m: _pos("c1", "c2")(m) and _divides("c2", "c1")(m)),

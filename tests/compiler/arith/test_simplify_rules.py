@@ -112,6 +112,18 @@ def test_float_identities_keep_float_semantics():
     (Mod(i, const(4)), i % 4, {i: (0, 100)}),
     (x // 1, x, None), (x % 1, 0, None),
     (i // 16, 0, {i: (0, 15)}), (i % 16, i - 16, {i: (16, 31)}),
+    # a fused loop index split again: (f*14 + j) with j in [0, 14), divided by multiples of 14
+    ((i * 14 + j) // 784, i // 56, {j: (0, 13)}),
+    ((i * 14 + j) // 28 % 28, i // 2 % 28, {j: (0, 13)}),
+    ((i * 14 + j) % 28, i % 2 * 14 + j, {j: (0, 13)}),
+    ((i * 14 + j + 3) // 28, (i * 14 + j + 3) // 28, {j: (0, 13)}),  # j + 3 may reach 14
+    ((i * 14 + j) // 28, (i * 14 + j) // 28, None),  # j unbounded
+    # the digits of a fused index put back together: (x//3025)*48400 + (x//55%55)*880 + x%55*16
+    (x // 3025 * 48400 + x // 55 % 55 * 880 + x % 55 * 16, x * 16, None),
+    (x // 32 * 32 + x // 8 % 4 * 8 + x % 8, x, None),
+    (Div(x, const(32)) * 32 + Mod(Div(x, const(8)), const(4)) * 8 + Mod(x, const(8)), x, None),
+    (x // 3025 * 48400 + x // 55 % 55 * 880, x // 55 * 880, None),
+    (x // 3025 * 48400 + x // 55 % 55 * 440, x // 3025 * 48400 + x // 55 % 55 * 440, None),
 ])
 def test_div_mod(before, after, bounds):
     check(before, after, bounds)

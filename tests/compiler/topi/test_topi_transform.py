@@ -3,6 +3,7 @@ split, squeeze, expand_dims, strided_slice, take, pad."""
 import numpy as np
 import pytest
 
+import compiler
 from compiler import te, topi
 from compiler.ir.errors import IRError
 
@@ -41,6 +42,24 @@ def test_concatenate_and_split(run, rng):
     np.testing.assert_array_equal(got[1], np.concatenate([a, a], -1))
     for g, ref in zip(got[2:], np.split(a, [1, 4], axis=2)):
         np.testing.assert_array_equal(g, ref)
+
+
+def test_blocked_concat_indexes_each_vector_once(run, rng):
+    """A concat of NCHW16c tensors along the blocks: the loops fused by the injective schedule
+    address each vector as fused * 16 (the fused index's digits merged back), not through a
+    division and remainder per dimension."""
+    x = te.placeholder((1, 2, 23, 29, 16), name="x")   # large enough to run in parallel
+    y = te.placeholder((1, 3, 23, 29, 16), name="y")
+    out = topi.concatenate([x, y], axis=1)
+    s = topi.x86.schedule_injective([out])
+    text = str(compiler.lower(s, [x, y, out], simple_mode=True))
+    store = next(line for line in text.splitlines() if "T_concat[" in line)
+    target = store.split("=")[0]
+    assert "//" not in target and "%" not in target, store
+    a = rng.random((1, 2, 23, 29, 16), dtype="float32")
+    b = rng.random((1, 3, 23, 29, 16), dtype="float32")
+    got, = run(s, [x, y], [out], [a, b])
+    np.testing.assert_array_equal(got, np.concatenate([a, b], 1))
 
 
 def test_take(run, rng):
