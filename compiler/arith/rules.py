@@ -8,6 +8,7 @@ Guards ask the driver's context (`m.ctx`) about bounds: `le(a, b)`, `lt(a, b)`, 
 """
 from __future__ import annotations
 
+import math
 from typing import Dict, List, Optional
 
 from ..tir import expr as E
@@ -87,8 +88,16 @@ def _scaled_parts(m):
     (A fused loop index split again, `(f*14 + i) // 28` with i in [0, 14), is `f // 2`.)"""
     k = m.c1.value
     lin = to_linear(m.x, m.ctx.keys)
-    for s in range(k // 2, 1, -1):
-        if k % s:
+    # the best s for a set of terms in `big` is the gcd of k and their coefficients: the gcds
+    # of k with each coefficient, closed under gcd
+    steps = {math.gcd(k, coef) for _, coef in lin.terms.values()}
+    while True:
+        more = {math.gcd(a, b) for a in steps for b in steps} - steps
+        if not more:
+            break
+        steps |= more
+    for s in sorted(steps, reverse=True):
+        if not 1 < s < k:
             continue
         big, small = Linear(lin.dtype), Linear(lin.dtype)
         for key, (t, coef) in lin.terms.items():

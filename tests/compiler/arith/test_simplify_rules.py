@@ -118,6 +118,7 @@ def test_float_identities_keep_float_semantics():
     ((i * 14 + j) % 28, i % 2 * 14 + j, {j: (0, 13)}),
     ((i * 14 + j + 3) // 28, (i * 14 + j + 3) // 28, {j: (0, 13)}),  # j + 3 may reach 14
     ((i * 14 + j) // 28, (i * 14 + j) // 28, None),  # j unbounded
+    ((i * 28 + k * 42 + j) // 84, (k * 3 + i * 2) // 6, {j: (0, 13)}),  # 14: a gcd of gcds
     # the digits of a fused index put back together: (x//3025)*48400 + (x//55%55)*880 + x%55*16
     (x // 3025 * 48400 + x // 55 % 55 * 880 + x % 55 * 16, x * 16, None),
     (x // 32 * 32 + x // 8 % 4 * 8 + x % 8, x, None),
