@@ -101,11 +101,13 @@ def _scaled_parts(m):
             continue
         big, small = Linear(lin.dtype), Linear(lin.dtype)
         for key, (t, coef) in lin.terms.items():
-            (big if coef % s == 0 else small).add_term(key, t, coef // s if coef % s == 0
-                                                       else coef)
+            if coef % s == 0:
+                big.add_term(key, t, coef // s)
+            else:
+                small.add_term(key, t, coef)
         big.const, small.const = lin.const // s, lin.const % s
-        if big.is_const() or small.is_const() and small.const == 0:
-            continue
+        if big.is_const() or (small.is_const() and small.const == 0):
+            continue    # nothing to divide out, or nothing to drop (_split_div's case)
         lo, hi = m.ctx.int_bound(from_linear(small))
         if lo is not None and hi is not None and 0 <= lo and hi < s:
             return from_linear(big), from_linear(small), s
