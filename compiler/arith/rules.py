@@ -52,10 +52,9 @@ LINEAR = [
 
 
 # ---- division and remainder -----------------------------------------------------------------
-def _split_div(m) -> Optional[E.PrimExpr]:
-    """(q*c + r) // c -> q + r // c (floor semantics make this exact)."""
-    k = m.c1.value
-    lin = to_linear(m.x, m.ctx.keys)
+def _divide_out(lin: Linear, k: int):
+    """(q, r) with lin == q*k + r: q the terms whose coefficients k divides (divided) and the
+    constant's floor quotient, r the other terms and the constant's remainder in [0, k)."""
     q, r = Linear(lin.dtype), Linear(lin.dtype)
     for key, (t, coef) in lin.terms.items():
         if coef % k == 0:
@@ -63,6 +62,12 @@ def _split_div(m) -> Optional[E.PrimExpr]:
         else:
             r.add_term(key, t, coef)
     q.const, r.const = lin.const // k, lin.const % k
+    return q, r
+
+
+def _split_div(m) -> Optional[E.PrimExpr]:
+    """(q*c + r) // c -> q + r // c (floor semantics make this exact)."""
+    q, r = _divide_out(to_linear(m.x, m.ctx.keys), m.c1.value)
     if q.is_const() and q.const == 0:
         return None
     return E.Add(from_linear(q), E.FloorDiv(from_linear(r), m.c1))
@@ -99,13 +104,7 @@ def _scaled_parts(m):
     for s in sorted(steps, reverse=True):
         if not 1 < s < k:
             continue
-        big, small = Linear(lin.dtype), Linear(lin.dtype)
-        for key, (t, coef) in lin.terms.items():
-            if coef % s == 0:
-                big.add_term(key, t, coef // s)
-            else:
-                small.add_term(key, t, coef)
-        big.const, small.const = lin.const // s, lin.const % s
+        big, small = _divide_out(lin, s)
         if big.is_const() or (small.is_const() and small.const == 0):
             continue    # nothing to divide out, or nothing to drop (_split_div's case)
         lo, hi = m.ctx.int_bound(from_linear(small))
