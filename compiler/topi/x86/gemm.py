@@ -19,6 +19,10 @@ The stages (all but the output are internal):
                    in the output, or with an epilogue in a buffer of one mc x nc block that
                    the epilogue reads as it writes the block out.
 
+A GEMM of one row by a B [K, N] has no stages but T_gemm (the product as written): packing
+would copy all of B to read it once. `schedule_gemm_packed` tiles it as `tile_gemm` does a
+matrix-vector product (B streamed row by row).
+
 Kp is K rounded up to whole k blocks: K is cut into ceil(K / kc) blocks of equal size, so the
 padding is less than one element per block; padded columns of A and rows of B hold zeros.
 A's rows past M (up to whole panels) repeat row M - 1 and B's columns past N hold zeros: they
@@ -213,6 +217,17 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
             raise IRError(f"gemm_packed: the reduction sizes differ ({k} vs {k2})")
     if not all(isinstance(v, int) for v in (m, n, k)):
         raise IRError("gemm_packed: needs static shapes; use topi.nn.matmul for symbolic ones")
+
+    def cast(v):
+        return v if v.dtype == out_dtype else v.astype(out_dtype)
+
+    if m == 1 and len(lead) == 1 and not (b_packed or transpose_b):
+        # One row: packing would copy all of B to read it once. C is the product as written,
+        # which schedule_gemm_packed tiles as a matrix-vector product (`tile_gemm`).
+        r = te.reduce_axis((0, k), name="k")
+        out = te.compute((1, n), lambda i, j: te.sum(cast(a[i, r]) * cast(b[r, j]), axis=r),
+                         name="T_gemm", tag=PACKED_TAG)
+        return out if bias is None else add_bias(out, bias)
     nb, kb = k_blocks(k, kc)
     if nb > 1 and len(lead) > 1:
         raise IRError(f"gemm_packed: an A of {len(lead) + 1} dims needs K <= kc (one k block), "
@@ -223,9 +238,6 @@ def gemm_packed(a, b, bias=None, out_dtype=None, transpose_b: bool = False,
         raise IRError(f"gemm_packed: packed B has shape {get_const_tuple(b.shape)}, expected "
                       f"{pack_b_shape(n, k, nr, kc)} for N={n}, K={k}, kc={kc}")
     dt = str(out_dtype)
-
-    def cast(v):
-        return v if v.dtype == out_dtype else v.astype(out_dtype)
 
     pad_k = kp != k
 
@@ -314,8 +326,12 @@ def _stage_inputs(op):
 
 def _tile_packed(s, anchor, out_op, mc: int, nc: int, pack_b_in_block: bool = False):
     """Lay out the output stage `out_op` in parallel mc x nc blocks of mr x nr tiles and
-    attach the accumulators (see the module docstring)."""
-    acc = _stage_inputs(anchor)["T_gemm_acc"]
+    attach the accumulators (see the module docstring). A GEMM of one row, computed as
+    written, is tiled as a matrix-vector product (`tile_gemm`)."""
+    acc = _stage_inputs(anchor).get("T_gemm_acc")
+    if acc is None:
+        tile_gemm(s, anchor, out_op)
+        return
     mt, nt, mr, nr = get_const_tuple(acc.output(0).shape[-4:])
     blocked = bool(anchor.reduce_axis)
     if out_op is not anchor and not blocked:

@@ -436,3 +436,21 @@ def test_gemv_takes_a_wider_tile_where_it_divides_n(run, rng):
             C = topi.nn.matmul(A, B)
             (got,) = run(topi.x86.schedule_matmul([C]), [A, B], [C], [a, b])
         np.testing.assert_allclose(got, a @ b, **TOL)
+
+
+@pytest.mark.parametrize("k,n,bias", [(512, 1000, False), (600, 1000, True), (17, 33, True)])
+def test_gemm_packed_of_one_row_packs_nothing(run, rng, k, n, bias):
+    """One row (a classifier's GEMM): no packing stage (packing B would copy all of it to read
+    it once); schedule_gemm_packed tiles the product as a matrix-vector product (B of at least
+    GEMV_STREAM_BYTES streamed in chunks of the reduction); with and without a fused bias +
+    relu. The result is numpy's. B [N, K] (transpose_b) is still packed."""
+    s, ins, out, arrays, ref = _gemm(1, n, k, bias=bias, rng=rng)
+    text = str(compiler.lower(s, ins + [out], simple_mode=True))
+    assert "T_gemm_pack" not in text
+    assert (".rf" in text) == (k * n * 4 >= topi.x86.gemm.GEMV_STREAM_BYTES)
+    (got,) = run(s, ins, [out], arrays)
+    np.testing.assert_allclose(got, ref, **TOL)
+    s, ins, out, arrays, ref = _gemm(1, n, k, transpose_b=True, rng=rng)
+    assert "T_gemm_pack_bt" in str(compiler.lower(s, ins + [out], simple_mode=True))
+    (got,) = run(s, ins, [out], arrays)
+    np.testing.assert_allclose(got, ref, **TOL)
