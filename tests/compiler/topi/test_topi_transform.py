@@ -62,6 +62,36 @@ def test_blocked_concat_indexes_each_vector_once(run, rng):
     np.testing.assert_array_equal(got, np.concatenate([a, b], 1))
 
 
+def test_injective_parallel_loop_fuses_only_enough_outer_axes(run, rng):
+    """The injective schedule fuses outer axes into its parallel loop until it has
+    PARALLEL_MIN_CHUNKS iterations; the inner axes stay loops of their own, so what indexes by
+    the fused loop (a channel shuffle's channel arithmetic) is computed once per iteration of
+    it, not per element. Static shapes of fewer iterations fuse every outer axis."""
+    from compiler.topi.x86.injective import PARALLEL_MIN_CHUNKS
+    assert PARALLEL_MIN_CHUNKS == 64
+    x = te.placeholder((1, 116, 28, 28), name="x")      # NCHW -> NCHW16c, as ShuffleNet's
+    shuffled = topi.reshape(topi.transpose(topi.reshape(x, (1, 2, 58, 28, 28)),
+                                           (0, 2, 1, 3, 4)), (1, 116, 28, 28))
+    out = topi.nn.layout_transform(topi.nn.pad(shuffled, (0, 0, 0, 0), (0, 12, 0, 0)),
+                                   "NCHW", "NCHW16c")
+    s = topi.x86.schedule_injective([out])
+    loops = [line.strip() for line in str(compiler.lower(s, [x, out], simple_mode=True))
+             .splitlines() if line.strip().startswith("for ")]
+    assert "range(224)" in loops[0] and "parallel" in loops[0], loops   # 1 x 8 blocks x 28 rows
+    assert "range(28)" in loops[1] and "parallel" not in loops[1], loops
+    a = rng.random((1, 116, 28, 28), dtype="float32")
+    got, = run(s, [x], [out], [a])
+    want = np.zeros((1, 8, 28, 28, 16), "float32")
+    shuffled = a.reshape(1, 2, 58, 28, 28).transpose(0, 2, 1, 3, 4).reshape(116, 28, 28)
+    for c in range(116):
+        want[0, c // 16, :, :, c % 16] = shuffled[c]
+    np.testing.assert_array_equal(got, want)
+    y = te.placeholder((2, 3, 4096), name="y")           # 6 outer iterations: all fused
+    out = topi.add(y, y)
+    text = str(compiler.lower(topi.x86.schedule_injective([out]), [y, out], simple_mode=True))
+    assert "range(1536)" in text and "parallel" in text, text   # 2 x 3 x (4096 / 16)
+
+
 def test_take(run, rng):
     x = te.placeholder((5, 6), name="x")
     i = te.placeholder((2, 3), dtype="int64", name="i")
