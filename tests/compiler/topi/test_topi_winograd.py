@@ -1,17 +1,19 @@
 """Winograd convolution F(m, 3) in the blocked layout (topi.nn.winograd and its x86 schedule)
 against the float64 numpy reference of conv2d (rtol 1e-4): the transform matrices, tile sizes 2
 and 4, outputs that the tiles do not divide, asymmetric padding, channel blocks that are not
-the vector width, explicit register tiles, the epilogue bias + residual + relu fused; and the
+the vector width, explicit register tiles, the stages per tile row, the epilogue bias + residual
++ relu fused; and the
 error of F(2, 3) from a float64 convolution, bounded by that of a direct float32 one."""
 import numpy as np
 import pytest
 from topi_refs import conv2d_ref
 
+import compiler
 from compiler import te, topi
 from compiler.ir.errors import IRError
 from compiler.topi.nn.layout import transform_numpy, transform_shape
 from compiler.topi.nn.winograd import winograd_matrices, winograd_weight_transform
-from compiler.topi.x86.conv2d_winograd import GEMM_CHANNEL_CHUNK, gemm_tile
+from compiler.topi.x86.conv2d_winograd import GEMM_CHANNEL_CHUNK, gemm_tile, runs_in_tile_rows
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 
@@ -36,7 +38,12 @@ def test_unknown_tile_size():
     dict(m=2, c=6, k=10, hw=(6, 5), pad=(1, 0, 2, 1), ib=3, ob=5),       # odd blocks, pads
     dict(m=4, c=8, k=32, hw=(14, 14), pad=(1, 1, 1, 1), ib=8, ob=8,
          tile=dict(oc_blocks=2, tile_count=3)),
-], ids=["f2-7x7", "f4-tails", "f2-odd-blocks-asym-pad", "f4-explicit-tile"])
+    dict(m=2, c=16, k=16, hw=(7, 7), pad=(1, 1, 1, 1), ib=8, ob=8, tile=dict(tile_rows=True)),
+    dict(m=4, c=16, k=16, hw=(9, 10), pad=(1, 1, 1, 1), ib=8, ob=8, tile=dict(tile_rows=True)),
+    dict(m=2, c=6, k=10, hw=(6, 5), pad=(1, 0, 2, 1), ib=3, ob=5,
+         tile=dict(tile_rows=True, oc_blocks=2, tile_count=3)),
+], ids=["f2-7x7", "f4-tails", "f2-odd-blocks-asym-pad", "f4-explicit-tile", "f2-rows",
+        "f4-tails-rows", "f2-odd-blocks-rows-explicit-tile"])
 def test_winograd_epilogue(run, rng, case):
     """conv + bias + residual + relu, one kernel; the result compared in NCHW."""
     m, c, k, (h, w), ib, ob = case["m"], case["c"], case["k"], case["hw"], case["ib"], case["ob"]
@@ -72,6 +79,25 @@ def test_winograd_alone(run, rng):
     (got,) = run(s, [x, wt], [y], [transform_numpy(a, "NCHW", "NCHW8c"), u])
     np.testing.assert_allclose(transform_numpy(got, "NCHW8c", "NCHW"),
                                conv2d_ref(a, wa, 1, (1, 1, 1, 1), 1), **TOL)
+
+
+def test_large_layers_run_in_tile_rows(run, rng):
+    """A layer whose transformed input and product would take ROWS_MIN_BYTES at the root
+    runs per tile row (one parallel loop over the rows, beside the pad's, instead of one per
+    stage); the result is the same to the bit either way."""
+    assert runs_in_tile_rows(16, 36 * 36, 80, 192, 4)         # Inception-v3 at 73 x 73
+    assert not runs_in_tile_rows(16, 4 * 4, 512, 512, 4)      # ResNet at 7 x 7
+    a = rng.random((1, 2, 30, 30, 8), dtype="float32") - 0.5
+    u = winograd_weight_transform(rng.random((2, 2, 3, 3, 8, 8), dtype="float32") - 0.5, 2)
+    x, wt = te.placeholder(a.shape, name="x"), te.placeholder(u.shape, name="w")
+    y = topi.nn.relu(topi.nn.conv2d_winograd_NCHWc(x, wt, 2, (1, 1, 1, 1)))
+    got = {}
+    for rows in (True, False):
+        s = topi.x86.schedule_conv2d_winograd_NCHWc([y], tile_rows=rows)
+        text = str(compiler.lower(s, [x, wt, y], simple_mode=True))
+        assert text.count("# parallel") == (2 if rows else 4), text
+        (got[rows],) = run(s, [x, wt], [y], [a, u])
+    np.testing.assert_array_equal(got[True], got[False])
 
 
 def test_mismatched_weight():
