@@ -10,6 +10,25 @@ from ..tir import expr as E
 from ..tir.buffer import Buffer
 
 
+# How `KeyCache.key` keys a value of a class (`_kind_of`, cached per class).
+_VAR, _CONST, _STR, _OBJ, _TUPLE, _NODE, _PLAIN = range(7)
+_KINDS: Dict[type, int] = {}
+
+
+def _kind_of(cls: type) -> int:
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = _KINDS[cls] = (
+            _VAR if issubclass(cls, E.Var)
+            else _CONST if issubclass(cls, (E.IntImm, E.FloatImm))
+            else _STR if issubclass(cls, E.StringImm)
+            else _OBJ if issubclass(cls, (Buffer, E.IterVar, E.CommReducer))
+            else _TUPLE if issubclass(cls, tuple)
+            else _NODE if issubclass(cls, E.PrimExpr) and dataclasses.is_dataclass(cls)
+            else _PLAIN)
+    return kind
+
+
 class KeyCache:
     """Memoised `key(e)`; keeps the nodes it has seen alive so their ids stay unique."""
 
@@ -17,34 +36,31 @@ class KeyCache:
         self._memo: Dict[int, Tuple[Any, tuple]] = {}
 
     def key(self, e: Any) -> Any:
-        hit = self._memo.get(id(e))
-        if hit is not None and hit[0] is e:
-            return hit[1]
-        k = self._compute(e)
-        if isinstance(e, E.PrimExpr) and not isinstance(e, (E.Var, E.IntImm)):
+        cls = type(e)
+        kind = _KINDS.get(cls)
+        if kind is None:
+            kind = _kind_of(cls)
+        if kind == _NODE:
+            hit = self._memo.get(id(e))
+            if hit is not None and hit[0] is e:
+                return hit[1]
+            k = (cls.__name__,) + tuple(self.key(getattr(e, name)) for name in field_names(cls))
             self._memo[id(e)] = (e, k)
-        return k
+            return k
+        if kind == _VAR:
+            return ("var", id(e))
+        if kind == _CONST:
+            return ("const", e.dtype, e.value)
+        if kind == _STR:
+            return ("str", e.value)
+        if kind == _OBJ:
+            return ("obj", id(e))
+        if kind == _TUPLE:
+            return tuple(self.key(x) for x in e)
+        return e
 
     def equal(self, a: Any, b: Any) -> bool:
         return a is b or self.key(a) == self.key(b)
-
-    def _compute(self, e: Any) -> Any:
-        if isinstance(e, E.Var):
-            return ("var", id(e))
-        if isinstance(e, (E.IntImm, E.FloatImm)):
-            return ("const", e.dtype, e.value)
-        if isinstance(e, E.StringImm):
-            return ("str", e.value)
-        if isinstance(e, (Buffer, E.IterVar, E.CommReducer)):
-            return ("obj", id(e))
-        if isinstance(e, tuple):
-            return tuple(self.key(x) for x in e)
-        if isinstance(e, E.PrimExpr) and dataclasses.is_dataclass(e):
-            return (type(e).__name__,) + tuple(
-                self.key(getattr(e, name)) for name in field_names(type(e)))
-        if isinstance(e, E.DType.__class__) or e is None or isinstance(e, (int, float, str)):
-            return e
-        return e
 
 
 def order_key(e: Any, names: Optional[Dict[int, int]] = None) -> tuple:

@@ -70,6 +70,35 @@ def _head_fields(cls: type) -> tuple:
     return tuple(n for n in child_field_names(cls) if n != "body")
 
 
+# What a generic walk does with a value of a class (`_value_kind`, cached per class).
+_BUFFER, _NODE, _TUPLE, _OTHER = range(4)
+_VALUE_KINDS: Dict[type, int] = {}
+# How a generic walk takes a node of a class apart (`_node_plan`, cached per class): one of
+# these, or the tuple of its child field names.
+_AS_BUFFER, _AS_OBJECT, _AS_CHAIN = "buffer", "object", "chain"
+_NODE_PLANS: Dict[type, Any] = {}
+
+
+def _value_kind(cls: type) -> int:
+    kind = _VALUE_KINDS.get(cls)
+    if kind is None:
+        kind = _VALUE_KINDS[cls] = (
+            _BUFFER if issubclass(cls, Buffer)
+            else _NODE if issubclass(cls, (PrimExpr, Stmt) + _REGION_TYPES)
+            else _TUPLE if issubclass(cls, tuple) else _OTHER)
+    return kind
+
+
+def _node_plan(cls: type) -> Any:
+    plan = _NODE_PLANS.get(cls)
+    if plan is None:
+        plan = _NODE_PLANS[cls] = (
+            _AS_BUFFER if issubclass(cls, Buffer)
+            else _AS_OBJECT if issubclass(cls, (EqualOp, NotEqualOp))
+            else _AS_CHAIN if issubclass(cls, CHAIN_TYPES) else child_field_names(cls))
+    return plan
+
+
 def _handler(functor: Any, cls: type) -> Optional[Callable]:
     """The `visit_<cls name>` function of the functor's class (None if it has none), cached
     per functor class: looked up once, not once per node."""
@@ -100,17 +129,18 @@ class IRVisitor:
         """Buffers' shapes and strides are not visited unless a subclass asks."""
 
     def generic_visit(self, node: Any) -> None:
-        if isinstance(node, Buffer):
+        plan = _NODE_PLANS.get(type(node))
+        if plan is None:
+            plan = _node_plan(type(node))
+        if plan.__class__ is tuple:
+            for name in plan:
+                self._visit_value(getattr(node, name))
+        elif plan is _AS_BUFFER:
             self.visit_buffer(node)
-            return
-        if isinstance(node, (EqualOp, NotEqualOp)):
+        elif plan is _AS_OBJECT:
             self.visit(node.asobject())
-            return
-        if isinstance(node, CHAIN_TYPES):
+        else:
             self._visit_chain(node)
-            return
-        for name in child_field_names(type(node)):
-            self._visit_value(getattr(node, name))
 
     def _visit_chain(self, node: Stmt) -> None:
         """generic_visit of a chain: the heads that no `visit_<kind>` handles in a loop, then
@@ -126,11 +156,14 @@ class IRVisitor:
             self._visit_value(getattr(head, name))
 
     def _visit_value(self, value: Any) -> None:
-        if isinstance(value, Buffer):
-            self.visit_buffer(value)
-        elif isinstance(value, (PrimExpr, Stmt, _REGION_TYPES)):
+        kind = _VALUE_KINDS.get(type(value))
+        if kind is None:
+            kind = _value_kind(type(value))
+        if kind == _NODE:
             self.visit(value)
-        elif isinstance(value, tuple):
+        elif kind == _BUFFER:
+            self.visit_buffer(value)
+        elif kind == _TUPLE:
             for v in value:
                 self._visit_value(v)
 
@@ -149,23 +182,26 @@ class IRMutator:
         return buffer
 
     def generic_visit(self, node: Any) -> Any:
-        if isinstance(node, Buffer):
+        plan = _NODE_PLANS.get(type(node))
+        if plan is None:
+            plan = _node_plan(type(node))
+        if plan.__class__ is tuple:
+            changes: Optional[Dict[str, Any]] = None
+            for name in plan:
+                old = getattr(node, name)
+                new = self._visit_value(old)
+                if new is not old:
+                    if changes is None:
+                        changes = {}
+                    changes[name] = new
+            return node if changes is None else rebuild(node, changes)
+        if plan is _AS_BUFFER:
             return self.visit_buffer(node)
-        if isinstance(node, (EqualOp, NotEqualOp)):
+        if plan is _AS_OBJECT:
             obj = node.asobject()
             new = self.visit(obj)
             return node if new is obj else new
-        if isinstance(node, CHAIN_TYPES):
-            return self._mutate_chain(node)
-        changes: Dict[str, Any] = {}
-        for name in child_field_names(type(node)):
-            old = getattr(node, name)
-            new = self._visit_value(old)
-            if new is not old:
-                changes[name] = new
-        if not changes:
-            return node
-        return rebuild(node, changes)
+        return self._mutate_chain(node)
 
     def _mutate_chain(self, node: Stmt) -> Stmt:
         """generic_visit of a chain: the heads that no `visit_<kind>` handles in a loop (outermost
@@ -186,11 +222,14 @@ class IRMutator:
         return changes
 
     def _visit_value(self, value: Any) -> Any:
-        if isinstance(value, Buffer):
-            return self.visit_buffer(value)
-        if isinstance(value, (PrimExpr, Stmt, _REGION_TYPES)):
+        kind = _VALUE_KINDS.get(type(value))
+        if kind is None:
+            kind = _value_kind(type(value))
+        if kind == _NODE:
             return self.visit(value)
-        if isinstance(value, tuple):
+        if kind == _BUFFER:
+            return self.visit_buffer(value)
+        if kind == _TUPLE:
             new = tuple(self._visit_value(v) for v in value)
             if all(a is b for a, b in zip(new, value)):
                 return value
