@@ -9,7 +9,6 @@ from ..ir.fields import field_names
 from ..tir import expr as E
 from ..tir.buffer import Buffer
 
-
 # How `KeyCache.key` keys a value of a class (`_kind_of`, cached per class).
 _VAR, _CONST, _STR, _OBJ, _TUPLE, _NODE, _PLAIN = range(7)
 _KINDS: Dict[type, int] = {}
