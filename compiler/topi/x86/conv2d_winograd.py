@@ -18,11 +18,12 @@ applied as the result is stored). Two ways to run them:
       buffers of the row, then its output, so the two stay in cache between the stages
       instead of going through memory. Inception-v3's 80 -> 192 channels at 73 x 73 (6.6 and
       16 MB at the root): 11.9 -> 8.8 ms at 1 thread, 7.2 -> 5.3 at 2; ResNet-18's 64
-      channels at 56 x 56 (3.2 + 3.2 MB): 1.33 -> 1.15 ms, 0.59 -> 0.55. At 7 x 7 (4 tile
-      rows) it was 10% slower; the results are the same to the bit.
+      channels at 56 x 56 (3.2 + 3.2 MB): 1.33 -> 1.15 ms at 1 thread, the same within noise
+      at 2. Below the threshold it gains nothing, and at 7 x 7 (4 tile rows) it was 5-10%
+      slower. The results are the same to the bit either way.
 
 Tunables (keyword arguments, defaults from the constants and the target's vector ISA):
-oc_blocks, tile_count, rows.
+oc_blocks, tile_count, tile_rows.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ MAX_TILE_COUNT = 8
 # at the size of the whole sum (on ResNet-18's 3x3 layers the error from a float64
 # convolution is then ONNX Runtime's, 1.2-3x less than with one running sum).
 GEMM_CHANNEL_CHUNK = 16
-# The stages run per tile row (`rows`) when the transformed input and the product at the root
+# The stages run per tile row (`tile_rows`) when the transformed input and the product at the root
 # would take at least this many bytes.
 ROWS_MIN_BYTES = 4 << 20
 
