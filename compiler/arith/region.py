@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..ir.errors import IRError
 from ..tir import expr as E
 from ..tir.functor import collect_vars, substitute
-from .interval import _Bounder, _expr, bound_of, normalize_ranges
+from .interval import _Bounder, _expr, normalize_ranges
 from .simplify import simplify, simplify_expr
 
 Interval = Tuple[E.PrimExpr, E.PrimExpr]  # inclusive [lo, hi]
@@ -21,7 +21,11 @@ def eval_region(indices: Sequence, var_ranges: Optional[Dict[Any, Any]],
     A dimension whose index cannot be bounded (a data-dependent index) covers the whole
     dimension `[0, shape[d])` when `shape` is given, and is an error otherwise.
     """
-    ranges = normalize_ranges(var_ranges)
+    return _regions(indices, normalize_ranges(var_ranges), shape)
+
+
+def _regions(indices: Sequence, ranges, shape: Optional[Sequence]) -> List[E.Range]:
+    """`eval_region` on ranges already normalised (`normalize_ranges`)."""
     out = []
     for d, index in enumerate(indices):
         index = E.convert(index)
@@ -44,11 +48,11 @@ def covered_ranges(indices: Sequence[E.PrimExpr], var_ranges: Dict[E.Var, E.Rang
     the index cannot be bounded). A Range of extent 1 fixes its Var to the min (which may mention
     that same Var: a loop variable held at its current value)."""
     points = {v: r.min for v, r in var_ranges.items() if E.is_const_int(r.extent, 1)}
-    ranges = {v: r for v, r in var_ranges.items() if v not in points}
+    ranges = normalize_ranges({v: r for v, r in var_ranges.items() if v not in points})
     out: List[Optional[E.Range]] = []
     for idx in indices:
         try:
-            out.append(eval_region([substitute(E.convert(idx), points)], ranges)[0])
+            out.append(_regions([substitute(E.convert(idx), points)], ranges, None)[0])
         except Exception:  # noqa: BLE001 - an unboundable (data-dependent) index
             out.append(None)
     return out
@@ -57,17 +61,23 @@ def covered_ranges(indices: Sequence[E.PrimExpr], var_ranges: Dict[E.Var, E.Rang
 def interval(e: E.PrimExpr, ranges: Dict[E.Var, Interval]) -> Optional[Interval]:
     """Inclusive bounds of `e` when each Var in `ranges` takes any value in its interval; None
     when unbounded."""
-    b = bound_of(e, ranges)
-    if b.lo is None or b.hi is None:
+    return _interval(E.convert(e), normalize_ranges(ranges))
+
+
+def _interval(e: E.PrimExpr, ranges) -> Optional[Interval]:
+    """`interval` on ranges already normalised (`normalize_ranges`)."""
+    lo, hi = _Bounder(ranges, symbolic=True).bound(e)
+    if lo is None or hi is None:
         return None
-    return b.lo, b.hi
+    return _expr(lo, e.dtype), _expr(hi, e.dtype)
 
 
 def relax(e: E.PrimExpr, ranges: Dict[E.Var, Interval], rounds: int = 8) -> Optional[Interval]:
     """Bounds of `e` with ranges that may themselves mention other ranged Vars."""
+    norm = normalize_ranges(ranges)
     lo = hi = e
     for _ in range(rounds):
-        a, b = interval(lo, ranges), interval(hi, ranges)
+        a, b = _interval(E.convert(lo), norm), _interval(E.convert(hi), norm)
         if a is None or b is None:
             return None
         lo, hi = simplify(a[0]), simplify(b[1])
