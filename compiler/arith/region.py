@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ..ir.errors import IRError
 from ..tir import expr as E
 from ..tir.functor import collect_vars, substitute
-from .interval import _Bounder, _expr, normalize_ranges
+from .interval import _expr, bound_of_normalized, normalize_ranges
 from .simplify import simplify, simplify_expr
 
 Interval = Tuple[E.PrimExpr, E.PrimExpr]  # inclusive [lo, hi]
@@ -29,7 +29,7 @@ def _regions(indices: Sequence, ranges, shape: Optional[Sequence]) -> List[E.Ran
     out = []
     for d, index in enumerate(indices):
         index = E.convert(index)
-        lo, hi = _Bounder(ranges, symbolic=True).bound(index)
+        lo, hi = bound_of_normalized(index, ranges, symbolic=True)
         if lo is None or hi is None:
             if shape is None:
                 raise IRError(f"cannot bound the index {index} (dimension {d}) from the loop "
@@ -66,7 +66,7 @@ def interval(e: E.PrimExpr, ranges: Dict[E.Var, Interval]) -> Optional[Interval]
 
 def _interval(e: E.PrimExpr, ranges) -> Optional[Interval]:
     """`interval` on ranges already normalised (`normalize_ranges`)."""
-    lo, hi = _Bounder(ranges, symbolic=True).bound(e)
+    lo, hi = bound_of_normalized(e, ranges, symbolic=True)
     if lo is None or hi is None:
         return None
     return _expr(lo, e.dtype), _expr(hi, e.dtype)
